@@ -92,10 +92,15 @@ endfunction()
 function(_tfj_cuda_detect ok why)
   set(${ok} FALSE PARENT_SCOPE)
 
-  # A cached nvcc that has since disappeared is searched for again.
+  # A cached nvcc that has since disappeared, or one found under a
+  # TFJOB_CUDA_ROOT that has been changed since, is searched for again.
   if(TFJOB_NVCC AND NOT EXISTS "${TFJOB_NVCC}")
     unset(TFJOB_NVCC CACHE)
   endif()
+  if(DEFINED TFJOB_CUDA_ROOT_SEARCHED AND NOT TFJOB_CUDA_ROOT_SEARCHED STREQUAL TFJOB_CUDA_ROOT)
+    unset(TFJOB_NVCC CACHE)
+  endif()
+  set(TFJOB_CUDA_ROOT_SEARCHED "${TFJOB_CUDA_ROOT}" CACHE INTERNAL "")
   find_program(TFJOB_NVCC NAMES nvcc HINTS "${TFJOB_CUDA_ROOT}/bin" NO_DEFAULT_PATH)
   find_program(TFJOB_NVCC NAMES nvcc
                PATHS /usr/local/cuda/bin DOC "nvcc that builds the CUDA backend")

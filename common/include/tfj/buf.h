@@ -29,7 +29,8 @@ int tfj_buf_puts(struct tfj_buf *b, const char *s);
 int tfj_buf_putc(struct tfj_buf *b, char c);
 int tfj_buf_printf(struct tfj_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-int tfj_buf_vprintf(struct tfj_buf *b, const char *fmt, va_list ap);
+int tfj_buf_vprintf(struct tfj_buf *b, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 /* Ensures room for `extra` more bytes without changing len. */
 int tfj_buf_reserve(struct tfj_buf *b, size_t extra);
 /* Drops the first n bytes (n <= len), keeping the rest. */
