@@ -1,0 +1,751 @@
+/*
+ * test_plan.c - the planner's rules, one scenario each, run against the
+ * in-memory cluster of plan_fixtures.h.
+ */
+#include "plan_fixtures.h"
+
+static cJSON *ps_worker_job(const char *policy)
+{
+	cJSON *j = fx_job("mnist");
+
+	fx_replica(j, "PS", 1, policy);
+	fx_replica(j, "Worker", 2, policy);
+	return j;
+}
+
+/* Plans, applies, and moves every pod to Running: a job that has started. */
+static void start(struct fx_world *w)
+{
+	fx_step(w);
+	fx_all_pods(w, "Running");
+	fx_step(w);
+}
+
+static void test_creates_children_in_order(void)
+{
+	struct fx_world w;
+	cJSON *j = fx_job("mnist");
+	size_t i;
+
+	fx_replica(j, "chief", 1, NULL); /* lower case: normalised */
+	fx_replica(j, "ps", 2, NULL);
+	fx_replica(j, "WORKER", 2, NULL);
+	fx_world_init(&w, j);
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_POD), 5);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_SERVICE), 5);
+	TFJ_CHECK_INT(w.plan.actions[0].kind, TFJ_ACT_WRITE_STATUS);
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_CREATE_POD, "mnist-chief-0") != NULL);
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_CREATE_POD, "mnist-ps-1") != NULL);
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_CREATE_SERVICE, "mnist-worker-1") != NULL);
+	/* Services before pods, so peers resolve as early as possible. */
+	for (i = 1; i < w.plan.n; i++)
+		TFJ_CHECK(!(w.plan.actions[i - 1].kind == TFJ_ACT_CREATE_POD &&
+			    w.plan.actions[i].kind == TFJ_ACT_CREATE_SERVICE));
+	TFJ_CHECK_STR(fx_action(&w.plan, TFJ_ACT_CREATE_POD, "mnist-ps-0")->ev_reason,
+		      "SuccessfulCreatePod");
+	TFJ_CHECK(fx_count(&w.plan, TFJ_ACT_REQUEUE) == 0);
+	fx_apply(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Created"), "True");
+	TFJ_CHECK_STR(fx_status_str(&w, "phase"), "Created");
+	TFJ_CHECK_STR(fx_status_str(&w, "startTime"), "2023-11-14T22:13:20Z");
+	/* The pods show up as active: one status write, no new children. */
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(w.plan.n, 1);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_WRITE_STATUS), 1);
+	fx_apply(&w);
+	TFJ_CHECK(fx_rs(&w, "Worker", "active") == 2);
+	/* Level-triggered: nothing to do once the status matches. */
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(w.plan.n, 0);
+	fx_world_free(&w);
+}
+
+static void test_same_input_same_plan(void)
+{
+	struct fx_world w;
+	char *a, *b;
+	size_t i;
+	struct tfj_plan first;
+
+	fx_world_init(&w, ps_worker_job("ExitCode"));
+	start(&w);
+	fx_pod_phase(fx_pod_named(&w, "mnist-worker-1"), "Failed");
+	fx_pod_exit(fx_pod_named(&w, "mnist-worker-1"), "tensorflow", 137, "OOMKilled", 0);
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	first = w.plan;
+	memset(&w.plan, 0, sizeof(w.plan));
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(first.n, w.plan.n);
+	for (i = 0; i < first.n && i < w.plan.n; i++) {
+		TFJ_CHECK_INT(first.actions[i].kind, w.plan.actions[i].kind);
+		TFJ_CHECK_STR(first.actions[i].name, w.plan.actions[i].name);
+		a = first.actions[i].body ? cJSON_PrintUnformatted(first.actions[i].body) : NULL;
+		b = w.plan.actions[i].body ? cJSON_PrintUnformatted(w.plan.actions[i].body) : NULL;
+		TFJ_CHECK((!a && !b) || (a && b && !strcmp(a, b)));
+		free(a);
+		free(b);
+	}
+	tfj_plan_free(&first);
+	fx_world_free(&w);
+}
+
+static void test_running_condition(void)
+{
+	struct fx_world w;
+
+	fx_world_init(&w, ps_worker_job(NULL));
+	fx_step(&w);
+	fx_pod_phase(fx_pod_named(&w, "mnist-ps-0"), "Running");
+	fx_step(&w);
+	TFJ_CHECK_STR(fx_status_str(&w, "phase"), "Created"); /* not every replica runs yet */
+	fx_all_pods(&w, "Running");
+	fx_step(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Running"), "True");
+	TFJ_CHECK_STR(fx_status_str(&w, "phase"), "Running");
+	TFJ_CHECK(fx_rs(&w, "Worker", "active") == 2);
+	TFJ_CHECK(fx_rs(&w, "PS", "active") == 1);
+	TFJ_CHECK_STR(fx_status_str(&w, "replicaSummary"), "ps 1/1 worker 2/2");
+	fx_world_free(&w);
+}
+
+static void test_success_chief_cleans_running(void)
+{
+	struct fx_world w;
+	cJSON *j = fx_job("mnist");
+	const struct tfj_action *ev;
+
+	fx_replica(j, "Chief", 1, NULL);
+	fx_replica(j, "PS", 1, NULL);
+	fx_replica(j, "Worker", 1, NULL);
+	fx_replica(j, "Evaluator", 1, NULL);
+	fx_world_init(&w, j);
+	start(&w);
+	fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Succeeded"); /* not enough */
+	fx_step(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Succeeded"), "");
+	fx_pod_phase(fx_pod_named(&w, "mnist-chief-0"), "Succeeded");
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK(w.plan.finished);
+	TFJ_CHECK_STR(w.plan.phase, "Succeeded");
+	ev = fx_event(&w.plan, "TFJobSucceeded");
+	TFJ_CHECK(ev && !strcmp(ev->ev_type, "Normal"));
+	/* cleanPodPolicy Running (default): ps and evaluator go, finished pods stay. */
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-ps-0") != NULL);
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-evaluator-0") != NULL);
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-chief-0") == NULL);
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-worker-0") == NULL);
+	TFJ_CHECK_INT(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-ps-0")->reason,
+		      TFJ_DEL_CLEANUP);
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_SERVICE, "mnist-ps-0") != NULL);
+	TFJ_CHECK(fx_count(&w.plan, TFJ_ACT_CREATE_POD) == 0);
+	fx_apply(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Succeeded"), "True");
+	TFJ_CHECK_STR(fx_cond(&w, "Running"), "False");
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "");
+	TFJ_CHECK_STR(fx_status_str(&w, "completionTime"), "2023-11-14T22:13:20Z");
+	/* Terminal and clean: nothing more, even much later. */
+	w.now_ms += 3600 * 1000;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(w.plan.n, 0);
+	fx_world_free(&w);
+}
+
+static void test_success_worker0_default(void)
+{
+	struct fx_world w;
+
+	fx_world_init(&w, ps_worker_job(NULL));
+	start(&w);
+	fx_pod_phase(fx_pod_named(&w, "mnist-ps-0"), "Succeeded"); /* PS never counts */
+	fx_step(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Succeeded"), "");
+	fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Succeeded");
+	fx_step(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Succeeded"), "True");
+	TFJ_CHECK_STR(fx_status_str(&w, "phase"), "Succeeded");
+	fx_world_free(&w);
+}
+
+static void test_success_all_workers_and_no_rerun(void)
+{
+	struct fx_world w;
+	cJSON *j = ps_worker_job(NULL);
+	int at;
+
+	cJSON_AddStringToObject(cJSON_GetObjectItem(j, "spec"), "successPolicy", "AllWorkers");
+	fx_world_init(&w, j);
+	start(&w);
+	fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Succeeded");
+	fx_step(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Succeeded"), "");
+	TFJ_CHECK(fx_rs(&w, "Worker", "succeeded") == 1);
+	TFJ_CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(w.job, "status"), "replicaStatuses"), "Worker"),
+		"completedIndexes")->valuestring, "0");
+	/* The finished pod is garbage-collected: its completion is remembered. */
+	at = fx_find(w.pods, w.npods, "mnist-worker-0");
+	fx_remove(w.pods, &w.npods, at);
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_CREATE_POD, "mnist-worker-0") == NULL);
+	fx_apply(&w);
+	fx_pod_phase(fx_pod_named(&w, "mnist-worker-1"), "Succeeded");
+	fx_step(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Succeeded"), "True");
+	TFJ_CHECK(fx_rs(&w, "Worker", "succeeded") == 2);
+	fx_world_free(&w);
+}
+
+static void test_never_failure_names_replica(void)
+{
+	struct fx_world w;
+	const char *msg;
+
+	fx_world_init(&w, ps_worker_job("Never"));
+	start(&w);
+	fx_pod_phase(fx_pod_named(&w, "mnist-worker-1"), "Failed");
+	fx_pod_exit(fx_pod_named(&w, "mnist-worker-1"), "tensorflow", 1, "Error", 0);
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK(fx_count(&w.plan, TFJ_ACT_CREATE_POD) == 0);
+	TFJ_CHECK(fx_event(&w.plan, "TFJobFailed") != NULL);
+	/* Still-running pods are cleaned (Running), the failed one is kept for logs. */
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-ps-0") != NULL);
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-worker-1") == NULL);
+	fx_apply(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "True");
+	TFJ_CHECK_STR(fx_cond_field(&w, "Failed", "reason"), "TFJobFailed");
+	msg = fx_cond_field(&w, "Failed", "message");
+	TFJ_CHECK(strstr(msg, "worker replica 1") != NULL);
+	TFJ_CHECK(strstr(msg, "container tensorflow exited with code 1") != NULL);
+	TFJ_CHECK_STR(fx_cond(&w, "Succeeded"), "");
+	fx_world_free(&w);
+}
+
+static void test_failed_ps_fails_with_reason(void)
+{
+	struct fx_world w;
+	const char *msg;
+
+	fx_world_init(&w, ps_worker_job(NULL));
+	start(&w);
+	fx_pod_phase(fx_pod_named(&w, "mnist-ps-0"), "Failed");
+	fx_pod_exit(fx_pod_named(&w, "mnist-ps-0"), "tensorflow", 137, "OOMKilled", 0);
+	fx_step(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "True");
+	TFJ_CHECK_STR(fx_status_str(&w, "phase"), "Failed");
+	msg = fx_cond_field(&w, "Failed", "message");
+	TFJ_CHECK(strstr(msg, "ps replica 0 (pod mnist-ps-0)") != NULL);
+	TFJ_CHECK(strstr(msg, "code 137 (OOMKilled)") != NULL);
+	TFJ_CHECK(fx_pod_named(&w, "mnist-worker-0") == NULL); /* cleaned */
+	fx_world_free(&w);
+}
+
+static void test_exitcode_retryable_restarts_same_name(void)
+{
+	struct fx_world w;
+	const struct tfj_action *del;
+
+	fx_world_init(&w, ps_worker_job("ExitCode"));
+	start(&w);
+	fx_pod_phase(fx_pod_named(&w, "mnist-worker-1"), "Failed");
+	fx_pod_exit(fx_pod_named(&w, "mnist-worker-1"), "tensorflow", 137, "OOMKilled", 0);
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	del = fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-worker-1");
+	TFJ_CHECK(del != NULL);
+	TFJ_CHECK(del && del->reason == TFJ_DEL_RESTART);
+	TFJ_CHECK(del && !strcmp(del->uid, cJSON_GetObjectItem(cJSON_GetObjectItem(
+		fx_pod_named(&w, "mnist-worker-1"), "metadata"), "uid")->valuestring));
+	/* The restart count is in status before the pod is gone. */
+	TFJ_CHECK_INT(w.plan.actions[0].kind, TFJ_ACT_WRITE_STATUS);
+	TFJ_CHECK(fx_event(&w.plan, "TFJobRestarting") != NULL);
+	fx_apply(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Restarting"), "True");
+	TFJ_CHECK_STR(fx_cond(&w, "Running"), "False");
+	TFJ_CHECK_STR(fx_status_str(&w, "phase"), "Restarting");
+	TFJ_CHECK(fx_rs(&w, "Worker", "restarts") == 1);
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "");
+	/* Next round: recreated under the same name. */
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_CREATE_POD, "mnist-worker-1") != NULL);
+	fx_apply(&w);
+	fx_all_pods(&w, "Running");
+	fx_step(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Running"), "True");
+	TFJ_CHECK_STR(fx_cond(&w, "Restarting"), "False");
+	fx_world_free(&w);
+}
+
+static void test_exitcode_permanent_fails(void)
+{
+	struct fx_world w;
+
+	fx_world_init(&w, ps_worker_job("ExitCode"));
+	start(&w);
+	fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Failed");
+	fx_pod_exit(fx_pod_named(&w, "mnist-worker-0"), "tensorflow", 2, "Error", 0);
+	/* A sidecar's code does not decide: only the tensorflow container does. */
+	fx_pod_exit(fx_pod_named(&w, "mnist-worker-0"), "sidecar", 143, "Error", 0);
+	fx_step(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "True");
+	TFJ_CHECK(strstr(fx_cond_field(&w, "Failed", "message"), "exited with code 2") != NULL);
+	fx_world_free(&w);
+}
+
+static void test_onfailure_failed_pod_restarts(void)
+{
+	struct fx_world w;
+
+	fx_world_init(&w, ps_worker_job("OnFailure"));
+	start(&w);
+	fx_pod_phase(fx_pod_named(&w, "mnist-ps-0"), "Failed");
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-ps-0") != NULL);
+	fx_apply(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "");
+	fx_world_free(&w);
+}
+
+static void test_disruption_is_not_failure(void)
+{
+	struct fx_world w;
+	cJSON *j = ps_worker_job("Never");
+	const struct tfj_action *del;
+
+	cJSON_AddNumberToObject(fx_run_policy(j), "backoffLimit", 0);
+	fx_world_init(&w, j);
+	start(&w);
+	fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Failed");
+	fx_pod_reason(fx_pod_named(&w, "mnist-worker-0"), "Evicted");
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	del = fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-worker-0");
+	TFJ_CHECK(del && del->reason == TFJ_DEL_DISRUPTION);
+	fx_apply(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "");
+	TFJ_CHECK(fx_rs(&w, "Worker", "restarts") == 0); /* not counted for backoff */
+	fx_step(&w);
+	TFJ_CHECK(fx_pod_named(&w, "mnist-worker-0") != NULL);
+	/* Preemption reported by a DisruptionTarget condition works the same. */
+	fx_all_pods(&w, "Running");
+	fx_step(&w);
+	{
+		cJSON *p = fx_pod_named(&w, "mnist-ps-0"), *conds, *c;
+
+		fx_pod_phase(p, "Failed");
+		conds = cJSON_AddArrayToObject(cJSON_GetObjectItem(p, "status"), "conditions");
+		c = cJSON_CreateObject();
+		cJSON_AddItemToArray(conds, c);
+		cJSON_AddStringToObject(c, "type", "DisruptionTarget");
+		cJSON_AddStringToObject(c, "status", "True");
+		cJSON_AddStringToObject(c, "reason", "PreemptionByScheduler");
+	}
+	fx_step(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "");
+	TFJ_CHECK(fx_pod_named(&w, "mnist-ps-0") == NULL);
+	fx_world_free(&w);
+}
+
+static void test_missing_pod_is_recreated(void)
+{
+	struct fx_world w;
+	int at;
+
+	fx_world_init(&w, ps_worker_job("Never"));
+	start(&w);
+	at = fx_find(w.pods, w.npods, "mnist-worker-1");
+	fx_remove(w.pods, &w.npods, at); /* kubectl delete pod */
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_CREATE_POD, "mnist-worker-1") != NULL);
+	fx_apply(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "");
+	fx_world_free(&w);
+}
+
+static void test_terminating_pod_is_waited_for(void)
+{
+	struct fx_world w;
+	cJSON *p;
+
+	fx_world_init(&w, ps_worker_job("ExitCode"));
+	start(&w);
+	p = fx_pod_named(&w, "mnist-worker-0");
+	cJSON_AddStringToObject(cJSON_GetObjectItem(p, "metadata"), "deletionTimestamp",
+				"2023-11-14T22:13:30Z");
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK(fx_count(&w.plan, TFJ_ACT_CREATE_POD) == 0);
+	TFJ_CHECK(fx_count(&w.plan, TFJ_ACT_DELETE_POD) == 0);
+	fx_world_free(&w);
+}
+
+static void test_backoff_counts_recreations(void)
+{
+	struct fx_world w;
+	cJSON *j = ps_worker_job("ExitCode");
+
+	cJSON_AddNumberToObject(fx_run_policy(j), "backoffLimit", 1);
+	fx_world_init(&w, j);
+	start(&w);
+	fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Failed");
+	fx_pod_exit(fx_pod_named(&w, "mnist-worker-0"), "tensorflow", 130, NULL, 0);
+	fx_step(&w); /* restart 1 of 1 allowed */
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "");
+	fx_step(&w); /* recreate */
+	fx_all_pods(&w, "Running");
+	fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Failed");
+	fx_pod_exit(fx_pod_named(&w, "mnist-worker-0"), "tensorflow", 130, NULL, 0);
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK(fx_event(&w.plan, "BackoffLimitExceeded") != NULL);
+	/* cleanPodPolicy applies on the backoff path too (trainer#3419). */
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-ps-0") != NULL);
+	TFJ_CHECK(fx_count(&w.plan, TFJ_ACT_CREATE_POD) == 0);
+	fx_apply(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "True");
+	TFJ_CHECK_STR(fx_cond_field(&w, "Failed", "reason"), "BackoffLimitExceeded");
+	fx_world_free(&w);
+}
+
+static void test_backoff_counts_container_restarts(void)
+{
+	struct fx_world w;
+	cJSON *j = ps_worker_job("OnFailure");
+
+	cJSON_AddNumberToObject(fx_run_policy(j), "backoffLimit", 2);
+	fx_world_init(&w, j);
+	start(&w);
+	fx_pod_restarts(fx_pod_named(&w, "mnist-worker-1"), 2);
+	fx_step(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "");
+	cJSON_DeleteItemFromObject(cJSON_GetObjectItem(fx_pod_named(&w, "mnist-worker-1"), "status"),
+				   "containerStatuses");
+	fx_pod_restarts(fx_pod_named(&w, "mnist-worker-1"), 3);
+	fx_step(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "True");
+	TFJ_CHECK(strstr(fx_cond_field(&w, "Failed", "message"), "restarted 3 times") != NULL);
+	fx_world_free(&w);
+}
+
+static void test_active_deadline_timer(void)
+{
+	struct fx_world w;
+	cJSON *j = ps_worker_job(NULL);
+	const struct tfj_action *rq;
+
+	cJSON_AddNumberToObject(fx_run_policy(j), "activeDeadlineSeconds", 60);
+	fx_world_init(&w, j);
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	rq = fx_action(&w.plan, TFJ_ACT_REQUEUE, NULL);
+	TFJ_CHECK(rq && rq->after_ms == 60000);
+	TFJ_CHECK_INT(w.plan.actions[w.plan.n - 1].kind, TFJ_ACT_REQUEUE);
+	fx_apply(&w);
+	fx_all_pods(&w, "Running");
+	w.now_ms += 30500;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	rq = fx_action(&w.plan, TFJ_ACT_REQUEUE, NULL);
+	TFJ_CHECK(rq && rq->after_ms == 29500);
+	fx_apply(&w);
+	w.now_ms = FX_T0_MS + 60000; /* the requeue fires: no other event needed */
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK(fx_event(&w.plan, "DeadlineExceeded") != NULL);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 3);
+	fx_apply(&w);
+	TFJ_CHECK_STR(fx_cond_field(&w, "Failed", "reason"), "DeadlineExceeded");
+	fx_world_free(&w);
+}
+
+static void test_ttl_deletes_job(void)
+{
+	struct fx_world w;
+	cJSON *j = ps_worker_job(NULL);
+	const struct tfj_action *a;
+
+	cJSON_AddNumberToObject(fx_run_policy(j), "ttlSecondsAfterFinished", 30);
+	fx_world_init(&w, j);
+	start(&w);
+	fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Succeeded");
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	a = fx_action(&w.plan, TFJ_ACT_REQUEUE, NULL);
+	TFJ_CHECK(a && a->after_ms == 30000);
+	fx_apply(&w);
+	w.now_ms += 29999;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK(fx_count(&w.plan, TFJ_ACT_DELETE_JOB) == 0);
+	w.now_ms += 1;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	a = fx_action(&w.plan, TFJ_ACT_DELETE_JOB, NULL);
+	TFJ_CHECK(a && !strcmp(a->name, "mnist") && !strcmp(a->uid, "job-uid-1"));
+	fx_world_free(&w);
+}
+
+static void test_clean_pod_policy_all_and_none(void)
+{
+	struct fx_world w;
+	cJSON *j = ps_worker_job(NULL);
+
+	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", "All");
+	fx_world_init(&w, j);
+	start(&w);
+	fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Succeeded");
+	fx_step(&w);
+	TFJ_CHECK_INT(w.npods, 0);
+	TFJ_CHECK_INT(w.nsvcs, 0);
+	fx_world_free(&w);
+
+	j = ps_worker_job(NULL);
+	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", "None");
+	fx_world_init(&w, j);
+	start(&w);
+	fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Succeeded");
+	fx_step(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Succeeded"), "True");
+	TFJ_CHECK_INT(w.npods, 3);
+	TFJ_CHECK_INT(w.nsvcs, 3);
+	fx_world_free(&w);
+}
+
+static void test_suspend_and_resume(void)
+{
+	struct fx_world w;
+	cJSON *rp;
+
+	fx_world_init(&w, ps_worker_job(NULL));
+	start(&w);
+	rp = fx_run_policy(w.job);
+	cJSON_AddTrueToObject(rp, "suspend");
+	w.now_ms += 10000;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 3);
+	TFJ_CHECK_INT(fx_action(&w.plan, TFJ_ACT_DELETE_POD, NULL)->reason, TFJ_DEL_SUSPEND);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_SERVICE), 0);
+	TFJ_CHECK(fx_event(&w.plan, "TFJobSuspended") != NULL);
+	fx_apply(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Suspended"), "True");
+	TFJ_CHECK_STR(fx_cond(&w, "Running"), "False");
+	TFJ_CHECK_STR(fx_status_str(&w, "phase"), "Suspended");
+	TFJ_CHECK_INT(w.nsvcs, 3);
+	TFJ_CHECK_INT(fx_plan(&w), 0); /* stays suspended, nothing to do */
+	TFJ_CHECK_INT(w.plan.n, 0);
+	cJSON_ReplaceItemInObject(rp, "suspend", cJSON_CreateFalse());
+	w.now_ms += 50000;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_POD), 3);
+	TFJ_CHECK(fx_event(&w.plan, "TFJobResumed") != NULL);
+	fx_apply(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Suspended"), "False");
+	TFJ_CHECK_STR(fx_cond_field(&w, "Suspended", "reason"), "TFJobResumed");
+	TFJ_CHECK_STR(fx_status_str(&w, "startTime"), "2023-11-14T22:14:20Z");
+	/* STATE follows the live condition, not the last one that changed. */
+	fx_all_pods(&w, "Running");
+	fx_step(&w);
+	TFJ_CHECK_STR(fx_status_str(&w, "phase"), "Running");
+	fx_world_free(&w);
+}
+
+static void test_never_succeeded_and_failed(void)
+{
+	struct fx_world w;
+
+	fx_world_init(&w, ps_worker_job("Never"));
+	start(&w);
+	fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Succeeded");
+	fx_pod_phase(fx_pod_named(&w, "mnist-worker-1"), "Failed");
+	fx_step(&w);
+	fx_step(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Succeeded"), "True");
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "");
+	fx_world_free(&w);
+}
+
+static void test_invalid_spec_fails_visibly(void)
+{
+	struct fx_world w;
+	cJSON *j = fx_job("bad");
+
+	fx_replica(j, "Launcher", 1, NULL);
+	fx_world_init(&w, j);
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK(fx_count(&w.plan, TFJ_ACT_CREATE_POD) == 0);
+	TFJ_CHECK(fx_event(&w.plan, "InvalidSpec") != NULL);
+	fx_apply(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "True");
+	TFJ_CHECK(strstr(fx_cond_field(&w, "Failed", "message"), "Launcher") != NULL);
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(w.plan.n, 0);
+	fx_world_free(&w);
+}
+
+static void test_scale_down_deletes_excess(void)
+{
+	struct fx_world w;
+	cJSON *r;
+
+	fx_world_init(&w, ps_worker_job(NULL));
+	start(&w);
+	r = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(w.job, "spec"),
+						    "tfReplicaSpecs"), "Worker");
+	cJSON_ReplaceItemInObject(r, "replicas", cJSON_CreateNumber(1));
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-worker-1") != NULL);
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_SERVICE, "mnist-worker-1") != NULL);
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-worker-0") == NULL);
+	fx_world_free(&w);
+}
+
+static void test_not_ours_or_deleting(void)
+{
+	struct fx_world w;
+	cJSON *j = ps_worker_job(NULL);
+
+	cJSON_AddStringToObject(fx_run_policy(j), "managedBy", "kueue.x-k8s.io/multikueue");
+	fx_world_init(&w, j);
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(w.plan.n, 0);
+	fx_world_free(&w);
+
+	j = ps_worker_job(NULL);
+	cJSON_AddStringToObject(fx_run_policy(j), "managedBy", TFJ_TFJOB_MANAGER);
+	fx_world_init(&w, j);
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK(w.plan.n > 0);
+	fx_world_free(&w);
+
+	j = ps_worker_job(NULL);
+	cJSON_AddStringToObject(cJSON_GetObjectItem(j, "metadata"), "deletionTimestamp",
+				"2023-11-14T22:13:20Z");
+	fx_world_init(&w, j);
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(w.plan.n, 0);
+	fx_world_free(&w);
+}
+
+static void test_bad_input_rejected(void)
+{
+	struct tfj_plan p;
+	struct tfj_plan_input in;
+
+	memset(&in, 0, sizeof(in));
+	TFJ_CHECK(tfj_plan_compute(&p, NULL) == TFJ_EINVAL);
+	TFJ_CHECK(tfj_plan_compute(&p, &in) == TFJ_EINVAL);
+	TFJ_CHECK_INT(p.n, 0);
+	tfj_plan_free(&p);
+	tfj_plan_free(NULL);
+}
+
+static void test_foreign_objects_ignored_safely(void)
+{
+	struct fx_world w;
+	cJSON *odd;
+
+	fx_world_init(&w, ps_worker_job(NULL));
+	start(&w);
+	/* A pod with our labels but a wrong name, and one with no metadata. */
+	odd = fx_pod("other", "worker", 0, "Running");
+	w.pods[w.npods++] = odd;
+	odd = cJSON_CreateObject();
+	w.pods[w.npods++] = odd;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "other-worker-0") != NULL);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 1);
+	fx_world_free(&w);
+}
+
+static void test_creates_in_batches(void)
+{
+	struct fx_world w;
+	cJSON *j = fx_job("big");
+	const struct tfj_action *rq;
+
+	fx_replica(j, "Worker", 60, NULL);
+	fx_world_init(&w, j);
+	w.cfg.max_creates = 50;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_POD), 25);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_SERVICE), 25);
+	rq = fx_action(&w.plan, TFJ_ACT_REQUEUE, NULL);
+	TFJ_CHECK(rq && rq->after_ms == TFJ_PLAN_BATCH_REQUEUE_MS);
+	fx_apply(&w);
+	fx_step(&w);
+	TFJ_CHECK_INT(w.npods, 50);
+	fx_step(&w);
+	TFJ_CHECK_INT(w.npods, 60);
+	TFJ_CHECK_INT(w.nsvcs, 60);
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK(fx_count(&w.plan, TFJ_ACT_REQUEUE) == 0);
+	fx_world_free(&w);
+}
+
+/* The API server returns status keys sorted; that is not a change. */
+static void test_status_key_order_is_not_a_change(void)
+{
+	struct fx_world w;
+	cJSON *st, *rev, *it;
+
+	fx_world_init(&w, ps_worker_job(NULL));
+	start(&w);
+	st = cJSON_DetachItemFromObject(w.job, "status");
+	rev = cJSON_CreateObject();
+	while ((it = st->child ? cJSON_DetachItemViaPointer(st, cJSON_GetArrayItem(st,
+			cJSON_GetArraySize(st) - 1)) : NULL))
+		cJSON_AddItemToObject(rev, it->string, it);
+	cJSON_Delete(st);
+	cJSON_AddItemToObject(w.job, "status", rev);
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(w.plan.n, 0);
+	fx_world_free(&w);
+}
+
+/* A job that fails keeps its failed pods for cleanPodPolicy: no restart deletes. */
+static void test_failure_wins_over_restart(void)
+{
+	struct fx_world w;
+	cJSON *j = ps_worker_job("ExitCode");
+
+	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", "None");
+	fx_world_init(&w, j);
+	start(&w);
+	fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Failed");
+	fx_pod_exit(fx_pod_named(&w, "mnist-worker-0"), "tensorflow", 137, "OOMKilled", 0);
+	fx_pod_phase(fx_pod_named(&w, "mnist-worker-1"), "Failed");
+	fx_pod_exit(fx_pod_named(&w, "mnist-worker-1"), "tensorflow", 1, "Error", 0);
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 0);
+	TFJ_CHECK(fx_event(&w.plan, "TFJobRestarting") == NULL);
+	fx_apply(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "True");
+	TFJ_CHECK_STR(fx_cond(&w, "Restarting"), "");
+	TFJ_CHECK(fx_rs(&w, "Worker", "restarts") == 0);
+	TFJ_CHECK(fx_rs(&w, "Worker", "failed") == 2);
+	fx_world_free(&w);
+}
+
+int main(void)
+{
+	TFJ_RUN(test_failure_wins_over_restart);
+	TFJ_RUN(test_status_key_order_is_not_a_change);
+	TFJ_RUN(test_creates_in_batches);
+	TFJ_RUN(test_creates_children_in_order);
+	TFJ_RUN(test_same_input_same_plan);
+	TFJ_RUN(test_running_condition);
+	TFJ_RUN(test_success_chief_cleans_running);
+	TFJ_RUN(test_success_worker0_default);
+	TFJ_RUN(test_success_all_workers_and_no_rerun);
+	TFJ_RUN(test_never_failure_names_replica);
+	TFJ_RUN(test_failed_ps_fails_with_reason);
+	TFJ_RUN(test_exitcode_retryable_restarts_same_name);
+	TFJ_RUN(test_exitcode_permanent_fails);
+	TFJ_RUN(test_onfailure_failed_pod_restarts);
+	TFJ_RUN(test_disruption_is_not_failure);
+	TFJ_RUN(test_missing_pod_is_recreated);
+	TFJ_RUN(test_terminating_pod_is_waited_for);
+	TFJ_RUN(test_backoff_counts_recreations);
+	TFJ_RUN(test_backoff_counts_container_restarts);
+	TFJ_RUN(test_active_deadline_timer);
+	TFJ_RUN(test_ttl_deletes_job);
+	TFJ_RUN(test_clean_pod_policy_all_and_none);
+	TFJ_RUN(test_suspend_and_resume);
+	TFJ_RUN(test_never_succeeded_and_failed);
+	TFJ_RUN(test_invalid_spec_fails_visibly);
+	TFJ_RUN(test_scale_down_deletes_excess);
+	TFJ_RUN(test_not_ours_or_deleting);
+	TFJ_RUN(test_bad_input_rejected);
+	TFJ_RUN(test_foreign_objects_ignored_safely);
+	return tfj_test_finish();
+}

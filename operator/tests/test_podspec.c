@@ -1,0 +1,266 @@
+/*
+ * test_podspec.c - pod and service bodies: names, labels, owner, port,
+ * restart policy and TF_CONFIG (with the evaluator rule).
+ */
+#include <tfj/names.h>
+#include <tfj/tfconfig.h>
+
+#include "plan_fixtures.h"
+
+static int decode(struct tfj_tfjob *job, cJSON *j)
+{
+	int rc = tfj_tfjob_from_json(job, j);
+
+	cJSON_Delete(j);
+	return rc;
+}
+
+static cJSON *tf_container(cJSON *pod)
+{
+	cJSON *c, *ctrs = cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"), "containers");
+
+	cJSON_ArrayForEach(c, ctrs)
+		if (!strcmp(cJSON_GetObjectItem(c, "name")->valuestring, "tensorflow"))
+			return c;
+	return NULL;
+}
+
+static const char *env_value(cJSON *ctr, const char *name, int *count)
+{
+	cJSON *e;
+	const char *v = NULL;
+
+	*count = 0;
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(ctr, "env")) {
+		if (!strcmp(cJSON_GetObjectItem(e, "name")->valuestring, name)) {
+			(*count)++;
+			v = cJSON_GetObjectItem(e, "value")->valuestring;
+		}
+	}
+	return v;
+}
+
+static const char *label(cJSON *obj, const char *key)
+{
+	cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "metadata"),
+							   "labels"), key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static void test_pod_identity_and_owner(void)
+{
+	struct tfj_tfjob job;
+	cJSON *j = fx_job("mnist"), *pod = NULL, *ref;
+
+	fx_replica(j, "PS", 1, NULL);
+	fx_replica(j, "Worker", 2, "ExitCode");
+	TFJ_CHECK_INT(decode(&job, j), 0);
+	TFJ_CHECK_INT(tfj_podspec_pod(&pod, &job, TFJ_RT_WORKER, 1, NULL), 0);
+	TFJ_CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "metadata"), "name")->valuestring,
+		      "mnist-worker-1");
+	TFJ_CHECK_STR(label(pod, TFJ_LABEL_JOB_NAME), "mnist");
+	TFJ_CHECK_STR(label(pod, TFJ_LABEL_REPLICA_TYPE), "worker");
+	TFJ_CHECK_STR(label(pod, TFJ_LABEL_REPLICA_INDEX), "1");
+	TFJ_CHECK_STR(label(pod, TFJ_LABEL_OPERATOR), "tfjob-controller");
+	TFJ_CHECK_STR(label(pod, "app"), "mnist"); /* template labels kept */
+	TFJ_CHECK(label(pod, TFJ_LABEL_JOB_ROLE) == NULL);
+	TFJ_CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "metadata"),
+				"annotations"), "note")->valuestring, "kept");
+	ref = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "metadata"),
+						     "ownerReferences"), 0);
+	TFJ_CHECK_STR(cJSON_GetObjectItem(ref, "kind")->valuestring, "TFJob");
+	TFJ_CHECK_STR(cJSON_GetObjectItem(ref, "uid")->valuestring, "job-uid-1");
+	TFJ_CHECK(cJSON_IsTrue(cJSON_GetObjectItem(ref, "controller")));
+	TFJ_CHECK(cJSON_IsTrue(cJSON_GetObjectItem(ref, "blockOwnerDeletion")));
+	/* ExitCode is the operator's policy: kubelet must not restart. */
+	TFJ_CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"),
+					  "restartPolicy")->valuestring, "Never");
+	cJSON_Delete(pod);
+	/* Worker 0 is the master role when there is no chief. */
+	TFJ_CHECK_INT(tfj_podspec_pod(&pod, &job, TFJ_RT_WORKER, 0, NULL), 0);
+	TFJ_CHECK_STR(label(pod, TFJ_LABEL_JOB_ROLE), "master");
+	cJSON_Delete(pod);
+	TFJ_CHECK(tfj_podspec_pod(&pod, &job, TFJ_RT_WORKER, 2, NULL) == TFJ_EINVAL);
+	TFJ_CHECK(tfj_podspec_pod(&pod, &job, TFJ_RT_CHIEF, 0, NULL) == TFJ_EINVAL);
+	tfj_tfjob_free(&job);
+}
+
+static void test_chief_role_and_restart_policy(void)
+{
+	struct tfj_tfjob job;
+	cJSON *j = fx_job("mnist"), *pod = NULL;
+
+	fx_replica(j, "Chief", 1, "OnFailure");
+	fx_replica(j, "Worker", 1, "Always");
+	TFJ_CHECK_INT(decode(&job, j), 0);
+	TFJ_CHECK_INT(tfj_podspec_pod(&pod, &job, TFJ_RT_CHIEF, 0, NULL), 0);
+	TFJ_CHECK_STR(label(pod, TFJ_LABEL_JOB_ROLE), "master");
+	TFJ_CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"),
+					  "restartPolicy")->valuestring, "OnFailure");
+	cJSON_Delete(pod);
+	TFJ_CHECK_INT(tfj_podspec_pod(&pod, &job, TFJ_RT_WORKER, 0, NULL), 0);
+	TFJ_CHECK(label(pod, TFJ_LABEL_JOB_ROLE) == NULL);
+	TFJ_CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"),
+					  "restartPolicy")->valuestring, "Always");
+	cJSON_Delete(pod);
+	tfj_tfjob_free(&job);
+}
+
+static void test_port_default_and_kept(void)
+{
+	struct tfj_tfjob job;
+	cJSON *j = fx_job("mnist"), *pod = NULL, *ports, *ctr, *r, *p;
+
+	fx_replica(j, "PS", 1, NULL);
+	r = fx_replica(j, "Worker", 1, NULL);
+	ctr = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r,
+		"template"), "spec"), "containers"), 0);
+	ports = cJSON_AddArrayToObject(ctr, "ports");
+	p = cJSON_CreateObject();
+	cJSON_AddItemToArray(ports, p);
+	cJSON_AddStringToObject(p, "name", "tfjob-port");
+	cJSON_AddNumberToObject(p, "containerPort", 3333);
+	TFJ_CHECK_INT(decode(&job, j), 0);
+	TFJ_CHECK_INT(tfj_podspec_port(&job, TFJ_RT_WORKER, NULL), 3333);
+	TFJ_CHECK_INT(tfj_podspec_port(&job, TFJ_RT_PS, NULL), 2222);
+	TFJ_CHECK_INT(tfj_podspec_pod(&pod, &job, TFJ_RT_WORKER, 0, NULL), 0);
+	TFJ_CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(tf_container(pod), "ports")), 1);
+	cJSON_Delete(pod);
+	TFJ_CHECK_INT(tfj_podspec_pod(&pod, &job, TFJ_RT_PS, 0, NULL), 0);
+	p = cJSON_GetArrayItem(cJSON_GetObjectItem(tf_container(pod), "ports"), 0);
+	TFJ_CHECK_STR(cJSON_GetObjectItem(p, "name")->valuestring, "tfjob-port");
+	TFJ_CHECK_INT(cJSON_GetObjectItem(p, "containerPort")->valueint, 2222);
+	cJSON_Delete(pod);
+	tfj_tfjob_free(&job);
+}
+
+static void test_tfconfig_training_and_evaluator(void)
+{
+	struct tfj_podspec_opts o = { NULL, "cluster.local", 0 };
+	struct tfj_tfjob job;
+	struct tfj_tfconfig cfg;
+	cJSON *j = fx_job("mnist"), *pod = NULL;
+	const char *v;
+	char *s = NULL;
+	int n;
+
+	fx_replica(j, "Chief", 1, NULL);
+	fx_replica(j, "PS", 2, NULL);
+	fx_replica(j, "Worker", 2, NULL);
+	fx_replica(j, "Evaluator", 1, NULL);
+	TFJ_CHECK_INT(decode(&job, j), 0);
+	/* A worker's cluster has no evaluator. */
+	TFJ_CHECK_INT(tfj_podspec_pod(&pod, &job, TFJ_RT_WORKER, 1, &o), 0);
+	v = env_value(tf_container(pod), "TF_CONFIG", &n);
+	TFJ_CHECK_INT(n, 1);
+	memset(&cfg, 0, sizeof(cfg));
+	TFJ_CHECK_INT(tfj_tfconfig_decode(&cfg, v, strlen(v)), 0);
+	TFJ_CHECK(tfj_tfconfig_find_job(&cfg, "evaluator") == NULL);
+	TFJ_CHECK(tfj_tfconfig_find_job(&cfg, "chief")->nhosts == 1);
+	TFJ_CHECK(tfj_tfconfig_find_job(&cfg, "ps")->nhosts == 2);
+	TFJ_CHECK_STR(tfj_tfconfig_find_job(&cfg, "worker")->hosts[1],
+		      "mnist-worker-1.default.svc.cluster.local:2222");
+	TFJ_CHECK_STR(cfg.task_type, "worker");
+	TFJ_CHECK_INT(cfg.task_index, 1);
+	TFJ_CHECK_STR(cfg.environment, "cloud");
+	tfj_tfconfig_free(&cfg);
+	cJSON_Delete(pod);
+	/* The evaluator sees the training cluster plus itself. */
+	TFJ_CHECK_INT(tfj_podspec_tfconfig(&s, &job, TFJ_RT_EVALUATOR, 0, NULL), 0);
+	TFJ_CHECK_INT(tfj_tfconfig_decode(&cfg, s, strlen(s)), 0);
+	TFJ_CHECK(tfj_tfconfig_find_job(&cfg, "evaluator")->nhosts == 1);
+	TFJ_CHECK_STR(tfj_tfconfig_find_job(&cfg, "evaluator")->hosts[0],
+		      "mnist-evaluator-0.default.svc:2222");
+	TFJ_CHECK(tfj_tfconfig_find_job(&cfg, "ps") != NULL);
+	TFJ_CHECK_STR(cfg.task_type, "evaluator");
+	tfj_tfconfig_free(&cfg);
+	free(s);
+	tfj_tfjob_free(&job);
+}
+
+static void test_tfconfig_single_replica_and_replace(void)
+{
+	struct tfj_tfjob job;
+	cJSON *j = fx_job("solo"), *pod = NULL, *r, *ctr, *env, *e;
+	int n;
+
+	r = fx_replica(j, "Worker", 1, NULL);
+	TFJ_CHECK_INT(decode(&job, j), 0);
+	TFJ_CHECK_INT(tfj_podspec_pod(&pod, &job, TFJ_RT_WORKER, 0, NULL), 0);
+	TFJ_CHECK(env_value(tf_container(pod), "TF_CONFIG", &n) == NULL);
+	cJSON_Delete(pod);
+	tfj_tfjob_free(&job);
+
+	/* A TF_CONFIG in the template is replaced, never duplicated. */
+	j = fx_job("pair");
+	r = fx_replica(j, "Worker", 2, NULL);
+	ctr = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r,
+		"template"), "spec"), "containers"), 0);
+	env = cJSON_AddArrayToObject(ctr, "env");
+	e = cJSON_CreateObject();
+	cJSON_AddItemToArray(env, e);
+	cJSON_AddStringToObject(e, "name", "TF_CONFIG");
+	cJSON_AddStringToObject(e, "value", "{}");
+	TFJ_CHECK_INT(decode(&job, j), 0);
+	TFJ_CHECK_INT(tfj_podspec_pod(&pod, &job, TFJ_RT_WORKER, 0, NULL), 0);
+	TFJ_CHECK(env_value(tf_container(pod), "TF_CONFIG", &n) != NULL);
+	TFJ_CHECK_INT(n, 1);
+	TFJ_CHECK(strstr(env_value(tf_container(pod), "TF_CONFIG", &n), "pair-worker-1") != NULL);
+	cJSON_Delete(pod);
+	tfj_tfjob_free(&job);
+}
+
+static void test_service(void)
+{
+	struct tfj_tfjob job;
+	cJSON *j = fx_job("mnist"), *svc = NULL, *spec, *p;
+
+	fx_replica(j, "PS", 1, NULL);
+	fx_replica(j, "Worker", 1, NULL);
+	TFJ_CHECK_INT(decode(&job, j), 0);
+	TFJ_CHECK_INT(tfj_podspec_service(&svc, &job, TFJ_RT_PS, 0, NULL), 0);
+	TFJ_CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(svc, "metadata"), "name")->valuestring,
+		      "mnist-ps-0");
+	spec = cJSON_GetObjectItem(svc, "spec");
+	TFJ_CHECK_STR(cJSON_GetObjectItem(spec, "clusterIP")->valuestring, "None");
+	TFJ_CHECK(cJSON_IsTrue(cJSON_GetObjectItem(spec, "publishNotReadyAddresses")));
+	TFJ_CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(spec, "selector"),
+					  TFJ_LABEL_REPLICA_TYPE)->valuestring, "ps");
+	TFJ_CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(spec, "selector"),
+					  TFJ_LABEL_REPLICA_INDEX)->valuestring, "0");
+	p = cJSON_GetArrayItem(cJSON_GetObjectItem(spec, "ports"), 0);
+	TFJ_CHECK_INT(cJSON_GetObjectItem(p, "port")->valueint, 2222);
+	TFJ_CHECK_STR(label(svc, TFJ_LABEL_JOB_NAME), "mnist");
+	cJSON_Delete(svc);
+	tfj_tfjob_free(&job);
+}
+
+static void test_long_name_gets_valid_child_names(void)
+{
+	struct tfj_tfjob job;
+	cJSON *j = fx_job("a-very-long-training-job-name-that-is-fifty-five-chars"), *pod = NULL;
+	const char *name;
+
+	fx_replica(j, "Evaluator", 1, NULL);
+	fx_replica(j, "Worker", 1, NULL);
+	TFJ_CHECK_INT(decode(&job, j), 0);
+	TFJ_CHECK(job.spec_valid);
+	TFJ_CHECK_INT(tfj_podspec_pod(&pod, &job, TFJ_RT_EVALUATOR, 0, NULL), 0);
+	name = cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "metadata"), "name")->valuestring;
+	TFJ_CHECK(tfj_names_is_dns1035(name));
+	cJSON_Delete(pod);
+	tfj_tfjob_free(&job);
+}
+
+int main(void)
+{
+	TFJ_RUN(test_pod_identity_and_owner);
+	TFJ_RUN(test_chief_role_and_restart_policy);
+	TFJ_RUN(test_port_default_and_kept);
+	TFJ_RUN(test_tfconfig_training_and_evaluator);
+	TFJ_RUN(test_tfconfig_single_replica_and_replace);
+	TFJ_RUN(test_service);
+	TFJ_RUN(test_long_name_gets_valid_child_names);
+	return tfj_test_finish();
+}

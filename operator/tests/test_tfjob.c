@@ -1,0 +1,281 @@
+/*
+ * test_tfjob.c - the TFJob decoder: normalisation, defaults, spec errors
+ * that fail the job visibly, and hostile input that is rejected outright.
+ */
+#include <tfj/err.h>
+
+#include "plan_fixtures.h"
+
+static int decode_text(struct tfj_tfjob *job, const char *text)
+{
+	return tfj_tfjob_decode(job, text, strlen(text));
+}
+
+static int decode_obj(struct tfj_tfjob *job, cJSON *j)
+{
+	char *s = cJSON_PrintUnformatted(j);
+	int rc = tfj_tfjob_decode(job, s, strlen(s));
+
+	free(s);
+	cJSON_Delete(j);
+	return rc;
+}
+
+static void test_normalises_and_defaults(void)
+{
+	struct tfj_tfjob job;
+	cJSON *j = fx_job("mnist"), *r;
+
+	fx_replica(j, "ps", 2, "OnFailure");
+	r = fx_replica(j, "wOrKeR", 3, NULL);
+	cJSON_DeleteItemFromObject(r, "replicas"); /* default 1 */
+	fx_replica(j, "MASTER", 1, "ExitCode");
+	TFJ_CHECK_INT(decode_obj(&job, j), 0);
+	TFJ_CHECK(job.spec_valid);
+	TFJ_CHECK_STR(job.name, "mnist");
+	TFJ_CHECK_STR(job.ns, "default");
+	TFJ_CHECK_STR(job.uid, "job-uid-1");
+	TFJ_CHECK_INT(job.generation, 1);
+	TFJ_CHECK(job.rs[TFJ_RT_PS].present && job.rs[TFJ_RT_PS].replicas == 2);
+	TFJ_CHECK_INT(job.rs[TFJ_RT_PS].restart, TFJ_RESTART_ONFAILURE);
+	TFJ_CHECK(job.rs[TFJ_RT_WORKER].present && job.rs[TFJ_RT_WORKER].replicas == 1);
+	TFJ_CHECK_INT(job.rs[TFJ_RT_WORKER].restart, TFJ_RESTART_NEVER);
+	TFJ_CHECK_INT(job.rs[TFJ_RT_MASTER].restart, TFJ_RESTART_EXITCODE);
+	TFJ_CHECK_INT(tfj_tfjob_chief_type(&job), TFJ_RT_MASTER);
+	TFJ_CHECK_INT(job.total_replicas, 4);
+	TFJ_CHECK_INT(job.run.clean_pod, TFJ_CLEAN_RUNNING);
+	TFJ_CHECK(!job.run.has_ttl && !job.run.has_deadline && !job.run.has_backoff);
+	TFJ_CHECK(!job.run.suspend && !job.deleting);
+	TFJ_CHECK_INT(job.success_policy, TFJ_SUCCESS_DEFAULT);
+	tfj_tfjob_free(&job);
+}
+
+static void test_run_policy(void)
+{
+	struct tfj_tfjob job;
+	cJSON *j = fx_job("mnist"), *rp, *sp;
+
+	fx_replica(j, "Worker", 2, NULL);
+	rp = fx_run_policy(j);
+	cJSON_AddStringToObject(rp, "cleanPodPolicy", "All");
+	cJSON_AddNumberToObject(rp, "ttlSecondsAfterFinished", 0);
+	cJSON_AddNumberToObject(rp, "activeDeadlineSeconds", 600);
+	cJSON_AddNumberToObject(rp, "backoffLimit", 3);
+	cJSON_AddTrueToObject(rp, "suspend");
+	cJSON_AddStringToObject(rp, "managedBy", "kubeflow.org/training-operator");
+	sp = cJSON_AddObjectToObject(rp, "schedulingPolicy");
+	cJSON_AddStringToObject(sp, "priorityClass", "high");
+	cJSON_AddStringToObject(cJSON_GetObjectItem(j, "spec"), "successPolicy", "AllWorkers");
+	TFJ_CHECK_INT(decode_obj(&job, j), 0);
+	TFJ_CHECK(job.spec_valid);
+	TFJ_CHECK_INT(job.run.clean_pod, TFJ_CLEAN_ALL);
+	TFJ_CHECK(job.run.has_ttl && job.run.ttl_seconds == 0);
+	TFJ_CHECK(job.run.has_deadline && job.run.active_deadline_seconds == 600);
+	TFJ_CHECK(job.run.has_backoff && job.run.backoff_limit == 3);
+	TFJ_CHECK(job.run.suspend);
+	TFJ_CHECK_STR(job.run.managed_by, "kubeflow.org/training-operator");
+	TFJ_CHECK_STR(job.run.priority_class, "high");
+	TFJ_CHECK_INT(job.success_policy, TFJ_SUCCESS_ALLWORKERS);
+	tfj_tfjob_free(&job);
+}
+
+/* Builds a job, lets `mutate` break it, and expects a spec error containing `want`. */
+static void expect_spec_error(void (*mutate)(cJSON *), const char *want)
+{
+	struct tfj_tfjob job;
+	cJSON *j = fx_job("mnist");
+
+	fx_replica(j, "Worker", 2, NULL);
+	mutate(j);
+	TFJ_CHECK_INT(decode_obj(&job, j), 0);
+	TFJ_CHECK(!job.spec_valid);
+	if (!strstr(job.spec_error, want))
+		tfj_test_fail(__FILE__, __LINE__, "spec error '%s' lacks '%s'", job.spec_error, want);
+	tfj_tfjob_free(&job);
+}
+
+static cJSON *specs_of(cJSON *j)
+{
+	return cJSON_GetObjectItem(cJSON_GetObjectItem(j, "spec"), "tfReplicaSpecs");
+}
+
+static void m_unknown_type(cJSON *j) { fx_replica(j, "Launcher", 1, NULL); }
+static void m_chief_and_master(cJSON *j)
+{
+	fx_replica(j, "Chief", 1, NULL);
+	fx_replica(j, "Master", 1, NULL);
+}
+static void m_two_chiefs(cJSON *j) { fx_replica(j, "Chief", 2, NULL); }
+static void m_dup_type(cJSON *j) { fx_replica(j, "worker", 1, NULL); }
+static void m_too_many(cJSON *j)
+{
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(specs_of(j), "Worker"), "replicas",
+				  cJSON_CreateNumber(TFJ_TFJOB_MAX_REPLICAS + 1));
+}
+static void m_total_too_many(cJSON *j)
+{
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(specs_of(j), "Worker"), "replicas",
+				  cJSON_CreateNumber(TFJ_TFJOB_MAX_REPLICAS));
+	fx_replica(j, "PS", 1, NULL);
+}
+static void m_negative(cJSON *j)
+{
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(specs_of(j), "Worker"), "replicas",
+				  cJSON_CreateNumber(-1));
+}
+static void m_fraction(cJSON *j)
+{
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(specs_of(j), "Worker"), "replicas",
+				  cJSON_CreateNumber(1.5));
+}
+static void m_bad_policy(cJSON *j)
+{
+	cJSON_AddStringToObject(cJSON_GetObjectItem(specs_of(j), "Worker"), "restartPolicy",
+				"Sometimes");
+}
+static void m_no_tensorflow(cJSON *j)
+{
+	cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(specs_of(j), "Worker"), "template"), "spec"), "containers"), 0);
+
+	cJSON_ReplaceItemInObject(c, "name", cJSON_CreateString("trainer"));
+}
+static void m_no_containers(cJSON *j)
+{
+	cJSON *s = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(specs_of(j),
+							   "Worker"), "template"), "spec");
+
+	cJSON_ReplaceItemInObject(s, "containers", cJSON_CreateArray());
+}
+static void m_only_ps(cJSON *j)
+{
+	cJSON_DeleteItemFromObject(specs_of(j), "Worker");
+	fx_replica(j, "PS", 1, NULL);
+}
+static void m_bad_clean(cJSON *j) { cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", "Some"); }
+static void m_bad_success(cJSON *j)
+{
+	cJSON_AddStringToObject(cJSON_GetObjectItem(j, "spec"), "successPolicy", "AnyWorker");
+}
+static void m_bad_backoff(cJSON *j) { cJSON_AddNumberToObject(fx_run_policy(j), "backoffLimit", -1); }
+static void m_bad_suspend(cJSON *j) { cJSON_AddStringToObject(fx_run_policy(j), "suspend", "yes"); }
+static void m_bad_port(cJSON *j)
+{
+	cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(specs_of(j), "Worker"), "template"), "spec"), "containers"), 0);
+	cJSON *p = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(p, "name", "tfjob-port");
+	cJSON_AddNumberToObject(p, "containerPort", 70000);
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(c, "ports"), p);
+}
+static void m_long_name(cJSON *j)
+{
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(j, "metadata"), "name",
+				  cJSON_CreateString("x1234567890123456789012345678901234567890"
+						     "12345678901234567890123"));
+}
+static void m_no_spec(cJSON *j) { cJSON_DeleteItemFromObject(j, "spec"); }
+
+static void test_spec_errors(void)
+{
+	expect_spec_error(m_unknown_type, "unknown replica type 'Launcher'");
+	expect_spec_error(m_chief_and_master, "Chief and Master");
+	expect_spec_error(m_two_chiefs, "Chief.replicas is 2; at most 1");
+	expect_spec_error(m_dup_type, "given twice");
+	expect_spec_error(m_too_many, "replicas must be 0..4096");
+	expect_spec_error(m_total_too_many, "in all; at most 4096");
+	expect_spec_error(m_negative, "replicas");
+	expect_spec_error(m_fraction, "replicas");
+	expect_spec_error(m_bad_policy, "restartPolicy 'Sometimes'");
+	expect_spec_error(m_no_tensorflow, "no container is named 'tensorflow'");
+	expect_spec_error(m_no_containers, "no containers");
+	expect_spec_error(m_only_ps, "can never succeed");
+	expect_spec_error(m_bad_clean, "cleanPodPolicy 'Some'");
+	expect_spec_error(m_bad_success, "successPolicy 'AnyWorker'");
+	expect_spec_error(m_bad_backoff, "backoffLimit");
+	expect_spec_error(m_bad_suspend, "suspend");
+	expect_spec_error(m_bad_port, "tfjob-port");
+	expect_spec_error(m_long_name, "metadata.name");
+	expect_spec_error(m_no_spec, "spec");
+}
+
+static void test_hostile_input_rejected(void)
+{
+	struct tfj_tfjob job;
+	char *deep;
+	size_t i, n = 200;
+
+	TFJ_CHECK(decode_text(&job, "") == TFJ_EPARSE);
+	TFJ_CHECK(decode_text(&job, "{\"kind\":") == TFJ_EPARSE);
+	TFJ_CHECK(decode_text(&job, "[1,2]") == TFJ_ETYPE);
+	TFJ_CHECK(decode_text(&job, "{\"kind\":\"TFJob\"}") == TFJ_ENOTFOUND);
+	TFJ_CHECK(decode_text(&job, "{\"kind\":\"PyTorchJob\",\"metadata\":{}}") == TFJ_EINVAL);
+	TFJ_CHECK(decode_text(&job, "{\"metadata\":{\"name\":\"a\",\"namespace\":\"b\"}}") ==
+		  TFJ_ENOTFOUND);
+	TFJ_CHECK(decode_text(&job, "{\"metadata\":{\"name\":\"\",\"namespace\":\"b\","
+				    "\"uid\":\"u\"}}") == TFJ_EINVAL);
+	TFJ_CHECK(decode_text(&job, "{\"metadata\":{\"name\":7,\"namespace\":\"b\","
+				    "\"uid\":\"u\"}}") == TFJ_ETYPE);
+	TFJ_CHECK(job.doc == NULL); /* zeroed on failure */
+	deep = malloc(2 * n + 1);
+	for (i = 0; i < n; i++) {
+		deep[i] = '[';
+		deep[n + i] = ']';
+	}
+	deep[2 * n] = '\0';
+	TFJ_CHECK(decode_text(&job, deep) == TFJ_ERANGE);
+	free(deep);
+	TFJ_CHECK(tfj_tfjob_decode(&job, "{}", TFJ_TFJOB_MAX_BYTES + 1) == TFJ_ETOOBIG);
+	TFJ_CHECK(tfj_tfjob_from_json(&job, NULL) == TFJ_EINVAL);
+	tfj_tfjob_free(&job);
+	tfj_tfjob_free(NULL);
+}
+
+static void test_status_and_deletion_read(void)
+{
+	struct tfj_tfjob job;
+	const char *text =
+		"{\"kind\":\"TFJob\",\"metadata\":{\"name\":\"m\",\"namespace\":\"ns\",\"uid\":\"u\","
+		"\"deletionTimestamp\":\"2024-01-01T00:00:00Z\"},"
+		"\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"template\":{\"spec\":{\"containers\":"
+		"[{\"name\":\"tensorflow\"}]}}}}},"
+		"\"status\":{\"conditions\":[{\"type\":\"Running\",\"status\":\"True\","
+		"\"reason\":\"TFJobRunning\",\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"}],"
+		"\"replicaStatuses\":{\"Worker\":{\"active\":1,\"restarts\":2,"
+		"\"completedIndexes\":\"0\"}},\"startTime\":\"2024-01-01T00:00:00Z\"}}";
+
+	TFJ_CHECK_INT(decode_text(&job, text), 0);
+	TFJ_CHECK(job.deleting);
+	TFJ_CHECK(job.spec_valid);
+	TFJ_CHECK(tfj_jobstatus_is(&job.status, TFJ_COND_RUNNING));
+	TFJ_CHECK_INT(job.status.rs[TFJ_RT_WORKER].restarts, 2);
+	TFJ_CHECK(tfj_jobstatus_completed(&job.status.rs[TFJ_RT_WORKER], 0));
+	TFJ_CHECK_INT(job.status.start_time, 1704067200);
+	tfj_tfjob_free(&job);
+}
+
+static void test_type_names(void)
+{
+	enum tfj_rtype t;
+
+	TFJ_CHECK_INT(tfj_tfjob_type_parse(&t, "evaluator"), 0);
+	TFJ_CHECK_INT(t, TFJ_RT_EVALUATOR);
+	TFJ_CHECK_INT(tfj_tfjob_type_parse(&t, "Ps"), 0);
+	TFJ_CHECK_INT(t, TFJ_RT_PS);
+	TFJ_CHECK(tfj_tfjob_type_parse(&t, "workers") == TFJ_EINVAL);
+	TFJ_CHECK_STR(tfj_tfjob_type_name(TFJ_RT_PS), "PS");
+	TFJ_CHECK_STR(tfj_tfjob_type_lower(TFJ_RT_MASTER), "master");
+	TFJ_CHECK(tfj_tfjob_type_is_chief(TFJ_RT_MASTER) && !tfj_tfjob_type_is_chief(TFJ_RT_PS));
+}
+
+int main(void)
+{
+	TFJ_RUN(test_normalises_and_defaults);
+	TFJ_RUN(test_run_policy);
+	TFJ_RUN(test_spec_errors);
+	TFJ_RUN(test_hostile_input_rejected);
+	TFJ_RUN(test_status_and_deletion_read);
+	TFJ_RUN(test_type_names);
+	return tfj_test_finish();
+}
