@@ -1,0 +1,97 @@
+/*
+ * report.h - the agent's client of the operator's report channel.
+ *
+ * A gRPC (core C API) client of tfj.report.v1.Report (common/proto/
+ * tfj_report.proto): RegisterReplica once, Heartbeat periodically with the latest
+ * progress, Exit at the end. Each call
+ *  - carries `authorization: Bearer <token>`, the token re-read from the
+ *    projected service-account token file on every call (kubelet rotates
+ *    it); the token is never logged and is wiped from memory after use;
+ *  - has a short deadline and no wait-for-ready, so a channel that is down
+ *    fails fast;
+ *  - is best effort: failures are logged (rate-limited) and never change
+ *    the agent's exit code.
+ * Messages are capped at TFJ_REPORT_MAX_MSG in both directions.
+ *
+ * Without a CA file the channel is plaintext (in-cluster, pod network);
+ * with one (TFJOB_REPORT_CA_FILE) it is TLS with the server verified.
+ *
+ * A background thread (tfj_report_start) does the calls so the supervisor
+ * loop never blocks on the network; tfj_report_update() hands it the
+ * latest progress and tfj_report_finish() sends Exit and joins it, bounded
+ * by the call deadline.
+ *
+ * Ownership: struct tfj_report copies every string it is given.
+ */
+#ifndef TFJ_REPORT_H
+#define TFJ_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "progress.h"
+
+#define TFJ_REPORT_MAX_MSG (64 * 1024)
+#define TFJ_REPORT_TOKEN_MAX (16 * 1024)
+#define TFJ_REPORT_TOKEN_DEFAULT "/var/run/secrets/tfjob/token"
+#define TFJ_REPORT_AGENT_VERSION "0.1.0"
+
+#define TFJ_REPORT_METHOD_REGISTER "/tfj.report.v1.Report/RegisterReplica"
+#define TFJ_REPORT_METHOD_HEARTBEAT "/tfj.report.v1.Report/Heartbeat"
+#define TFJ_REPORT_METHOD_EXIT "/tfj.report.v1.Report/Exit"
+
+struct tfj_report_ident {
+	const char *namespace_;
+	const char *job_name;
+	const char *job_uid;
+	const char *replica_type;
+	int replica_index;
+	const char *pod_name;
+};
+
+struct tfj_report_opts {
+	const char *addr;         /* host:port of the operator's report service */
+	const char *token_file;   /* NULL = TFJ_REPORT_TOKEN_DEFAULT */
+	const char *ca_file;      /* PEM roots; NULL = plaintext */
+	double timeout_s;         /* deadline of one call */
+	double heartbeat_s;       /* heartbeat period */
+};
+
+struct tfj_report_exit {
+	int exit_code;
+	const char *reason;
+	int has_last_step;
+	int64_t last_step;
+	const char *message;
+	int signal;
+};
+
+struct tfj_report;
+
+/* Creates the channel (connects lazily). TFJ_EINVAL on a bad address. */
+int tfj_report_open(struct tfj_report **out, const struct tfj_report_opts *o,
+		    const struct tfj_report_ident *id);
+
+/* Synchronous calls; 0 on an OK status, TFJ_EUNAVAIL/TFJ_ETIMEOUT/TFJ_EAUTH... else. */
+int tfj_report_register(struct tfj_report *r, uint32_t *heartbeat_s);
+int tfj_report_heartbeat(struct tfj_report *r, const struct tfj_progress *p, int child_running);
+int tfj_report_exit(struct tfj_report *r, const struct tfj_report_exit *e);
+
+/* Background sender: registers, then heartbeats every heartbeat_s. */
+int tfj_report_start(struct tfj_report *r);
+void tfj_report_update(struct tfj_report *r, const struct tfj_progress *p, int child_running);
+/* Stops the thread, sends Exit once (bounded) and joins. Safe without start. */
+void tfj_report_finish(struct tfj_report *r, const struct tfj_report_exit *e);
+
+/* Counters for logs and tests. */
+struct tfj_report_stats {
+	uint64_t calls_ok;
+	uint64_t calls_failed;
+	int registered;
+};
+void tfj_report_get_stats(struct tfj_report *r, struct tfj_report_stats *out);
+
+/* Closes the channel; accepts NULL. Call after finish. */
+void tfj_report_close(struct tfj_report *r);
+
+#endif

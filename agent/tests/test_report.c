@@ -1,0 +1,589 @@
+/*
+ * test_report.c - the report client against a real gRPC server on
+ * loopback, written here with gRPC core; it records every call (method,
+ * authorization metadata, decoded request). Also runs the whole agent
+ * against it, and against a channel that is down or hangs.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sys/socket.h>
+
+#include <grpc/byte_buffer.h>
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <grpc/support/time.h>
+
+#include <tfj/err.h>
+#include <tfj/json.h>
+#include "agent_testutil.h"
+#include "report.h"
+#include "tfj_report.pb-c.h"
+#include "tfj_test.h"
+
+#define MAX_CALLS 512
+
+struct rec {
+	char method[96];
+	char auth[512];
+	int has_auth;
+	uint8_t *body;
+	size_t len;
+};
+
+struct server {
+	grpc_server *srv;
+	grpc_completion_queue *cq;
+	pthread_t th;
+	int port;
+	const char *require_token;  /* reject other tokens with UNAUTHENTICATED */
+	uint32_t heartbeat_reply;   /* RegisterResponse.heartbeat_interval_seconds */
+	pthread_mutex_t mu;
+	struct rec calls[MAX_CALLS];
+	size_t ncalls;
+};
+
+#define TAG_NEW ((void *)1)
+#define TAG_OPS ((void *)2)
+#define TAG_SHUT ((void *)3)
+
+static grpc_event next_ev(grpc_completion_queue *cq)
+{
+	return grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+}
+
+static void handle(struct server *s, grpc_call *call, grpc_call_details *det, grpc_metadata_array *md)
+{
+	grpc_byte_buffer *req = NULL, *resp = NULL;
+	grpc_op ops[4];
+	grpc_status_code code = GRPC_STATUS_OK;
+	struct rec r;
+	int cancelled = 0;
+	size_t i;
+	uint8_t rbuf[64];
+	size_t rlen = 0;
+
+	memset(&r, 0, sizeof(r));
+	snprintf(r.method, sizeof(r.method), "%.*s", (int)GRPC_SLICE_LENGTH(det->method),
+		 (const char *)GRPC_SLICE_START_PTR(det->method));
+	for (i = 0; i < md->count; i++) {
+		if (grpc_slice_str_cmp(md->metadata[i].key, "authorization") == 0) {
+			r.has_auth = 1;
+			snprintf(r.auth, sizeof(r.auth), "%.*s",
+				 (int)GRPC_SLICE_LENGTH(md->metadata[i].value),
+				 (const char *)GRPC_SLICE_START_PTR(md->metadata[i].value));
+		}
+	}
+	memset(ops, 0, sizeof(ops));
+	ops[0].op = GRPC_OP_RECV_MESSAGE;
+	ops[0].data.recv_message.recv_message = &req;
+	grpc_call_start_batch(call, ops, 1, TAG_OPS, NULL);
+	next_ev(s->cq);
+	if (req) {
+		grpc_byte_buffer_reader rd;
+		grpc_slice all;
+
+		grpc_byte_buffer_reader_init(&rd, req);
+		all = grpc_byte_buffer_reader_readall(&rd);
+		grpc_byte_buffer_reader_destroy(&rd);
+		r.len = GRPC_SLICE_LENGTH(all);
+		r.body = malloc(r.len ? r.len : 1);
+		memcpy(r.body, GRPC_SLICE_START_PTR(all), r.len);
+		grpc_slice_unref(all);
+		grpc_byte_buffer_destroy(req);
+	}
+	if (s->require_token) {
+		char want[256];
+		snprintf(want, sizeof(want), "Bearer %s", s->require_token);
+		if (!r.has_auth || strcmp(r.auth, want) != 0)
+			code = GRPC_STATUS_UNAUTHENTICATED;
+	}
+	/* Recorded before replying, so a client that got its reply sees it. */
+	pthread_mutex_lock(&s->mu);
+	if (s->ncalls < MAX_CALLS)
+		s->calls[s->ncalls++] = r;
+	else
+		free(r.body);
+	pthread_mutex_unlock(&s->mu);
+	if (strcmp(r.method, TFJ_REPORT_METHOD_REGISTER) == 0) {
+		Tfj__Report__V1__RegisterResponse rr = TFJ__REPORT__V1__REGISTER_RESPONSE__INIT;
+		rr.heartbeat_interval_seconds = s->heartbeat_reply;
+		rlen = tfj__report__v1__register_response__pack(&rr, rbuf);
+	}
+	{
+		grpc_slice sl = grpc_slice_from_copied_buffer((const char *)rbuf, rlen);
+		resp = grpc_raw_byte_buffer_create(&sl, 1);
+		grpc_slice_unref(sl);
+	}
+	memset(ops, 0, sizeof(ops));
+	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+	ops[1].op = GRPC_OP_SEND_MESSAGE;
+	ops[1].data.send_message.send_message = resp;
+	ops[2].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+	ops[2].data.send_status_from_server.status = code;
+	ops[3].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+	ops[3].data.recv_close_on_server.cancelled = &cancelled;
+	if (code != GRPC_STATUS_OK) {
+		/* Refused: initial metadata and the status, no message. */
+		ops[1] = ops[2];
+		ops[2] = ops[3];
+	}
+	if (grpc_call_start_batch(call, ops, code == GRPC_STATUS_OK ? 4 : 3, TAG_OPS, NULL) !=
+	    GRPC_CALL_OK) {
+		TFJ_CHECK(!"server start_batch failed");
+		grpc_byte_buffer_destroy(resp);
+		return;
+	}
+	next_ev(s->cq);
+	grpc_byte_buffer_destroy(resp);
+}
+
+static void *serve(void *arg)
+{
+	struct server *s = arg;
+	grpc_call *call = NULL;
+	grpc_call_details det;
+	grpc_metadata_array md;
+	int shut = 0, pending = 0;
+
+	for (;;) {
+		grpc_event ev;
+
+		if (!pending && !shut) {
+			call = NULL;
+			grpc_call_details_init(&det);
+			grpc_metadata_array_init(&md);
+			grpc_server_request_call(s->srv, &call, &det, &md, s->cq, s->cq, TAG_NEW);
+			pending = 1;
+		}
+		ev = next_ev(s->cq);
+		if (ev.type == GRPC_QUEUE_SHUTDOWN)
+			break;
+		if (ev.tag == TAG_SHUT) {
+			shut = 1;
+		} else if (ev.tag == TAG_NEW) {
+			if (ev.success)
+				handle(s, call, &det, &md);
+			else
+				shut = 1; /* the server is going away */
+			if (call)
+				grpc_call_unref(call);
+			grpc_call_details_destroy(&det);
+			grpc_metadata_array_destroy(&md);
+			pending = 0;
+		}
+		if (shut && !pending)
+			break;
+	}
+	return NULL;
+}
+
+/* Starts the server; `creds` NULL = plaintext. Takes ownership of creds. */
+static void server_start_creds(struct server *s, grpc_server_credentials *creds)
+{
+	grpc_arg args[1];
+	grpc_channel_args cargs = { 1, args };
+
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_init(&s->mu, NULL);
+	args[0].type = GRPC_ARG_INTEGER;
+	args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
+	args[0].value.integer = TFJ_REPORT_MAX_MSG;
+	s->cq = grpc_completion_queue_create_for_next(NULL);
+	s->srv = grpc_server_create(&cargs, NULL);
+	grpc_server_register_completion_queue(s->srv, s->cq, NULL);
+	s->port = grpc_server_add_http2_port(s->srv, "127.0.0.1:0", creds);
+	grpc_server_credentials_release(creds);
+	TFJ_CHECK(s->port > 0);
+	grpc_server_start(s->srv);
+	pthread_create(&s->th, NULL, serve, s);
+}
+
+static void server_start(struct server *s)
+{
+	server_start_creds(s, grpc_insecure_server_credentials_create());
+}
+
+static void server_stop(struct server *s)
+{
+	size_t i;
+
+	grpc_server_shutdown_and_notify(s->srv, s->cq, TAG_SHUT);
+	grpc_server_cancel_all_calls(s->srv);
+	pthread_join(s->th, NULL);
+	grpc_server_destroy(s->srv);
+	grpc_completion_queue_shutdown(s->cq);
+	while (next_ev(s->cq).type != GRPC_QUEUE_SHUTDOWN)
+		;
+	grpc_completion_queue_destroy(s->cq);
+	for (i = 0; i < s->ncalls; i++)
+		free(s->calls[i].body);
+	pthread_mutex_destroy(&s->mu);
+}
+
+static size_t count_method(struct server *s, const char *method)
+{
+	size_t i, n = 0;
+
+	pthread_mutex_lock(&s->mu);
+	for (i = 0; i < s->ncalls; i++)
+		n += strcmp(s->calls[i].method, method) == 0;
+	pthread_mutex_unlock(&s->mu);
+	return n;
+}
+
+static char dir[64], token_path[128], tm_path[128], out_path[128], err_path[128];
+
+static void check_ref(const Tfj__Report__V1__ReplicaRef *ref, const char *type, int index)
+{
+	TFJ_CHECK(ref != NULL);
+	if (!ref)
+		return;
+	TFJ_CHECK_STR(ref->namespace_, "team-a");
+	TFJ_CHECK_STR(ref->job_name, "mnist");
+	TFJ_CHECK_STR(ref->job_uid, "uid-123");
+	TFJ_CHECK_STR(ref->replica_type, type);
+	TFJ_CHECK_INT(ref->replica_index, index);
+	TFJ_CHECK_STR(ref->pod_name, "mnist-worker-1");
+}
+
+static void test_client_calls(void)
+{
+	struct server s;
+	struct tfj_report *r = NULL;
+	struct tfj_report_opts o = { NULL, token_path, NULL, 2.0, 10.0 };
+	struct tfj_report_ident id = { "team-a", "mnist", "uid-123", "worker", 1, "mnist-worker-1" };
+	struct tfj_progress p;
+	struct tfj_report_exit e = { 138, "PeerWaitTimeout", 1, 99, "peer ps:0 missing", 0 };
+	char addr[64];
+	uint32_t hb = 0;
+
+	server_start(&s);
+	s.heartbeat_reply = 7;
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", s.port);
+	o.addr = addr;
+	TFJ_CHECK_INT(tu_write(token_path, "tok-1\n"), 0);
+	TFJ_CHECK_INT(tfj_report_open(&r, &o, &id), 0);
+	if (!r) {
+		server_stop(&s);
+		return;
+	}
+	TFJ_CHECK_INT(tfj_report_register(r, &hb), 0);
+	TFJ_CHECK_INT(hb, 7);
+	memset(&p, 0, sizeof(p));
+	p.have = TFJ_PF_BIT(TFJ_PF_STEP) | TFJ_PF_BIT(TFJ_PF_LOSS);
+	p.step = 1234;
+	p.loss = 0.5;
+	p.records = 3;
+	/* The token is re-read on every call (kubelet rotates it). */
+	TFJ_CHECK_INT(tu_write(token_path, "tok-2"), 0);
+	TFJ_CHECK_INT(tfj_report_heartbeat(r, &p, 1), 0);
+	TFJ_CHECK_INT(tfj_report_exit(r, &e), 0);
+	TFJ_CHECK_INT(s.ncalls, 3);
+	if (s.ncalls == 3) {
+		Tfj__Report__V1__RegisterRequest *rq;
+		Tfj__Report__V1__HeartbeatRequest *hq;
+		Tfj__Report__V1__ExitRequest *eq;
+
+		TFJ_CHECK_STR(s.calls[0].method, "/tfj.report.v1.Report/RegisterReplica");
+		TFJ_CHECK_STR(s.calls[0].auth, "Bearer tok-1");
+		rq = tfj__report__v1__register_request__unpack(NULL, s.calls[0].len, s.calls[0].body);
+		TFJ_CHECK(rq != NULL);
+		if (rq) {
+			check_ref(rq->replica, "worker", 1);
+			TFJ_CHECK_STR(rq->agent_version, TFJ_REPORT_AGENT_VERSION);
+			TFJ_CHECK(rq->start_unix_time_ms > 0);
+			tfj__report__v1__register_request__free_unpacked(rq, NULL);
+		}
+		TFJ_CHECK_STR(s.calls[1].method, "/tfj.report.v1.Report/Heartbeat");
+		TFJ_CHECK_STR(s.calls[1].auth, "Bearer tok-2");
+		hq = tfj__report__v1__heartbeat_request__unpack(NULL, s.calls[1].len, s.calls[1].body);
+		TFJ_CHECK(hq != NULL && hq->progress != NULL);
+		if (hq && hq->progress) {
+			check_ref(hq->replica, "worker", 1);
+			TFJ_CHECK_INT(hq->progress->has_step, 1);
+			TFJ_CHECK_INT(hq->progress->global_step, 1234);
+			TFJ_CHECK_INT(hq->progress->has_loss, 1);
+			TFJ_CHECK(hq->progress->loss == 0.5);
+			TFJ_CHECK_INT(hq->progress->has_accuracy, 0);
+			TFJ_CHECK_INT(hq->progress->records_seen, 3);
+			TFJ_CHECK_INT(hq->child_running, 1);
+		}
+		if (hq)
+			tfj__report__v1__heartbeat_request__free_unpacked(hq, NULL);
+		TFJ_CHECK_STR(s.calls[2].method, "/tfj.report.v1.Report/Exit");
+		eq = tfj__report__v1__exit_request__unpack(NULL, s.calls[2].len, s.calls[2].body);
+		TFJ_CHECK(eq != NULL);
+		if (eq) {
+			TFJ_CHECK_INT(eq->exit_code, 138);
+			TFJ_CHECK_STR(eq->reason, "PeerWaitTimeout");
+			TFJ_CHECK_INT(eq->retryable, 1);
+			TFJ_CHECK_INT(eq->has_last_step, 1);
+			TFJ_CHECK_INT(eq->last_step, 99);
+			TFJ_CHECK_STR(eq->message, "peer ps:0 missing");
+			tfj__report__v1__exit_request__free_unpacked(eq, NULL);
+		}
+	}
+	/* A server that wants another token: UNAUTHENTICATED maps to TFJ_EAUTH. */
+	s.require_token = "tok-3";
+	TFJ_CHECK_INT(tfj_report_heartbeat(r, &p, 1), TFJ_EAUTH);
+	TFJ_CHECK_INT(tu_write(token_path, "tok-3"), 0);
+	TFJ_CHECK_INT(tfj_report_heartbeat(r, &p, 1), 0);
+	/* No token file: the call goes without authorization and is refused. */
+	unlink(token_path);
+	TFJ_CHECK_INT(tfj_report_heartbeat(r, &p, 0), TFJ_EAUTH);
+	pthread_mutex_lock(&s.mu);
+	TFJ_CHECK_INT(s.calls[s.ncalls - 1].has_auth, 0);
+	pthread_mutex_unlock(&s.mu);
+	tfj_report_close(r);
+	server_stop(&s);
+	TFJ_CHECK(tfj_report_open(&r, &(struct tfj_report_opts){ "", NULL, NULL, 1, 1 }, &id) < 0);
+}
+
+static char *agent_env[] = {
+	NULL, /* TFJOB_REPORT_ADDR=... */
+	NULL, /* TFJOB_REPORT_TOKEN_FILE=... */
+	"TFJOB_JOB_NAMESPACE=team-a", "TFJOB_JOB_NAME=mnist", "TFJOB_JOB_UID=uid-123",
+	"POD_NAME=mnist-worker-1",
+	"TF_CONFIG={\"cluster\":{\"worker\":[\"localhost:2222\",\"localhost:2223\"]},"
+	"\"task\":{\"type\":\"worker\",\"index\":1}}",
+	NULL
+};
+
+static int run_agent_with(const char *addr, const char *report_timeout, double *elapsed)
+{
+	static char a_env[128], t_env[160];
+	char *args[] = { "--termination-log", tm_path, "--heartbeat-interval", "0.1",
+			 "--report-timeout", (char *)report_timeout, "--", "sh", "-c",
+			 "echo 'TFJ_PROGRESS {\"step\":7,\"loss\":0.25}'; sleep 0.6; "
+			 "echo 'training failed' >&2; exit 5", NULL };
+	double t0 = tu_now();
+	pid_t pid;
+	int code;
+
+	snprintf(a_env, sizeof(a_env), "TFJOB_REPORT_ADDR=%s", addr);
+	snprintf(t_env, sizeof(t_env), "TFJOB_REPORT_TOKEN_FILE=%s", token_path);
+	agent_env[0] = a_env;
+	agent_env[1] = t_env;
+	unlink(tm_path);
+	pid = tu_spawn_agent(args, agent_env, out_path, err_path);
+	code = tu_wait(pid, 25);
+	*elapsed = tu_now() - t0;
+	return code;
+}
+
+static void check_tm_exit5(void)
+{
+	char buf[8192];
+
+	TFJ_CHECK(tu_read(tm_path, buf, sizeof(buf)) > 0);
+	TFJ_CHECK(strstr(buf, "\"reason\":\"Error\"") != NULL);
+	TFJ_CHECK(strstr(buf, "\"exitCode\":5") != NULL);
+	TFJ_CHECK(strstr(buf, "\"lastStep\":7") != NULL);
+	TFJ_CHECK(strstr(buf, "training failed") != NULL);
+}
+
+static void test_agent_reports(void)
+{
+	struct server s;
+	char addr[64], buf[65536];
+	double dt;
+	size_t i, hb_with_step = 0;
+	int saw_exit = 0;
+
+	server_start(&s);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", s.port);
+	TFJ_CHECK_INT(tu_write(token_path, "secret-token-abc123\n"), 0);
+	TFJ_CHECK_INT(run_agent_with(addr, "2", &dt), 5);
+	check_tm_exit5();
+	TFJ_CHECK_INT(count_method(&s, TFJ_REPORT_METHOD_REGISTER), 1);
+	TFJ_CHECK(count_method(&s, TFJ_REPORT_METHOD_HEARTBEAT) >= 2);
+	TFJ_CHECK_INT(count_method(&s, TFJ_REPORT_METHOD_EXIT), 1);
+	pthread_mutex_lock(&s.mu);
+	for (i = 0; i < s.ncalls; i++) {
+		struct rec *c = &s.calls[i];
+
+		TFJ_CHECK_STR(c->auth, "Bearer secret-token-abc123");
+		if (strcmp(c->method, TFJ_REPORT_METHOD_HEARTBEAT) == 0) {
+			Tfj__Report__V1__HeartbeatRequest *hq =
+				tfj__report__v1__heartbeat_request__unpack(NULL, c->len, c->body);
+			TFJ_CHECK(hq != NULL);
+			if (hq && hq->progress && hq->progress->has_step) {
+				TFJ_CHECK_INT(hq->progress->global_step, 7);
+				TFJ_CHECK(hq->progress->loss == 0.25);
+				hb_with_step++;
+			}
+			if (hq) {
+				check_ref(hq->replica, "worker", 1);
+				tfj__report__v1__heartbeat_request__free_unpacked(hq, NULL);
+			}
+		}
+		if (strcmp(c->method, TFJ_REPORT_METHOD_EXIT) == 0) {
+			Tfj__Report__V1__ExitRequest *eq =
+				tfj__report__v1__exit_request__unpack(NULL, c->len, c->body);
+			TFJ_CHECK(eq != NULL);
+			if (eq) {
+				saw_exit = 1;
+				TFJ_CHECK_INT(eq->exit_code, 5);
+				TFJ_CHECK_STR(eq->reason, "Error");
+				TFJ_CHECK_INT(eq->retryable, 0);
+				TFJ_CHECK_INT(eq->last_step, 7);
+				TFJ_CHECK_STR(eq->message, "training failed");
+				check_ref(eq->replica, "worker", 1);
+				tfj__report__v1__exit_request__free_unpacked(eq, NULL);
+			}
+			/* Exit is the last call. */
+			TFJ_CHECK_INT(i, s.ncalls - 1);
+		}
+	}
+	pthread_mutex_unlock(&s.mu);
+	TFJ_CHECK(hb_with_step >= 1);
+	TFJ_CHECK_INT(saw_exit, 1);
+	/* The token never reaches the agent's logs. */
+	TFJ_CHECK(tu_read(err_path, buf, sizeof(buf)) > 0);
+	TFJ_CHECK(strstr(buf, "secret-token-abc123") == NULL);
+	server_stop(&s);
+}
+
+static int bound_socket(int *port, int do_listen)
+{
+	struct sockaddr_in a;
+	socklen_t al = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &al) < 0)
+		return -1;
+	if (do_listen)
+		listen(fd, 64);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+static void test_channel_down(void)
+{
+	char addr[64];
+	double dt;
+	int port, fd;
+
+	TFJ_CHECK_INT(tu_write(token_path, "tok"), 0);
+	/* Refused: nobody listens on the port. */
+	fd = bound_socket(&port, 0);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	TFJ_CHECK_INT(run_agent_with(addr, "0.5", &dt), 5);
+	check_tm_exit5();
+	TFJ_CHECK(dt < 6);
+	close(fd);
+
+	/* Hangs: TCP is accepted by the kernel but nobody speaks HTTP/2. */
+	fd = bound_socket(&port, 1);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	TFJ_CHECK_INT(run_agent_with(addr, "0.5", &dt), 5);
+	check_tm_exit5();
+	TFJ_CHECK(dt < 8);
+	close(fd);
+
+	/* An address gRPC cannot even parse: the agent goes on without reports. */
+	TFJ_CHECK_INT(run_agent_with("unix-abstract:", "0.5", &dt), 5);
+	check_tm_exit5();
+}
+
+/* Generates a self-signed certificate for localhost/127.0.0.1 with openssl(1). */
+static int make_cert(const char *key, const char *cert)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+		 "-keyout %s -out %s -days 2 -subj /CN=localhost "
+		 "-addext subjectAltName=DNS:localhost,IP:127.0.0.1 >/dev/null 2>&1", key, cert);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_tls(void)
+{
+	char key[160], cert[160], other_key[160], other_cert[160], addr[64];
+	static char kbuf[8192], cbuf[8192];
+	grpc_ssl_pem_key_cert_pair pair;
+	struct server s;
+	struct tfj_report *r = NULL;
+	struct tfj_report_opts o = { NULL, token_path, NULL, 3.0, 10.0 };
+	struct tfj_report_ident id = { "team-a", "mnist", "uid-123", "worker", 1, "mnist-worker-1" };
+	struct tfj_progress p;
+
+	snprintf(key, sizeof(key), "%s/key.pem", dir);
+	snprintf(cert, sizeof(cert), "%s/cert.pem", dir);
+	snprintf(other_key, sizeof(other_key), "%s/other-key.pem", dir);
+	snprintf(other_cert, sizeof(other_cert), "%s/other-cert.pem", dir);
+	TFJ_CHECK_INT(make_cert(key, cert), 0);
+	TFJ_CHECK_INT(make_cert(other_key, other_cert), 0);
+	TFJ_CHECK(tu_read(key, kbuf, sizeof(kbuf)) > 0);
+	TFJ_CHECK(tu_read(cert, cbuf, sizeof(cbuf)) > 0);
+	pair.private_key = kbuf;
+	pair.cert_chain = cbuf;
+	server_start_creds(&s, grpc_ssl_server_credentials_create(NULL, &pair, 1, 0, NULL));
+	/* An IP literal: verified against the certificate's IP SAN. */
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", s.port);
+	o.addr = addr;
+	TFJ_CHECK_INT(tu_write(token_path, "tls-token"), 0);
+	memset(&p, 0, sizeof(p));
+
+	/* Trusting the server's certificate: the calls go through TLS. */
+	o.ca_file = cert;
+	TFJ_CHECK_INT(tfj_report_open(&r, &o, &id), 0);
+	if (r) {
+		TFJ_CHECK_INT(tfj_report_register(r, NULL), 0);
+		TFJ_CHECK_INT(tfj_report_heartbeat(r, &p, 1), 0);
+		tfj_report_close(r);
+		r = NULL;
+	}
+	TFJ_CHECK_INT(s.ncalls, 2);
+	if (s.ncalls == 2)
+		TFJ_CHECK_STR(s.calls[1].auth, "Bearer tls-token");
+
+	/* Trusting another certificate: verification fails, nothing arrives. */
+	o.ca_file = other_cert;
+	TFJ_CHECK_INT(tfj_report_open(&r, &o, &id), 0);
+	if (r) {
+		TFJ_CHECK(tfj_report_heartbeat(r, &p, 1) < 0);
+		tfj_report_close(r);
+	}
+	TFJ_CHECK_INT(s.ncalls, 2);
+
+	/* A CA file that does not exist is an error at open. */
+	o.ca_file = "/nonexistent/ca.pem";
+	TFJ_CHECK(tfj_report_open(&r, &o, &id) < 0);
+	server_stop(&s);
+	unlink(key);
+	unlink(cert);
+	unlink(other_key);
+	unlink(other_cert);
+}
+
+int main(int argc, char **argv)
+{
+	TFJ_AGENT_TEST_DISPATCH(argc, argv);
+	snprintf(dir, sizeof(dir), "/tmp/tfj-report-test-XXXXXX");
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(token_path, sizeof(token_path), "%s/token", dir);
+	snprintf(tm_path, sizeof(tm_path), "%s/termination-log", dir);
+	snprintf(out_path, sizeof(out_path), "%s/stdout", dir);
+	snprintf(err_path, sizeof(err_path), "%s/stderr", dir);
+	grpc_init();
+	TFJ_RUN(test_client_calls);
+	TFJ_RUN(test_agent_reports);
+	TFJ_RUN(test_channel_down);
+	TFJ_RUN(test_tls);
+	grpc_shutdown();
+	unlink(token_path);
+	unlink(tm_path);
+	unlink(out_path);
+	unlink(err_path);
+	rmdir(dir);
+	return tfj_test_finish();
+}
