@@ -1,0 +1,41 @@
+/*
+ * config.h - the operator's settings from flags and environment.
+ *
+ * Every flag has an environment twin (TFJOB_<NAME>, dashes as underscores,
+ * e.g. --metrics-addr and TFJOB_METRICS_ADDR); a flag wins over the
+ * environment. Values are checked here, so the rest of the program can
+ * trust them.
+ *
+ * Ownership: string fields point into argv, the environment or static
+ * defaults; the struct owns nothing.
+ */
+#ifndef TFJ_CONFIG_H
+#define TFJ_CONFIG_H
+
+#include <tfj/log.h>
+
+struct tfj_config {
+	const char *namespace;       /* "" = all namespaces */
+	int workers;                 /* 1..256, default 4 */
+	double qps;                  /* API client rate, default 50 */
+	int burst;                   /* default 100 */
+	const char *cluster_domain;  /* "" = short host names */
+	enum tfj_log_level log_level;
+	enum tfj_log_format log_format;
+	const char *metrics_addr;    /* default ":8080"; "0" or "" disables */
+	int leader_elect;            /* default 0 */
+	const char *leader_namespace;/* default: the kubeconfig's namespace, else "default" */
+	const char *leader_name;     /* default "tfjob-operator" */
+	const char *kubeconfig;      /* "" = default search */
+	const char *operator_name;   /* label value, default "tfjob-controller" */
+	int help;                    /* --help was given */
+	int version;                 /* --version was given */
+};
+
+/* Defaults, then environment, then argv. TFJ_EINVAL with a detail on bad input. */
+int tfj_config_parse(struct tfj_config *cfg, int argc, char **argv);
+
+/* The --help text. */
+const char *tfj_config_usage(void);
+
+#endif

@@ -1,0 +1,764 @@
+/*
+ * informer.c - LIST+WATCH cache with one thread per collection.
+ */
+#include "informer.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <tfj/err.h>
+#include <tfj/json.h>
+#include <tfj/log.h>
+
+#include "ratelimit.h"
+#include "strmap.h"
+#include "watch.h"
+
+#define KEY_MAX 512
+#define RV_MAX 128
+#define BACKOFF_MIN_MS 1000
+#define BACKOFF_MAX_MS 30000
+
+struct entry {
+	cJSON *obj;
+	char *idx;  /* "ns/labelvalue" under which it is indexed, or NULL */
+};
+
+struct tfj_informer {
+	struct tfj_kube *k;
+	char *name, *path, *selector, *index_label;
+	tfj_informer_fn fn;
+	void *ud;
+	long watch_timeout_s;
+	size_t max_line;
+	int page_size;
+
+	pthread_rwlock_t lock;         /* guards cache and index */
+	struct tfj_strmap cache;       /* key -> struct entry* */
+	struct tfj_strmap index;       /* idx -> struct tfj_strmap* (set of keys) */
+
+	pthread_mutex_t mu;            /* guards synced, stop, stats; cond for waits */
+	pthread_cond_t cond;
+	int synced;
+	_Atomic int stop;       /* read by the thread and curl's progress callback */
+	int started;
+	pthread_t thread;
+	struct tfj_informer_stats st;
+
+	/* Thread-only state. */
+	char rv[RV_MAX];
+	struct tfj_watch_framer framer;
+	int need_relist;
+	uint64_t rand_state;
+};
+
+static uint64_t rnd(struct tfj_informer *inf)
+{
+	/* xorshift64: jitter only, no security use. */
+	uint64_t x = inf->rand_state;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	inf->rand_state = x;
+	return x;
+}
+
+int tfj_informer_key(char *out, size_t outlen, const cJSON *obj)
+{
+	const cJSON *meta;
+	const char *ns, *name;
+	int n;
+
+	if (tfj_json_get_object(&meta, obj, "metadata") ||
+	    tfj_json_get_string(&name, meta, "name") ||
+	    tfj_json_opt_string(&ns, meta, "namespace", ""))
+		return tfj_err_set(TFJ_EINVAL, "object without metadata.name");
+	n = *ns ? snprintf(out, outlen, "%s/%s", ns, name) : snprintf(out, outlen, "%s", name);
+	if (n < 0 || (size_t)n >= outlen || !*name)
+		return tfj_err_set(TFJ_EINVAL, "object key too long or empty");
+	return 0;
+}
+
+/* The index key "ns/<label value>" of obj into out; 0 if indexed, 1 if not. */
+static int index_key(struct tfj_informer *inf, char *out, size_t outlen, const cJSON *obj)
+{
+	const cJSON *meta, *labels;
+	const char *ns, *v;
+	int n;
+
+	if (!inf->index_label || tfj_json_get_object(&meta, obj, "metadata") ||
+	    tfj_json_opt_string(&ns, meta, "namespace", "") ||
+	    tfj_json_get_object(&labels, meta, "labels") ||
+	    tfj_json_get_string(&v, labels, inf->index_label))
+		return 1;
+	n = snprintf(out, outlen, "%s/%s", ns, v);
+	return n < 0 || (size_t)n >= outlen ? 1 : 0;
+}
+
+static void index_del(struct tfj_informer *inf, const char *idx, const char *key)
+{
+	struct tfj_strmap *set;
+	if (!idx)
+		return;
+	set = tfj_strmap_get(&inf->index, idx);
+	if (!set)
+		return;
+	tfj_strmap_del(set, key);
+	if (set->n == 0) {
+		tfj_strmap_del(&inf->index, idx);
+		tfj_strmap_free(set, NULL);
+		free(set);
+	}
+}
+
+static int index_add(struct tfj_informer *inf, const char *idx, const char *key)
+{
+	struct tfj_strmap *set = tfj_strmap_get(&inf->index, idx);
+	if (!set) {
+		set = calloc(1, sizeof(*set));
+		if (!set || tfj_strmap_put(&inf->index, idx, set, NULL)) {
+			free(set);
+			return tfj_err_set(TFJ_ENOMEM, "informer index");
+		}
+	}
+	return tfj_strmap_put(set, key, NULL, NULL);
+}
+
+static void entry_free(void *p)
+{
+	struct entry *e = p;
+	if (!e)
+		return;
+	cJSON_Delete(e->obj);
+	free(e->idx);
+	free(e);
+}
+
+/*
+ * Stores obj (taking ownership) under key; returns the previous entry (the
+ * caller frees it after the callback) or NULL.
+ */
+static struct entry *cache_put(struct tfj_informer *inf, const char *key, cJSON *obj, int *err)
+{
+	struct entry *e = calloc(1, sizeof(*e)), *old = NULL;
+	char idx[KEY_MAX];
+
+	*err = 0;
+	if (!e) {
+		cJSON_Delete(obj);
+		*err = TFJ_ENOMEM;
+		return NULL;
+	}
+	e->obj = obj;
+	if (index_key(inf, idx, sizeof(idx), obj) == 0)
+		e->idx = strdup(idx);
+	pthread_rwlock_wrlock(&inf->lock);
+	if (tfj_strmap_put(&inf->cache, key, e, (void **)&old)) {
+		pthread_rwlock_unlock(&inf->lock);
+		entry_free(e);
+		*err = TFJ_ENOMEM;
+		return NULL;
+	}
+	if (old)
+		index_del(inf, old->idx, key);
+	if (e->idx && index_add(inf, e->idx, key)) {
+		free(e->idx); /* still cached; only missing from the index */
+		e->idx = NULL;
+	}
+	pthread_rwlock_unlock(&inf->lock);
+	return old;
+}
+
+static struct entry *cache_del(struct tfj_informer *inf, const char *key)
+{
+	struct entry *old;
+	pthread_rwlock_wrlock(&inf->lock);
+	old = tfj_strmap_del(&inf->cache, key);
+	if (old)
+		index_del(inf, old->idx, key);
+	pthread_rwlock_unlock(&inf->lock);
+	return old;
+}
+
+static void notify(struct tfj_informer *inf, enum tfj_informer_event ev, const cJSON *obj,
+		   const cJSON *old)
+{
+	if (inf->fn)
+		inf->fn(inf->ud, ev, obj, old);
+}
+
+static int same_rv(const cJSON *a, const cJSON *b)
+{
+	const cJSON *ma, *mb;
+	const char *ra, *rb;
+	if (tfj_json_get_object(&ma, a, "metadata") || tfj_json_get_object(&mb, b, "metadata") ||
+	    tfj_json_get_string(&ra, ma, "resourceVersion") ||
+	    tfj_json_get_string(&rb, mb, "resourceVersion"))
+		return 0;
+	return strcmp(ra, rb) == 0;
+}
+
+/* Applies an upsert of obj (owned) and fires ADD or UPDATE. */
+static int apply_upsert(struct tfj_informer *inf, cJSON *obj)
+{
+	char key[KEY_MAX];
+	struct entry *old;
+	int err;
+
+	if (tfj_informer_key(key, sizeof(key), obj)) {
+		cJSON_Delete(obj);
+		return 0; /* cannot be named: dropped (the watch decoder already checks) */
+	}
+	old = cache_put(inf, key, obj, &err);
+	if (err)
+		return err;
+	/* A relist hands back unchanged objects: same resourceVersion, no event. */
+	if (old && same_rv(old->obj, obj)) {
+		entry_free(old);
+		return 0;
+	}
+	notify(inf, old ? TFJ_INF_UPDATE : TFJ_INF_ADD, obj, old ? old->obj : NULL);
+	entry_free(old);
+	return 0;
+}
+
+/* ---- LIST ---- */
+
+struct diff_ctx {
+	struct tfj_informer *inf;
+	struct tfj_strmap *seen;
+	char **gone;
+	size_t ngone, capgone;
+	int err;
+};
+
+static int collect_gone(void *ud, const char *key, void *val)
+{
+	struct diff_ctx *d = ud;
+	if (tfj_strmap_has(d->seen, key))
+		return 0;
+	if (d->ngone == d->capgone) {
+		size_t nc = d->capgone ? d->capgone * 2 : 16;
+		char **ng = realloc(d->gone, nc * sizeof(*ng));
+		if (!ng) {
+			d->err = TFJ_ENOMEM;
+			return 1;
+		}
+		d->gone = ng;
+		d->capgone = nc;
+	}
+	d->gone[d->ngone] = strdup(key);
+	if (!d->gone[d->ngone]) {
+		d->err = TFJ_ENOMEM;
+		return 1;
+	}
+	d->ngone++;
+	return 0;
+}
+
+static int build_path(struct tfj_informer *inf, char *out, size_t outlen, int watch,
+		      const char *cont)
+{
+	char sel[1024] = "", c[2048] = "";
+	int n;
+
+	if (inf->selector && tfj_kube_escape(sel, sizeof(sel), inf->selector))
+		return TFJ_ETOOBIG;
+	if (cont && tfj_kube_escape(c, sizeof(c), cont))
+		return TFJ_ETOOBIG;
+	if (watch) {
+		/* Spread watch rollovers so informers do not reconnect in step. */
+		long t = inf->watch_timeout_s + (long)(rnd(inf) % (uint64_t)(inf->watch_timeout_s / 4 + 1));
+		n = snprintf(out, outlen,
+			     "%s?watch=1&allowWatchBookmarks=true&timeoutSeconds=%ld"
+			     "&resourceVersion=%s%s%s",
+			     inf->path, t, inf->rv, *sel ? "&labelSelector=" : "", sel);
+	} else {
+		n = snprintf(out, outlen, "%s?limit=%d%s%s%s%s", inf->path, inf->page_size,
+			     *sel ? "&labelSelector=" : "", sel, *c ? "&continue=" : "", c);
+	}
+	if (n < 0 || (size_t)n >= outlen)
+		return tfj_err_set(TFJ_ETOOBIG, "informer %s: request path too long", inf->name);
+	return 0;
+}
+
+static int do_list(struct tfj_informer *inf)
+{
+	struct tfj_strmap seen = TFJ_STRMAP_INIT;
+	struct diff_ctx d = { 0 };
+	char path[TFJ_KUBE_MAX_PATH], cont[1024] = "";
+	const char *rv = NULL;
+	cJSON *page = NULL;
+	int rc = 0;
+
+	do {
+		const cJSON *items, *meta, *it;
+		const char *c;
+		if ((rc = build_path(inf, path, sizeof(path), 0, *cont ? cont : NULL)))
+			goto out;
+		cJSON_Delete(page);
+		page = NULL;
+		if ((rc = tfj_kube_list(inf->k, &page, path)))
+			goto out;
+		if (tfj_json_get_object(&meta, page, "metadata") ||
+		    tfj_json_get_string(&rv, meta, "resourceVersion") ||
+		    tfj_json_opt_string(&c, meta, "continue", "")) {
+			rc = tfj_err_set(TFJ_EPARSE, "informer %s: list without metadata", inf->name);
+			goto out;
+		}
+		if (strlen(rv) >= RV_MAX || strlen(c) >= sizeof(cont)) {
+			rc = tfj_err_set(TFJ_ETOOBIG, "informer %s: resourceVersion/continue too long",
+					 inf->name);
+			goto out;
+		}
+		snprintf(cont, sizeof(cont), "%s", c);
+		if (tfj_json_get_array(&items, page, "items") != 0)
+			items = NULL; /* "items": null for an empty list */
+		cJSON_ArrayForEach(it, items) {
+			char key[KEY_MAX];
+			cJSON *copy;
+			if (!cJSON_IsObject(it) || tfj_informer_key(key, sizeof(key), it))
+				continue;
+			if ((rc = tfj_strmap_put(&seen, key, NULL, NULL)))
+				goto out;
+			copy = cJSON_Duplicate(it, 1);
+			if (!copy) {
+				rc = tfj_err_set(TFJ_ENOMEM, "informer copy");
+				goto out;
+			}
+			if ((rc = apply_upsert(inf, copy)))
+				goto out;
+		}
+		snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
+	} while (*cont);
+
+	/* Objects cached but absent from the list were deleted while we were not watching. */
+	d.inf = inf;
+	d.seen = &seen;
+	pthread_rwlock_rdlock(&inf->lock);
+	tfj_strmap_each(&inf->cache, collect_gone, &d);
+	pthread_rwlock_unlock(&inf->lock);
+	if (d.err) {
+		rc = d.err;
+		goto out;
+	}
+	for (size_t i = 0; i < d.ngone; i++) {
+		struct entry *old = cache_del(inf, d.gone[i]);
+		if (old)
+			notify(inf, TFJ_INF_DELETE, old->obj, NULL);
+		entry_free(old);
+	}
+	pthread_mutex_lock(&inf->mu);
+	inf->st.lists++;
+	inf->synced = 1;
+	pthread_cond_broadcast(&inf->cond);
+	pthread_mutex_unlock(&inf->mu);
+out:
+	for (size_t i = 0; i < d.ngone; i++)
+		free(d.gone[i]);
+	free(d.gone);
+	tfj_strmap_free(&seen, NULL);
+	cJSON_Delete(page);
+	return rc;
+}
+
+/* ---- WATCH ---- */
+
+static int on_line(void *ud, const char *line, size_t len)
+{
+	struct tfj_informer *inf = ud;
+	struct tfj_watch_event ev;
+	char key[KEY_MAX];
+	int rc;
+
+	rc = tfj_watch_decode(&ev, line, len, inf->max_line);
+	if (rc) {
+		tfj_log_warn("bad watch event; relisting", "informer", inf->name,
+			     "error", tfj_err_detail());
+		inf->need_relist = 1;
+		return rc;
+	}
+	pthread_mutex_lock(&inf->mu);
+	inf->st.events++;
+	pthread_mutex_unlock(&inf->mu);
+	switch (ev.type) {
+	case TFJ_WATCH_ERROR:
+		tfj_log_info("watch ERROR event; relisting", "informer", inf->name,
+			     "code", ev.code == 410 ? "410" : "other");
+		inf->need_relist = 1;
+		rc = tfj_err_set(ev.code == 410 ? TFJ_EGONE : TFJ_EIO, "watch error event");
+		break;
+	case TFJ_WATCH_BOOKMARK:
+		break;
+	case TFJ_WATCH_ADDED:
+	case TFJ_WATCH_MODIFIED: {
+		cJSON *obj = cJSON_DetachItemFromObject(ev.root, "object");
+		if (ev.rv && strlen(ev.rv) < RV_MAX)
+			snprintf(inf->rv, sizeof(inf->rv), "%s", ev.rv);
+		ev.object = NULL;
+		ev.rv = NULL;
+		rc = obj ? apply_upsert(inf, obj) : TFJ_ENOMEM;
+		tfj_watch_event_free(&ev);
+		return rc;
+	}
+	case TFJ_WATCH_DELETED:
+		if (tfj_informer_key(key, sizeof(key), ev.object) == 0) {
+			struct entry *old = cache_del(inf, key);
+			/* Report the final state the server sent, not the cached one. */
+			notify(inf, TFJ_INF_DELETE, ev.object, NULL);
+			entry_free(old);
+		}
+		break;
+	}
+	if (ev.rv && strlen(ev.rv) < RV_MAX && ev.type != TFJ_WATCH_ERROR)
+		snprintf(inf->rv, sizeof(inf->rv), "%s", ev.rv);
+	tfj_watch_event_free(&ev);
+	return rc;
+}
+
+static int on_chunk(void *ud, const char *data, size_t len)
+{
+	struct tfj_informer *inf = ud;
+	int rc = tfj_watch_framer_feed(&inf->framer, data, len, on_line, inf);
+	if (rc == TFJ_ETOOBIG) {
+		tfj_log_warn("watch line over the cap; relisting", "informer", inf->name);
+		inf->need_relist = 1;
+	}
+	return rc;
+}
+
+static int do_watch(struct tfj_informer *inf)
+{
+	char path[TFJ_KUBE_MAX_PATH];
+	int rc;
+
+	if ((rc = build_path(inf, path, sizeof(path), 1, NULL)))
+		return rc;
+	tfj_watch_framer_reset(&inf->framer);
+	rc = tfj_kube_stream(inf->k, path, on_chunk, inf, &inf->stop,
+			     inf->watch_timeout_s * 2 + 30);
+	if (rc == TFJ_EGONE)
+		inf->need_relist = 1;
+	return rc;
+}
+
+/* Sleeps up to ms, waking early on stop. */
+static void nap(struct tfj_informer *inf, long ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&inf->mu);
+	while (!inf->stop && pthread_cond_timedwait(&inf->cond, &inf->mu, &ts) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&inf->mu);
+}
+
+static long jitter(struct tfj_informer *inf, long base)
+{
+	/* base/2 .. base*3/2 */
+	return base / 2 + (long)(rnd(inf) % (uint64_t)(base + 1));
+}
+
+static void count_error(struct tfj_informer *inf)
+{
+	pthread_mutex_lock(&inf->mu);
+	inf->st.errors++;
+	pthread_mutex_unlock(&inf->mu);
+}
+
+static void *run(void *arg)
+{
+	struct tfj_informer *inf = arg;
+	long backoff = BACKOFF_MIN_MS;
+	int rc;
+
+	while (!inf->stop) {
+		rc = do_list(inf);
+		if (rc) {
+			count_error(inf);
+			tfj_log_warn("list failed", "informer", inf->name, "error", tfj_err_detail());
+			nap(inf, jitter(inf, backoff));
+			backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+			continue;
+		}
+		inf->need_relist = 0;
+		while (!inf->stop && !inf->need_relist) {
+			uint64_t t0 = tfj_ratelimit_now_ns();
+			rc = do_watch(inf);
+			if (inf->stop)
+				break;
+			if (rc == 0 || tfj_ratelimit_now_ns() - t0 > 10000000000ull)
+				backoff = BACKOFF_MIN_MS; /* a healthy watch resets the backoff */
+			if (rc == 0)
+				continue;
+			if (inf->need_relist) {
+				pthread_mutex_lock(&inf->mu);
+				inf->st.relists++;
+				pthread_mutex_unlock(&inf->mu);
+			} else {
+				count_error(inf);
+				tfj_log_warn("watch failed; reconnecting", "informer", inf->name,
+					     "error", tfj_err_detail());
+			}
+			nap(inf, jitter(inf, backoff));
+			backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+		}
+	}
+	return NULL;
+}
+
+static int dup_opt(char **out, const char *s)
+{
+	*out = NULL;
+	if (!s)
+		return 0;
+	*out = strdup(s);
+	return *out ? 0 : tfj_err_set(TFJ_ENOMEM, "informer");
+}
+
+int tfj_informer_new(struct tfj_informer **out, struct tfj_kube *k,
+		     const struct tfj_informer_opts *o)
+{
+	struct tfj_informer *inf;
+	int rc;
+
+	*out = NULL;
+	if (!o || !o->path || o->path[0] != '/' || !o->name)
+		return tfj_err_set(TFJ_EINVAL, "informer: path and name required");
+	inf = calloc(1, sizeof(*inf));
+	if (!inf)
+		return tfj_err_set(TFJ_ENOMEM, "informer");
+	pthread_rwlock_init(&inf->lock, NULL);
+	pthread_mutex_init(&inf->mu, NULL);
+	pthread_cond_init(&inf->cond, NULL);
+	inf->k = k;
+	inf->fn = o->fn;
+	inf->ud = o->ud;
+	inf->watch_timeout_s = o->watch_timeout_s > 0 ? o->watch_timeout_s : 300;
+	inf->max_line = o->max_line ? o->max_line : TFJ_WATCH_LINE_MAX_DEFAULT;
+	inf->page_size = o->page_size > 0 ? o->page_size : 500;
+	inf->rand_state = tfj_ratelimit_now_ns() | 1;
+	tfj_watch_framer_init(&inf->framer, inf->max_line);
+	if ((rc = dup_opt(&inf->name, o->name)) || (rc = dup_opt(&inf->path, o->path)) ||
+	    (rc = dup_opt(&inf->selector, o->label_selector)) ||
+	    (rc = dup_opt(&inf->index_label, o->index_label))) {
+		tfj_informer_free(inf);
+		return rc;
+	}
+	*out = inf;
+	return 0;
+}
+
+int tfj_informer_start(struct tfj_informer *inf)
+{
+	if (inf->started)
+		return tfj_err_set(TFJ_ESTATE, "informer %s already started", inf->name);
+	inf->stop = 0;
+	if (pthread_create(&inf->thread, NULL, run, inf) != 0)
+		return tfj_err_set(TFJ_ENOMEM, "informer %s: thread", inf->name);
+	inf->started = 1;
+	return 0;
+}
+
+void tfj_informer_stop(struct tfj_informer *inf)
+{
+	if (!inf || !inf->started)
+		return;
+	pthread_mutex_lock(&inf->mu);
+	inf->stop = 1;
+	pthread_cond_broadcast(&inf->cond);
+	pthread_mutex_unlock(&inf->mu);
+	pthread_join(inf->thread, NULL);
+	inf->started = 0;
+}
+
+static void set_free(void *p)
+{
+	tfj_strmap_free(p, NULL);
+	free(p);
+}
+
+void tfj_informer_free(struct tfj_informer *inf)
+{
+	if (!inf)
+		return;
+	tfj_informer_stop(inf);
+	tfj_strmap_free(&inf->cache, entry_free);
+	tfj_strmap_free(&inf->index, set_free);
+	tfj_watch_framer_free(&inf->framer);
+	pthread_rwlock_destroy(&inf->lock);
+	pthread_mutex_destroy(&inf->mu);
+	pthread_cond_destroy(&inf->cond);
+	free(inf->name);
+	free(inf->path);
+	free(inf->selector);
+	free(inf->index_label);
+	free(inf);
+}
+
+int tfj_informer_synced(struct tfj_informer *inf)
+{
+	int s;
+	pthread_mutex_lock(&inf->mu);
+	s = inf->synced;
+	pthread_mutex_unlock(&inf->mu);
+	return s;
+}
+
+int tfj_informer_wait_synced(struct tfj_informer *inf, long timeout_ms)
+{
+	struct timespec ts;
+	int rc = 0;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&inf->mu);
+	while (!inf->synced && !inf->stop && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&inf->cond, &inf->mu, &ts);
+	rc = inf->synced ? 0 : tfj_err_set(TFJ_ETIMEOUT, "informer %s: not synced", inf->name);
+	pthread_mutex_unlock(&inf->mu);
+	return rc;
+}
+
+cJSON *tfj_informer_get(struct tfj_informer *inf, const char *ns, const char *name)
+{
+	char key[KEY_MAX];
+	struct entry *e;
+	cJSON *copy = NULL;
+	int n = ns && *ns ? snprintf(key, sizeof(key), "%s/%s", ns, name)
+			  : snprintf(key, sizeof(key), "%s", name);
+
+	if (n < 0 || (size_t)n >= sizeof(key))
+		return NULL;
+	pthread_rwlock_rdlock(&inf->lock);
+	e = tfj_strmap_get(&inf->cache, key);
+	if (e)
+		copy = cJSON_Duplicate(e->obj, 1);
+	pthread_rwlock_unlock(&inf->lock);
+	return copy;
+}
+
+struct sel_ctx {
+	struct tfj_informer *inf;
+	cJSON **out;
+	size_t n, cap;
+	int err;
+};
+
+static int sel_push(struct sel_ctx *s, const cJSON *obj)
+{
+	if (s->n == s->cap) {
+		size_t nc = s->cap ? s->cap * 2 : 8;
+		cJSON **no = realloc(s->out, nc * sizeof(*no));
+		if (!no) {
+			s->err = TFJ_ENOMEM;
+			return 1;
+		}
+		s->out = no;
+		s->cap = nc;
+	}
+	s->out[s->n] = cJSON_Duplicate(obj, 1);
+	if (!s->out[s->n]) {
+		s->err = TFJ_ENOMEM;
+		return 1;
+	}
+	s->n++;
+	return 0;
+}
+
+static int sel_key(void *ud, const char *key, void *val)
+{
+	struct sel_ctx *s = ud;
+	struct entry *e = tfj_strmap_get(&s->inf->cache, key);
+	return e ? sel_push(s, e->obj) : 0;
+}
+
+static int sel_all(void *ud, const char *key, void *val)
+{
+	struct entry *e = val;
+	return sel_push(ud, e->obj);
+}
+
+static int finish_sel(struct sel_ctx *s, cJSON ***out, size_t *n)
+{
+	if (s->err) {
+		tfj_informer_free_list(s->out, s->n);
+		return tfj_err_set(TFJ_ENOMEM, "informer: copying objects");
+	}
+	*out = s->out;
+	*n = s->n;
+	return 0;
+}
+
+int tfj_informer_select(struct tfj_informer *inf, cJSON ***out, size_t *n, const char *ns,
+			const char *value)
+{
+	struct sel_ctx s = { inf, NULL, 0, 0, 0 };
+	struct tfj_strmap *set;
+	char idx[KEY_MAX];
+	int m;
+
+	*out = NULL;
+	*n = 0;
+	if (!inf->index_label)
+		return tfj_err_set(TFJ_ESTATE, "informer %s has no index", inf->name);
+	m = snprintf(idx, sizeof(idx), "%s/%s", ns ? ns : "", value);
+	if (m < 0 || (size_t)m >= sizeof(idx))
+		return tfj_err_set(TFJ_EINVAL, "informer: index key too long");
+	pthread_rwlock_rdlock(&inf->lock);
+	set = tfj_strmap_get(&inf->index, idx);
+	if (set)
+		tfj_strmap_each(set, sel_key, &s);
+	pthread_rwlock_unlock(&inf->lock);
+	return finish_sel(&s, out, n);
+}
+
+int tfj_informer_list_all(struct tfj_informer *inf, cJSON ***out, size_t *n)
+{
+	struct sel_ctx s = { inf, NULL, 0, 0, 0 };
+
+	*out = NULL;
+	*n = 0;
+	pthread_rwlock_rdlock(&inf->lock);
+	tfj_strmap_each(&inf->cache, sel_all, &s);
+	pthread_rwlock_unlock(&inf->lock);
+	return finish_sel(&s, out, n);
+}
+
+void tfj_informer_free_list(cJSON **list, size_t n)
+{
+	for (size_t i = 0; list && i < n; i++)
+		cJSON_Delete(list[i]);
+	free(list);
+}
+
+void tfj_informer_stats(struct tfj_informer *inf, struct tfj_informer_stats *out)
+{
+	pthread_mutex_lock(&inf->mu);
+	*out = inf->st;
+	pthread_mutex_unlock(&inf->mu);
+	pthread_rwlock_rdlock(&inf->lock);
+	out->size = inf->cache.n;
+	pthread_rwlock_unlock(&inf->lock);
+}
+
+const char *tfj_informer_name(const struct tfj_informer *inf)
+{
+	return inf->name;
+}

@@ -1,0 +1,89 @@
+/*
+ * test_config.c - flags, environment and validation.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <tfj/err.h>
+
+#include "config.h"
+#include "tfj_test.h"
+
+static int parse(struct tfj_config *c, int argc, const char **argv)
+{
+	return tfj_config_parse(c, argc, (char **)argv);
+}
+
+static void test_defaults(void)
+{
+	struct tfj_config c;
+	const char *argv[] = { "op" };
+	TFJ_CHECK_INT(parse(&c, 1, argv), 0);
+	TFJ_CHECK_STR(c.namespace, "");
+	TFJ_CHECK_INT(c.workers, 4);
+	TFJ_CHECK_STR(c.metrics_addr, ":8080");
+	TFJ_CHECK_INT(c.leader_elect, 0);
+	TFJ_CHECK_INT(c.log_level, TFJ_LOG_INFO);
+}
+
+static void test_flags_and_env(void)
+{
+	struct tfj_config c;
+	const char *argv[] = { "op", "--namespace", "ml", "--workers=8", "--leader-elect",
+			       "--qps", "12.5", "--log-format=json", "--log-level", "debug",
+			       "--metrics-addr=127.0.0.1:0" };
+	setenv("TFJOB_WORKERS", "2", 1);
+	setenv("TFJOB_BURST", "7", 1);
+	TFJ_CHECK_INT(parse(&c, 11, argv), 0);
+	TFJ_CHECK_STR(c.namespace, "ml");
+	TFJ_CHECK_INT(c.workers, 8);  /* the flag wins */
+	TFJ_CHECK_INT(c.burst, 7);    /* from the environment */
+	TFJ_CHECK_INT(c.leader_elect, 1);
+	TFJ_CHECK(c.qps == 12.5);
+	TFJ_CHECK_INT(c.log_format, TFJ_LOG_FMT_JSON);
+	TFJ_CHECK_INT(c.log_level, TFJ_LOG_DEBUG);
+	TFJ_CHECK_STR(c.metrics_addr, "127.0.0.1:0");
+	unsetenv("TFJOB_WORKERS");
+	unsetenv("TFJOB_BURST");
+}
+
+static void bad(int argc, const char **argv, const char *needle)
+{
+	struct tfj_config c;
+	TFJ_CHECK_INT(parse(&c, argc, argv), TFJ_EINVAL);
+	if (!strstr(tfj_err_detail(), needle))
+		tfj_test_fail(__FILE__, __LINE__, "\"%s\" lacks \"%s\"", tfj_err_detail(), needle);
+}
+
+static void test_bad(void)
+{
+	const char *a1[] = { "op", "--workers", "0" };
+	const char *a2[] = { "op", "--workers", "12abc" };
+	const char *a3[] = { "op", "--nope" };
+	const char *a4[] = { "op", "--namespace" };
+	const char *a5[] = { "op", "--qps", "nan" };
+	const char *a6[] = { "op", "--leader-elect=maybe" };
+	const char *a7[] = { "op", "positional" };
+	const char *a8[] = { "op", "--log-level", "loud" };
+	struct tfj_config c;
+	bad(3, a1, "--workers");
+	bad(3, a2, "--workers");
+	bad(2, a3, "unknown flag --nope");
+	bad(2, a4, "needs a value");
+	bad(3, a5, "--qps");
+	bad(2, a6, "boolean");
+	bad(2, a7, "unexpected argument");
+	bad(3, a8, "--log-level");
+	setenv("TFJOB_WORKERS", "-3", 1);
+	TFJ_CHECK_INT(tfj_config_parse(&c, 1, (char *[]){ "op", NULL }), TFJ_EINVAL);
+	TFJ_CHECK(strstr(tfj_err_detail(), "TFJOB_WORKERS") != NULL);
+	unsetenv("TFJOB_WORKERS");
+}
+
+int main(void)
+{
+	TFJ_RUN(test_defaults);
+	TFJ_RUN(test_flags_and_env);
+	TFJ_RUN(test_bad);
+	return tfj_test_finish();
+}

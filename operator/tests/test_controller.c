@@ -1,0 +1,260 @@
+/*
+ * test_controller.c - the whole controller (informers, queue, expectations,
+ * the real planner, apply, status) against the local HTTPS server: a TFJob
+ * gets its pods and services with TF_CONFIG, a restarted controller creates
+ * no duplicates, and pods finishing make the job Succeeded.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tfj/err.h>
+#include <tfj/json.h>
+
+#include "controller.h"
+#include "fakeapi.h"
+#include "kube.h"
+#include "tfj_test.h"
+
+static struct fake F;
+static struct tfj_kube *K;
+
+static const char *job_json =
+	"{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\","
+	"\"metadata\":{\"name\":\"mnist\",\"namespace\":\"ml\",\"generation\":1},"
+	"\"spec\":{\"tfReplicaSpecs\":{"
+	"\"PS\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":"
+	"[{\"name\":\"tensorflow\",\"image\":\"localhost/rt:1\"}]}}},"
+	"\"Worker\":{\"replicas\":2,\"restartPolicy\":\"OnFailure\",\"template\":{\"spec\":"
+	"{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"localhost/rt:1\"}]}}}}}}";
+
+static int wait_count(const char *res, int want)
+{
+	for (int i = 0; i < 300; i++) {
+		if (fake_count(&F, res, "ml") >= want)
+			return 1;
+		usleep(20000);
+	}
+	return 0;
+}
+
+/* 1 once the TFJob's condition `type` is True. */
+static int job_condition(const char *type)
+{
+	cJSON *job = NULL, *c;
+	int yes = 0;
+	if (tfj_kube_get(K, &job, "/apis/kubeflow.org/v1/namespaces/ml/tfjobs/mnist"))
+		return 0;
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(cJSON_GetObjectItem(job, "status"), "conditions")) {
+		const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(c, "type"));
+		const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(c, "status"));
+		if (t && s && !strcmp(t, type) && !strcmp(s, "True"))
+			yes = 1;
+	}
+	cJSON_Delete(job);
+	return yes;
+}
+
+static int wait_condition(const char *type)
+{
+	for (int i = 0; i < 300; i++) {
+		if (job_condition(type))
+			return 1;
+		usleep(20000);
+	}
+	return 0;
+}
+
+static struct tfj_controller *start_controller(void)
+{
+	struct tfj_controller_opts o = { 0 };
+	struct tfj_controller *c = NULL;
+	o.namespace = "ml";
+	o.workers = 2;
+	o.watch_timeout_s = 5;
+	TFJ_CHECK_INT(tfj_controller_new(&c, K, &o), 0);
+	if (c)
+		TFJ_CHECK_INT(tfj_controller_start(c, 10000), 0);
+	return c;
+}
+
+static void test_job_lifecycle(void)
+{
+	struct tfj_controller *c;
+	cJSON *job = cJSON_Parse(job_json), *pod = NULL, *env, *e;
+	const char *tfconfig = NULL;
+	struct tfj_buf m = TFJ_BUF_INIT(1 << 20);
+	int pod_posts;
+
+	TFJ_CHECK_INT(tfj_kube_create(K, NULL, "/apis/kubeflow.org/v1/namespaces/ml/tfjobs", job), 0);
+	cJSON_Delete(job);
+	/* The first status write conflicts, as if someone wrote in between: the
+	 * controller re-reads the TFJob and writes again. */
+	pthread_mutex_lock(&F.mu);
+	F.fail_n = 1;
+	F.fail_status = 409;
+	snprintf(F.fail_path, sizeof(F.fail_path), "/tfjobs/mnist/status");
+	pthread_mutex_unlock(&F.mu);
+	c = start_controller();
+	if (!c)
+		return;
+	TFJ_CHECK(tfj_controller_ready(c));
+	TFJ_CHECK(wait_count("pods", 3));
+	TFJ_CHECK(wait_count("services", 3));
+	TFJ_CHECK(wait_condition("Created"));
+	TFJ_CHECK_INT(F.fail_n, 0);
+	TFJ_CHECK_INT(tfj_controller_metrics(c, &m), 0);
+	TFJ_CHECK(strstr(tfj_buf_cstr(&m),
+			 "tfjob_operator_status_writes_total{result=\"conflict\"} 1\n") != NULL);
+	tfj_buf_clear(&m);
+
+	/* The worker's TF_CONFIG names every training task. */
+	TFJ_CHECK_INT(tfj_kube_get(K, &pod, "/api/v1/namespaces/ml/pods/mnist-worker-1"), 0);
+	env = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(pod, "spec"), "containers"), 0), "env");
+	cJSON_ArrayForEach(e, env)
+		if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(e, "name")), "TF_CONFIG"))
+			tfconfig = cJSON_GetStringValue(cJSON_GetObjectItem(e, "value"));
+	TFJ_CHECK(tfconfig && strstr(tfconfig, "mnist-ps-0.ml.svc:2222") &&
+		  strstr(tfconfig, "\"index\":1"));
+	cJSON_Delete(pod);
+
+	/* A restarted operator sees the children in its fresh caches: no duplicates. */
+	tfj_controller_free(c);
+	pod_posts = F.posts[0];
+	TFJ_CHECK_INT(pod_posts, 3);
+	c = start_controller();
+	if (!c)
+		return;
+	sleep(1);
+	TFJ_CHECK_INT(F.posts[0], pod_posts);
+	TFJ_CHECK_INT(fake_count(&F, "pods", "ml"), 3);
+
+	/* The "kubelet" runs the pods, then the workers finish. */
+	fake_put_status(&F, "pods", "ml", "mnist-ps-0", "{\"phase\":\"Running\"}");
+	fake_put_status(&F, "pods", "ml", "mnist-worker-0", "{\"phase\":\"Running\"}");
+	fake_put_status(&F, "pods", "ml", "mnist-worker-1", "{\"phase\":\"Running\"}");
+	if (!wait_condition("Running")) {
+		cJSON *j = NULL;
+		char *txt;
+		tfj_test_fail(__FILE__, __LINE__, "job never Running");
+		tfj_controller_metrics(c, &m);
+		fprintf(stderr, "%s\n", tfj_buf_cstr(&m));
+		tfj_buf_clear(&m);
+		tfj_kube_get(K, &j, "/apis/kubeflow.org/v1/namespaces/ml/tfjobs/mnist");
+		txt = cJSON_Print(cJSON_GetObjectItem(j, "status"));
+		fprintf(stderr, "status: %s\n", txt);
+		free(txt);
+		cJSON_Delete(j);
+	}
+	fake_put_status(&F, "pods", "ml", "mnist-worker-1",
+			"{\"phase\":\"Succeeded\",\"containerStatuses\":[{\"name\":\"tensorflow\","
+			"\"restartCount\":0,\"state\":{\"terminated\":{\"exitCode\":0,"
+			"\"reason\":\"Completed\"}}}]}");
+	fake_put_status(&F, "pods", "ml", "mnist-worker-0",
+			"{\"phase\":\"Succeeded\",\"containerStatuses\":[{\"name\":\"tensorflow\","
+			"\"restartCount\":0,\"state\":{\"terminated\":{\"exitCode\":0,"
+			"\"reason\":\"Completed\"}}}]}");
+	if (!wait_condition("Succeeded")) {
+		cJSON *j = NULL;
+		char *txt;
+		tfj_test_fail(__FILE__, __LINE__, "job never Succeeded");
+		tfj_controller_metrics(c, &m);
+		fprintf(stderr, "%s\n", tfj_buf_cstr(&m));
+		tfj_buf_clear(&m);
+		tfj_kube_get(K, &j, "/apis/kubeflow.org/v1/namespaces/ml/tfjobs/mnist");
+		txt = cJSON_Print(cJSON_GetObjectItem(j, "status"));
+		fprintf(stderr, "status: %s\n", txt);
+		free(txt);
+		cJSON_Delete(j);
+	}
+	TFJ_CHECK(!job_condition("Failed"));
+	TFJ_CHECK_INT(F.posts[0], pod_posts); /* nothing recreated */
+	TFJ_CHECK_INT(tfj_controller_metrics(c, &m), 0);
+	TFJ_CHECK(strstr(tfj_buf_cstr(&m), "tfjob_operator_jobs_succeeded_total 1\n") != NULL);
+	TFJ_CHECK(strstr(tfj_buf_cstr(&m), "tfjob_operator_reconcile_total{result=\"success\"}") != NULL);
+	TFJ_CHECK(F.posts[2] >= 1); /* events were posted */
+	tfj_buf_free(&m);
+	tfj_controller_free(c);
+}
+
+/* Pod creates that fail (a webhook or quota saying no) are retried with
+ * backoff, reported as Warning events and counted; the job still converges. */
+static void test_create_errors_retried(void)
+{
+	struct tfj_controller *c;
+	struct tfj_buf m = TFJ_BUF_INIT(1 << 20);
+	char *txt = strdup(job_json), *p = strstr(txt, "\"mnist\"");
+	cJSON *job;
+	int events_before = F.posts[2], pods_before = fake_count(&F, "pods", "ml");
+
+	memcpy(p, "\"flaky\"", 7);
+	job = cJSON_Parse(txt);
+	free(txt);
+	pthread_mutex_lock(&F.mu);
+	F.fail_n = 4;
+	F.fail_status = 500;
+	snprintf(F.fail_path, sizeof(F.fail_path), "/namespaces/ml/pods");
+	snprintf(F.fail_method, sizeof(F.fail_method), "POST");
+	pthread_mutex_unlock(&F.mu);
+	TFJ_CHECK_INT(tfj_kube_create(K, NULL, "/apis/kubeflow.org/v1/namespaces/ml/tfjobs", job), 0);
+	cJSON_Delete(job);
+	c = start_controller();
+	if (!c)
+		return;
+	for (int i = 0; i < 300 && fake_count(&F, "pods", "ml") < pods_before + 3; i++)
+		usleep(20000);
+	TFJ_CHECK_INT(fake_count(&F, "pods", "ml"), pods_before + 3);
+	TFJ_CHECK_INT(F.fail_n, 0);
+	TFJ_CHECK_INT(tfj_controller_metrics(c, &m), 0);
+	TFJ_CHECK(strstr(tfj_buf_cstr(&m),
+			 "tfjob_operator_child_writes_total{op=\"create\",result=\"error\"} 4\n") != NULL);
+	TFJ_CHECK(strstr(tfj_buf_cstr(&m), "tfjob_operator_workqueue_retries_total 0\n") == NULL);
+	TFJ_CHECK(F.posts[2] - events_before >= 4 + 3); /* 4 warnings + creates */
+	tfj_buf_free(&m);
+	tfj_controller_free(c);
+	pthread_mutex_lock(&F.mu);
+	F.fail_method[0] = '\0';
+	pthread_mutex_unlock(&F.mu);
+}
+
+static void test_owner_key(void)
+{
+	char key[128];
+	cJSON *p = cJSON_Parse("{\"metadata\":{\"name\":\"x\",\"namespace\":\"n\",\"ownerReferences\":["
+			       "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"cm\",\"controller\":true},"
+			       "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"name\":\"j\","
+			       "\"uid\":\"u\",\"controller\":true}]}}");
+	TFJ_CHECK_INT(tfj_controller_owner_key(key, sizeof(key), p), 0);
+	TFJ_CHECK_STR(key, "n/j");
+	cJSON_Delete(p);
+	p = cJSON_Parse("{\"metadata\":{\"name\":\"x\",\"namespace\":\"n\",\"ownerReferences\":["
+			"{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"name\":\"j\"}]}}");
+	TFJ_CHECK_INT(tfj_controller_owner_key(key, sizeof(key), p), TFJ_ENOTFOUND);
+	cJSON_Delete(p);
+}
+
+int main(void)
+{
+	struct tfj_kubeconfig kc;
+	int rc;
+
+	TFJ_RUN(test_owner_key);
+	rc = fake_start(&F, "tok");
+	if (rc == TFJ_EUNSUPP) {
+		fprintf(stderr, "skip: no openssl or no TLS in libmicrohttpd\n");
+		fake_stop(&F);
+		return 77;
+	}
+	TFJ_CHECK_INT(rc, 0);
+	fake_kubeconfig(&F, &kc, 0);
+	TFJ_CHECK_INT(tfj_kube_new(&K, &kc, NULL), 0);
+	tfj_kubeconfig_free(&kc);
+	if (rc == 0 && K) {
+		TFJ_RUN(test_job_lifecycle);
+		TFJ_RUN(test_create_errors_retried);
+	}
+	tfj_kube_free(K);
+	fake_stop(&F);
+	return tfj_test_finish();
+}

@@ -1,0 +1,126 @@
+/*
+ * test_httpd.c - the metrics/health endpoint on a kernel-chosen port.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <curl/curl.h>
+
+#include <tfj/err.h>
+
+#include "httpd.h"
+#include "tfj_test.h"
+
+static atomic_int ready_flag;
+static atomic_int metrics_fail;
+
+static int metrics(void *ud, struct tfj_buf *out)
+{
+	if (atomic_load(&metrics_fail))
+		return TFJ_ETOOBIG;
+	return tfj_buf_puts(out, "# TYPE x counter\nx 42\n");
+}
+
+static int ready(void *ud)
+{
+	return atomic_load(&ready_flag);
+}
+
+struct body {
+	char buf[4096];
+	size_t len;
+};
+
+static size_t on_body(char *d, size_t s, size_t n, void *ud)
+{
+	struct body *b = ud;
+	size_t k = s * n;
+	if (b->len + k >= sizeof(b->buf))
+		k = sizeof(b->buf) - b->len - 1;
+	memcpy(b->buf + b->len, d, k);
+	b->len += k;
+	b->buf[b->len] = '\0';
+	return s * n;
+}
+
+static long req(int port, const char *method, const char *path, struct body *b, char *ctype,
+		size_t ctlen)
+{
+	CURL *h = curl_easy_init();
+	char url[128];
+	long code = 0;
+	char *ct = NULL;
+	memset(b, 0, sizeof(*b));
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, 5L);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
+	if (curl_easy_perform(h) == CURLE_OK) {
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+		curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct);
+		if (ctype)
+			snprintf(ctype, ctlen, "%s", ct ? ct : "");
+	}
+	curl_easy_cleanup(h);
+	return code;
+}
+
+static void test_parse_addr(void)
+{
+	char host[64];
+	int port;
+	TFJ_CHECK_INT(tfj_httpd_parse_addr(host, sizeof(host), &port, ":8080"), 0);
+	TFJ_CHECK_STR(host, "");
+	TFJ_CHECK_INT(port, 8080);
+	TFJ_CHECK_INT(tfj_httpd_parse_addr(host, sizeof(host), &port, "127.0.0.1:0"), 0);
+	TFJ_CHECK_STR(host, "127.0.0.1");
+	TFJ_CHECK_INT(tfj_httpd_parse_addr(host, sizeof(host), &port, "[::1]:9090"), 0);
+	TFJ_CHECK_STR(host, "::1");
+	TFJ_CHECK_INT(port, 9090);
+	TFJ_CHECK_INT(tfj_httpd_parse_addr(host, sizeof(host), &port, "9091"), 0);
+	TFJ_CHECK_INT(port, 9091);
+	TFJ_CHECK_INT(tfj_httpd_parse_addr(host, sizeof(host), &port, "localhost:80"), TFJ_EINVAL);
+	TFJ_CHECK_INT(tfj_httpd_parse_addr(host, sizeof(host), &port, ":70000"), TFJ_EINVAL);
+	TFJ_CHECK_INT(tfj_httpd_parse_addr(host, sizeof(host), &port, "1.2.3.4:"), TFJ_EINVAL);
+	TFJ_CHECK_INT(tfj_httpd_parse_addr(host, sizeof(host), &port, "[::1]80"), TFJ_EINVAL);
+	TFJ_CHECK_INT(tfj_httpd_parse_addr(host, sizeof(host), &port, ""), TFJ_EINVAL);
+}
+
+static void test_serve(void)
+{
+	struct tfj_httpd_opts o = { "127.0.0.1:0", metrics, ready, NULL };
+	struct tfj_httpd *h = NULL;
+	struct body b;
+	char ct[128];
+	int port;
+
+	TFJ_CHECK_INT(tfj_httpd_start(&h, &o), 0);
+	if (!h)
+		return;
+	port = tfj_httpd_port(h);
+	TFJ_CHECK(port > 0);
+	TFJ_CHECK_INT(req(port, "GET", "/healthz", &b, NULL, 0), 200);
+	TFJ_CHECK_STR(b.buf, "ok\n");
+	TFJ_CHECK_INT(req(port, "GET", "/readyz", &b, NULL, 0), 503);
+	atomic_store(&ready_flag, 1);
+	TFJ_CHECK_INT(req(port, "GET", "/readyz", &b, NULL, 0), 200);
+	TFJ_CHECK_INT(req(port, "GET", "/metrics", &b, ct, sizeof(ct)), 200);
+	TFJ_CHECK_STR(b.buf, "# TYPE x counter\nx 42\n");
+	TFJ_CHECK(strstr(ct, "text/plain; version=0.0.4") == ct);
+	atomic_store(&metrics_fail, 1);
+	TFJ_CHECK_INT(req(port, "GET", "/metrics", &b, NULL, 0), 500);
+	TFJ_CHECK_INT(req(port, "POST", "/metrics", &b, NULL, 0), 405);
+	TFJ_CHECK_INT(req(port, "GET", "/../etc/passwd", &b, NULL, 0), 404);
+	tfj_httpd_stop(h);
+	TFJ_CHECK_INT(req(port, "GET", "/healthz", &b, NULL, 0), 0); /* gone */
+	tfj_httpd_stop(NULL);
+}
+
+int main(void)
+{
+	TFJ_RUN(test_parse_addr);
+	TFJ_RUN(test_serve);
+	return tfj_test_finish();
+}

@@ -1,0 +1,212 @@
+/*
+ * test_informer.c - LIST+WATCH cache against the local HTTPS server:
+ * initial sync, watch events, label filtering and indexing, and the relist
+ * after a 410 (history compacted while the watch was cut).
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tfj/err.h>
+
+#include "fakeapi.h"
+#include "informer.h"
+#include "kube.h"
+#include "tfj_test.h"
+
+static struct fake F;
+static struct tfj_kube *K;
+
+static atomic_int adds, updates, deletes;
+
+static void on_event(void *ud, enum tfj_informer_event ev, const cJSON *obj, const cJSON *old)
+{
+	if (ev == TFJ_INF_ADD)
+		atomic_fetch_add(&adds, 1);
+	else if (ev == TFJ_INF_UPDATE)
+		atomic_fetch_add(&updates, 1);
+	else
+		atomic_fetch_add(&deletes, 1);
+	if (ev == TFJ_INF_UPDATE && !old)
+		tfj_test_fail(__FILE__, __LINE__, "UPDATE without the old object");
+}
+
+static void make_pod(const char *ns, const char *name, const char *job)
+{
+	char s[512];
+	cJSON *p;
+	if (job)
+		snprintf(s, sizeof(s), "{\"metadata\":{\"name\":\"%s\",\"labels\":"
+			 "{\"training.kubeflow.org/job-name\":\"%s\"}}}", name, job);
+	else
+		snprintf(s, sizeof(s), "{\"metadata\":{\"name\":\"%s\"}}", name);
+	p = cJSON_Parse(s);
+	snprintf(s, sizeof(s), "/api/v1/namespaces/%s/pods", ns);
+	TFJ_CHECK_INT(tfj_kube_create(K, NULL, s, p), 0);
+	cJSON_Delete(p);
+}
+
+static int wait_for(atomic_int *v, int want)
+{
+	for (int i = 0; i < 200 && atomic_load(v) < want; i++)
+		usleep(25000);
+	return atomic_load(v) >= want;
+}
+
+static void test_sync_watch_relist(void)
+{
+	struct tfj_informer_opts o = { 0 };
+	struct tfj_informer *inf = NULL;
+	struct tfj_informer_stats st;
+	cJSON **list = NULL, *got;
+	size_t n = 0;
+
+	make_pod("a", "j1-worker-0", "j1");
+	make_pod("a", "j1-worker-1", "j1");
+	make_pod("b", "j1-worker-0", "j1");   /* same job name, other namespace */
+	make_pod("a", "unrelated", NULL);      /* filtered out by the selector */
+
+	o.name = "pods";
+	o.path = "/api/v1/pods";
+	o.label_selector = "training.kubeflow.org/job-name";
+	o.index_label = "training.kubeflow.org/job-name";
+	o.fn = on_event;
+	o.watch_timeout_s = 2;  /* rollovers happen during the test */
+	TFJ_CHECK_INT(tfj_informer_new(&inf, K, &o), 0);
+	if (!inf)
+		return;
+	TFJ_CHECK_INT(tfj_informer_start(inf), 0);
+	TFJ_CHECK_INT(tfj_informer_wait_synced(inf, 10000), 0);
+	TFJ_CHECK_INT(atomic_load(&adds), 3);
+	TFJ_CHECK_INT(tfj_informer_select(inf, &list, &n, "a", "j1"), 0);
+	TFJ_CHECK_INT(n, 2);
+	tfj_informer_free_list(list, n);
+	TFJ_CHECK(tfj_informer_get(inf, "a", "unrelated") == NULL);
+
+	/* Watch: add, modify, delete. */
+	make_pod("a", "j1-ps-0", "j1");
+	TFJ_CHECK(wait_for(&adds, 4));
+	fake_put_status(&F, "pods", "a", "j1-ps-0", "{\"phase\":\"Running\"}");
+	TFJ_CHECK(wait_for(&updates, 1));
+	got = tfj_informer_get(inf, "a", "j1-ps-0");
+	TFJ_CHECK(got && cJSON_GetObjectItem(got, "status") != NULL);
+	cJSON_Delete(got);
+	TFJ_CHECK_INT(tfj_kube_delete(K, "/api/v1/namespaces/a/pods/j1-worker-1", NULL, NULL), 0);
+	TFJ_CHECK(wait_for(&deletes, 1));
+	TFJ_CHECK_INT(tfj_informer_select(inf, &list, &n, "a", "j1"), 0);
+	TFJ_CHECK_INT(n, 2);
+	tfj_informer_free_list(list, n);
+
+	/* Survives a normal watch rollover (timeoutSeconds=2..2.5). */
+	sleep(3);
+	make_pod("a", "j1-worker-9", "j1");
+	TFJ_CHECK(wait_for(&adds, 5));
+
+	/* History compacted and the watch cut; a pod vanishes meanwhile. The
+	 * resumed watch gets 410, the informer relists and reports the delete. */
+	fake_compact_and_cut(&F);
+	TFJ_CHECK_INT(tfj_kube_delete(K, "/api/v1/namespaces/b/pods/j1-worker-0", NULL, NULL), 0);
+	TFJ_CHECK(wait_for(&deletes, 2));
+	for (int i = 0; i < 200; i++) {
+		tfj_informer_stats(inf, &st);
+		if (st.relists >= 1 && st.lists >= 2)
+			break;
+		usleep(25000);
+	}
+	TFJ_CHECK(st.relists >= 1);
+	TFJ_CHECK(st.lists >= 2);
+	TFJ_CHECK_INT(st.size, 3);
+	TFJ_CHECK(tfj_informer_get(inf, "b", "j1-worker-0") == NULL);
+	/* Still watching after the relist. */
+	make_pod("a", "j1-worker-10", "j1");
+	TFJ_CHECK(wait_for(&adds, 6));
+	TFJ_CHECK_INT(tfj_informer_list_all(inf, &list, &n), 0);
+	TFJ_CHECK_INT(n, 4);
+	tfj_informer_free_list(list, n);
+	tfj_informer_free(inf);
+}
+
+/* A watch line over the cap is not a crash and not a stuck informer: it
+ * relists, and the list (no line cap, only the body cap) brings the object. */
+static void test_oversized_event_relists(void)
+{
+	struct tfj_informer_opts o = { 0 };
+	struct tfj_informer *inf = NULL;
+	struct tfj_informer_stats st;
+	char big[6000], *body;
+	cJSON *p, *got;
+
+	o.name = "small-lines";
+	o.path = "/api/v1/namespaces/huge/pods";
+	o.max_line = 2048;
+	TFJ_CHECK_INT(tfj_informer_new(&inf, K, &o), 0);
+	if (!inf)
+		return;
+	TFJ_CHECK_INT(tfj_informer_start(inf), 0);
+	TFJ_CHECK_INT(tfj_informer_wait_synced(inf, 10000), 0);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	body = malloc(sizeof(big) + 128);
+	snprintf(body, sizeof(big) + 128, "{\"metadata\":{\"name\":\"fat\",\"annotations\":"
+		 "{\"a\":\"%s\"}}}", big);
+	p = cJSON_Parse(body);
+	free(body);
+	TFJ_CHECK_INT(tfj_kube_create(K, NULL, "/api/v1/namespaces/huge/pods", p), 0);
+	cJSON_Delete(p);
+	got = NULL;
+	for (int i = 0; i < 200 && !got; i++) {
+		got = tfj_informer_get(inf, "huge", "fat");
+		if (!got)
+			usleep(25000);
+	}
+	TFJ_CHECK(got != NULL);
+	cJSON_Delete(got);
+	tfj_informer_stats(inf, &st);
+	TFJ_CHECK(st.relists >= 1);
+	TFJ_CHECK(st.lists >= 2);
+	tfj_informer_free(inf);
+}
+
+static void test_stop_while_down(void)
+{
+	/* An informer on a path the server refuses keeps retrying with
+	 * backoff and still stops promptly. */
+	struct tfj_informer_opts o = { 0 };
+	struct tfj_informer *inf = NULL;
+	struct tfj_informer_stats st;
+	o.name = "broken";
+	o.path = "/nope/v1/things";
+	TFJ_CHECK_INT(tfj_informer_new(&inf, K, &o), 0);
+	if (!inf)
+		return;
+	TFJ_CHECK_INT(tfj_informer_start(inf), 0);
+	TFJ_CHECK_INT(tfj_informer_wait_synced(inf, 1500), TFJ_ETIMEOUT);
+	tfj_informer_stats(inf, &st);
+	TFJ_CHECK(st.errors >= 1 && st.errors <= 3); /* backoff, not a storm */
+	tfj_informer_free(inf);
+}
+
+int main(void)
+{
+	struct tfj_kubeconfig kc;
+	int rc = fake_start(&F, "tok");
+	if (rc == TFJ_EUNSUPP) {
+		fprintf(stderr, "skip: no openssl or no TLS in libmicrohttpd\n");
+		fake_stop(&F);
+		return 77;
+	}
+	TFJ_CHECK_INT(rc, 0);
+	fake_kubeconfig(&F, &kc, 0);
+	TFJ_CHECK_INT(tfj_kube_new(&K, &kc, NULL), 0);
+	tfj_kubeconfig_free(&kc);
+	if (rc == 0 && K) {
+		TFJ_RUN(test_sync_watch_relist);
+		TFJ_RUN(test_oversized_event_relists);
+		TFJ_RUN(test_stop_while_down);
+	}
+	tfj_kube_free(K);
+	fake_stop(&F);
+	return tfj_test_finish();
+}

@@ -1,0 +1,293 @@
+/*
+ * test_kube.c - the API client against a local HTTPS server (fakeapi.h):
+ * TLS verification, status mapping, token rotation, body caps, counters,
+ * streaming; plus the pure helpers.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tfj/err.h>
+
+#include "fakeapi.h"
+#include "kube.h"
+#include "tfj_test.h"
+
+static struct fake F;
+
+static void test_map_status(void)
+{
+	TFJ_CHECK_INT(tfj_kube_map_status(200, NULL), 0);
+	TFJ_CHECK_INT(tfj_kube_map_status(201, NULL), 0);
+	TFJ_CHECK_INT(tfj_kube_map_status(404, "NotFound"), TFJ_ENOTFOUND);
+	TFJ_CHECK_INT(tfj_kube_map_status(409, "AlreadyExists"), TFJ_EEXIST);
+	TFJ_CHECK_INT(tfj_kube_map_status(409, "Conflict"), TFJ_ECONFLICT);
+	TFJ_CHECK_INT(tfj_kube_map_status(409, NULL), TFJ_ECONFLICT);
+	TFJ_CHECK_INT(tfj_kube_map_status(410, "Expired"), TFJ_EGONE);
+	TFJ_CHECK_INT(tfj_kube_map_status(401, NULL), TFJ_EAUTH);
+	TFJ_CHECK_INT(tfj_kube_map_status(403, NULL), TFJ_EFORBIDDEN);
+	TFJ_CHECK_INT(tfj_kube_map_status(422, NULL), TFJ_EINVAL);
+	TFJ_CHECK_INT(tfj_kube_map_status(429, NULL), TFJ_EUNAVAIL);
+	TFJ_CHECK_INT(tfj_kube_map_status(503, NULL), TFJ_EUNAVAIL);
+	TFJ_CHECK_INT(tfj_kube_map_status(504, NULL), TFJ_ETIMEOUT);
+	TFJ_CHECK_INT(tfj_kube_map_status(0, NULL), TFJ_EUNAVAIL);
+}
+
+static void test_escape(void)
+{
+	char out[64];
+	TFJ_CHECK_INT(tfj_kube_escape(out, sizeof(out), "training.kubeflow.org/job-name=a b"), 0);
+	TFJ_CHECK_STR(out, "training.kubeflow.org%2Fjob-name%3Da%20b");
+	TFJ_CHECK_INT(tfj_kube_escape(out, 5, "abcd"), 0);
+	TFJ_CHECK_INT(tfj_kube_escape(out, 4, "abcd"), TFJ_ETOOBIG);
+	TFJ_CHECK_INT(tfj_kube_escape(out, 5, "ab/"), TFJ_ETOOBIG);
+}
+
+static struct tfj_kube *client(int wrong_ca, size_t max_body)
+{
+	struct tfj_kubeconfig kc;
+	struct tfj_kube_opts o = { 0, 1, 5000, max_body, 60, NULL };
+	struct tfj_kube *k = NULL;
+	fake_kubeconfig(&F, &kc, wrong_ca);
+	TFJ_CHECK_INT(tfj_kube_new(&k, &kc, &o), 0);
+	tfj_kubeconfig_free(&kc);
+	return k;
+}
+
+static cJSON *pod(const char *name)
+{
+	char s[256];
+	snprintf(s, sizeof(s), "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+		 "\"labels\":{\"training.kubeflow.org/job-name\":\"j\"}}}", name);
+	return cJSON_Parse(s);
+}
+
+static void test_tls_verified(void)
+{
+	struct tfj_kube *k = client(1, 0);
+	cJSON *out = NULL;
+	if (!k)
+		return;
+	TFJ_CHECK_INT(tfj_kube_get(k, &out, "/api/v1/namespaces/t/pods/x"), TFJ_EAUTH);
+	TFJ_CHECK(strstr(tfj_err_detail(), "TLS") != NULL);
+	TFJ_CHECK(out == NULL);
+	TFJ_CHECK_INT(tfj_kube_count(k, TFJ_KUBE_GET, 0), 1);
+	tfj_kube_free(k);
+}
+
+static void test_crud_and_errors(void)
+{
+	struct tfj_kube *k = client(0, 0);
+	cJSON *p = pod("p1"), *out = NULL;
+	const char *uid;
+	char uidbuf[64];
+
+	if (!k)
+		return;
+	TFJ_CHECK_INT(tfj_kube_get(k, &out, "/api/v1/namespaces/t/pods/p1"), TFJ_ENOTFOUND);
+	TFJ_CHECK(strstr(tfj_err_detail(), "404") != NULL);
+	TFJ_CHECK_INT(tfj_kube_create(k, &out, "/api/v1/namespaces/t/pods", p), 0);
+	uid = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(out, "metadata"), "uid"));
+	TFJ_CHECK(uid != NULL);
+	snprintf(uidbuf, sizeof(uidbuf), "%s", uid ? uid : "");
+	cJSON_Delete(out);
+	out = NULL;
+	TFJ_CHECK_INT(tfj_kube_create(k, NULL, "/api/v1/namespaces/t/pods", p), TFJ_EEXIST);
+	TFJ_CHECK(strstr(tfj_err_detail(), "AlreadyExists") != NULL);
+
+	/* PUT with a stale resourceVersion conflicts. */
+	cJSON_AddItemToObject(cJSON_GetObjectItem(p, "metadata"), "resourceVersion",
+			      cJSON_CreateString("999999"));
+	TFJ_CHECK_INT(tfj_kube_replace(k, NULL, "/api/v1/namespaces/t/pods/p1", p), TFJ_ECONFLICT);
+
+	TFJ_CHECK_INT(tfj_kube_list(k, &out, "/api/v1/namespaces/t/pods"), 0);
+	TFJ_CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(out, "items")), 1);
+	cJSON_Delete(out);
+
+	/* A uid precondition protects a newer incarnation. */
+	TFJ_CHECK_INT(tfj_kube_delete(k, "/api/v1/namespaces/t/pods/p1", "uid-other", "Background"),
+		      TFJ_ECONFLICT);
+	TFJ_CHECK_INT(tfj_kube_delete(k, "/api/v1/namespaces/t/pods/p1", uidbuf, "Background"), 0);
+	TFJ_CHECK_INT(tfj_kube_delete(k, "/api/v1/namespaces/t/pods/p1", NULL, NULL), TFJ_ENOTFOUND);
+
+	/* Injected server errors. */
+	pthread_mutex_lock(&F.mu);
+	F.fail_n = 1;
+	F.fail_status = 503;
+	snprintf(F.fail_path, sizeof(F.fail_path), "/pods/zz");
+	pthread_mutex_unlock(&F.mu);
+	TFJ_CHECK_INT(tfj_kube_get(k, &out, "/api/v1/namespaces/t/pods/zz"), TFJ_EUNAVAIL);
+
+	TFJ_CHECK_INT(tfj_kube_count(k, TFJ_KUBE_POST, 201), 1);
+	TFJ_CHECK_INT(tfj_kube_count(k, TFJ_KUBE_POST, 409), 1);
+	TFJ_CHECK_INT(tfj_kube_count(k, TFJ_KUBE_DELETE, 404), 1);
+	TFJ_CHECK_INT(tfj_kube_count(k, TFJ_KUBE_GET, 503), 1);
+	{
+		struct tfj_buf m = TFJ_BUF_INIT(1 << 20);
+		TFJ_CHECK_INT(tfj_kube_metrics(k, &m), 0);
+		TFJ_CHECK(strstr(tfj_buf_cstr(&m),
+				 "tfjob_operator_api_requests_total{verb=\"POST\",code=\"409\"} 1\n") != NULL);
+		TFJ_CHECK(strstr(tfj_buf_cstr(&m), "tfjob_operator_api_request_seconds_count{verb=\"LIST\"} 1")
+			  != NULL);
+		tfj_buf_free(&m);
+	}
+	/* Bad arguments are refused before any request. */
+	TFJ_CHECK_INT(tfj_kube_get(k, &out, "no-slash"), TFJ_EINVAL);
+	cJSON_Delete(p);
+	tfj_kube_free(k);
+}
+
+static void test_body_cap(void)
+{
+	struct tfj_kube *k = client(0, 0), *small;
+	cJSON *out = NULL;
+	char name[32];
+	if (!k)
+		return;
+	for (int i = 0; i < 20; i++) {
+		cJSON *p;
+		snprintf(name, sizeof(name), "cap-%d", i);
+		p = pod(name);
+		tfj_kube_create(k, NULL, "/api/v1/namespaces/cap/pods", p);
+		cJSON_Delete(p);
+	}
+	small = client(0, 1024);
+	TFJ_CHECK_INT(tfj_kube_list(small, &out, "/api/v1/namespaces/cap/pods"), TFJ_ETOOBIG);
+	TFJ_CHECK(out == NULL);
+	TFJ_CHECK_INT(tfj_kube_list(k, &out, "/api/v1/namespaces/cap/pods"), 0);
+	cJSON_Delete(out);
+	tfj_kube_free(small);
+	tfj_kube_free(k);
+}
+
+static void test_token_rotation(void)
+{
+	struct tfj_kubeconfig kc;
+	struct tfj_kube *k = NULL;
+	cJSON *out = NULL;
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/token", F.dir);
+	f = fopen(path, "w");
+	fputs("secret-one\n", f);
+	fclose(f);
+	fake_kubeconfig(&F, &kc, 0);
+	free(kc.token);
+	kc.token = NULL;
+	kc.token_file = strdup(path);
+	pthread_mutex_lock(&F.mu);
+	snprintf(F.token, sizeof(F.token), "secret-one");
+	pthread_mutex_unlock(&F.mu);
+	TFJ_CHECK_INT(tfj_kube_new(&k, &kc, NULL), 0);
+	tfj_kubeconfig_free(&kc);
+	if (!k)
+		return;
+	TFJ_CHECK_INT(tfj_kube_get(k, &out, "/api/v1/namespaces/t/pods/none"), TFJ_ENOTFOUND);
+	/* The token rotates: the server wants the new one, the file has it. */
+	f = fopen(path, "w");
+	fputs("secret-two", f);
+	fclose(f);
+	pthread_mutex_lock(&F.mu);
+	snprintf(F.token, sizeof(F.token), "secret-two");
+	F.unauthorized = 0;
+	pthread_mutex_unlock(&F.mu);
+	TFJ_CHECK_INT(tfj_kube_get(k, &out, "/api/v1/namespaces/t/pods/none"), TFJ_ENOTFOUND);
+	TFJ_CHECK_INT(F.unauthorized, 1);           /* one 401, then the re-read token */
+	TFJ_CHECK_INT(tfj_kube_count(k, TFJ_KUBE_GET, 401), 1);
+	/* A token nobody accepts: EAUTH, and the secret is not in the detail. */
+	pthread_mutex_lock(&F.mu);
+	snprintf(F.token, sizeof(F.token), "secret-three");
+	pthread_mutex_unlock(&F.mu);
+	TFJ_CHECK_INT(tfj_kube_get(k, &out, "/api/v1/namespaces/t/pods/none"), TFJ_EAUTH);
+	TFJ_CHECK(strstr(tfj_err_detail(), "secret") == NULL);
+	tfj_kube_free(k);
+	pthread_mutex_lock(&F.mu);
+	snprintf(F.token, sizeof(F.token), "test-token");
+	pthread_mutex_unlock(&F.mu);
+}
+
+struct sink {
+	char buf[8192];
+	size_t len;
+	int stop_after;
+};
+
+static int on_data(void *ud, const char *d, size_t n)
+{
+	struct sink *s = ud;
+	if (s->len + n >= sizeof(s->buf))
+		return TFJ_ETOOBIG;
+	memcpy(s->buf + s->len, d, n);
+	s->len += n;
+	s->buf[s->len] = '\0';
+	return s->stop_after && strstr(s->buf, "w-2") ? TFJ_ECANCELED : 0;
+}
+
+static void test_stream(void)
+{
+	struct tfj_kube *k = client(0, 0);
+	struct sink s;
+	_Atomic int cancel = 0;
+	char name[16];
+	if (!k)
+		return;
+	for (int i = 0; i < 3; i++) {
+		cJSON *p;
+		snprintf(name, sizeof(name), "w-%d", i);
+		p = pod(name);
+		tfj_kube_create(k, NULL, "/api/v1/namespaces/ws/pods", p);
+		cJSON_Delete(p);
+	}
+	memset(&s, 0, sizeof(s));
+	/* The watch ends on the server's timeoutSeconds: a normal end. */
+	TFJ_CHECK_INT(tfj_kube_stream(k, "/api/v1/namespaces/ws/pods?watch=1&resourceVersion=0"
+				      "&timeoutSeconds=1", on_data, &s, &cancel, 30), 0);
+	TFJ_CHECK(strstr(s.buf, "\"ADDED\"") != NULL && strstr(s.buf, "w-2") != NULL);
+	/* The consumer can end it. */
+	memset(&s, 0, sizeof(s));
+	s.stop_after = 1;
+	TFJ_CHECK_INT(tfj_kube_stream(k, "/api/v1/namespaces/ws/pods?watch=1&resourceVersion=0"
+				      "&timeoutSeconds=30", on_data, &s, &cancel, 60), TFJ_ECANCELED);
+	/* A non-2xx answer is mapped, not streamed. */
+	memset(&s, 0, sizeof(s));
+	pthread_mutex_lock(&F.mu);
+	F.fail_n = 1;
+	F.fail_status = 410;
+	snprintf(F.fail_path, sizeof(F.fail_path), "/namespaces/ws/pods");
+	pthread_mutex_unlock(&F.mu);
+	TFJ_CHECK_INT(tfj_kube_stream(k, "/api/v1/namespaces/ws/pods?watch=1", on_data, &s,
+				      &cancel, 30), TFJ_EGONE);
+	TFJ_CHECK_INT(s.len, 0);
+	/* Cancellation from another thread's flag. */
+	cancel = 1;
+	memset(&s, 0, sizeof(s));
+	TFJ_CHECK_INT(tfj_kube_stream(k, "/api/v1/namespaces/none/pods?watch=1&resourceVersion=999"
+				      "&timeoutSeconds=30", on_data, &s, &cancel, 60), TFJ_ECANCELED);
+	tfj_kube_free(k);
+}
+
+int main(void)
+{
+	int rc;
+	TFJ_RUN(test_map_status);
+	TFJ_RUN(test_escape);
+	rc = fake_start(&F, "test-token");
+	if (rc == TFJ_EUNSUPP) {
+		fprintf(stderr, "skip: no openssl or no TLS in libmicrohttpd\n");
+		fake_stop(&F);
+		tfj_test_finish();
+		return 77;
+	}
+	TFJ_CHECK_INT(rc, 0);
+	if (rc == 0) {
+		TFJ_RUN(test_tls_verified);
+		TFJ_RUN(test_crud_and_errors);
+		TFJ_RUN(test_body_cap);
+		TFJ_RUN(test_token_rotation);
+		TFJ_RUN(test_stream);
+	}
+	fake_stop(&F);
+	return tfj_test_finish();
+}
