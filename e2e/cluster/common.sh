@@ -1,0 +1,88 @@
+# shellcheck shell=bash disable=SC2034
+# Shared settings for the test bed scripts (sourced, not executed).
+# Paths are fixed and documented in docs/testbed.md.
+TB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$TB_DIR/versions.sh"
+TB_CACHE=${TFJOB_CACHE:-/var/cache/tfjob}
+TB_STATE=${TFJOB_STATE:-/var/lib/tfjob-testbed}
+TB_LOGS=${TFJOB_LOGS:-/var/log/tfjob-testbed}
+TB_RUN=$TB_STATE/run
+TB_KUBECONFIG=$TB_STATE/kubeconfig
+K8S_BIN=$TB_CACHE/kubernetes-$K8S_VERSION/bin
+ETCD_BIN=$TB_CACHE/etcd-$ETCD_VERSION/bin
+COREDNS_BIN=$TB_CACHE/coredns-$COREDNS_VERSION/bin
+HELM_BIN=$TB_CACHE/helm-$HELM_VERSION/bin
+PAUSE_DIR=$TB_CACHE/pause-$K8S_VERSION-$PAUSE_TAG
+PAUSE_IMAGE=localhost/pause:$PAUSE_TAG
+COREDNS_IMAGE=localhost/coredns:${COREDNS_VERSION#v}
+
+# Addresses. Everything stays on this machine: the node address lives on a
+# dummy interface of our own, pods on a bridge of our own.
+TB_DUMMY=tfjob0
+TB_NODE_IP=10.213.0.1
+TB_BRIDGE=tfjbr0
+TB_POD_CIDR=10.214.0.0/16
+TB_SERVICE_CIDR=10.215.0.0/16
+TB_API_SVC_IP=10.215.0.1
+TB_DNS_IP=10.215.0.10
+TB_CLUSTER_DOMAIN=cluster.local
+TB_NODE_NAME=tfjob-node
+TB_API_PORT=6443
+
+tb_log() { printf '%s [testbed] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+tb_die() { tb_log "ERROR: $*"; exit 1; }
+
+# Go settings for every build: the installed toolchain only, no cgo, modules
+# resolved through the proxy.
+tb_go_env() {
+    export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false"
+    # The checksum database mirror reachable here lags behind the newest
+    # Kubernetes patch; the wrapper's committed go.sum pins its hashes.
+    export GONOSUMDB=k8s.io/kubernetes
+}
+
+TB_CONTAINERD_SOCK=/run/tfjob-testbed/containerd/containerd.sock
+TB_CONTAINERD_STATE=/run/tfjob-testbed/containerd
+TB_PKI=$TB_STATE/pki
+TB_CONF=$TB_STATE/config
+# Start order; `down` stops them in reverse.
+TB_COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy)
+
+tb_ctr() { ctr --address "$TB_CONTAINERD_SOCK" -n k8s.io "$@"; }
+
+# tb_have_image NAME: the image is in the test bed's containerd. (The list is
+# read whole first: `ctr ... | grep -q` fails under pipefail when grep stops
+# reading early.)
+tb_have_image() {
+    local list
+    list=$(tb_ctr images ls -q) || return 1
+    grep -qxF -- "$1" <<<"$list"
+}
+
+# Binary path of a component (used to start it and to recognise its pid).
+tb_bin() {
+    case $1 in
+    etcd) echo "$ETCD_BIN/etcd" ;;
+    containerd) echo /usr/bin/containerd ;;
+    *) echo "$K8S_BIN/$1" ;;
+    esac
+}
+
+# tb_pid NAME prints the recorded pid of NAME if that process is alive and
+# still runs NAME's binary; otherwise prints nothing and fails.
+tb_pid() {
+    local f=$TB_RUN/$1.pid pid exe
+    [ -f "$f" ] || return 1
+    pid=$(cat "$f")
+    [[ $pid =~ ^[0-9]+$ ]] || return 1
+    exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || return 1
+    [ "${exe% (deleted)}" = "$(tb_bin "$1")" ] || return 1
+    echo "$pid"
+}
+
+tb_log_tail() {
+    local name=$1
+    echo "----- last 40 lines of $TB_LOGS/$name.log -----" >&2
+    tail -n 40 "$TB_LOGS/$name.log" >&2 || true
+    echo "-----" >&2
+}

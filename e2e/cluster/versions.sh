@@ -1,0 +1,14 @@
+# shellcheck shell=bash disable=SC2034
+# Versions of every component the test bed builds. Sourced by the scripts in
+# this directory. Changing a version changes the cache key, so the next
+# `up` builds the new one beside the old one.
+# Kubernetes: newest 1.34 patch served by the module proxy. 1.34 is the last
+# minor that supports containerd 1.6 (Debian bookworm) and cgroup v1 by default.
+K8S_VERSION=v1.34.12
+# Staging modules (k8s.io/api, ...) carry the same patch with major 0.
+K8S_STAGING_VERSION=v0.34.12
+ETCD_VERSION=v3.5.35
+COREDNS_VERSION=v1.12.4
+HELM_VERSION=v3.22.0
+# Tag of the locally built sandbox ("pause") image.
+PAUSE_TAG=3.10-tfjob

@@ -1,0 +1,3 @@
+module tfjob.test/smoke/probe
+
+go 1.22
