@@ -1,0 +1,142 @@
+/*
+ * optim.c - SGD, momentum and Adam updates on host float arrays.
+ */
+#include "optim.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <tfj/err.h>
+
+void tfj_optim_defaults(struct tfj_optim_hparams *h, enum tfj_optim_kind kind)
+{
+	memset(h, 0, sizeof(*h));
+	h->lr = kind == TFJ_OPTIM_ADAM ? 0.001f : kind == TFJ_OPTIM_MOMENTUM ? 0.05f : 0.1f;
+	h->momentum = 0.9f;
+	h->beta1 = 0.9f;
+	h->beta2 = 0.999f;
+	h->eps = 1e-7f;
+}
+
+int tfj_optim_parse(enum tfj_optim_kind *out, const char *s)
+{
+	if (!out || !s)
+		return tfj_err_set(TFJ_EINVAL, "optim: NULL argument");
+	if (strcmp(s, "sgd") == 0)
+		*out = TFJ_OPTIM_SGD;
+	else if (strcmp(s, "momentum") == 0)
+		*out = TFJ_OPTIM_MOMENTUM;
+	else if (strcmp(s, "adam") == 0)
+		*out = TFJ_OPTIM_ADAM;
+	else
+		return tfj_err_set(TFJ_EINVAL, "optim: must be sgd, momentum or adam, not '%.32s'", s);
+	return 0;
+}
+
+const char *tfj_optim_name(enum tfj_optim_kind kind)
+{
+	switch (kind) {
+	case TFJ_OPTIM_SGD: return "sgd";
+	case TFJ_OPTIM_MOMENTUM: return "momentum";
+	case TFJ_OPTIM_ADAM: return "adam";
+	}
+	return "unknown";
+}
+
+/* [lo, hi) with NaN rejected by the comparisons themselves. */
+static int in_range(float v, float lo, float hi)
+{
+	return v >= lo && v < hi;
+}
+
+int tfj_optim_validate(enum tfj_optim_kind kind, const struct tfj_optim_hparams *h)
+{
+	if (!h)
+		return tfj_err_set(TFJ_EINVAL, "optim: hyperparameters are NULL");
+	if (kind != TFJ_OPTIM_SGD && kind != TFJ_OPTIM_MOMENTUM && kind != TFJ_OPTIM_ADAM)
+		return tfj_err_set(TFJ_EINVAL, "optim: unknown kind %d", (int)kind);
+	if (!(h->lr > 0.0f) || !isfinite(h->lr) || h->lr > 1e3f)
+		return tfj_err_set(TFJ_ERANGE, "optim: learning rate must be in (0, 1000]");
+	if (!in_range(h->weight_decay, 0.0f, 1.0f))
+		return tfj_err_set(TFJ_ERANGE, "optim: weight decay must be in [0, 1)");
+	if (kind == TFJ_OPTIM_MOMENTUM) {
+		if (!in_range(h->momentum, 0.0f, 1.0f))
+			return tfj_err_set(TFJ_ERANGE, "optim: momentum must be in [0, 1)");
+		if (h->nesterov != 0 && h->nesterov != 1)
+			return tfj_err_set(TFJ_EINVAL, "optim: nesterov must be 0 or 1");
+	}
+	if (kind == TFJ_OPTIM_ADAM) {
+		if (!in_range(h->beta1, 0.0f, 1.0f) || !in_range(h->beta2, 0.0f, 1.0f))
+			return tfj_err_set(TFJ_ERANGE, "optim: adam betas must be in [0, 1)");
+		if (!(h->eps > 0.0f) || !isfinite(h->eps))
+			return tfj_err_set(TFJ_ERANGE, "optim: adam epsilon must be > 0");
+	}
+	return 0;
+}
+
+size_t tfj_optim_state_size(enum tfj_optim_kind kind, size_t n)
+{
+	switch (kind) {
+	case TFJ_OPTIM_SGD: return 0;
+	case TFJ_OPTIM_MOMENTUM: return n;
+	case TFJ_OPTIM_ADAM: return n <= SIZE_MAX / 2 ? 2 * n : 0;
+	}
+	return 0;
+}
+
+int tfj_optim_apply(enum tfj_optim_kind kind, const struct tfj_optim_hparams *h, float *param,
+		    const float *grad, float *state, size_t n, int64_t step)
+{
+	const float lr = h ? h->lr : 0.0f, wd = h ? h->weight_decay : 0.0f;
+	size_t i;
+	int rc;
+
+	if ((rc = tfj_optim_validate(kind, h)) < 0)
+		return rc;
+	if ((!param || !grad) && n)
+		return tfj_err_set(TFJ_EINVAL, "optim: NULL param or grad");
+	if (kind != TFJ_OPTIM_SGD && !state && n)
+		return tfj_err_set(TFJ_EINVAL, "optim: %s needs a state array", tfj_optim_name(kind));
+	if (step < 0)
+		return tfj_err_set(TFJ_ERANGE, "optim: negative step %lld", (long long)step);
+	/* Check first, so a NaN gradient leaves param and state untouched. */
+	for (i = 0; i < n; i++)
+		if (!isfinite(grad[i]))
+			return tfj_err_set(TFJ_ENUMERIC, "optim: gradient element %zu is not finite", i);
+
+	switch (kind) {
+	case TFJ_OPTIM_SGD:
+		for (i = 0; i < n; i++)
+			param[i] -= lr * (grad[i] + wd * param[i]);
+		break;
+	case TFJ_OPTIM_MOMENTUM: {
+		const float mu = h->momentum;
+
+		for (i = 0; i < n; i++) {
+			float g = grad[i] + wd * param[i];
+			float v = mu * state[i] + g;
+
+			state[i] = v;
+			param[i] -= lr * (h->nesterov ? g + mu * v : v);
+		}
+		break;
+	}
+	case TFJ_OPTIM_ADAM: {
+		float *m = state, *v = state + n;
+		/* Bias correction for update number t = step + 1. */
+		double t = (double)step + 1.0;
+		float c1 = (float)(1.0 - pow(h->beta1, t));
+		float c2 = (float)(1.0 - pow(h->beta2, t));
+
+		for (i = 0; i < n; i++) {
+			float g = grad[i] + wd * param[i];
+
+			m[i] = h->beta1 * m[i] + (1.0f - h->beta1) * g;
+			v[i] = h->beta2 * v[i] + (1.0f - h->beta2) * g * g;
+			param[i] -= lr * (m[i] / c1) / (sqrtf(v[i] / c2) + h->eps);
+		}
+		break;
+	}
+	}
+	return 0;
+}

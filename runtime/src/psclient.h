@@ -1,0 +1,48 @@
+/*
+ * psclient.h - calls from workers, the chief and the evaluator to every
+ * parameter server.
+ *
+ * One channel per ps task, one completion queue for all of them: a call to
+ * "all shards" starts every shard's call at once and waits for them
+ * together, so a step costs one round trip, not nps. Request tensors are
+ * sent zero-copy (wire.h); before returning, a call waits until gRPC has
+ * released them, so the caller may overwrite its buffers right away.
+ * Responses are decoded into one arena per shard, valid until that shard's
+ * next call.
+ *
+ * gRPC statuses become TFJ_E* codes: UNAVAILABLE, DEADLINE_EXCEEDED,
+ * RESOURCE_EXHAUSTED, ABORTED, CANCELLED -> TFJ_EUNAVAIL (try again later);
+ * FAILED_PRECONDITION -> TFJ_ECONFLICT (the tasks disagree; permanent);
+ * OUT_OF_RANGE -> TFJ_ENUMERIC; anything else -> TFJ_EINTERNAL.
+ *
+ * Ownership: the client owns its channels and arenas; tfj_psclient_free().
+ */
+#ifndef TFJ_PSCLIENT_H
+#define TFJ_PSCLIENT_H
+
+#include <stddef.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "rpcnames.h"
+#include "rtconfig.h"
+
+struct tfj_psclient;
+
+int tfj_psclient_new(struct tfj_psclient **out, const struct tfj_rtconfig *cfg);
+void tfj_psclient_free(struct tfj_psclient *cl);
+
+size_t tfj_psclient_nshards(const struct tfj_psclient *cl);
+
+/*
+ * Calls `method` on every shard i with reqs[i] (NULL: skip shard i) and
+ * stores the decoded answers in resps[i]. timeout_s bounds the whole call.
+ * Returns 0 when every call succeeded, else the error of the first failing
+ * shard (its detail names the ps and the gRPC status); resps of successful
+ * shards are valid either way.
+ */
+int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
+		      const ProtobufCMessage *const *reqs, ProtobufCMessage **resps,
+		      double timeout_s);
+
+#endif

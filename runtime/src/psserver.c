@@ -1,0 +1,572 @@
+/*
+ * psserver.c - gRPC server of one parameter server shard (psserver.h).
+ */
+#include "psserver.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <grpc/support/time.h>
+
+#include <tfj/err.h>
+#include <tfj/log.h>
+
+#include "checkpoint.h"
+#include "exitcode.h"
+#include "plan.h"
+#include "rpcnames.h"
+#include "shard.h"
+#include "wire.h"
+
+volatile sig_atomic_t tfj_stop_requested;
+
+#define MAX_SNAPSHOTS 64
+#define MAX_PULL_WAIT_MS 30000
+
+enum tag_kind { TAG_NEW_CALL = 1, TAG_CALL_DONE, TAG_SHUTDOWN };
+
+struct slot {
+	int kind;                /* TAG_NEW_CALL */
+	int method;              /* enum tfj_rpc_method */
+	void *reg;               /* registered method handle */
+	grpc_call *call;
+	gpr_timespec deadline;
+	grpc_metadata_array md;
+	grpc_byte_buffer *payload;
+};
+
+struct snapshot {
+	float *data;
+	uint64_t version;
+	int64_t step;
+	int users;                  /* calls answering from it (loop thread only) */
+	struct tfj_wire_lease lease; /* slices gRPC still holds */
+};
+
+struct ctx {
+	int kind; /* TAG_CALL_DONE */
+	grpc_call *call;
+	grpc_byte_buffer *resp;
+	struct snapshot *snap;
+	int cancelled;
+	/* Parked Pull. */
+	int64_t min_step;
+	gpr_timespec wait_until;
+	struct ctx *next;
+};
+
+struct server {
+	const struct tfj_rtconfig *cfg;
+	struct tfj_plan plan;
+	struct tfj_shard shard;
+	grpc_server *srv;
+	grpc_completion_queue *cq;
+	struct slot slots[TFJ_RPC_NMETHODS];
+	struct tfj_wire_arena arena;
+	struct snapshot snaps[MAX_SNAPSHOTS];
+	struct ctx *parked;
+	Tfj__Runtime__V1__Slice *smsgs;
+	Tfj__Runtime__V1__Slice **sptrs;
+	int inflight;
+	int finished_logged;
+	gpr_timespec finish_at;
+	int shutdown_kind; /* TAG_SHUTDOWN; its address is the shutdown tag */
+	int64_t last_logged_step;
+};
+
+static gpr_timespec now_mono(void)
+{
+	return gpr_now(GPR_CLOCK_MONOTONIC);
+}
+
+static gpr_timespec after_ms(int64_t ms)
+{
+	return gpr_time_add(now_mono(), gpr_time_from_millis(ms, GPR_TIMESPAN));
+}
+
+static int arm_slot(struct server *s, struct slot *sl)
+{
+	grpc_call_error e;
+
+	sl->call = NULL;
+	sl->payload = NULL;
+	grpc_metadata_array_init(&sl->md);
+	e = grpc_server_request_registered_call(s->srv, sl->reg, &sl->call, &sl->deadline, &sl->md,
+						&sl->payload, s->cq, s->cq, sl);
+	if (e != GRPC_CALL_OK)
+		return tfj_err_set(TFJ_EINTERNAL, "grpc: cannot request calls (%d)", (int)e);
+	return 0;
+}
+
+/* Sends the answer (msg may be NULL for an error) and closes the call. */
+static void respond(struct server *s, struct ctx *c, grpc_status_code code, const char *detail,
+		    const ProtobufCMessage *msg)
+{
+	grpc_op ops[4];
+	grpc_slice det;
+	grpc_call_error e;
+	size_t n = 0;
+
+	memset(ops, 0, sizeof(ops));
+	if (msg && tfj_wire_encode(&c->resp, msg, c->snap ? &c->snap->lease : NULL) != 0) {
+		code = GRPC_STATUS_RESOURCE_EXHAUSTED;
+		detail = "cannot encode the response";
+		c->resp = NULL;
+	}
+	det = grpc_slice_from_copied_string(detail ? detail : "");
+	ops[n].op = GRPC_OP_SEND_INITIAL_METADATA;
+	n++;
+	if (c->resp && code == GRPC_STATUS_OK) {
+		ops[n].op = GRPC_OP_SEND_MESSAGE;
+		ops[n].data.send_message.send_message = c->resp;
+		n++;
+	}
+	ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+	ops[n].data.send_status_from_server.status = code;
+	ops[n].data.send_status_from_server.status_details = detail ? &det : NULL;
+	n++;
+	ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+	ops[n].data.recv_close_on_server.cancelled = &c->cancelled;
+	n++;
+	c->kind = TAG_CALL_DONE;
+	e = grpc_call_start_batch(c->call, ops, n, c, NULL);
+	grpc_slice_unref(det);
+	if (e != GRPC_CALL_OK) {
+		tfj_log_warn("cannot answer a call", "error", grpc_call_error_to_string(e));
+		if (c->resp)
+			grpc_byte_buffer_destroy(c->resp);
+		if (c->snap)
+			c->snap->users--;
+		grpc_call_unref(c->call);
+		free(c);
+		return;
+	}
+	s->inflight++;
+}
+
+static void call_done(struct server *s, struct ctx *c)
+{
+	if (c->resp)
+		grpc_byte_buffer_destroy(c->resp);
+	if (c->snap)
+		c->snap->users--;
+	grpc_call_unref(c->call);
+	free(c);
+	s->inflight--;
+}
+
+/* A snapshot of the current parameters, shared by all Pulls of this version. */
+static struct snapshot *get_snapshot(struct server *s)
+{
+	struct snapshot *free_one = NULL;
+	size_t i;
+
+	for (i = 0; i < MAX_SNAPSHOTS; i++) {
+		struct snapshot *sn = &s->snaps[i];
+
+		if (sn->data && sn->version == s->shard.version && sn->step == s->shard.step)
+			return sn;
+		if (!free_one && sn->users == 0 && tfj_wire_lease_busy(&sn->lease) == 0)
+			free_one = sn;
+	}
+	if (!free_one)
+		return NULL;
+	if (!free_one->data) {
+		free_one->data = malloc(s->shard.n * sizeof(float));
+		if (!free_one->data)
+			return NULL;
+	}
+	memcpy(free_one->data, s->shard.param, s->shard.n * sizeof(float));
+	free_one->version = s->shard.version;
+	free_one->step = s->shard.step;
+	return free_one;
+}
+
+static void answer_pull(struct server *s, struct ctx *c)
+{
+	Tfj__Runtime__V1__PullResponse r = TFJ__RUNTIME__V1__PULL_RESPONSE__INIT;
+	struct snapshot *sn = get_snapshot(s);
+
+	if (!sn) {
+		respond(s, c, GRPC_STATUS_RESOURCE_EXHAUSTED, "ps: too many pulls in flight", NULL);
+		return;
+	}
+	sn->users++;
+	c->snap = sn;
+	tfj_shard_describe(&s->shard, s->smsgs, s->sptrs, sn->data);
+	r.step = sn->step;
+	r.finished = s->shard.finished;
+	r.n_slices = s->shard.nslices;
+	r.slices = s->sptrs;
+	respond(s, c, GRPC_STATUS_OK, NULL, &r.base);
+}
+
+/* Answers parked Pulls whose step arrived, whose wait ran out, or all (force). */
+static void flush_parked(struct server *s, int force)
+{
+	struct ctx **pp = &s->parked;
+	gpr_timespec now = now_mono();
+
+	while (*pp) {
+		struct ctx *c = *pp;
+
+		if (force || s->shard.finished || s->shard.step >= c->min_step ||
+		    gpr_time_cmp(now, c->wait_until) >= 0) {
+			*pp = c->next;
+			if (force && !s->shard.initialized)
+				respond(s, c, GRPC_STATUS_UNAVAILABLE, "ps: shutting down", NULL);
+			else
+				answer_pull(s, c);
+		} else {
+			pp = &c->next;
+		}
+	}
+}
+
+static grpc_status_code status_of(int rc)
+{
+	switch (rc) {
+	case TFJ_EUNAVAIL: return GRPC_STATUS_UNAVAILABLE;
+	case TFJ_ENUMERIC: return GRPC_STATUS_OUT_OF_RANGE;
+	case TFJ_ECONFLICT: return GRPC_STATUS_FAILED_PRECONDITION;
+	case TFJ_ENOMEM: case TFJ_ETOOBIG: return GRPC_STATUS_RESOURCE_EXHAUSTED;
+	default: return GRPC_STATUS_INVALID_ARGUMENT;
+	}
+}
+
+static int check_hash(struct server *s, struct ctx *c, uint64_t h)
+{
+	char msg[160];
+
+	if (h == s->plan.layout_hash)
+		return 0;
+	snprintf(msg, sizeof(msg), "layout mismatch: ps %u has %016" PRIx64 ", caller %016" PRIx64
+		 " (different model/optimizer/placement flags?)", s->shard.id, s->plan.layout_hash, h);
+	respond(s, c, GRPC_STATUS_FAILED_PRECONDITION, msg, NULL);
+	return -1;
+}
+
+static void handle(struct server *s, int method, struct ctx *c, grpc_byte_buffer *payload)
+{
+	ProtobufCMessage *m = NULL;
+	char detail[TFJ_ERR_DETAIL_MAX];
+	int rc;
+
+	tfj_wire_arena_reset(&s->arena);
+	rc = tfj_wire_decode(&m, tfj_rpc_methods[method].req, payload, &s->arena);
+	if (rc) {
+		snprintf(detail, sizeof(detail), "%s", tfj_err_detail());
+		respond(s, c, GRPC_STATUS_INVALID_ARGUMENT, detail, NULL);
+		return;
+	}
+	switch (method) {
+	case TFJ_RPC_STATUS: {
+		Tfj__Runtime__V1__StatusResponse r = TFJ__RUNTIME__V1__STATUS_RESPONSE__INIT;
+
+		r.shard = s->shard.id;
+		r.num_shards = (uint32_t)s->plan.place.nps;
+		r.initialized = s->shard.initialized;
+		r.finished = s->shard.finished;
+		r.step = s->shard.step;
+		r.layout_hash = s->plan.layout_hash;
+		r.num_slices = (uint32_t)s->shard.nslices;
+		respond(s, c, GRPC_STATUS_OK, NULL, &r.base);
+		return;
+	}
+	case TFJ_RPC_INIT: {
+		Tfj__Runtime__V1__InitRequest *q = (Tfj__Runtime__V1__InitRequest *)m;
+		Tfj__Runtime__V1__InitResponse r = TFJ__RUNTIME__V1__INIT_RESPONSE__INIT;
+
+		if (check_hash(s, c, q->layout_hash))
+			return;
+		if (!s->shard.initialized || q->force) {
+			rc = tfj_shard_load(&s->shard, q->slices, q->n_slices, q->step);
+			if (rc) {
+				snprintf(detail, sizeof(detail), "%s", tfj_err_detail());
+				respond(s, c, status_of(rc), detail, NULL);
+				return;
+			}
+			r.applied = 1;
+			tfj_log_fmt(TFJ_LOG_INFO, "ps %u initialised at step %" PRId64, s->shard.id,
+				    s->shard.step);
+		}
+		r.step = s->shard.step;
+		respond(s, c, GRPC_STATUS_OK, NULL, &r.base);
+		flush_parked(s, 0);
+		return;
+	}
+	case TFJ_RPC_PULL: {
+		Tfj__Runtime__V1__PullRequest *q = (Tfj__Runtime__V1__PullRequest *)m;
+		uint32_t wait = q->max_wait_ms > MAX_PULL_WAIT_MS ? MAX_PULL_WAIT_MS : q->max_wait_ms;
+
+		if (check_hash(s, c, q->layout_hash))
+			return;
+		if (!s->shard.initialized) {
+			respond(s, c, GRPC_STATUS_UNAVAILABLE, "ps: not initialised yet", NULL);
+			return;
+		}
+		if (s->shard.finished || s->shard.step >= q->min_step || wait == 0) {
+			answer_pull(s, c);
+			return;
+		}
+		c->min_step = q->min_step;
+		c->wait_until = after_ms(wait);
+		c->next = s->parked;
+		s->parked = c;
+		return;
+	}
+	case TFJ_RPC_PUSH: {
+		Tfj__Runtime__V1__PushRequest *q = (Tfj__Runtime__V1__PushRequest *)m;
+		Tfj__Runtime__V1__PushResponse r = TFJ__RUNTIME__V1__PUSH_RESPONSE__INIT;
+		int64_t before = s->shard.step;
+
+		if (check_hash(s, c, q->layout_hash))
+			return;
+		rc = tfj_shard_push(&s->shard, q, &r.result);
+		if (rc) {
+			snprintf(detail, sizeof(detail), "%s", tfj_err_detail());
+			respond(s, c, status_of(rc), detail, NULL);
+			return;
+		}
+		r.step = s->shard.step;
+		r.finished = s->shard.finished;
+		respond(s, c, GRPC_STATUS_OK, NULL, &r.base);
+		if (s->shard.step != before)
+			flush_parked(s, 0);
+		return;
+	}
+	case TFJ_RPC_FINISH: {
+		Tfj__Runtime__V1__FinishRequest *q = (Tfj__Runtime__V1__FinishRequest *)m;
+		Tfj__Runtime__V1__FinishResponse r = TFJ__RUNTIME__V1__FINISH_RESPONSE__INIT;
+
+		if (check_hash(s, c, q->layout_hash))
+			return;
+		if (!s->shard.finished) {
+			s->shard.finished = 1;
+			s->finish_at = now_mono();
+			tfj_log_fmt(TFJ_LOG_INFO, "ps %u: chief finished training at step %" PRId64
+				    "; serving %.1fs more", s->shard.id, q->step, s->cfg->ps_linger_s);
+		}
+		r.step = s->shard.step;
+		respond(s, c, GRPC_STATUS_OK, NULL, &r.base);
+		flush_parked(s, 0);
+		return;
+	}
+	default:
+		respond(s, c, GRPC_STATUS_UNIMPLEMENTED, "unknown method", NULL);
+	}
+}
+
+static void on_new_call(struct server *s, struct slot *sl, int ok)
+{
+	grpc_call *call = sl->call;
+	grpc_byte_buffer *payload = sl->payload;
+	struct ctx *c;
+
+	grpc_metadata_array_destroy(&sl->md);
+	if (!ok || !call) {
+		if (payload)
+			grpc_byte_buffer_destroy(payload);
+		return; /* server shutting down */
+	}
+	if (arm_slot(s, sl) != 0)
+		tfj_log_error("cannot accept more calls", "detail", tfj_err_detail());
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		grpc_call_cancel_with_status(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory",
+					     NULL);
+		grpc_call_unref(call);
+		if (payload)
+			grpc_byte_buffer_destroy(payload);
+		return;
+	}
+	c->call = call;
+	handle(s, sl->method, c, payload);
+	if (payload)
+		grpc_byte_buffer_destroy(payload);
+}
+
+/* Restores this shard from the newest checkpoint, if any. */
+static int restore(struct server *s)
+{
+	char path[TFJ_RT_PATH_MAX + 64];
+	struct tfj_ckpt ck = { 0 };
+	int64_t step;
+	int rc;
+
+	if (!s->cfg->checkpoint_dir[0])
+		return 0;
+	rc = tfj_ckpt_latest(path, sizeof(path), &step, s->cfg->checkpoint_dir, "model");
+	if (rc == TFJ_ENOTFOUND)
+		return 0;
+	if (rc)
+		return rc;
+	rc = tfj_ckpt_load(&ck, path);
+	if (rc == 0)
+		rc = tfj_shard_restore(&s->shard, &ck);
+	tfj_ckpt_free(&ck);
+	if (rc == 0)
+		tfj_log_info("restored shard from checkpoint", "path", path);
+	return rc;
+}
+
+static void teardown(struct server *s)
+{
+	size_t i;
+
+	if (s->srv) {
+		grpc_event ev;
+		int done = 0;
+
+		flush_parked(s, 1);
+		s->shutdown_kind = TAG_SHUTDOWN;
+		grpc_server_shutdown_and_notify(s->srv, s->cq, &s->shutdown_kind);
+		grpc_server_cancel_all_calls(s->srv);
+		/* Drain until the shutdown tag; bounded so a stuck call cannot hang us. */
+		while (!done) {
+			ev = grpc_completion_queue_next(s->cq, after_ms(5000), NULL);
+			if (ev.type == GRPC_QUEUE_TIMEOUT)
+				break;
+			if (ev.type != GRPC_OP_COMPLETE)
+				continue;
+			if (ev.tag == &s->shutdown_kind) {
+				done = 1;
+			} else if (*(int *)ev.tag == TAG_CALL_DONE) {
+				call_done(s, ev.tag);
+			} else if (*(int *)ev.tag == TAG_NEW_CALL) {
+				struct slot *sl = ev.tag;
+
+				grpc_metadata_array_destroy(&sl->md);
+				if (sl->payload)
+					grpc_byte_buffer_destroy(sl->payload);
+				if (ev.success && sl->call)
+					grpc_call_unref(sl->call);
+			}
+		}
+		grpc_server_destroy(s->srv);
+	}
+	if (s->cq) {
+		grpc_completion_queue_shutdown(s->cq);
+		while (grpc_completion_queue_next(s->cq, after_ms(1000), NULL).type !=
+		       GRPC_QUEUE_SHUTDOWN)
+			;
+		grpc_completion_queue_destroy(s->cq);
+	}
+	for (i = 0; i < MAX_SNAPSHOTS; i++)
+		free(s->snaps[i].data);
+	free(s->smsgs);
+	free(s->sptrs);
+	tfj_wire_arena_free(&s->arena);
+	tfj_shard_free(&s->shard);
+	tfj_plan_free(&s->plan);
+}
+
+int tfj_psserver_main(const struct tfj_rtconfig *cfg)
+{
+	struct server *s = calloc(1, sizeof(*s));
+	grpc_arg args[TFJ_WIRE_NARGS];
+	grpc_channel_args cargs;
+	grpc_server_credentials *creds;
+	int rc, code = TFJ_EXIT_OK, i;
+
+	if (!s)
+		return TFJ_EXIT_NOMEM;
+	s->cfg = cfg;
+	rc = tfj_plan_build(&s->plan, cfg);
+	if (rc == 0)
+		rc = tfj_shard_init(&s->shard, &s->plan, cfg, (uint32_t)cfg->index);
+	if (rc) {
+		tfj_log_error("cannot set up the shard", "detail", tfj_err_detail());
+		code = tfj_exitcode_from_err(rc);
+		goto out;
+	}
+	rc = restore(s);
+	if (rc) {
+		tfj_log_error("cannot restore from checkpoint", "dir", cfg->checkpoint_dir, "detail",
+			      tfj_err_detail());
+		code = rc == TFJ_EIO ? TFJ_EXIT_IO : TFJ_EXIT_CHECKPOINT;
+		goto out;
+	}
+	s->smsgs = calloc(s->shard.nslices, sizeof(*s->smsgs));
+	s->sptrs = calloc(s->shard.nslices, sizeof(*s->sptrs));
+	if (!s->smsgs || !s->sptrs) {
+		code = TFJ_EXIT_NOMEM;
+		goto out;
+	}
+	tfj_wire_arena_init(&s->arena, 2 * cfg->max_message_bytes + (1u << 20));
+	cargs.num_args = tfj_wire_transport_args(args, cfg->max_message_bytes);
+	cargs.args = args;
+	s->cq = grpc_completion_queue_create_for_next(NULL);
+	s->srv = grpc_server_create(&cargs, NULL);
+	grpc_server_register_completion_queue(s->srv, s->cq, NULL);
+	for (i = 0; i < TFJ_RPC_NMETHODS; i++) {
+		s->slots[i].kind = TAG_NEW_CALL;
+		s->slots[i].method = i;
+		s->slots[i].reg = grpc_server_register_method(
+			s->srv, tfj_rpc_methods[i].path, NULL,
+			GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+		if (!s->slots[i].reg) {
+			tfj_log_error("cannot register a method", "method", tfj_rpc_methods[i].path);
+			code = TFJ_EXIT_INTERNAL;
+			grpc_server_destroy(s->srv);
+			s->srv = NULL;
+			goto out;
+		}
+	}
+	creds = grpc_insecure_server_credentials_create();
+	rc = grpc_server_add_http2_port(s->srv, cfg->bind, creds);
+	grpc_server_credentials_release(creds);
+	if (rc == 0) {
+		tfj_log_error("cannot listen (port in use?)", "address", cfg->bind);
+		code = TFJ_EXIT_IO;
+		grpc_server_destroy(s->srv);
+		s->srv = NULL;
+		goto out;
+	}
+	grpc_server_start(s->srv);
+	for (i = 0; i < TFJ_RPC_NMETHODS; i++)
+		if (arm_slot(s, &s->slots[i]) != 0) {
+			code = TFJ_EXIT_INTERNAL;
+			goto out;
+		}
+	tfj_log_fmt(TFJ_LOG_INFO, "ps %d listening on %s: %zu slices, %zu floats, %s", cfg->index,
+		    cfg->bind, s->shard.nslices, s->shard.n,
+		    s->shard.initialized ? "restored" : "waiting for the chief's Init");
+	for (;;) {
+		grpc_event ev = grpc_completion_queue_next(s->cq, after_ms(100), NULL);
+
+		if (ev.type == GRPC_OP_COMPLETE) {
+			int kind = *(int *)ev.tag;
+
+			if (kind == TAG_NEW_CALL)
+				on_new_call(s, ev.tag, ev.success);
+			else if (kind == TAG_CALL_DONE)
+				call_done(s, ev.tag);
+		} else if (ev.type == GRPC_QUEUE_SHUTDOWN) {
+			break;
+		}
+		flush_parked(s, 0);
+		if (tfj_stop_requested) {
+			tfj_log_warn("stopping on signal");
+			code = TFJ_EXIT_ABORTED;
+			break;
+		}
+		if (s->shard.finished &&
+		    gpr_time_cmp(now_mono(), gpr_time_add(s->finish_at, gpr_time_from_millis(
+			(int64_t)(cfg->ps_linger_s * 1000), GPR_TIMESPAN))) >= 0) {
+			tfj_log_fmt(TFJ_LOG_INFO, "ps %d done at step %" PRId64 " (applied %" PRIu64
+				    ", stale %" PRIu64 ", duplicate %" PRIu64 ")", cfg->index,
+				    s->shard.step, s->shard.applied, s->shard.stale,
+				    s->shard.duplicate);
+			break;
+		}
+	}
+out:
+	teardown(s);
+	free(s);
+	return code;
+}

@@ -1,0 +1,35 @@
+/*
+ * psserver.h - the parameter server task: serves one shard over gRPC.
+ *
+ * The service is tfj.runtime.v1.ParameterServer (common/proto/
+ * tfj_runtime.proto, docs/runtime-protocol.md). One thread runs a gRPC
+ * completion queue: every request is decoded, applied to the shard
+ * (shard.h) and answered from that thread, so the shard needs no locks.
+ * A Pull that asks for a step the shard has not reached yet (sync mode) is
+ * parked and answered when the step arrives, the chief finishes, or its
+ * wait runs out, so waiting workers cost no polling traffic.
+ *
+ * Pull answers are sent from snapshots of the parameters: one copy per
+ * parameter version, shared by every Pull of that version and referenced by
+ * gRPC without further copies, so updates may proceed while slow readers
+ * are still being sent the previous version.
+ *
+ * On start the server restores its slices from the newest checkpoint in
+ * --checkpoint_dir when there is one (a restarted ps comes back with the
+ * model, not empty); otherwise it waits for the chief's Init. After the
+ * chief's Finish it keeps answering for --ps_linger seconds and exits 0.
+ */
+#ifndef TFJ_PSSERVER_H
+#define TFJ_PSSERVER_H
+
+#include <signal.h>
+
+#include "rtconfig.h"
+
+/* Set from a signal handler to make every loop of the runtime stop. */
+extern volatile sig_atomic_t tfj_stop_requested;
+
+/* Runs the ps task described by cfg; returns an exit code (exitcode.h). */
+int tfj_psserver_main(const struct tfj_rtconfig *cfg);
+
+#endif

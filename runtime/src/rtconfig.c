@@ -1,0 +1,554 @@
+/*
+ * rtconfig.c - flags and TF_CONFIG into one task configuration (rtconfig.h).
+ */
+#include "rtconfig.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tfj/err.h>
+#include <tfj/log.h>
+
+int tfj_parse_i64(int64_t *out, const char *s, int64_t min, int64_t max, const char *what)
+{
+	char *end = NULL;
+	long long v;
+
+	if (!s || !*s)
+		return tfj_err_set(TFJ_EINVAL, "%s: empty value", what);
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || !end || *end != '\0')
+		return tfj_err_set(TFJ_EINVAL, "%s: \"%.40s\" is not an integer", what, s);
+	if (v < min || v > max)
+		return tfj_err_set(TFJ_EINVAL, "%s: %lld out of range [%lld, %lld]", what, v,
+				   (long long)min, (long long)max);
+	*out = v;
+	return 0;
+}
+
+int tfj_parse_double(double *out, const char *s, double min, double max, const char *what)
+{
+	char *end = NULL;
+	double v;
+
+	if (!s || !*s)
+		return tfj_err_set(TFJ_EINVAL, "%s: empty value", what);
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || !end || *end != '\0' || !isfinite(v))
+		return tfj_err_set(TFJ_EINVAL, "%s: \"%.40s\" is not a number", what, s);
+	if (v < min || v > max)
+		return tfj_err_set(TFJ_EINVAL, "%s: %g out of range [%g, %g]", what, v, min, max);
+	*out = v;
+	return 0;
+}
+
+static int copy_str(char *dst, size_t cap, const char *s, const char *what)
+{
+	size_t n = strlen(s);
+
+	if (n >= cap)
+		return tfj_err_set(TFJ_EINVAL, "%s: value longer than %zu bytes", what, cap - 1);
+	memcpy(dst, s, n + 1);
+	return 0;
+}
+
+const char *tfj_role_name(enum tfj_role role)
+{
+	switch (role) {
+	case TFJ_ROLE_PS: return "ps";
+	case TFJ_ROLE_WORKER: return "worker";
+	case TFJ_ROLE_CHIEF: return "chief";
+	case TFJ_ROLE_EVALUATOR: return "evaluator";
+	}
+	return "unknown";
+}
+
+void tfj_rtconfig_defaults(struct tfj_rtconfig *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->index = 0;
+	cfg->replica = -1;
+	memcpy(cfg->model, "softmax", 8);
+	memcpy(cfg->dataset, "fashion-mnist", 14);
+	memcpy(cfg->device, "cpu", 4);
+	cfg->synthetic_examples = 20000;
+	cfg->batch_size = 64;
+	cfg->epochs = 5.0;
+	cfg->max_steps = 0;
+	cfg->optim = TFJ_OPTIM_ADAM;
+	tfj_optim_defaults(&cfg->hp, cfg->optim);
+	cfg->placement = TFJ_PLACE_BALANCED;
+	cfg->min_slice = 1024;
+	cfg->seed = 1;
+	cfg->checkpoint_secs = 0;
+	cfg->checkpoint_steps = 0;
+	cfg->eval_secs = 5.0;
+	cfg->progress_steps = 100;
+	cfg->peer_timeout_s = 60.0;
+	cfg->rpc_timeout_s = 30.0;
+	cfg->max_message_bytes = 256u << 20;
+	cfg->ps_linger_s = 3.0;
+	cfg->lr_cosine = 1;
+}
+
+void tfj_rtconfig_free(struct tfj_rtconfig *cfg)
+{
+	if (!cfg)
+		return;
+	tfj_tfconfig_free(&cfg->cluster);
+}
+
+/* Flags that only describe the cluster; they may not be mixed with TF_CONFIG. */
+struct cluster_flags {
+	const char *job_name, *ps_hosts, *worker_hosts, *chief_host, *evaluator_hosts;
+	const char *task_index;
+};
+
+/* Splits "a:1,b:2" and adds each host to job `job`. */
+static int add_hosts(struct tfj_tfconfig *tc, const char *job, const char *list)
+{
+	char host[TFJ_TFCONFIG_MAX_HOSTLEN];
+	const char *p = list;
+	size_t count = 0;
+	int rc;
+
+	rc = tfj_tfconfig_add_job(tc, job);
+	if (rc)
+		return rc;
+	while (*p) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+
+		if (n == 0 || n >= sizeof(host))
+			return tfj_err_set(TFJ_EINVAL, "--%s_hosts: empty or overlong host in \"%.80s\"",
+					   job, list);
+		if (++count > TFJ_RT_MAX_TASKS)
+			return tfj_err_set(TFJ_EINVAL, "--%s_hosts: more than %d hosts", job,
+					   TFJ_RT_MAX_TASKS);
+		memcpy(host, p, n);
+		host[n] = '\0';
+		rc = tfj_tfconfig_add_host(tc, job, host);
+		if (rc)
+			return rc;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+static int cluster_from_flags(struct tfj_tfconfig *tc, const struct cluster_flags *f)
+{
+	int64_t idx = 0;
+	const char *type;
+	int rc;
+
+	if (!f->job_name)
+		return tfj_err_set(TFJ_EINVAL, "no cluster: set TF_CONFIG or pass --job_name, "
+				   "--task_index, --ps_hosts and --worker_hosts");
+	if (!f->ps_hosts || (!f->worker_hosts && !f->chief_host))
+		return tfj_err_set(TFJ_EINVAL, "--ps_hosts and --worker_hosts (or --chief_host) "
+				   "are required with --job_name");
+	if (f->task_index) {
+		rc = tfj_parse_i64(&idx, f->task_index, 0, TFJ_RT_MAX_TASKS - 1, "--task_index");
+		if (rc)
+			return rc;
+	}
+	if (f->chief_host && (rc = add_hosts(tc, "chief", f->chief_host)) != 0)
+		return rc;
+	if (f->worker_hosts && (rc = add_hosts(tc, "worker", f->worker_hosts)) != 0)
+		return rc;
+	if ((rc = add_hosts(tc, "ps", f->ps_hosts)) != 0)
+		return rc;
+	if (f->evaluator_hosts && (rc = add_hosts(tc, "evaluator", f->evaluator_hosts)) != 0)
+		return rc;
+	type = f->job_name;
+	rc = tfj_tfconfig_set_task(tc, type, (int)idx);
+	if (rc)
+		return rc;
+	return tfj_tfconfig_validate(tc);
+}
+
+const char *tfj_rtconfig_host(const struct tfj_rtconfig *cfg, const char *type, size_t index)
+{
+	const struct tfj_tfconfig_job *j = tfj_tfconfig_find_job(&cfg->cluster, type);
+
+	if (!j && strcmp(type, "chief") == 0)
+		j = tfj_tfconfig_find_job(&cfg->cluster, "master");
+	if (!j || index >= j->nhosts)
+		return NULL;
+	return j->hosts[index];
+}
+
+/* Derives role, replica numbering and the listen address from the cluster. */
+static int derive_cluster(struct tfj_rtconfig *cfg, const char *bind_host)
+{
+	const struct tfj_tfconfig *tc = &cfg->cluster;
+	const struct tfj_tfconfig_job *ps, *wk, *ch;
+	const char *type = tc->task_type;
+
+	if (!tc->has_task || !type)
+		return tfj_err_set(TFJ_EINVAL, "TF_CONFIG: no \"task\" for this process");
+	ps = tfj_tfconfig_find_job(tc, "ps");
+	wk = tfj_tfconfig_find_job(tc, "worker");
+	ch = tfj_tfconfig_find_job(tc, "chief");
+	if (!ch)
+		ch = tfj_tfconfig_find_job(tc, "master");
+	if (!ps || ps->nhosts == 0)
+		return tfj_err_set(TFJ_EINVAL, "cluster has no ps task; this runtime trains "
+				   "with parameter servers");
+	if (ps->nhosts > TFJ_PLACE_MAX_PS)
+		return tfj_err_set(TFJ_EINVAL, "cluster has %zu ps tasks (max %d)", ps->nhosts,
+				   TFJ_PLACE_MAX_PS);
+	cfg->nps = ps->nhosts;
+	cfg->nworkers = wk ? wk->nhosts : 0;
+	cfg->has_chief = ch && ch->nhosts > 0;
+	if (cfg->nworkers + (size_t)cfg->has_chief == 0)
+		return tfj_err_set(TFJ_EINVAL, "cluster has neither chief nor worker tasks");
+	if (cfg->nworkers > TFJ_RT_MAX_TASKS)
+		return tfj_err_set(TFJ_EINVAL, "cluster has %zu workers (max %d)", cfg->nworkers,
+				   TFJ_RT_MAX_TASKS);
+	cfg->nreplicas = (int)cfg->nworkers + cfg->has_chief;
+	cfg->index = tc->task_index;
+	if (strcmp(type, "ps") == 0) {
+		cfg->role = TFJ_ROLE_PS;
+	} else if (strcmp(type, "worker") == 0) {
+		cfg->role = TFJ_ROLE_WORKER;
+		cfg->replica = cfg->index + cfg->has_chief;
+		cfg->is_coordinator = !cfg->has_chief && cfg->index == 0;
+	} else if (strcmp(type, "chief") == 0 || strcmp(type, "master") == 0) {
+		cfg->role = TFJ_ROLE_CHIEF;
+		cfg->replica = 0;
+		cfg->is_coordinator = 1;
+	} else if (strcmp(type, "evaluator") == 0) {
+		cfg->role = TFJ_ROLE_EVALUATOR;
+	} else {
+		return tfj_err_set(TFJ_EINVAL, "task type \"%.32s\" is not run by this runtime", type);
+	}
+	if (cfg->role == TFJ_ROLE_PS) {
+		const char *host = ps->hosts[cfg->index];
+		const char *colon = strrchr(host, ':');
+		int64_t port;
+		int rc, n;
+
+		if (!colon)
+			return tfj_err_set(TFJ_EINVAL, "ps host \"%.80s\" has no port", host);
+		rc = tfj_parse_i64(&port, colon + 1, 1, 65535, "ps port");
+		if (rc)
+			return rc;
+		n = snprintf(cfg->bind, sizeof(cfg->bind), "%s:%d", bind_host ? bind_host : "0.0.0.0",
+			     (int)port);
+		if (n < 0 || (size_t)n >= sizeof(cfg->bind))
+			return tfj_err_set(TFJ_EINVAL, "--bind_address too long");
+	}
+	return 0;
+}
+
+int64_t tfj_rtconfig_steps_for(const struct tfj_rtconfig *cfg, size_t train_n)
+{
+	double per = (double)cfg->batch_size * (cfg->sync ? cfg->replicas_to_aggregate : 1);
+	double steps = ceil(cfg->epochs * (double)train_n / per);
+
+	if (steps < 1)
+		steps = 1;
+	if (steps > 1e12)
+		steps = 1e12;
+	return (int64_t)steps;
+}
+
+const char *tfj_rtconfig_usage(void)
+{
+	return
+	"cluster (or TF_CONFIG):\n"
+	"  --job_name ps|worker|chief|evaluator  --task_index N\n"
+	"  --ps_hosts h:p,...  --worker_hosts h:p,...  [--chief_host h:p] [--evaluator_hosts h:p]\n"
+	"  --bind_address ADDR        ps: interface to listen on (default 0.0.0.0)\n"
+	"model and data:\n"
+	"  --model softmax|mlp  --hidden 256[,128]  --dataset fashion-mnist|mnist|synthetic\n"
+	"  --data_dir DIR  --train_limit N  --synthetic_examples N  --device cpu|gpu|auto\n"
+	"training:\n"
+	"  --batch_size N (64)  --epochs X (5)  --max_steps N  --seed N\n"
+	"  --optimizer sgd|momentum|adam (adam)  --learning_rate X  --momentum X\n"
+	"  --lr_schedule constant|cosine (cosine)\n"
+	"  --sync  --replicas_to_aggregate K  --placement balanced|round_robin  --min_slice N\n"
+	"checkpoints and reporting:\n"
+	"  --checkpoint_dir DIR  --checkpoint_steps N  --checkpoint_secs X\n"
+	"  --eval_secs X (5)  --progress_steps N (100)\n"
+	"transport:\n"
+	"  --peer_timeout X (60 s)  --rpc_timeout X (30 s)  --max_message_mb N (256)\n"
+	"  --ps_linger X (3 s)  --log_level debug|info|warn|error\n";
+}
+
+/* One flag: name, and whether it takes a value. */
+static const struct {
+	const char *name;
+	int has_value;
+} known_flags[] = {
+	{ "job_name", 1 }, { "task_index", 1 }, { "ps_hosts", 1 }, { "worker_hosts", 1 },
+	{ "chief_host", 1 }, { "evaluator_hosts", 1 }, { "bind_address", 1 },
+	{ "model", 1 }, { "hidden", 1 }, { "dataset", 1 }, { "data_dir", 1 },
+	{ "train_limit", 1 }, { "synthetic_examples", 1 }, { "device", 1 },
+	{ "batch_size", 1 }, { "epochs", 1 }, { "max_steps", 1 }, { "seed", 1 },
+	{ "optimizer", 1 }, { "learning_rate", 1 }, { "momentum", 1 },
+	{ "sync", 0 }, { "lr_schedule", 1 }, { "replicas_to_aggregate", 1 }, { "placement", 1 },
+	{ "min_slice", 1 },
+	{ "checkpoint_dir", 1 }, { "checkpoint_steps", 1 }, { "checkpoint_secs", 1 },
+	{ "eval_secs", 1 }, { "progress_steps", 1 }, { "peer_timeout", 1 },
+	{ "rpc_timeout", 1 }, { "max_message_mb", 1 }, { "ps_linger", 1 },
+	{ "log_level", 1 }, { "fail_after", 1 }, { "inject_nan_at", 1 },
+};
+
+#define NFLAGS (sizeof(known_flags) / sizeof(known_flags[0]))
+
+static int flag_index(const char *name, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < NFLAGS; i++)
+		if (strlen(known_flags[i].name) == n && memcmp(known_flags[i].name, name, n) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Values indexed like known_flags; NULL when the flag was not given. */
+static int collect(const char **vals, int argc, char *const *argv)
+{
+	int i;
+
+	if (argc < 0 || argc > TFJ_RT_MAX_ARGS)
+		return tfj_err_set(TFJ_EINVAL, "too many arguments (max %d)", TFJ_RT_MAX_ARGS);
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i], *name, *eq, *val = NULL;
+		size_t n;
+		int fi;
+
+		if (!a || strnlen(a, TFJ_RT_MAX_ARGLEN) >= TFJ_RT_MAX_ARGLEN)
+			return tfj_err_set(TFJ_EINVAL, "argument %d is longer than %d bytes", i,
+					   TFJ_RT_MAX_ARGLEN);
+		if (strncmp(a, "--", 2) != 0)
+			return tfj_err_set(TFJ_EINVAL, "unexpected argument \"%.60s\"", a);
+		name = a + 2;
+		eq = strchr(name, '=');
+		n = eq ? (size_t)(eq - name) : strlen(name);
+		fi = flag_index(name, n);
+		if (fi < 0)
+			return tfj_err_set(TFJ_EINVAL, "unknown flag \"--%.*s\" (see --help)",
+					   (int)(n > 60 ? 60 : n), name);
+		if (eq) {
+			val = eq + 1;
+		} else if (known_flags[fi].has_value) {
+			if (i + 1 >= argc)
+				return tfj_err_set(TFJ_EINVAL, "flag --%s needs a value",
+						   known_flags[fi].name);
+			val = argv[++i];
+			if (!val || strnlen(val, TFJ_RT_MAX_ARGLEN) >= TFJ_RT_MAX_ARGLEN)
+				return tfj_err_set(TFJ_EINVAL, "value of --%s too long",
+						   known_flags[fi].name);
+		} else {
+			val = "true";
+		}
+		if (vals[fi])
+			return tfj_err_set(TFJ_EINVAL, "flag --%s given twice", known_flags[fi].name);
+		vals[fi] = val;
+	}
+	return 0;
+}
+
+static const char *get(const char **vals, const char *name)
+{
+	int i = flag_index(name, strlen(name));
+
+	return i < 0 ? NULL : vals[i];
+}
+
+static int parse_bool(int *out, const char *s, const char *what)
+{
+	if (strcmp(s, "true") == 0 || strcmp(s, "1") == 0) {
+		*out = 1;
+		return 0;
+	}
+	if (strcmp(s, "false") == 0 || strcmp(s, "0") == 0) {
+		*out = 0;
+		return 0;
+	}
+	return tfj_err_set(TFJ_EINVAL, "%s: \"%.20s\" is not true or false", what, s);
+}
+
+/* Training settings: every flag with its range. */
+static int apply_training(struct tfj_rtconfig *cfg, const char **v)
+{
+	const char *s;
+	int64_t i64;
+	double d;
+	int rc = 0;
+
+#define NUM_I(flag, lo, hi, dst)                                                   \
+	if ((s = get(v, flag)) != NULL) {                                          \
+		if ((rc = tfj_parse_i64(&i64, s, lo, hi, "--" flag)) != 0)         \
+			return rc;                                                 \
+		dst = i64;                                                         \
+	}
+#define NUM_D(flag, lo, hi, dst)                                                   \
+	if ((s = get(v, flag)) != NULL) {                                          \
+		if ((rc = tfj_parse_double(&d, s, lo, hi, "--" flag)) != 0)        \
+			return rc;                                                 \
+		dst = d;                                                           \
+	}
+#define STR(flag, dst)                                                             \
+	if ((s = get(v, flag)) != NULL &&                                          \
+	    (rc = copy_str(dst, sizeof(dst), s, "--" flag)) != 0)                  \
+		return rc;
+
+	STR("model", cfg->model);
+	STR("hidden", cfg->hidden);
+	STR("dataset", cfg->dataset);
+	STR("data_dir", cfg->data_dir);
+	STR("device", cfg->device);
+	STR("checkpoint_dir", cfg->checkpoint_dir);
+	NUM_I("train_limit", 0, 10000000, cfg->train_limit);
+	NUM_I("synthetic_examples", 10, 1000000, cfg->synthetic_examples);
+	NUM_I("batch_size", 1, TFJ_MODEL_MAX_BATCH, cfg->batch_size);
+	NUM_D("epochs", 0.001, 10000, cfg->epochs);
+	NUM_I("max_steps", 0, (int64_t)1 << 40, cfg->max_steps);
+	NUM_I("seed", 0, INT64_MAX, cfg->seed);
+	NUM_I("min_slice", 1, (int64_t)1 << 30, cfg->min_slice);
+	NUM_I("checkpoint_steps", 0, (int64_t)1 << 40, cfg->checkpoint_steps);
+	NUM_D("checkpoint_secs", 0, 1e7, cfg->checkpoint_secs);
+	NUM_D("eval_secs", 0.05, 1e6, cfg->eval_secs);
+	NUM_I("progress_steps", 1, (int64_t)1 << 40, cfg->progress_steps);
+	NUM_D("peer_timeout", 0.1, 1e6, cfg->peer_timeout_s);
+	NUM_D("rpc_timeout", 0.1, 1e5, cfg->rpc_timeout_s);
+	NUM_D("ps_linger", 0, 3600, cfg->ps_linger_s);
+	NUM_D("fail_after", 0, 1e6, cfg->fail_after_s);
+	NUM_I("inject_nan_at", 0, (int64_t)1 << 40, cfg->inject_nan_at);
+	if ((s = get(v, "max_message_mb")) != NULL) {
+		if ((rc = tfj_parse_i64(&i64, s, 1, 2047, "--max_message_mb")) != 0)
+			return rc;
+		cfg->max_message_bytes = (size_t)i64 << 20;
+	}
+	if ((s = get(v, "sync")) != NULL && (rc = parse_bool(&cfg->sync, s, "--sync")) != 0)
+		return rc;
+	if ((s = get(v, "placement")) != NULL &&
+	    (rc = tfj_placement_parse(&cfg->placement, s)) != 0)
+		return rc;
+	if ((s = get(v, "optimizer")) != NULL) {
+		if ((rc = tfj_optim_parse(&cfg->optim, s)) != 0)
+			return tfj_err_set(TFJ_EINVAL, "--optimizer: %s", tfj_err_detail());
+		tfj_optim_defaults(&cfg->hp, cfg->optim);
+	}
+	if ((s = get(v, "learning_rate")) != NULL) {
+		if ((rc = tfj_parse_double(&d, s, 1e-9, 100, "--learning_rate")) != 0)
+			return rc;
+		cfg->hp.lr = (float)d;
+	}
+	NUM_D("momentum", 0, 0.999999, cfg->hp.momentum);
+	if ((s = get(v, "lr_schedule")) != NULL) {
+		if (strcmp(s, "cosine") == 0)
+			cfg->lr_cosine = 1;
+		else if (strcmp(s, "constant") == 0)
+			cfg->lr_cosine = 0;
+		else
+			return tfj_err_set(TFJ_EINVAL, "--lr_schedule: \"%.20s\" (want constant or "
+					   "cosine)", s);
+	}
+	if ((rc = tfj_optim_validate(cfg->optim, &cfg->hp)) != 0)
+		return tfj_err_set(TFJ_EINVAL, "optimizer settings: %s", tfj_err_detail());
+	if (strcmp(cfg->model, "softmax") != 0 && strcmp(cfg->model, "mlp") != 0)
+		return tfj_err_set(TFJ_EINVAL, "--model: \"%.20s\" (want softmax or mlp)", cfg->model);
+	if (strcmp(cfg->model, "mlp") == 0 && cfg->hidden[0] == '\0')
+		memcpy(cfg->hidden, "256", 4);
+	if (strcmp(cfg->model, "softmax") == 0 && cfg->hidden[0] != '\0')
+		return tfj_err_set(TFJ_EINVAL, "--hidden is only for --model mlp");
+	rc = tfj_model_spec_parse(&cfg->spec, cfg->model, cfg->hidden[0] ? cfg->hidden : NULL,
+				  784, 10);
+	if (rc)
+		return tfj_err_set(TFJ_EINVAL, "--model/--hidden: %s", tfj_err_detail());
+	if (strcmp(cfg->dataset, "fashion-mnist") != 0 && strcmp(cfg->dataset, "mnist") != 0 &&
+	    strcmp(cfg->dataset, "synthetic") != 0)
+		return tfj_err_set(TFJ_EINVAL, "--dataset: \"%.32s\" (want fashion-mnist, mnist or "
+				   "synthetic)", cfg->dataset);
+	if (strcmp(cfg->device, "cpu") != 0 && strcmp(cfg->device, "gpu") != 0 &&
+	    strcmp(cfg->device, "auto") != 0)
+		return tfj_err_set(TFJ_EINVAL, "--device: \"%.8s\" (want cpu, gpu or auto)",
+				   cfg->device);
+	return 0;
+#undef NUM_I
+#undef NUM_D
+#undef STR
+}
+
+int tfj_rtconfig_parse(struct tfj_rtconfig *out, int argc, char *const *argv,
+		       const char *tf_config)
+{
+	const char *vals[NFLAGS] = { 0 };
+	struct cluster_flags cf;
+	int rc;
+	int has_tfc = tf_config && tf_config[0] != '\0';
+	const char *s;
+
+	tfj_rtconfig_defaults(out);
+	rc = collect(vals, argc, argv);
+	if (rc)
+		goto out;
+	cf.job_name = get(vals, "job_name");
+	cf.task_index = get(vals, "task_index");
+	cf.ps_hosts = get(vals, "ps_hosts");
+	cf.worker_hosts = get(vals, "worker_hosts");
+	cf.chief_host = get(vals, "chief_host");
+	cf.evaluator_hosts = get(vals, "evaluator_hosts");
+	if (has_tfc) {
+		if (cf.job_name || cf.task_index || cf.ps_hosts || cf.worker_hosts ||
+		    cf.chief_host || cf.evaluator_hosts) {
+			rc = tfj_err_set(TFJ_EINVAL, "cluster given twice: TF_CONFIG is set and so "
+					 "are cluster flags; use one");
+			goto out;
+		}
+		rc = tfj_tfconfig_decode(&out->cluster, tf_config, strlen(tf_config));
+		if (rc) {
+			rc = tfj_err_set(rc, "TF_CONFIG: %s", tfj_err_detail());
+			goto out;
+		}
+	} else {
+		rc = cluster_from_flags(&out->cluster, &cf);
+		if (rc)
+			goto out;
+	}
+	rc = derive_cluster(out, get(vals, "bind_address"));
+	if (rc)
+		goto out;
+	rc = apply_training(out, vals);
+	if (rc)
+		goto out;
+	out->replicas_to_aggregate = out->nreplicas;
+	if ((s = get(vals, "replicas_to_aggregate")) != NULL) {
+		int64_t v;
+
+		rc = tfj_parse_i64(&v, s, 1, out->nreplicas, "--replicas_to_aggregate");
+		if (rc)
+			goto out;
+		out->replicas_to_aggregate = (int)v;
+		if (!out->sync) {
+			rc = tfj_err_set(TFJ_EINVAL, "--replicas_to_aggregate needs --sync");
+			goto out;
+		}
+	}
+	if ((s = get(vals, "log_level")) != NULL) {
+		enum tfj_log_level lvl;
+
+		rc = tfj_log_parse_level(&lvl, s);
+		if (rc) {
+			rc = tfj_err_set(TFJ_EINVAL, "--log_level: \"%.20s\"", s);
+			goto out;
+		}
+		tfj_log_set_level(lvl);
+	}
+out:
+	if (rc)
+		tfj_rtconfig_free(out);
+	return rc;
+}

@@ -1,0 +1,356 @@
+/*
+ * session.c - parameters and gradients to and from all ps tasks (session.h).
+ */
+#include "session.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <tfj/err.h>
+#include <tfj/log.h>
+
+#include "exitcode.h"
+#include "psserver.h"
+
+double tfj_session_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void sleep_s(double s)
+{
+	struct timespec ts;
+
+	if (s <= 0)
+		return;
+	ts.tv_sec = (time_t)s;
+	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+	nanosleep(&ts, NULL);
+}
+
+void tfj_session_free(struct tfj_session *s)
+{
+	size_t i;
+
+	if (s->params)
+		for (i = 0; i < s->plan.nvars; i++)
+			free(s->params[i]);
+	if (s->grads)
+		for (i = 0; i < s->plan.nvars; i++)
+			free(s->grads[i]);
+	free(s->params);
+	free(s->grads);
+	free(s->shard_step);
+	free(s->pullq);
+	free(s->pushq);
+	free(s->slice_ptrs);
+	free(s->slice_msgs);
+	free(s->first_slice);
+	free(s->reqs);
+	free(s->resps);
+	tfj_model_free(s->model);
+	tfj_compute_free(s->comp);
+	tfj_psclient_free(s->cl);
+	tfj_plan_free(&s->plan);
+}
+
+int tfj_session_init(struct tfj_session *s, const struct tfj_rtconfig *cfg)
+{
+	size_t i, np;
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	s->cfg = cfg;
+	s->t0 = tfj_session_now();
+	snprintf(s->task, sizeof(s->task), "%s:%d", tfj_role_name(cfg->role), cfg->index);
+	rc = tfj_plan_build(&s->plan, cfg);
+	if (rc)
+		return rc;
+	rc = tfj_compute_open(&s->comp, cfg->device, 0);
+	if (rc) {
+		s->exit_hint = TFJ_EXIT_DEVICE;
+		return rc;
+	}
+	rc = tfj_model_new(&s->model, &cfg->spec, s->comp);
+	if (rc)
+		return rc;
+	rc = tfj_psclient_new(&s->cl, cfg);
+	if (rc)
+		return rc;
+	s->nps = cfg->nps;
+	np = s->plan.place.nslices;
+	s->params = calloc(s->plan.nvars, sizeof(*s->params));
+	s->grads = calloc(s->plan.nvars, sizeof(*s->grads));
+	s->shard_step = calloc(s->nps, sizeof(*s->shard_step));
+	s->pullq = calloc(s->nps, sizeof(*s->pullq));
+	s->pushq = calloc(s->nps, sizeof(*s->pushq));
+	s->slice_ptrs = calloc(np, sizeof(*s->slice_ptrs));
+	s->slice_msgs = calloc(np, sizeof(*s->slice_msgs));
+	s->first_slice = calloc(s->nps + 1, sizeof(*s->first_slice));
+	s->reqs = calloc(s->nps, sizeof(*s->reqs));
+	s->resps = calloc(s->nps, sizeof(*s->resps));
+	if (!s->params || !s->grads || !s->shard_step || !s->pullq || !s->pushq ||
+	    !s->slice_ptrs || !s->slice_msgs || !s->first_slice || !s->reqs || !s->resps)
+		return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
+	for (i = 0; i < s->plan.nvars; i++) {
+		s->params[i] = calloc(s->plan.counts[i], sizeof(float));
+		s->grads[i] = calloc(s->plan.counts[i], sizeof(float));
+		if (!s->params[i] || !s->grads[i])
+			return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
+	}
+	/*
+	 * Group the slice messages by shard so that shard j's slices are a
+	 * contiguous pointer array, in the order the ps holds them.
+	 */
+	{
+		size_t j, k = 0;
+
+		for (j = 0; j < s->nps; j++) {
+			s->first_slice[j] = k;
+			for (i = 0; i < np; i++) {
+				const struct tfj_place_slice *p = &s->plan.place.slices[i];
+
+				if (p->ps != j)
+					continue;
+				tfj__runtime__v1__slice__init(&s->slice_msgs[k]);
+				s->slice_msgs[k].var = p->var;
+				s->slice_msgs[k].offset = p->offset;
+				s->slice_msgs[k].count = p->count;
+				s->slice_msgs[k].data.len = p->count * sizeof(float);
+				s->slice_ptrs[k] = &s->slice_msgs[k];
+				k++;
+			}
+		}
+		s->first_slice[s->nps] = k;
+	}
+	return 0;
+}
+
+/* Points shard j's slice messages at `arrays` (params or grads). */
+static void point_slices(struct tfj_session *s, size_t j, float **arrays)
+{
+	size_t k;
+
+	for (k = s->first_slice[j]; k < s->first_slice[j + 1]; k++) {
+		Tfj__Runtime__V1__Slice *m = &s->slice_msgs[k];
+
+		m->data.data = (uint8_t *)(arrays[m->var] + m->offset);
+	}
+}
+
+/* Status of every shard; initialises empty shards when we coordinate. */
+int tfj_session_ensure_ready(struct tfj_session *s, const float *const *init_vals,
+			     int64_t init_step)
+{
+	Tfj__Runtime__V1__StatusRequest *sq;
+	Tfj__Runtime__V1__InitRequest *iq;
+	size_t j, need = 0;
+	int rc;
+
+	sq = calloc(s->nps, sizeof(*sq));
+	iq = calloc(s->nps, sizeof(*iq));
+	if (!sq || !iq) {
+		rc = tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
+		goto out;
+	}
+	for (j = 0; j < s->nps; j++) {
+		tfj__runtime__v1__status_request__init(&sq[j]);
+		sq[j].task = s->task;
+		s->reqs[j] = &sq[j].base;
+	}
+	rc = tfj_psclient_call(s->cl, TFJ_RPC_STATUS, s->reqs, s->resps, s->cfg->rpc_timeout_s);
+	if (rc)
+		goto out;
+	for (j = 0; j < s->nps; j++) {
+		Tfj__Runtime__V1__StatusResponse *r = (Tfj__Runtime__V1__StatusResponse *)s->resps[j];
+
+		if (r->layout_hash != s->plan.layout_hash || r->shard != j ||
+		    r->num_shards != s->nps) {
+			rc = tfj_err_set(TFJ_ECONFLICT, "ps %zu disagrees on the layout (shard %u of %u, "
+					 "hash %016" PRIx64 " vs ours %016" PRIx64 "): every task "
+					 "needs the same training flags", j, r->shard, r->num_shards,
+					 r->layout_hash, s->plan.layout_hash);
+			goto out;
+		}
+		s->reqs[j] = NULL;
+		if (r->initialized)
+			continue;
+		if (!init_vals) {
+			rc = tfj_err_set(TFJ_EUNAVAIL, "ps %zu is waiting for the chief's Init", j);
+			goto out;
+		}
+		tfj__runtime__v1__init_request__init(&iq[j]);
+		iq[j].layout_hash = s->plan.layout_hash;
+		iq[j].step = init_step;
+		point_slices(s, j, (float **)init_vals);
+		iq[j].n_slices = s->first_slice[j + 1] - s->first_slice[j];
+		iq[j].slices = &s->slice_ptrs[s->first_slice[j]];
+		s->reqs[j] = &iq[j].base;
+		need++;
+	}
+	if (need) {
+		rc = tfj_psclient_call(s->cl, TFJ_RPC_INIT, s->reqs, s->resps, s->cfg->rpc_timeout_s);
+		if (rc == 0)
+			tfj_log_fmt(TFJ_LOG_INFO, "%s initialised %zu ps task(s) at step %" PRId64,
+				    s->task, need, init_step);
+	}
+out:
+	free(sq);
+	free(iq);
+	return rc;
+}
+
+/*
+ * Pulls every shard into s->params. min_step[j] < 0 means "now". Checks
+ * that each answer holds exactly the slices the placement says.
+ */
+int tfj_session_pull(struct tfj_session *s, const int64_t *min_step, uint32_t wait_ms)
+{
+	size_t j, k;
+	int rc;
+
+	for (j = 0; j < s->nps; j++) {
+		tfj__runtime__v1__pull_request__init(&s->pullq[j]);
+		s->pullq[j].layout_hash = s->plan.layout_hash;
+		s->pullq[j].min_step = min_step ? min_step[j] : 0;
+		s->pullq[j].max_wait_ms = min_step ? wait_ms : 0;
+		s->pullq[j].task = s->task;
+		s->reqs[j] = &s->pullq[j].base;
+	}
+	rc = tfj_psclient_call(s->cl, TFJ_RPC_PULL, s->reqs, s->resps,
+			       s->cfg->rpc_timeout_s + wait_ms / 1000.0);
+	if (rc)
+		return rc;
+	for (j = 0; j < s->nps; j++) {
+		Tfj__Runtime__V1__PullResponse *r = (Tfj__Runtime__V1__PullResponse *)s->resps[j];
+		size_t want = s->first_slice[j + 1] - s->first_slice[j];
+
+		if (r->n_slices != want)
+			return tfj_err_set(TFJ_ECONFLICT, "ps %zu sent %zu slices, want %zu", j,
+					   r->n_slices, want);
+		for (k = 0; k < want; k++) {
+			const Tfj__Runtime__V1__Slice *a = r->slices[k];
+			const Tfj__Runtime__V1__Slice *e = &s->slice_msgs[s->first_slice[j] + k];
+
+			if (a->var != e->var || a->offset != e->offset || a->count != e->count ||
+			    a->data.len != e->count * sizeof(float))
+				return tfj_err_set(TFJ_ECONFLICT, "ps %zu sent a slice that does not "
+						   "match the placement", j);
+			memcpy(s->params[e->var] + e->offset, a->data.data, a->data.len);
+		}
+		s->shard_step[j] = r->step;
+		if (r->finished)
+			s->finished = 1;
+	}
+	s->gstep = s->shard_step[0];
+	return 0;
+}
+
+/* Pushes s->grads to every shard, each tagged with the step it was pulled at. */
+int tfj_session_push(struct tfj_session *s, int64_t max_steps, int *stale)
+{
+	size_t j;
+	int rc;
+
+	for (j = 0; j < s->nps; j++) {
+		tfj__runtime__v1__push_request__init(&s->pushq[j]);
+		s->pushq[j].layout_hash = s->plan.layout_hash;
+		s->pushq[j].step = s->shard_step[j];
+		s->pushq[j].replica = (uint32_t)s->cfg->replica;
+		s->pushq[j].max_steps = max_steps;
+		point_slices(s, j, s->grads);
+		s->pushq[j].n_slices = s->first_slice[j + 1] - s->first_slice[j];
+		s->pushq[j].slices = &s->slice_ptrs[s->first_slice[j]];
+		s->reqs[j] = &s->pushq[j].base;
+	}
+	rc = tfj_psclient_call(s->cl, TFJ_RPC_PUSH, s->reqs, s->resps, s->cfg->rpc_timeout_s);
+	if (rc)
+		return rc;
+	*stale = 0;
+	for (j = 0; j < s->nps; j++) {
+		Tfj__Runtime__V1__PushResponse *r = (Tfj__Runtime__V1__PushResponse *)s->resps[j];
+
+		if (r->result == TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_STALE ||
+		    r->result == TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_DUPLICATE)
+			(*stale)++;
+		if (r->finished)
+			s->finished = 1;
+	}
+	return 0;
+}
+
+int tfj_session_finish(struct tfj_session *s)
+{
+	Tfj__Runtime__V1__FinishRequest *fq = calloc(s->nps, sizeof(*fq));
+	size_t j;
+	int rc;
+
+	if (!fq)
+		return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
+	for (j = 0; j < s->nps; j++) {
+		tfj__runtime__v1__finish_request__init(&fq[j]);
+		fq[j].layout_hash = s->plan.layout_hash;
+		fq[j].step = s->gstep;
+		s->reqs[j] = &fq[j].base;
+	}
+	rc = tfj_psclient_call(s->cl, TFJ_RPC_FINISH, s->reqs, s->resps, s->cfg->rpc_timeout_s);
+	free(fq);
+	return rc;
+}
+
+
+/*
+ * Decides what to do after rc: 0 = go on, 1 = try again (after sleeping),
+ * or the error to give up with. Only TFJ_EUNAVAIL is worth retrying.
+ */
+int tfj_session_retry(struct tfj_session *s, struct tfj_retry *r, int rc, const char *what)
+{
+	double now = tfj_session_now();
+
+	if (rc == 0) {
+		r->first_fail = 0;
+		r->delay = 0;
+		return 0;
+	}
+	if (rc != TFJ_EUNAVAIL || tfj_stop_requested)
+		return tfj_stop_requested ? TFJ_ECANCELED : rc;
+	if (r->first_fail == 0) {
+		r->first_fail = now;
+		tfj_log_warn("peer not ready, retrying", "task", s->task, "during", what, "detail",
+			     tfj_err_detail());
+	}
+	if (now - r->first_fail > s->cfg->peer_timeout_s)
+		return tfj_err_set(TFJ_EUNAVAIL, "gave up after %.0fs (--peer_timeout) %s: %s",
+				   now - r->first_fail, what, tfj_err_detail());
+	r->delay = r->delay == 0 ? 0.1 : r->delay * 2;
+	if (r->delay > 2.0)
+		r->delay = 2.0;
+	sleep_s(r->delay);
+	return 1;
+}
+
+/* Pull with retries; ensure_ready again when a ps lost its state. */
+int tfj_session_pull_retry(struct tfj_session *s, const int64_t *min_step, uint32_t wait_ms,
+		      const float *const *reinit, int64_t reinit_step)
+{
+	struct tfj_retry r = { 0, 0 };
+	int rc, d;
+
+	for (;;) {
+		rc = tfj_session_pull(s, min_step, wait_ms);
+		d = tfj_session_retry(s, &r, rc, "pulling parameters");
+		if (d == 0)
+			return 0;
+		if (d != 1)
+			return d;
+		/* A ps restarted without a checkpoint: the coordinator refills it. */
+		if (reinit)
+			(void)tfj_session_ensure_ready(s, reinit, reinit_step);
+	}
+}

@@ -1,0 +1,96 @@
+/*
+ * session.h - a worker's, chief's or evaluator's view of the ps tasks: the
+ * full parameter set, the per-shard steps, and the calls that move
+ * parameters and gradients (all shards in parallel, see psclient.h).
+ *
+ * Request messages are built once and re-pointed at the caller's tensors
+ * on every call, so a step allocates nothing; parameter and gradient
+ * arrays (one per variable) are owned by the session.
+ *
+ * Retry policy (tfj_session_retry): TFJ_EUNAVAIL is retried with
+ * exponential backoff, 100 ms doubling to 2 s, until --peer_timeout seconds
+ * of continuous failure; everything else is returned at once.
+ *
+ * Ownership: tfj_session_init() fills a caller-provided struct that
+ * tfj_session_free() releases (also after a failed init).
+ */
+#ifndef TFJ_SESSION_H
+#define TFJ_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compute.h"
+#include "model.h"
+#include "plan.h"
+#include "psclient.h"
+#include "rtconfig.h"
+#include "tfj_runtime.pb-c.h"
+
+struct tfj_session {
+	const struct tfj_rtconfig *cfg;
+	struct tfj_plan plan;
+	struct tfj_psclient *cl;
+	struct tfj_compute *comp;
+	struct tfj_model *model;
+	size_t nps;
+	float **params, **grads;     /* per variable */
+	int64_t *shard_step;         /* step of each shard at the last pull */
+	int64_t gstep;               /* global step = ps 0's */
+	int finished;                /* a ps reported the chief's Finish */
+	/* Reused request messages, one per shard. */
+	Tfj__Runtime__V1__PullRequest *pullq;
+	Tfj__Runtime__V1__PushRequest *pushq;
+	Tfj__Runtime__V1__Slice **slice_ptrs; /* grouped by shard */
+	Tfj__Runtime__V1__Slice *slice_msgs;  /* all slices, grouped by shard */
+	size_t *first_slice;                  /* per shard: index of its first slice */
+	const ProtobufCMessage **reqs;
+	ProtobufCMessage **resps;
+	char task[32];                        /* "worker:1" */
+	double t0;                            /* start, tfj_session_now() */
+	int exit_hint;                        /* exit code for a failure, when known */
+};
+
+/* Backoff state of one "keep trying until the peer deadline" sequence. */
+struct tfj_retry {
+	double first_fail;
+	double delay;
+};
+
+/* Monotonic seconds. */
+double tfj_session_now(void);
+
+int tfj_session_init(struct tfj_session *s, const struct tfj_rtconfig *cfg);
+void tfj_session_free(struct tfj_session *s);
+
+/*
+ * Status of every shard; checks the layout hashes. Shards that are not
+ * initialised get init_vals (per variable) at init_step when init_vals is
+ * not NULL (the coordinator), else the call fails with TFJ_EUNAVAIL.
+ */
+int tfj_session_ensure_ready(struct tfj_session *s, const float *const *init_vals,
+			     int64_t init_step);
+
+/*
+ * Pulls every shard into s->params. min_step (per shard, NULL = now) and
+ * wait_ms ask each ps to answer once it reached that step (see PullRequest).
+ */
+int tfj_session_pull(struct tfj_session *s, const int64_t *min_step, uint32_t wait_ms);
+
+/* Pushes s->grads to every shard; *stale counts shards that dropped it. */
+int tfj_session_push(struct tfj_session *s, int64_t max_steps, int *stale);
+
+/* Tells every shard that training is finished. */
+int tfj_session_finish(struct tfj_session *s);
+
+/*
+ * After a call returned rc: 0 = go on, 1 = try again (having slept the
+ * backoff), anything else = the error to give up with.
+ */
+int tfj_session_retry(struct tfj_session *s, struct tfj_retry *r, int rc, const char *what);
+
+/* tfj_session_pull with retries; reinit (coordinator only) refills empty shards. */
+int tfj_session_pull_retry(struct tfj_session *s, const int64_t *min_step, uint32_t wait_ms,
+			   const float *const *reinit, int64_t reinit_step);
+
+#endif

@@ -1,0 +1,285 @@
+/*
+ * shard.c - one parameter server's variables and update rule (shard.h).
+ */
+#include "shard.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tfj/err.h>
+
+int tfj_shard_init(struct tfj_shard *s, const struct tfj_plan *plan,
+		   const struct tfj_rtconfig *cfg, uint32_t id)
+{
+	size_t i, k = 0, st = 0;
+	int rc = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->id = id;
+	s->plan = plan;
+	s->cfg = cfg;
+	if (id >= plan->place.nps)
+		return tfj_err_set(TFJ_EINVAL, "shard %u of %zu", id, plan->place.nps);
+	for (i = 0; i < plan->place.nslices; i++)
+		if (plan->place.slices[i].ps == id)
+			s->nslices++;
+	s->n = plan->place.ps_size[id];
+	if (s->nslices == 0 || s->n == 0)
+		return tfj_err_set(TFJ_EINVAL, "ps %u holds no variables: more ps tasks than the "
+				   "model can use", id);
+	s->slices = calloc(s->nslices, sizeof(*s->slices));
+	s->state_off = calloc(s->nslices + 1, sizeof(*s->state_off));
+	s->param = calloc(s->n, sizeof(float));
+	s->grad = calloc(s->n, sizeof(float));
+	if (!s->slices || !s->state_off || !s->param || !s->grad) {
+		rc = tfj_err_set(TFJ_ENOMEM, "shard: out of memory");
+		goto out;
+	}
+	for (i = 0; i < plan->place.nslices; i++) {
+		if (plan->place.slices[i].ps != id)
+			continue;
+		s->slices[k] = &plan->place.slices[i];
+		s->state_off[k] = st;
+		st += tfj_optim_state_size(cfg->optim, plan->place.slices[i].count);
+		k++;
+	}
+	s->state_off[k] = st;
+	if (st) {
+		s->state = calloc(st, sizeof(float));
+		if (!s->state) {
+			rc = tfj_err_set(TFJ_ENOMEM, "shard: out of memory");
+			goto out;
+		}
+	}
+	if (cfg->sync)
+		rc = tfj_syncagg_init(&s->agg, s->n, (uint32_t)cfg->replicas_to_aggregate,
+				      (uint32_t)cfg->nreplicas, 0);
+out:
+	if (rc)
+		tfj_shard_free(s);
+	return rc;
+}
+
+void tfj_shard_free(struct tfj_shard *s)
+{
+	if (!s)
+		return;
+	free(s->slices);
+	free(s->state_off);
+	free(s->param);
+	free(s->grad);
+	free(s->state);
+	tfj_syncagg_free(&s->agg);
+	memset(s, 0, sizeof(*s));
+}
+
+int tfj_shard_check_slices(const struct tfj_shard *s, Tfj__Runtime__V1__Slice *const *slices,
+			   size_t n)
+{
+	size_t i;
+
+	if (n != s->nslices)
+		return tfj_err_set(TFJ_EINVAL, "ps %u: %zu slices sent, it holds %zu", s->id, n,
+				   s->nslices);
+	for (i = 0; i < n; i++) {
+		const Tfj__Runtime__V1__Slice *m = slices[i];
+		const struct tfj_place_slice *p = s->slices[i];
+
+		if (!m || m->var != p->var || m->offset != p->offset || m->count != p->count)
+			return tfj_err_set(TFJ_EINVAL, "ps %u: slice %zu does not match the "
+					   "placement", s->id, i);
+		if (m->data.len != p->count * sizeof(float) || (!m->data.data && m->data.len))
+			return tfj_err_set(TFJ_EINVAL, "ps %u: slice %zu carries %zu bytes, want %zu",
+					   s->id, i, m->data.len, p->count * sizeof(float));
+	}
+	return 0;
+}
+
+static void reset_optimizer(struct tfj_shard *s, int64_t step)
+{
+	if (s->state)
+		memset(s->state, 0, s->state_off[s->nslices] * sizeof(float));
+	s->opt_t = 0;
+	s->step = step;
+	if (s->cfg->sync)
+		tfj_syncagg_reset(&s->agg, step);
+}
+
+int tfj_shard_load(struct tfj_shard *s, Tfj__Runtime__V1__Slice *const *slices, size_t n,
+		   int64_t step)
+{
+	size_t i, j;
+	int rc;
+
+	if (step < 0)
+		return tfj_err_set(TFJ_EINVAL, "ps %u: negative step", s->id);
+	rc = tfj_shard_check_slices(s, slices, n);
+	if (rc)
+		return rc;
+	for (i = 0; i < n; i++) {
+		float *dst = s->param + s->slices[i]->shard_off;
+
+		memcpy(dst, slices[i]->data.data, slices[i]->data.len);
+		for (j = 0; j < s->slices[i]->count; j++)
+			if (!isfinite(dst[j]))
+				return tfj_err_set(TFJ_ENUMERIC, "ps %u: initial value not finite",
+						   s->id);
+	}
+	reset_optimizer(s, step);
+	s->initialized = 1;
+	s->finished = 0;
+	s->version++;
+	return 0;
+}
+
+int tfj_shard_restore(struct tfj_shard *s, const struct tfj_ckpt *ck)
+{
+	size_t i;
+
+	for (i = 0; i < s->nslices; i++) {
+		const struct tfj_place_slice *p = s->slices[i];
+		int vi = tfj_ckpt_find(ck, s->plan->vars[p->var].name);
+
+		if (vi < 0)
+			return tfj_err_set(TFJ_EPARSE, "checkpoint lacks variable %s",
+					   s->plan->vars[p->var].name);
+		if (ck->vars[vi].count != s->plan->vars[p->var].count)
+			return tfj_err_set(TFJ_EPARSE, "checkpoint variable %s has %zu elements, "
+					   "model %zu", s->plan->vars[p->var].name,
+					   ck->vars[vi].count, s->plan->vars[p->var].count);
+		memcpy(s->param + p->shard_off, ck->vars[vi].value + p->offset,
+		       p->count * sizeof(float));
+	}
+	/* Optimizer state is not checkpointed (see docs/runtime.md): start it afresh. */
+	reset_optimizer(s, ck->global_step);
+	s->initialized = 1;
+	s->finished = 0;
+	s->version++;
+	return 0;
+}
+
+/* The learning rate of this update under --lr_schedule. */
+static void rate_for(const struct tfj_shard *s, struct tfj_optim_hparams *hp, int64_t max_steps)
+{
+	*hp = s->cfg->hp;
+	if (s->cfg->lr_cosine && max_steps > 0) {
+		double f = (double)(s->step < max_steps ? s->step : max_steps) / (double)max_steps;
+		float scale = (float)(0.5 * (1.0 + cos(3.14159265358979323846 * f)));
+
+		/* optim.h wants lr > 0: the last steps keep a sliver of the rate. */
+		hp->lr *= scale > 1e-3f ? scale : 1e-3f;
+	}
+}
+
+static int apply(struct tfj_shard *s, const float *grad, int64_t max_steps)
+{
+	struct tfj_optim_hparams hp;
+	size_t i;
+	int rc;
+
+	rate_for(s, &hp, max_steps);
+	/* optim.h refuses NaN per call before changing anything; check all slices first. */
+	for (i = 0; i < s->n; i++)
+		if (!isfinite(grad[i]))
+			return tfj_err_set(TFJ_ENUMERIC, "ps %u: gradient holds NaN/Inf", s->id);
+	for (i = 0; i < s->nslices; i++) {
+		const struct tfj_place_slice *p = s->slices[i];
+
+		rc = tfj_optim_apply(s->cfg->optim, &hp, s->param + p->shard_off,
+				     grad + p->shard_off,
+				     s->state ? s->state + s->state_off[i] : NULL, p->count, s->opt_t);
+		if (rc)
+			return rc;
+	}
+	s->opt_t++;
+	s->step++;
+	s->version++;
+	s->applied++;
+	return 0;
+}
+
+int tfj_shard_push(struct tfj_shard *s, const Tfj__Runtime__V1__PushRequest *req,
+		   Tfj__Runtime__V1__PushResult *result)
+{
+	size_t i;
+	int rc;
+
+	if (!s->initialized)
+		return tfj_err_set(TFJ_EUNAVAIL, "ps %u: not initialised", s->id);
+	if (s->finished) {
+		*result = TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_FINISHED;
+		return 0;
+	}
+	rc = tfj_shard_check_slices(s, req->slices, req->n_slices);
+	if (rc)
+		return rc;
+	if (req->replica >= (uint32_t)s->cfg->nreplicas)
+		return tfj_err_set(TFJ_EINVAL, "ps %u: replica %u of %d", s->id, req->replica,
+				   s->cfg->nreplicas);
+	if (!s->cfg->sync) {
+		for (i = 0; i < s->nslices; i++)
+			memcpy(s->grad + s->slices[i]->shard_off, req->slices[i]->data.data,
+			       req->slices[i]->data.len);
+		rc = apply(s, s->grad, req->max_steps);
+		if (rc)
+			return rc;
+		*result = TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_APPLIED;
+		return 0;
+	}
+	switch (tfj_syncagg_check(&s->agg, req->step, req->replica)) {
+	case TFJ_SYNCAGG_STALE:
+		s->stale++;
+		*result = TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_STALE;
+		return 0;
+	case TFJ_SYNCAGG_DUPLICATE:
+		s->duplicate++;
+		*result = TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_DUPLICATE;
+		return 0;
+	case TFJ_SYNCAGG_ACCEPT:
+		break;
+	}
+	/* Reject non-finite input before it pollutes the accumulator. */
+	for (i = 0; i < s->nslices; i++) {
+		const uint8_t *b = req->slices[i]->data.data;
+		size_t j;
+
+		for (j = 0; j < s->slices[i]->count; j++) {
+			float g;
+
+			memcpy(&g, b + j * sizeof(float), sizeof(float));
+			if (!isfinite(g))
+				return tfj_err_set(TFJ_ENUMERIC, "ps %u: gradient holds NaN/Inf",
+						   s->id);
+		}
+	}
+	for (i = 0; i < s->nslices; i++)
+		tfj_syncagg_add(&s->agg, s->slices[i]->shard_off, req->slices[i]->data.data,
+				s->slices[i]->count);
+	*result = TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_AGGREGATED;
+	if (tfj_syncagg_commit(&s->agg, req->replica)) {
+		rc = apply(s, tfj_syncagg_mean(&s->agg), req->max_steps);
+		tfj_syncagg_reset(&s->agg, s->step);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+void tfj_shard_describe(const struct tfj_shard *s, Tfj__Runtime__V1__Slice *msgs,
+			Tfj__Runtime__V1__Slice **ptrs, const float *values)
+{
+	size_t i;
+
+	for (i = 0; i < s->nslices; i++) {
+		const struct tfj_place_slice *p = s->slices[i];
+
+		tfj__runtime__v1__slice__init(&msgs[i]);
+		msgs[i].var = p->var;
+		msgs[i].offset = p->offset;
+		msgs[i].count = p->count;
+		msgs[i].data.data = (uint8_t *)(values + p->shard_off);
+		msgs[i].data.len = p->count * sizeof(float);
+		ptrs[i] = &msgs[i];
+	}
+}

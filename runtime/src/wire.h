@@ -1,0 +1,87 @@
+/*
+ * wire.h - protobuf-c messages in and out of gRPC byte buffers.
+ *
+ * Sending: tfj_wire_encode() packs a message with protobuf-c's
+ * pack_to_buffer, which hands every `bytes` field over as the caller's own
+ * pointer. Pieces of at least TFJ_WIRE_ZEROCOPY_MIN bytes (tensor payloads)
+ * become grpc_slices that point at that memory, no copy; the small framing
+ * pieces in between are coalesced into copied slices. Each zero-copy slice
+ * holds a reference on a struct tfj_wire_lease, dropped by gRPC when it is
+ * done with the bytes (possibly on one of its own threads); the memory must
+ * not change or go away until tfj_wire_lease_busy() says 0.
+ *
+ * Receiving: tfj_wire_decode() reads a byte buffer (flattening it only when
+ * gRPC delivered it in several slices) and unpacks it with protobuf-c into
+ * an arena that is reused message after message, so steady-state decoding
+ * does not touch malloc.
+ *
+ * Ownership: the caller owns the byte buffer from encode
+ * (grpc_byte_buffer_destroy) and the arena; a decoded message lives in the
+ * arena until the next tfj_wire_arena_reset().
+ */
+#ifndef TFJ_WIRE_H
+#define TFJ_WIRE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <grpc/byte_buffer.h>
+#include <grpc/grpc.h>
+#include <protobuf-c/protobuf-c.h>
+
+#define TFJ_WIRE_ZEROCOPY_MIN 1024
+#define TFJ_WIRE_MAX_SLICES 65536
+
+struct tfj_wire_lease {
+	atomic_int refs; /* zero-copy slices gRPC still holds */
+};
+
+static inline int tfj_wire_lease_busy(struct tfj_wire_lease *l)
+{
+	return atomic_load(&l->refs);
+}
+
+/* Waits (bounded, ~timeout_ms) until gRPC released every slice of the lease. */
+int tfj_wire_lease_wait(struct tfj_wire_lease *l, int timeout_ms);
+
+/* Packs msg into *out; large bytes fields are referenced under `lease` (may be NULL: copy). */
+int tfj_wire_encode(grpc_byte_buffer **out, const ProtobufCMessage *msg,
+		    struct tfj_wire_lease *lease);
+
+/*
+ * Channel arguments shared by server and clients: explicit message caps
+ * (max_message bytes each way) and HTTP/2 windows and frames sized for
+ * tensors, so a multi-megabyte push is not paced by 64 KiB flow-control
+ * windows. Fills up to TFJ_WIRE_NARGS entries of `out`; returns the count.
+ */
+#define TFJ_WIRE_NARGS 6
+size_t tfj_wire_transport_args(grpc_arg *out, size_t max_message);
+
+struct tfj_wire_chunk;
+
+struct tfj_wire_arena {
+	ProtobufCAllocator alloc;    /* handed to protobuf-c */
+	struct tfj_wire_chunk *head; /* current chunk */
+	size_t total;                /* bytes handed out since the last reset */
+	size_t max;                  /* cap on one message's decoded size */
+	uint8_t *flat;               /* flattening buffer for multi-slice payloads */
+	size_t flat_cap;
+	int failed;                  /* an allocation hit the cap */
+};
+
+/* `max` bounds the memory one decoded message may take. */
+int tfj_wire_arena_init(struct tfj_wire_arena *a, size_t max);
+/* Forgets every message decoded so far; keeps the memory for the next. */
+void tfj_wire_arena_reset(struct tfj_wire_arena *a);
+void tfj_wire_arena_free(struct tfj_wire_arena *a);
+
+/* Unpacks len bytes as a `desc` message into the arena. TFJ_EPARSE when malformed. */
+int tfj_wire_unpack(ProtobufCMessage **out, const ProtobufCMessageDescriptor *desc,
+		    const uint8_t *data, size_t len, struct tfj_wire_arena *a);
+
+/* Same, from a received byte buffer (NULL bb = empty message). */
+int tfj_wire_decode(ProtobufCMessage **out, const ProtobufCMessageDescriptor *desc,
+		    grpc_byte_buffer *bb, struct tfj_wire_arena *a);
+
+#endif

@@ -1,0 +1,168 @@
+/*
+ * test_rtconfig.c - flag parsing and the TF_CONFIG-derived task config.
+ */
+#include <string.h>
+
+#include <tfj/err.h>
+
+#include "rtconfig.h"
+#include "tfj_test.h"
+
+#define ARGS(...) ((char *const[]){ __VA_ARGS__ })
+#define NARGS(...) ((int)(sizeof((char *const[]){ __VA_ARGS__ }) / sizeof(char *)))
+#define PARSE(cfg, tfc, ...) tfj_rtconfig_parse(cfg, NARGS(__VA_ARGS__), ARGS(__VA_ARGS__), tfc)
+
+static const char *tfc_chief =
+	"{\"cluster\":{\"chief\":[\"c:1\"],\"worker\":[\"w0:2\",\"w1:2\"],"
+	"\"ps\":[\"p0:3\",\"p1:3\"],\"evaluator\":[\"e:4\"]},"
+	"\"task\":{\"type\":\"worker\",\"index\":1}}";
+
+static void test_classic_flags(void)
+{
+	struct tfj_rtconfig c;
+
+	TFJ_CHECK_INT(PARSE(&c, NULL, "--job_name", "worker", "--task_index=1", "--ps_hosts",
+			    "a:1,b:2", "--worker_hosts", "w:1,w:2,w:3", "--model", "mlp", "--hidden",
+			    "64,32", "--batch_size", "32", "--sync", "--replicas_to_aggregate", "2",
+			    "--optimizer", "momentum", "--learning_rate", "0.05"), 0);
+	TFJ_CHECK_INT(c.role, TFJ_ROLE_WORKER);
+	TFJ_CHECK_INT(c.index, 1);
+	TFJ_CHECK_INT(c.nps, 2);
+	TFJ_CHECK_INT(c.nworkers, 3);
+	TFJ_CHECK_INT(c.has_chief, 0);
+	TFJ_CHECK_INT(c.replica, 1);
+	TFJ_CHECK_INT(c.nreplicas, 3);
+	TFJ_CHECK_INT(c.is_coordinator, 0);
+	TFJ_CHECK_INT(c.sync, 1);
+	TFJ_CHECK_INT(c.replicas_to_aggregate, 2);
+	TFJ_CHECK_INT(c.batch_size, 32);
+	TFJ_CHECK_INT(c.spec.kind, TFJ_MODEL_MLP);
+	TFJ_CHECK_INT(c.spec.n_hidden, 2);
+	TFJ_CHECK_INT(c.optim, TFJ_OPTIM_MOMENTUM);
+	TFJ_CHECK(c.hp.lr > 0.0499f && c.hp.lr < 0.0501f);
+	TFJ_CHECK_STR(tfj_rtconfig_host(&c, "ps", 1), "b:2");
+	TFJ_CHECK(tfj_rtconfig_host(&c, "ps", 2) == NULL);
+	tfj_rtconfig_free(&c);
+
+	/* Worker 0 coordinates when there is no chief; defaults apply. */
+	TFJ_CHECK_INT(PARSE(&c, NULL, "--job_name", "worker", "--ps_hosts", "a:1",
+			    "--worker_hosts", "w:1"), 0);
+	TFJ_CHECK_INT(c.is_coordinator, 1);
+	TFJ_CHECK_INT(c.replicas_to_aggregate, 1);
+	TFJ_CHECK_INT(c.placement, TFJ_PLACE_BALANCED);
+	TFJ_CHECK_STR(c.model, "softmax");
+	tfj_rtconfig_free(&c);
+}
+
+static void test_tf_config(void)
+{
+	struct tfj_rtconfig c;
+
+	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--epochs", "2"), 0);
+	TFJ_CHECK_INT(c.role, TFJ_ROLE_WORKER);
+	TFJ_CHECK_INT(c.has_chief, 1);
+	TFJ_CHECK_INT(c.replica, 2); /* chief is replica 0 */
+	TFJ_CHECK_INT(c.nreplicas, 3);
+	TFJ_CHECK_INT(c.is_coordinator, 0);
+	tfj_rtconfig_free(&c);
+
+	TFJ_CHECK_INT(PARSE(&c, "{\"cluster\":{\"chief\":[\"c:1\"],\"ps\":[\"p:7\"]},"
+			    "\"task\":{\"type\":\"ps\",\"index\":0}}", "--bind_address", "127.0.0.1"),
+		      0);
+	TFJ_CHECK_INT(c.role, TFJ_ROLE_PS);
+	TFJ_CHECK_STR(c.bind, "127.0.0.1:7");
+	TFJ_CHECK_INT(c.nreplicas, 1);
+	tfj_rtconfig_free(&c);
+
+	TFJ_CHECK_INT(PARSE(&c, "{\"cluster\":{\"chief\":[\"c:1\"],\"ps\":[\"p:7\"]},"
+			    "\"task\":{\"type\":\"chief\",\"index\":0}}", "--epochs", "1"), 0);
+	TFJ_CHECK_INT(c.role, TFJ_ROLE_CHIEF);
+	TFJ_CHECK_INT(c.is_coordinator, 1);
+	TFJ_CHECK_INT(c.replica, 0);
+	tfj_rtconfig_free(&c);
+
+	/* The evaluator may stand outside the cluster. */
+	TFJ_CHECK_INT(PARSE(&c, "{\"cluster\":{\"worker\":[\"w:1\"],\"ps\":[\"p:7\"]},"
+			    "\"task\":{\"type\":\"evaluator\",\"index\":0}}", "--epochs", "1"), 0);
+	TFJ_CHECK_INT(c.role, TFJ_ROLE_EVALUATOR);
+	TFJ_CHECK_INT(c.replica, -1);
+	tfj_rtconfig_free(&c);
+}
+
+static void test_rejects(void)
+{
+	struct tfj_rtconfig c;
+	static const char *const bad_tfc[] = {
+		"{",
+		"{\"cluster\":{\"ps\":[\"p:1\"]},\"task\":{\"type\":\"worker\",\"index\":0}}",
+		"{\"cluster\":{\"worker\":[\"w:1\"]},\"task\":{\"type\":\"worker\",\"index\":0}}",
+		"{\"cluster\":{\"worker\":[\"w:1\"],\"ps\":[\"p:1\"]},\"task\":{\"type\":\"worker\",\"index\":5}}",
+		"{\"cluster\":{\"worker\":[\"w:1\"],\"ps\":[\"p\"]},\"task\":{\"type\":\"ps\",\"index\":0}}",
+		"{\"cluster\":{\"worker\":[\"w:1\"],\"ps\":[\"p:1\"]}}",
+		"[1,2]",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad_tfc) / sizeof(bad_tfc[0]); i++) {
+		int rc = PARSE(&c, bad_tfc[i], "--epochs", "1");
+
+		TFJ_CHECK(rc < 0);
+		if (rc == 0)
+			tfj_test_fail(__FILE__, __LINE__, "accepted TF_CONFIG %s", bad_tfc[i]);
+	}
+	TFJ_CHECK(PARSE(&c, NULL, "--epochs", "1") < 0); /* no cluster at all */
+	TFJ_CHECK(PARSE(&c, tfc_chief, "--job_name", "ps") < 0); /* cluster twice */
+	TFJ_CHECK(PARSE(&c, tfc_chief, "--bogus", "1") < 0);
+	TFJ_CHECK(PARSE(&c, tfc_chief, "--batch_size", "12x") < 0);
+	TFJ_CHECK(PARSE(&c, tfc_chief, "--batch_size", "0") < 0);
+	TFJ_CHECK(PARSE(&c, tfc_chief, "--batch_size") < 0);
+	TFJ_CHECK(PARSE(&c, tfc_chief, "--epochs", "nan") < 0);
+	TFJ_CHECK(PARSE(&c, tfc_chief, "--model", "resnet") < 0);
+	TFJ_CHECK(PARSE(&c, tfc_chief, "--model", "softmax", "--hidden", "10") < 0);
+	TFJ_CHECK(PARSE(&c, tfc_chief, "--model", "mlp", "--hidden", "10,,3") < 0);
+	TFJ_CHECK(PARSE(&c, tfc_chief, "--optimizer", "rmsprop") < 0);
+	TFJ_CHECK(PARSE(&c, tfc_chief, "--replicas_to_aggregate", "2") < 0); /* needs --sync */
+	TFJ_CHECK(PARSE(&c, tfc_chief, "--sync", "--replicas_to_aggregate", "4") < 0);
+	TFJ_CHECK(PARSE(&c, tfc_chief, "--placement", "hash") < 0);
+	TFJ_CHECK(PARSE(&c, tfc_chief, "--epochs", "1", "--epochs", "2") < 0);
+	TFJ_CHECK(PARSE(&c, tfc_chief, "positional") < 0);
+	TFJ_CHECK(PARSE(&c, tfc_chief, "--dataset", "cifar") < 0);
+	TFJ_CHECK(PARSE(&c, tfc_chief, "--device", "tpu") < 0);
+	TFJ_CHECK(PARSE(&c, NULL, "--job_name", "worker", "--ps_hosts", "a:1,,b:2",
+			"--worker_hosts", "w:1") < 0);
+	TFJ_CHECK(PARSE(&c, NULL, "--job_name", "worker", "--task_index", "-1", "--ps_hosts",
+			"a:1", "--worker_hosts", "w:1") < 0);
+	TFJ_CHECK(PARSE(&c, NULL, "--job_name", "gardener", "--ps_hosts", "a:1",
+			"--worker_hosts", "w:1") < 0);
+	TFJ_CHECK(strlen(tfj_err_detail()) > 0);
+}
+
+static void test_numbers_and_steps(void)
+{
+	struct tfj_rtconfig c;
+	int64_t v;
+	double d;
+
+	TFJ_CHECK_INT(tfj_parse_i64(&v, "42", 0, 100, "x"), 0);
+	TFJ_CHECK_INT(v, 42);
+	TFJ_CHECK(tfj_parse_i64(&v, "99999999999999999999", 0, INT64_MAX, "x") < 0);
+	TFJ_CHECK(tfj_parse_i64(&v, " 4", 0, 100, "x") < 0 || v == 4);
+	TFJ_CHECK(tfj_parse_i64(&v, "", 0, 100, "x") < 0);
+	TFJ_CHECK_INT(tfj_parse_double(&d, "0.5", 0, 1, "x"), 0);
+	TFJ_CHECK(tfj_parse_double(&d, "inf", 0, 1e300, "x") < 0);
+	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--batch_size", "100", "--epochs", "2"), 0);
+	TFJ_CHECK_INT(tfj_rtconfig_steps_for(&c, 60000), 1200);
+	c.sync = 1;
+	c.replicas_to_aggregate = 3;
+	TFJ_CHECK_INT(tfj_rtconfig_steps_for(&c, 60000), 400);
+	tfj_rtconfig_free(&c);
+}
+
+int main(void)
+{
+	TFJ_RUN(test_classic_flags);
+	TFJ_RUN(test_tf_config);
+	TFJ_RUN(test_rejects);
+	TFJ_RUN(test_numbers_and_steps);
+	return tfj_test_finish();
+}
