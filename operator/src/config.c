@@ -30,6 +30,10 @@ static const struct opt opts[] = {
 	{ "leader-elect-name", "TFJOB_LEADER_ELECT_NAME", 0 },
 	{ "kubeconfig", "TFJOB_KUBECONFIG", 0 },
 	{ "operator-name", "TFJOB_OPERATOR_NAME", 0 },
+	{ "report-addr", "TFJOB_REPORT_ADDR", 0 },
+	{ "report-service", "TFJOB_REPORT_SERVICE", 0 },
+	{ "report-audience", "TFJOB_REPORT_AUDIENCE", 0 },
+	{ "managed-by", "TFJOB_MANAGED_BY", 0 },
 	{ "help", NULL, 1 },
 	{ "version", NULL, 1 },
 };
@@ -53,6 +57,15 @@ const char *tfj_config_usage(void)
 	       "  --kubeconfig PATH         kubeconfig (default: $KUBECONFIG, in-cluster,\n"
 	       "                            ~/.kube/config)\n"
 	       "  --operator-name NAME      value of the operator-name label\n"
+	       "  --report-addr A           [host]:port of the agents' report service (gRPC);\n"
+	       "                            empty disables the channel (default)\n"
+	       "  --report-service H:P      address pods reach it at, injected as\n"
+	       "                            TFJOB_REPORT_ADDR (e.g. tfjob-operator.NS.svc:9443);\n"
+	       "                            required with --report-addr\n"
+	       "  --report-audience AUD     audience of the pods' report token\n"
+	       "                            (default tfjob-report)\n"
+	       "  --managed-by VALUE        act only on TFJobs whose runPolicy.managedBy is\n"
+	       "                            VALUE (default: unset or kubeflow.org/training-operator)\n"
 	       "Every flag can also be set as TFJOB_<FLAG> (e.g. TFJOB_WORKERS=8).\n";
 }
 
@@ -100,6 +113,10 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 		return parse_int(&cfg->burst, v, name, 1, 100000);
 	} else if (!strcmp(name, "cluster-domain")) {
 		cfg->cluster_domain = v;
+	} else if (!strcmp(name, "managed-by")) {
+		if (strlen(v) > 63)
+			return tfj_err_set(TFJ_EINVAL, "--managed-by: longer than 63 characters");
+		cfg->managed_by = v;
 	} else if (!strcmp(name, "log-level")) {
 		if (tfj_log_parse_level(&cfg->log_level, v))
 			return tfj_err_set(TFJ_EINVAL, "--log-level: %s is not debug|info|warn|error", v);
@@ -118,6 +135,14 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 		cfg->kubeconfig = v;
 	} else if (!strcmp(name, "operator-name")) {
 		cfg->operator_name = v;
+	} else if (!strcmp(name, "report-addr")) {
+		cfg->report_addr = v;
+	} else if (!strcmp(name, "report-service")) {
+		cfg->report_service = v;
+	} else if (!strcmp(name, "report-audience")) {
+		if (!*v || strlen(v) > 253)
+			return tfj_err_set(TFJ_EINVAL, "--report-audience: 1 to 253 characters");
+		cfg->report_audience = v;
 	} else if (!strcmp(name, "help")) {
 		return parse_bool(&cfg->help, v, name);
 	} else if (!strcmp(name, "version")) {
@@ -136,6 +161,7 @@ int tfj_config_parse(struct tfj_config *cfg, int argc, char **argv)
 	cfg->qps = 50;
 	cfg->burst = 100;
 	cfg->cluster_domain = "";
+	cfg->managed_by = "";
 	cfg->log_level = TFJ_LOG_INFO;
 	cfg->log_format = TFJ_LOG_FMT_KV;
 	cfg->metrics_addr = ":8080";
@@ -143,6 +169,9 @@ int tfj_config_parse(struct tfj_config *cfg, int argc, char **argv)
 	cfg->leader_name = "tfjob-operator";
 	cfg->kubeconfig = "";
 	cfg->operator_name = "";
+	cfg->report_addr = "";
+	cfg->report_service = "";
+	cfg->report_audience = "tfjob-report";
 
 	for (size_t i = 0; i < NOPTS; i++) {
 		const char *v = opts[i].env ? getenv(opts[i].env) : NULL;
@@ -173,5 +202,8 @@ int tfj_config_parse(struct tfj_config *cfg, int argc, char **argv)
 		if ((rc = apply(cfg, opts[i].flag, val)))
 			return rc;
 	}
+	/* Serving without telling pods where, or the reverse, is a mistake. */
+	if (!*cfg->report_addr != !*cfg->report_service)
+		return tfj_err_set(TFJ_EINVAL, "--report-addr and --report-service go together");
 	return 0;
 }

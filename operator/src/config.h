@@ -28,6 +28,10 @@ struct tfj_config {
 	const char *leader_name;     /* default "tfjob-operator" */
 	const char *kubeconfig;      /* "" = default search */
 	const char *operator_name;   /* label value, default "tfjob-controller" */
+	const char *report_addr;     /* report service listen address; "" = off */
+	const char *report_service;  /* address injected into pods; "" = off */
+	const char *report_audience; /* default "tfjob-report" */
+	const char *managed_by;      /* runPolicy.managedBy we act on; "" = the reference's value */
 	int help;                    /* --help was given */
 	int version;                 /* --version was given */
 };

@@ -20,6 +20,7 @@
 #include "jobstatus.h"
 #include "plan.h"
 #include "podspec.h"
+#include "progress.h"
 #include "queue.h"
 #include "ratelimit.h"
 #include "tfjob.h"
@@ -36,7 +37,8 @@ static const double dur_buckets[] = { 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 
 struct tfj_controller {
 	struct tfj_kube *k;
 	char *ns;            /* NULL = all namespaces */
-	char *domain, *opname, *instance;
+	char *domain, *opname, *instance, *report_addr, *report_aud, *manager;
+	struct tfj_progress *prog;   /* borrowed; NULL = report channel off */
 	int workers;
 	struct tfj_plan_config pcfg;
 
@@ -127,6 +129,8 @@ static void on_job(void *ud, enum tfj_informer_event ev, const cJSON *obj, const
 	if (ev == TFJ_INF_DELETE) {
 		/* Children go with the TFJob through ownerReferences (GC). */
 		tfj_expect_forget(c->exp, key);
+		if (c->prog && meta_str(obj, "uid"))
+			tfj_progress_forget(c->prog, meta_str(obj, "uid"));
 		return;
 	}
 	tfj_expect_observe_job(c->exp, key, meta_str(obj, "resourceVersion"));
@@ -224,11 +228,13 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		struct tfj_tfjob job;
 		struct tfj_plan plan;
 		struct tfj_plan_input in;
+		struct tfj_plan_progress prog;
 		struct tfj_apply_result a;
 		cJSON *doc = NULL, **pods = NULL, **svcs = NULL;
 		size_t npods = 0, nsvcs = 0;
 
 		memset(&job, 0, sizeof(job));
+		memset(&prog, 0, sizeof(prog));
 		memset(&plan, 0, sizeof(plan));
 		memset(&a, 0, sizeof(a));
 		if (attempt == 0) {
@@ -285,6 +291,11 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		in.nservices = nsvcs;
 		in.now_ms = now_ms();
 		in.cfg = &c->pcfg;
+		if (c->prog) {
+			/* Without a snapshot the plan runs as if the channel were off. */
+			if (tfj_progress_snapshot(c->prog, &prog, job.uid) == 0)
+				in.progress = &prog;
+		}
 		rc = tfj_plan_compute(&plan, &in);
 		if (rc) {
 			tfj_log_error("plan failed", "job", key, "error", tfj_err_detail());
@@ -296,6 +307,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			*requeue_after_ms = a.requeue_ms;
 		}
 		tfj_plan_free(&plan);
+		tfj_progress_release(&prog);
 		tfj_informer_free_list(pods, npods);
 		tfj_informer_free_list(svcs, nsvcs);
 		tfj_tfjob_free(&job);
@@ -350,6 +362,12 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	c->workers = o->workers > 0 ? o->workers : 4;
 	c->pcfg.cluster_domain = c->domain;
 	c->pcfg.operator_name = c->opname;
+	c->report_addr = dup_or_null(o->report_addr);
+	c->report_aud = dup_or_null(o->report_audience);
+	c->pcfg.report_addr = c->report_addr;
+	c->pcfg.report_audience = c->report_aud;
+	c->manager = dup_or_null(o->manager);
+	c->pcfg.manager = c->manager;
 	if (o->queue_qps > 0)
 		qo.qps = o->queue_qps;
 	if (o->queue_burst > 0)
@@ -446,7 +464,33 @@ void tfj_controller_free(struct tfj_controller *c)
 	free(c->domain);
 	free(c->opname);
 	free(c->instance);
+	free(c->report_addr);
+	free(c->report_aud);
+	free(c->manager);
 	free(c);
+}
+
+void tfj_controller_set_progress(struct tfj_controller *c, struct tfj_progress *p)
+{
+	c->prog = p;
+}
+
+cJSON *tfj_controller_get_job(struct tfj_controller *c, const char *ns, const char *name)
+{
+	return tfj_informer_get(c->jobs, ns, name);
+}
+
+cJSON *tfj_controller_get_pod(struct tfj_controller *c, const char *ns, const char *name)
+{
+	return tfj_informer_get(c->pods, ns, name);
+}
+
+void tfj_controller_enqueue(struct tfj_controller *c, const char *key, uint64_t delay_ms)
+{
+	if (delay_ms)
+		tfj_queue_add_after(c->q, key, delay_ms);
+	else
+		tfj_queue_add(c->q, key);
 }
 
 int tfj_controller_ready(struct tfj_controller *c)

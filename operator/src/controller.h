@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include <tfj/buf.h>
 
 #include "kube.h"
@@ -39,7 +41,12 @@ struct tfj_controller_opts {
 	double queue_qps;            /* global retry rate (default 10) */
 	int queue_burst;             /* default 100 */
 	long watch_timeout_s;        /* informer watch length (default 300) */
+	const char *report_addr;     /* TFJOB_REPORT_ADDR injected into pods; NULL = channel off */
+	const char *report_audience; /* token audience for the pods' projected token */
+	const char *manager;         /* runPolicy.managedBy we own; NULL = TFJ_TFJOB_MANAGER */
 };
+
+struct tfj_progress;
 
 struct tfj_controller;
 
@@ -65,6 +72,19 @@ int tfj_controller_ready(struct tfj_controller *c);
  */
 int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			     uint64_t *requeue_after_ms);
+
+/*
+ * The report channel's store (progress.h), read by every reconcile. Set it
+ * before tfj_controller_start; the controller borrows it.
+ */
+void tfj_controller_set_progress(struct tfj_controller *c, struct tfj_progress *p);
+
+/* Copies from the caches (NULL when absent); the caller deletes them. */
+cJSON *tfj_controller_get_job(struct tfj_controller *c, const char *ns, const char *name);
+cJSON *tfj_controller_get_pod(struct tfj_controller *c, const char *ns, const char *name);
+
+/* Reconciles key "ns/name" after delay_ms (0: now). */
+void tfj_controller_enqueue(struct tfj_controller *c, const char *key, uint64_t delay_ms);
 
 /* Appends Prometheus text: jobs, reconciles, queue and informer gauges. */
 int tfj_controller_metrics(struct tfj_controller *c, struct tfj_buf *out);

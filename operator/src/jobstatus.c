@@ -345,6 +345,38 @@ static int decode_replica(struct tfj_replica_status *rs, const cJSON *it)
 	return 0;
 }
 
+static int opt_num(int *has, double *out, const cJSON *obj, const char *key)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	*has = 0;
+	if (!it || cJSON_IsNull(it))
+		return 0;
+	*has = 1;
+	return tfj_json_get_number(out, obj, key);
+}
+
+static int decode_progress(struct tfj_progress_status *p, const cJSON *status)
+{
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(status, "progress");
+	int rc;
+
+	if (!o || cJSON_IsNull(o))
+		return 0;
+	if (!cJSON_IsObject(o))
+		return tfj_err_set(TFJ_ETYPE, "status.progress: expected an object");
+	p->present = 1;
+	p->has_step = cJSON_GetObjectItemCaseSensitive(o, "globalStep") != NULL;
+	if ((p->has_step &&
+	     (rc = tfj_json_get_int64(&p->step, o, "globalStep", 0, TFJ_JSON_INT_MAX))) ||
+	    (rc = opt_num(&p->has_loss, &p->loss, o, "loss")) ||
+	    (rc = opt_num(&p->has_accuracy, &p->accuracy, o, "accuracy")) ||
+	    (rc = opt_num(&p->has_eps, &p->eps, o, "examplesPerSecond")) ||
+	    (rc = opt_time(&p->last_report, o, "lastReportTime")))
+		return rc;
+	return 0;
+}
+
 static int decode_all(struct tfj_job_status *out, const cJSON *status)
 {
 	const cJSON *conds = NULL, *rss = NULL, *it;
@@ -379,7 +411,8 @@ static int decode_all(struct tfj_job_status *out, const cJSON *status)
 	if ((rc = opt_time(&out->start_time, status, "startTime")) ||
 	    (rc = opt_time(&out->completion_time, status, "completionTime")) ||
 	    (rc = tfj_json_opt_int64(&out->observed_generation, status, "observedGeneration", 0,
-				     TFJ_JSON_INT_MAX, 0)))
+				     TFJ_JSON_INT_MAX, 0)) ||
+	    (rc = decode_progress(&out->progress, status)))
 		return rc;
 	return 0;
 }
@@ -477,6 +510,21 @@ static int encode_summary(cJSON *o, const struct tfj_job_status *st)
 	return 0;
 }
 
+static int encode_progress(cJSON *o, const struct tfj_progress_status *p)
+{
+	cJSON *po;
+
+	if (!p->present)
+		return 0;
+	if (!(po = cJSON_AddObjectToObject(o, "progress")) ||
+	    (p->has_step && !cJSON_AddNumberToObject(po, "globalStep", (double)p->step)) ||
+	    (p->has_loss && !cJSON_AddNumberToObject(po, "loss", p->loss)) ||
+	    (p->has_accuracy && !cJSON_AddNumberToObject(po, "accuracy", p->accuracy)) ||
+	    (p->has_eps && !cJSON_AddNumberToObject(po, "examplesPerSecond", p->eps)))
+		return TFJ_ENOMEM;
+	return add_time(po, "lastReportTime", p->last_report);
+}
+
 static int encode_all(cJSON *o, const struct tfj_job_status *st)
 {
 	cJSON *conds, *rss;
@@ -503,7 +551,7 @@ static int encode_all(cJSON *o, const struct tfj_job_status *st)
 	if (st->observed_generation &&
 	    !cJSON_AddNumberToObject(o, "observedGeneration", (double)st->observed_generation))
 		return TFJ_ENOMEM;
-	return 0;
+	return encode_progress(o, &st->progress);
 }
 
 int tfj_jobstatus_encode(cJSON **out, const struct tfj_job_status *st)

@@ -15,6 +15,10 @@
  *   .status.replicaStatuses.<T>.completedIndexes  "0,2-4": indexes whose pod
  *                                                 succeeded; never rerun
  *
+ *   .status.progress                  training progress from the report channel:
+ *                                     globalStep, loss, accuracy, examplesPerSecond,
+ *                                     lastReportTime (the STEP and ACCURACY columns)
+ *
  * Conditions are kept one per type and written in a fixed order, so the
  * same state always encodes to the same JSON and the planner can compare old
  * and new status to write only on change. A condition's lastUpdateTime and
@@ -63,12 +67,21 @@ struct tfj_replica_status {
 	unsigned char completed[TFJ_JOBSTATUS_MAX_INDEX / 8]; /* bitmap */
 };
 
+struct tfj_progress_status {
+	int present;
+	int has_step, has_loss, has_accuracy, has_eps;
+	int64_t step;
+	double loss, accuracy, eps;
+	int64_t last_report;         /* unix seconds */
+};
+
 struct tfj_job_status {
 	struct tfj_condition cond[TFJ_COND_COUNT];
 	struct tfj_replica_status rs[TFJ_JOBSTATUS_TYPES]; /* indexed by enum tfj_rtype */
 	int64_t start_time;          /* unix seconds, 0 = unset */
 	int64_t completion_time;
 	int64_t observed_generation;
+	struct tfj_progress_status progress;
 };
 
 /* "Created", "Running", ... */

@@ -27,6 +27,10 @@
 #include "config.h"
 #include "controller.h"
 #include "httpd.h"
+#include "progress.h"
+#include "report.h"
+#include "reporthub.h"
+#include "tokenreview.h"
 #include "kube.h"
 #include "kubeconfig.h"
 #include "leader.h"
@@ -38,6 +42,7 @@ struct app {
 	struct tfj_kube *lease_kube; /* own client: a busy controller's rate limit
 				      * must never delay lease renewals */
 	struct tfj_controller *ctl;
+	struct tfj_report *report;   /* NULL when the report channel is off */
 	struct tfj_leader *leader;
 	atomic_int leading;   /* 1: we hold the lease (or no election) */
 	atomic_int lost;      /* 1: the lease was lost */
@@ -49,6 +54,8 @@ static int collect(void *ud, struct tfj_buf *out)
 	int rc = tfj_kube_metrics(a->kube, out);
 	if (rc == 0)
 		rc = tfj_controller_metrics(a->ctl, out);
+	if (rc == 0)
+		rc = tfj_report_metrics(a->report, out);
 	if (rc == 0)
 		rc = tfj_buf_printf(out,
 				    "# HELP tfjob_operator_leader 1 while this replica is the leader.\n"
@@ -84,6 +91,9 @@ int main(int argc, char **argv)
 	struct tfj_kube_opts ko = { 0 };
 	struct tfj_controller_opts co = { 0 };
 	struct tfj_httpd *httpd = NULL;
+	struct tfj_reporthub hub = { 0 };
+	struct tfj_progress *prog = NULL;
+	int reconciling = 0;
 	struct app a = { 0 };
 	char host[256] = "", identity[320];
 	sigset_t sigs;
@@ -127,11 +137,36 @@ int main(int argc, char **argv)
 	co.namespace = cfg.namespace;
 	co.workers = cfg.workers;
 	co.cluster_domain = cfg.cluster_domain;
+	co.manager = cfg.managed_by[0] ? cfg.managed_by : NULL;
 	co.operator_name = cfg.operator_name;
 	co.instance = host;
+	co.report_addr = cfg.report_service[0] ? cfg.report_service : NULL;
+	co.report_audience = cfg.report_audience;
 	if ((rc = tfj_controller_new(&a.ctl, a.kube, &co))) {
 		tfj_log_error("controller setup failed", "error", tfj_err_detail());
 		goto out;
+	}
+	if (cfg.report_addr[0]) {
+		struct tfj_report_opts ro = { 0 };
+
+		if ((rc = tfj_progress_new(&prog, 0)) ||
+		    (rc = tfj_tokenreviewer_new(&hub.tr, a.kube, cfg.report_audience, 0, 0))) {
+			tfj_log_error("report channel setup failed", "error", tfj_err_detail());
+			goto out;
+		}
+		hub.ctl = a.ctl;
+		hub.prog = prog;
+		tfj_controller_set_progress(a.ctl, prog);
+		ro.addr = cfg.report_addr;
+		ro.auth = tfj_reporthub_auth;
+		ro.deliver = tfj_reporthub_deliver;
+		ro.ud = &hub;
+		if ((rc = tfj_report_start(&a.report, &ro))) {
+			tfj_log_error("report service failed", "error", tfj_err_detail());
+			goto out;
+		}
+		tfj_log_info("report service listening", "address", cfg.report_addr, "pods_use",
+			     cfg.report_service, "audience", cfg.report_audience);
 	}
 	metrics_on = cfg.metrics_addr[0] && strcmp(cfg.metrics_addr, "0") != 0;
 	if (metrics_on) {
@@ -187,6 +222,12 @@ int main(int argc, char **argv)
 		if (atomic_load(&a.leading)) {
 			/* Waits in short slices so signals stay responsive. */
 			rc = tfj_controller_start(a.ctl, 500);
+			if (rc == 0 && !reconciling) {
+				reconciling = 1;
+				/* No report has reached this process before now. */
+				if (prog)
+					tfj_progress_restart_clock(prog);
+			}
 			if (rc && rc != TFJ_ETIMEOUT) {
 				tfj_log_error("controller start failed", "error", tfj_err_detail());
 				break;
@@ -194,10 +235,14 @@ int main(int argc, char **argv)
 		}
 	}
 out:
+	/* Reports first: their callbacks use the controller's caches. */
+	tfj_report_stop(a.report);
 	tfj_controller_stop(a.ctl);
 	tfj_leader_free(a.leader);
 	tfj_httpd_stop(httpd);
 	tfj_controller_free(a.ctl);
+	tfj_tokenreviewer_free(hub.tr);
+	tfj_progress_free(prog);
 	tfj_kube_free(a.lease_kube);
 	tfj_kube_free(a.kube);
 	tfj_kubeconfig_free(&kc);

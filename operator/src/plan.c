@@ -24,6 +24,7 @@
 
 #include "plan.h"
 #include "planact.h"
+#include "planprog.h"
 
 
 static const char *const kind_names[] = { "WriteStatus", "Event", "DeletePod", "DeleteService",
@@ -204,6 +205,7 @@ struct verdict {
 	int missing;                /* slots needing a pod */
 	int running;                /* slots with a running pod */
 	int open;                   /* slots not completed */
+	int done;                   /* the lead replica reported success (planprog.h) */
 };
 
 /*
@@ -224,6 +226,13 @@ static void classify(struct tfj_planctx *c, struct verdict *v)
 
 			if (tfj_jobstatus_completed(&c->st.rs[t], k))
 				continue;
+			if (v->done && tfj_planprog_auxiliary(t)) {
+				/* Training is over: stop ps/evaluator, judge nothing. */
+				if (ps && !ps->deleting && ps->phase != TFJ_POD_SUCCEEDED &&
+				    ps->phase != TFJ_POD_FAILED)
+					c->pod_mark[at] = TFJ_DEL_CLEANUP;
+				continue;
+			}
 			v->open++;
 			if (!ps) {
 				v->missing++;
@@ -231,6 +240,15 @@ static void classify(struct tfj_planctx *c, struct verdict *v)
 			}
 			if (ps->deleting)
 				continue;
+			if (ps->phase != TFJ_POD_FAILED &&
+			    tfj_planprog_hung(c, (size_t)at, detail, sizeof(detail))) {
+				/* Hung: a retryable failure, counted like one. */
+				if (!v->restarts++)
+					tfj_planact_fmt(v->restart_msg, sizeof(v->restart_msg), "%s", detail);
+				v->new_restarts += 1 + ps->restarts;
+				c->pod_mark[at] = TFJ_DEL_RESTART;
+				continue;
+			}
 			if (ps->phase != TFJ_POD_FAILED) {
 				v->live_restarts += ps->restarts;
 				v->running += ps->phase == TFJ_POD_RUNNING;
@@ -274,7 +292,7 @@ static int64_t persisted_restarts(const struct tfj_job_status *st)
 	return n;
 }
 
-static int create_missing(struct tfj_planctx *c)
+static int create_missing(struct tfj_planctx *c, int done)
 {
 	const struct tfj_tfjob *job = c->job;
 	int max = (c->in->cfg && c->in->cfg->max_creates > 0) ? c->in->cfg->max_creates :
@@ -284,7 +302,8 @@ static int create_missing(struct tfj_planctx *c)
 	for (t = 0; t < TFJ_RT_COUNT; t++) {
 		for (k = 0; k < (job->rs[t].present ? job->rs[t].replicas : 0); k++) {
 			int svc = c->svc_slot[t][k] < 0;
-			int pod = c->pod_slot[t][k] < 0 && !tfj_jobstatus_completed(&c->st.rs[t], k);
+			int pod = c->pod_slot[t][k] < 0 && !tfj_jobstatus_completed(&c->st.rs[t], k) &&
+				  !(done && tfj_planprog_auxiliary(t));
 
 			if (svc + pod && n + svc + pod > max) {
 				/* Batch full: the next reconcile goes on from here. */
@@ -314,6 +333,7 @@ static int run_job(struct tfj_planctx *c, const char *jobref)
 	int rc;
 
 	memset(&v, 0, sizeof(v));
+	v.done = tfj_planprog_training_done(c);
 	classify(c, &v);
 	if (v.permanent) {
 		tfj_planact_fmt(msg, sizeof(msg), "TFJob %s has failed because %s", jobref, v.failure);
@@ -343,6 +363,12 @@ static int run_job(struct tfj_planctx *c, const char *jobref)
 		if (!c->pod_mark[i])
 			continue;
 		tfj_planact_describe(msg, sizeof(msg), &c->pods[i]);
+		if (c->pod_mark[i] == TFJ_DEL_CLEANUP)
+			tfj_planact_fmt(msg, sizeof(msg), "training finished: the chief reported success");
+		else if (c->pod_mark[i] == TFJ_DEL_RESTART && c->pods[i].phase != TFJ_POD_FAILED &&
+			 tfj_planprog_hung(c, i, msg, sizeof(msg)) &&
+			 (rc = tfj_planact_event(c, "Warning", "ReplicaHung", msg)))
+			return rc;
 		if ((rc = tfj_planact_delete_pod(c, i, (enum tfj_delete_reason)c->pod_mark[i],
 						 c->pod_mark[i] == TFJ_DEL_DISRUPTION ?
 						 c->pods[i].why : msg)))
@@ -356,7 +382,7 @@ static int run_job(struct tfj_planctx *c, const char *jobref)
 	for (i = 0; i < c->nsvcs; i++)
 		if (!c->svc_used[i] && (rc = tfj_planact_delete_service(c, i, TFJ_DEL_CLEANUP)))
 			return rc;
-	if ((rc = create_missing(c)))
+	if ((rc = create_missing(c, v.done)))
 		return rc;
 	if (v.restarts) {
 		tfj_planact_fmt(msg, sizeof(msg), "TFJob %s is restarting because %d replica(s) failed: %s",
@@ -388,6 +414,9 @@ static int plan_job(struct tfj_planctx *c)
 	}
 	if (job->spec_valid && (rc = tfj_planact_assign(c)))
 		return rc;
+	/* Before any path can write status: every one of them carries these. */
+	tfj_planprog_reasons(c);
+	tfj_planprog_progress(c);
 	if (tfj_jobstatus_finished(&c->st))
 		return finish(c);
 	if (!job->spec_valid) {
@@ -451,6 +480,8 @@ int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in)
 		c.opts.operator_name = in->cfg->operator_name;
 		c.opts.cluster_domain = in->cfg->cluster_domain;
 		c.opts.default_port = in->cfg->default_port;
+		c.opts.report_addr = in->cfg->report_addr;
+		c.opts.report_audience = in->cfg->report_audience;
 	}
 	out->phase = tfj_jobstatus_phase(&c.st);
 	out->finished = tfj_jobstatus_finished(&c.st);

@@ -94,6 +94,8 @@ struct tfj_plan_config {
 	int default_port;            /* 0 = 2222 */
 	const char *manager;         /* runPolicy.managedBy we own; NULL = TFJ_TFJOB_MANAGER */
 	int max_creates;             /* pods+services created per plan; 0 = TFJ_PLAN_MAX_CREATES */
+	const char *report_addr;     /* TFJOB_REPORT_ADDR for pods; NULL/"" = no injection */
+	const char *report_audience; /* token audience; NULL = "tfjob-report" */
 };
 
 /*
@@ -105,6 +107,37 @@ struct tfj_plan_config {
 #define TFJ_PLAN_MAX_CREATES 128
 #define TFJ_PLAN_BATCH_REQUEUE_MS 1000
 
+/*
+ * What the report channel knows about a job (report.h, progress.h); the
+ * planner reads it like any other observation. NULL in the input means the
+ * channel is off: no progress block, no hang detection.
+ */
+struct tfj_plan_replica_report {
+	char pod_uid[64];             /* the pod that reported (authenticated) */
+	int type, index;              /* enum tfj_rtype and index it reported as */
+	int64_t progress_ms;          /* operator clock when its progress last advanced; 0 = never */
+	int64_t agent_ms;             /* the agent's time of that record (to see it change) */
+	int exited;                   /* an Exit report arrived */
+	int exit_code;
+	char reason[64];              /* the agent's reason ("Error", "OOMKilled", ...) */
+	char message[256];
+};
+
+struct tfj_plan_progress {
+	int has_step, has_loss, has_accuracy, has_eps;
+	int64_t step;
+	double loss, accuracy, eps;
+	int64_t report_ms;            /* operator clock of the newest of these values; 0 = none */
+	int64_t since_ms;             /* since when reports have been received: hang clocks
+				       * never start earlier (an operator restart or a new
+				       * leader has seen no progress yet) */
+	const struct tfj_plan_replica_report *replicas;
+	size_t nreplicas;
+};
+
+/* status.progress is rewritten at most once per this many seconds. */
+#define TFJ_PLAN_PROGRESS_MIN_S 5
+
 struct tfj_plan_input {
 	const struct tfj_tfjob *job;
 	const cJSON *const *pods;      /* pods owned by the job (controllerRef uid = job uid) */
@@ -113,6 +146,7 @@ struct tfj_plan_input {
 	size_t nservices;
 	int64_t now_ms;                /* wall clock, unix milliseconds */
 	const struct tfj_plan_config *cfg; /* NULL = all defaults */
+	const struct tfj_plan_progress *progress; /* NULL = report channel off */
 };
 
 /*

@@ -227,13 +227,19 @@ void tfj_planact_release(struct tfj_planctx *c)
 
 void tfj_planact_describe(char *buf, size_t n, const struct tfj_podstate *ps)
 {
-	if (ps->has_exit && ps->exit_reason[0])
-		tfj_planact_fmt(buf, n, "%s replica %d (pod %s): container %s exited with code %d (%s)",
+	/* The agent's own reason (termination message or Exit report) says more
+	 * than kubelet's "Error". */
+	const char *reason = ps->agent_reason[0] ? ps->agent_reason : ps->exit_reason;
+	const char *sep = ps->agent_message[0] ? ": " : "";
+
+	if (ps->has_exit && reason[0])
+		tfj_planact_fmt(buf, n, "%s replica %d (pod %s): container %s exited with code %d (%s)%s%s",
 		    tfj_tfjob_type_lower(ps->type), ps->index, ps->name, ps->container, ps->exit_code,
-		    ps->exit_reason);
+		    reason, sep, ps->agent_message);
 	else if (ps->has_exit)
-		tfj_planact_fmt(buf, n, "%s replica %d (pod %s): container %s exited with code %d",
-		    tfj_tfjob_type_lower(ps->type), ps->index, ps->name, ps->container, ps->exit_code);
+		tfj_planact_fmt(buf, n, "%s replica %d (pod %s): container %s exited with code %d%s%s",
+		    tfj_tfjob_type_lower(ps->type), ps->index, ps->name, ps->container, ps->exit_code,
+		    sep, ps->agent_message);
 	else
 		tfj_planact_fmt(buf, n, "%s replica %d (pod %s) failed%s%s", tfj_tfjob_type_lower(ps->type),
 		    ps->index, ps->name, ps->why[0] ? ": " : "", ps->why);

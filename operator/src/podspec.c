@@ -218,6 +218,94 @@ static int put_container(cJSON *ctr, const char *tfconfig, int port)
 	return 0;
 }
 
+/* Removes every item of arr whose "name" is `name`. */
+static void drop_named(cJSON *arr, const char *name)
+{
+	cJSON *it, *next, *n;
+
+	for (it = arr->child; it; it = next) {
+		next = it->next;
+		n = cJSON_GetObjectItemCaseSensitive(it, "name");
+		if (cJSON_IsString(n) && n->valuestring && !strcmp(n->valuestring, name))
+			cJSON_Delete(cJSON_DetachItemViaPointer(arr, it));
+	}
+}
+
+/* Appends {name, value} or {name, valueFrom.fieldRef.fieldPath} to env, replacing `name`. */
+static int put_env(cJSON *env, const char *name, const char *value, const char *field)
+{
+	cJSON *it, *from, *ref;
+
+	drop_named(env, name);
+	if (!(it = cJSON_CreateObject()))
+		return TFJ_ENOMEM;
+	cJSON_AddItemToArray(env, it);
+	if (!cJSON_AddStringToObject(it, "name", name))
+		return TFJ_ENOMEM;
+	if (!field)
+		return cJSON_AddStringToObject(it, "value", value) ? 0 : TFJ_ENOMEM;
+	if (!(from = cJSON_AddObjectToObject(it, "valueFrom")) ||
+	    !(ref = cJSON_AddObjectToObject(from, "fieldRef")) ||
+	    !cJSON_AddStringToObject(ref, "fieldPath", field))
+		return TFJ_ENOMEM;
+	return 0;
+}
+
+/*
+ * The report channel's token and identity (see podspec.h). The token is a
+ * projected service-account token with our own audience, so it is useless
+ * against the API server and anything else that checks audiences, and it
+ * expires within the hour (kubelet rotates it in place).
+ */
+static int put_report(cJSON *spec, cJSON *ctr, const struct tfj_tfjob *job, enum tfj_rtype t,
+		      int index, const struct tfj_podspec_opts *o)
+{
+	const char *aud = o->report_audience && *o->report_audience ? o->report_audience :
+			  TFJ_PODSPEC_REPORT_AUDIENCE;
+	cJSON *vols, *vol, *proj, *srcs, *src, *sat, *mounts, *m, *env;
+	char idx[16];
+
+	snprintf(idx, sizeof(idx), "%d", index);
+	if (!(vols = ensure_array(spec, "volumes")))
+		return TFJ_ENOMEM;
+	drop_named(vols, TFJ_PODSPEC_REPORT_VOLUME);
+	if (!(vol = cJSON_CreateObject()))
+		return TFJ_ENOMEM;
+	cJSON_AddItemToArray(vols, vol);
+	if (!cJSON_AddStringToObject(vol, "name", TFJ_PODSPEC_REPORT_VOLUME) ||
+	    !(proj = cJSON_AddObjectToObject(vol, "projected")) ||
+	    !(srcs = cJSON_AddArrayToObject(proj, "sources")) || !(src = cJSON_CreateObject()))
+		return TFJ_ENOMEM;
+	cJSON_AddItemToArray(srcs, src);
+	if (!(sat = cJSON_AddObjectToObject(src, "serviceAccountToken")) ||
+	    !cJSON_AddStringToObject(sat, "audience", aud) ||
+	    !cJSON_AddNumberToObject(sat, "expirationSeconds", TFJ_PODSPEC_REPORT_TOKEN_TTL) ||
+	    !cJSON_AddStringToObject(sat, "path", "token"))
+		return TFJ_ENOMEM;
+	if (!(mounts = ensure_array(ctr, "volumeMounts")))
+		return TFJ_ENOMEM;
+	drop_named(mounts, TFJ_PODSPEC_REPORT_VOLUME);
+	if (!(m = cJSON_CreateObject()))
+		return TFJ_ENOMEM;
+	cJSON_AddItemToArray(mounts, m);
+	if (!cJSON_AddStringToObject(m, "name", TFJ_PODSPEC_REPORT_VOLUME) ||
+	    !cJSON_AddStringToObject(m, "mountPath", TFJ_PODSPEC_REPORT_DIR) ||
+	    !cJSON_AddTrueToObject(m, "readOnly"))
+		return TFJ_ENOMEM;
+	if (!(env = ensure_array(ctr, "env")))
+		return TFJ_ENOMEM;
+	if (put_env(env, "TFJOB_REPORT_ADDR", o->report_addr, NULL) ||
+	    put_env(env, "TFJOB_REPORT_TOKEN_FILE", TFJ_PODSPEC_REPORT_TOKEN_FILE, NULL) ||
+	    put_env(env, "TFJOB_JOB_NAMESPACE", job->ns, NULL) ||
+	    put_env(env, "TFJOB_JOB_NAME", job->name, NULL) ||
+	    put_env(env, "TFJOB_JOB_UID", job->uid, NULL) ||
+	    put_env(env, "TFJOB_REPLICA_TYPE", tfj_tfjob_type_lower(t), NULL) ||
+	    put_env(env, "TFJOB_REPLICA_INDEX", idx, NULL) ||
+	    put_env(env, "POD_NAME", NULL, "metadata.name"))
+		return TFJ_ENOMEM;
+	return 0;
+}
+
 static int build_pod(cJSON *pod, const struct tfj_tfjob *job, enum tfj_rtype t, int index,
 		     const struct tfj_podspec_opts *o)
 {
@@ -250,6 +338,8 @@ static int build_pod(cJSON *pod, const struct tfj_tfjob *job, enum tfj_rtype t, 
 		if (cJSON_IsObject(c) && cJSON_IsString(n) && n->valuestring &&
 		    !strcmp(n->valuestring, TFJ_PODSPEC_CONTAINER)) {
 			rc = put_container(c, tfconfig, tfj_podspec_port(job, t, o));
+			if (!rc && o && o->report_addr && *o->report_addr)
+				rc = put_report(spec, c, job, t, index, o);
 			break;
 		}
 	}

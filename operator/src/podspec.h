@@ -46,7 +46,24 @@ struct tfj_podspec_opts {
 	const char *operator_name;  /* NULL = TFJ_PODSPEC_DEFAULT_OPERATOR */
 	const char *cluster_domain; /* NULL or "" = short host form */
 	int default_port;           /* 0 = TFJ_PODSPEC_DEFAULT_PORT */
+	const char *report_addr;    /* operator's report service; NULL or "" = none */
+	const char *report_audience;/* NULL = TFJ_PODSPEC_REPORT_AUDIENCE */
 };
+
+/*
+ * The report channel (only with report_addr): a projected volume
+ * `tfjob-report-token` (serviceAccountToken {audience, expirationSeconds
+ * 3600, path token}) mounted read-only at /var/run/secrets/tfjob in the
+ * tensorflow container, and in its env TFJOB_REPORT_ADDR,
+ * TFJOB_REPORT_TOKEN_FILE, TFJOB_JOB_NAMESPACE, TFJOB_JOB_NAME,
+ * TFJOB_JOB_UID, TFJOB_REPLICA_TYPE, TFJOB_REPLICA_INDEX and POD_NAME
+ * (downward API). Variables of the same name the template set are replaced.
+ */
+#define TFJ_PODSPEC_REPORT_AUDIENCE "tfjob-report"
+#define TFJ_PODSPEC_REPORT_VOLUME "tfjob-report-token"
+#define TFJ_PODSPEC_REPORT_DIR "/var/run/secrets/tfjob"
+#define TFJ_PODSPEC_REPORT_TOKEN_FILE "/var/run/secrets/tfjob/token"
+#define TFJ_PODSPEC_REPORT_TOKEN_TTL 3600
 
 /* The port replicas of type t listen on (tfjob-port or the default). */
 int tfj_podspec_port(const struct tfj_tfjob *job, enum tfj_rtype t,

@@ -9,6 +9,7 @@
 #include <tfj/err.h>
 #include <tfj/json.h>
 
+#include "jobstatus.h"
 #include "podspec.h"
 #include "podstate.h"
 
@@ -121,6 +122,48 @@ static const cJSON *terminated(const cJSON *cs)
 	return cJSON_IsObject(t) ? t : NULL;
 }
 
+/* Reads the agent's JSON termination message; anything else is ignored. */
+static void read_termmsg(struct tfj_podstate *st, const cJSON *term)
+{
+	const char *msg = str_or(term, "message", ""), *r, *m;
+	cJSON *doc = NULL;
+	size_t i, o = 0;
+
+	if (msg[0] != '{' || tfj_json_parse(&doc, msg, strlen(msg), 4096))
+		return;
+	if (!tfj_json_get_string(&r, doc, "reason"))
+		snprintf(st->agent_reason, sizeof(st->agent_reason), "%s", r);
+	if (!tfj_json_get_string(&m, doc, "message")) {
+		/* The newest lines matter most: keep the tail. */
+		size_t len = strlen(m);
+
+		if (len > sizeof(st->agent_message) - 1)
+			m += len - (sizeof(st->agent_message) - 1);
+		for (i = 0; m[i] && o + 3 < sizeof(st->agent_message); i++) {
+			if (m[i] == '\n') {
+				if (m[i + 1] && o) {
+					st->agent_message[o++] = ';';
+					st->agent_message[o++] = ' ';
+				}
+			} else {
+				st->agent_message[o++] = (unsigned char)m[i] < 0x20 ? ' ' : m[i];
+			}
+		}
+		st->agent_message[o] = '\0';
+	}
+	cJSON_Delete(doc);
+}
+
+static void read_running(struct tfj_podstate *st, const cJSON *cs)
+{
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(cs, "state");
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(s, "running");
+	int64_t t;
+
+	if (cJSON_IsObject(r) && !tfj_jobstatus_parse_time(&t, str_or(r, "startedAt", "")))
+		st->running_since_ms = t * 1000;
+}
+
 static void read_containers(struct tfj_podstate *st, const cJSON *status)
 {
 	const cJSON *list = cJSON_GetObjectItemCaseSensitive(status, "containerStatuses"), *cs, *t;
@@ -136,6 +179,8 @@ static void read_containers(struct tfj_podstate *st, const cJSON *status)
 		if (!tfj_json_opt_int64(&rc, cs, "restartCount", 0, 1 << 30, 0))
 			st->restarts += rc;
 		name = str_or(cs, "name", "");
+		if (!strcmp(name, TFJ_PODSPEC_CONTAINER))
+			read_running(st, cs);
 		t = terminated(cs);
 		if (!t || tfj_json_get_int(&code, t, "exitCode", -(1 << 30), 1 << 30))
 			continue;
@@ -151,6 +196,9 @@ static void read_containers(struct tfj_podstate *st, const cJSON *status)
 			snprintf(st->exit_reason, sizeof(st->exit_reason), "%s",
 				 str_or(t, "reason", ""));
 			snprintf(st->container, sizeof(st->container), "%s", name);
+			st->agent_reason[0] = st->agent_message[0] = '\0';
+			if (!strcmp(name, TFJ_PODSPEC_CONTAINER))
+				read_termmsg(st, t);
 		}
 	}
 }

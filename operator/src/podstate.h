@@ -41,6 +41,14 @@ struct tfj_podstate {
 	char exit_reason[64];        /* "OOMKilled", "Error", ... */
 	char container[64];          /* container the failure is reported for */
 	int64_t restarts;            /* sum of containers' restartCount */
+	/*
+	 * tfjob-agent's termination message (docs/agent.md) of the tensorflow
+	 * container: {"reason": ..., "message": ...}; "" when there is none.
+	 * The message is cut to fit and has its line breaks turned into "; ".
+	 */
+	char agent_reason[64];
+	char agent_message[256];
+	int64_t running_since_ms;    /* tensorflow container state.running.startedAt; 0 = not running */
 };
 
 /*

@@ -27,13 +27,9 @@ void tfj_ratelimit_destroy(struct tfj_ratelimit *rl)
 	pthread_mutex_destroy(&rl->mu);
 }
 
-uint64_t tfj_ratelimit_reserve(struct tfj_ratelimit *rl, uint64_t now_ns)
+/* Adds the tokens earned since the last refill. Called with the lock held. */
+static void refill(struct tfj_ratelimit *rl, uint64_t now_ns)
 {
-	uint64_t wait = 0;
-
-	if (rl->qps <= 0)
-		return 0;
-	pthread_mutex_lock(&rl->mu);
 	if (rl->last_ns == 0)
 		rl->last_ns = now_ns;
 	if (now_ns > rl->last_ns) {
@@ -42,11 +38,36 @@ uint64_t tfj_ratelimit_reserve(struct tfj_ratelimit *rl, uint64_t now_ns)
 			rl->tokens = rl->burst;
 		rl->last_ns = now_ns;
 	}
+}
+
+uint64_t tfj_ratelimit_reserve(struct tfj_ratelimit *rl, uint64_t now_ns)
+{
+	uint64_t wait = 0;
+
+	if (rl->qps <= 0)
+		return 0;
+	pthread_mutex_lock(&rl->mu);
+	refill(rl, now_ns);
 	rl->tokens -= 1.0;
 	if (rl->tokens < 0)
 		wait = (uint64_t)(-rl->tokens / rl->qps * 1e9);
 	pthread_mutex_unlock(&rl->mu);
 	return wait;
+}
+
+int tfj_ratelimit_try(struct tfj_ratelimit *rl, uint64_t now_ns)
+{
+	int ok;
+
+	if (rl->qps <= 0)
+		return 1;
+	pthread_mutex_lock(&rl->mu);
+	refill(rl, now_ns);
+	ok = rl->tokens >= 1.0;
+	if (ok)
+		rl->tokens -= 1.0;
+	pthread_mutex_unlock(&rl->mu);
+	return ok;
 }
 
 void tfj_ratelimit_wait(struct tfj_ratelimit *rl)

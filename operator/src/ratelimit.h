@@ -4,7 +4,8 @@
  * does) and by the work queue's global rate limit.
  *
  * The arithmetic is pure (tfj_ratelimit_reserve takes the time) so it can be
- * tested without sleeping; tfj_ratelimit_wait() is the blocking form. The
+ * tested without sleeping; tfj_ratelimit_wait() is the blocking form and
+ * tfj_ratelimit_try() the refusing one. The
  * struct carries its own mutex; it is safe to share between threads.
  */
 #ifndef TFJ_RATELIMIT_H
@@ -31,6 +32,13 @@ void tfj_ratelimit_destroy(struct tfj_ratelimit *rl);
  * callers reserving at once get increasing delays, never the same slot.
  */
 uint64_t tfj_ratelimit_reserve(struct tfj_ratelimit *rl, uint64_t now_ns);
+
+/*
+ * The refusing form, for callers that drop instead of wait (the report
+ * service's per-pod limit): takes a token and returns 1 if one is there,
+ * else returns 0 and takes nothing, so refused callers run up no debt.
+ */
+int tfj_ratelimit_try(struct tfj_ratelimit *rl, uint64_t now_ns);
 
 /* Reserves and sleeps for the delay. */
 void tfj_ratelimit_wait(struct tfj_ratelimit *rl);

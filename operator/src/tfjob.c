@@ -259,6 +259,7 @@ static int decode_run_policy(struct tfj_tfjob *job, const cJSON *spec)
 	OPT_I64(ttl_seconds, has_ttl, "ttlSecondsAfterFinished", 0);
 	OPT_I64(active_deadline_seconds, has_deadline, "activeDeadlineSeconds", 0);
 	OPT_I64(backoff_limit, has_backoff, "backoffLimit", 0);
+	OPT_I64(progress_deadline_seconds, has_progress_deadline, "progressDeadlineSeconds", 1);
 #undef OPT_I64
 	if (tfj_json_opt_bool(&rp->suspend, run, "suspend", 0))
 		return spec_fail(job, "spec.runPolicy.suspend: %s", tfj_err_detail());

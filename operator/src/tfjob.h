@@ -102,6 +102,8 @@ struct tfj_run_policy {
 	int64_t active_deadline_seconds; /* activeDeadlineSeconds, >= 1 */
 	int has_backoff;
 	int64_t backoff_limit;           /* backoffLimit, >= 0 */
+	int has_progress_deadline;
+	int64_t progress_deadline_seconds; /* progressDeadlineSeconds, >= 1: hang detection */
 	int suspend;
 	const char *managed_by;          /* NULL when absent */
 	const cJSON *scheduling_policy;  /* NULL when absent; kept, mostly unused */

@@ -26,6 +26,9 @@ static struct tfj_kube *K;
 static char NS[64], KC[512], BIN[600];
 
 #define JOB "lead"
+/* Our own managedBy value, so an operator deployed in the cluster (the
+ * packaging tests install one) leaves this test's jobs alone. */
+#define MANAGER "tfjob.test/itest-binary"
 
 struct op {
 	pid_t pid;
@@ -92,6 +95,8 @@ static int spawn(struct op *o, int port)
 	argv[n++] = addr;
 	argv[n++] = "--workers";
 	argv[n++] = "2";
+	argv[n++] = "--managed-by";
+	argv[n++] = MANAGER;
 	argv[n] = NULL;
 	o->pid = fork();
 	if (o->pid < 0)
@@ -202,7 +207,7 @@ static void test_two_replicas(void)
 
 	snprintf(body, sizeof(body),
 		 "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\""
-		 JOB "\"},\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":3,"
+		 JOB "\"},\"spec\":{\"runPolicy\":{\"managedBy\":\"" MANAGER "\"},\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":3,"
 		 "\"restartPolicy\":\"OnFailure\",\"template\":{\"spec\":{\"nodeSelector\":"
 		 "{\"tfjob-itest/no-such-node\":\"true\"},\"containers\":[{\"name\":\"tensorflow\","
 		 "\"image\":\"localhost/tfjob-itest:1\"}]}}}}}}");

@@ -26,11 +26,14 @@ static char NS[64];
 static char KC[512];
 
 #define JOB "mnist"
+/* Our own managedBy value, so an operator deployed in the cluster (the
+ * packaging tests install one) leaves this test's jobs alone. */
+#define MANAGER "tfjob.test/itest-operator"
 
 #define JOB_FMT \
 	"{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\"," \
 	"\"metadata\":{\"name\":\"" JOB "\",\"namespace\":\"%s\"}," \
-	"\"spec\":{\"runPolicy\":{\"cleanPodPolicy\":\"Running\"},\"tfReplicaSpecs\":{" \
+	"\"spec\":{\"runPolicy\":{\"cleanPodPolicy\":\"Running\",\"managedBy\":\"" MANAGER "\"},\"tfReplicaSpecs\":{" \
 	"\"PS\":{\"replicas\":1,\"template\":{\"spec\":{" \
 	"\"nodeSelector\":{\"tfjob-itest/no-such-node\":\"true\"}," \
 	"\"containers\":[{\"name\":\"tensorflow\",\"image\":\"localhost/tfjob-itest:1\"}]}}}," \
@@ -44,6 +47,7 @@ static struct tfj_controller *start(void)
 	struct tfj_controller *c = NULL;
 	o.namespace = NS;
 	o.workers = 2;
+	o.manager = MANAGER;
 	TFJ_CHECK_INT(tfj_controller_new(&c, K, &o), 0);
 	if (c)
 		TFJ_CHECK_INT(tfj_controller_start(c, 30000), 0);

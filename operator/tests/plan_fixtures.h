@@ -147,6 +147,7 @@ struct fx_world {
 	int64_t now_ms;
 	struct tfj_plan plan;
 	struct tfj_plan_config cfg;
+	const struct tfj_plan_progress *progress; /* report channel input; NULL = off */
 	int creates, deletes, status_writes, events, uid_seq;
 };
 
@@ -189,6 +190,7 @@ static inline int fx_plan(struct fx_world *w)
 	in.nservices = w->nsvcs;
 	in.now_ms = w->now_ms;
 	in.cfg = &w->cfg;
+	in.progress = w->progress;
 	rc = tfj_plan_compute(&w->plan, &in);
 	tfj_tfjob_free(&job);
 	return rc;

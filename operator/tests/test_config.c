@@ -80,8 +80,32 @@ static void test_bad(void)
 	unsetenv("TFJOB_WORKERS");
 }
 
+static void test_report_flags(void)
+{
+	struct tfj_config c;
+	const char *on[] = { "op", "--report-addr", ":9443", "--report-service",
+			     "tfjob-operator.kubeflow.svc:9443", "--report-audience=aud" };
+	const char *half1[] = { "op", "--report-addr", ":9443" };
+	const char *half2[] = { "op", "--report-service", "x.svc:9443" };
+	const char *noaud[] = { "op", "--report-audience=" };
+	const char *none[] = { "op" };
+
+	TFJ_CHECK_INT(parse(&c, 1, none), 0);
+	TFJ_CHECK_STR(c.report_addr, "");
+	TFJ_CHECK_STR(c.report_service, "");
+	TFJ_CHECK_STR(c.report_audience, "tfjob-report");
+	TFJ_CHECK_INT(parse(&c, 6, on), 0);
+	TFJ_CHECK_STR(c.report_addr, ":9443");
+	TFJ_CHECK_STR(c.report_service, "tfjob-operator.kubeflow.svc:9443");
+	TFJ_CHECK_STR(c.report_audience, "aud");
+	bad(3, half1, "go together");
+	bad(3, half2, "go together");
+	bad(2, noaud, "--report-audience");
+}
+
 int main(void)
 {
+	TFJ_RUN(test_report_flags);
 	TFJ_RUN(test_defaults);
 	TFJ_RUN(test_flags_and_env);
 	TFJ_RUN(test_bad);

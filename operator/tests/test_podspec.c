@@ -137,7 +137,7 @@ static void test_port_default_and_kept(void)
 
 static void test_tfconfig_training_and_evaluator(void)
 {
-	struct tfj_podspec_opts o = { NULL, "cluster.local", 0 };
+	struct tfj_podspec_opts o = { NULL, "cluster.local", 0, NULL, NULL };
 	struct tfj_tfjob job;
 	struct tfj_tfconfig cfg;
 	cJSON *j = fx_job("mnist"), *pod = NULL;
@@ -253,8 +253,84 @@ static void test_long_name_gets_valid_child_names(void)
 	tfj_tfjob_free(&job);
 }
 
+static cJSON *named(cJSON *arr, const char *name)
+{
+	cJSON *it;
+
+	cJSON_ArrayForEach(it, arr)
+		if (!strcmp(cJSON_GetObjectItem(it, "name")->valuestring, name))
+			return it;
+	return NULL;
+}
+
+static void test_report_injection(void)
+{
+	struct tfj_podspec_opts o = { NULL, NULL, 0, "tfjob-operator.ops.svc:9443", "aud-x" };
+	struct tfj_tfjob job;
+	cJSON *j = fx_job("mnist"), *pod = NULL, *ctr, *vol, *sat, *m, *e, *tmpl_env, *it;
+	const char *v;
+	int n;
+
+	fx_replica(j, "PS", 1, NULL);
+	/* A template that already sets one of our variables. */
+	tmpl_env = cJSON_AddArrayToObject(tf_container(cJSON_GetObjectItem(
+		fx_replica(j, "Worker", 2, NULL), "template")), "env");
+	it = cJSON_CreateObject();
+	cJSON_AddStringToObject(it, "name", "TFJOB_REPLICA_INDEX");
+	cJSON_AddStringToObject(it, "value", "99");
+	cJSON_AddItemToArray(tmpl_env, it);
+	TFJ_CHECK_INT(decode(&job, j), 0);
+	TFJ_CHECK_INT(tfj_podspec_pod(&pod, &job, TFJ_RT_WORKER, 1, &o), 0);
+	ctr = tf_container(pod);
+	v = env_value(ctr, "TFJOB_REPORT_ADDR", &n);
+	TFJ_CHECK_INT(n, 1);
+	TFJ_CHECK_STR(v, "tfjob-operator.ops.svc:9443");
+	TFJ_CHECK_STR(env_value(ctr, "TFJOB_REPORT_TOKEN_FILE", &n), "/var/run/secrets/tfjob/token");
+	TFJ_CHECK_STR(env_value(ctr, "TFJOB_JOB_NAMESPACE", &n), job.ns);
+	TFJ_CHECK_STR(env_value(ctr, "TFJOB_JOB_NAME", &n), "mnist");
+	TFJ_CHECK_STR(env_value(ctr, "TFJOB_JOB_UID", &n), job.uid);
+	TFJ_CHECK_STR(env_value(ctr, "TFJOB_REPLICA_TYPE", &n), "worker");
+	v = env_value(ctr, "TFJOB_REPLICA_INDEX", &n);
+	TFJ_CHECK_INT(n, 1); /* the template's value was replaced, not duplicated */
+	TFJ_CHECK_STR(v, "1");
+	e = named(cJSON_GetObjectItem(ctr, "env"), "POD_NAME");
+	TFJ_CHECK(e != NULL);
+	TFJ_CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "valueFrom"),
+		      "fieldRef"), "fieldPath")->valuestring, "metadata.name");
+	vol = named(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"), "volumes"),
+		    "tfjob-report-token");
+	TFJ_CHECK(vol != NULL);
+	sat = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(vol,
+		  "projected"), "sources"), 0), "serviceAccountToken");
+	TFJ_CHECK_STR(cJSON_GetObjectItem(sat, "audience")->valuestring, "aud-x");
+	TFJ_CHECK_INT(cJSON_GetObjectItem(sat, "expirationSeconds")->valueint, 3600);
+	TFJ_CHECK_STR(cJSON_GetObjectItem(sat, "path")->valuestring, "token");
+	m = named(cJSON_GetObjectItem(ctr, "volumeMounts"), "tfjob-report-token");
+	TFJ_CHECK(m != NULL);
+	TFJ_CHECK_STR(cJSON_GetObjectItem(m, "mountPath")->valuestring, "/var/run/secrets/tfjob");
+	TFJ_CHECK(cJSON_IsTrue(cJSON_GetObjectItem(m, "readOnly")));
+	cJSON_Delete(pod);
+
+	/* Default audience; and no address means nothing is injected. */
+	o.report_audience = NULL;
+	TFJ_CHECK_INT(tfj_podspec_pod(&pod, &job, TFJ_RT_PS, 0, &o), 0);
+	vol = named(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"), "volumes"),
+		    "tfjob-report-token");
+	sat = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(vol,
+		  "projected"), "sources"), 0), "serviceAccountToken");
+	TFJ_CHECK_STR(cJSON_GetObjectItem(sat, "audience")->valuestring, "tfjob-report");
+	cJSON_Delete(pod);
+	o.report_addr = NULL;
+	TFJ_CHECK_INT(tfj_podspec_pod(&pod, &job, TFJ_RT_PS, 0, &o), 0);
+	TFJ_CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"), "volumes") == NULL);
+	TFJ_CHECK(env_value(tf_container(pod), "TFJOB_REPORT_ADDR", &n) == NULL && n == 0);
+	cJSON_Delete(pod);
+	tfj_tfjob_free(&job);
+}
+
 int main(void)
 {
+	TFJ_RUN(test_report_injection);
 	TFJ_RUN(test_pod_identity_and_owner);
 	TFJ_RUN(test_chief_role_and_restart_policy);
 	TFJ_RUN(test_port_default_and_kept);

@@ -70,8 +70,29 @@ static void test_wait_blocks(void)
 	tfj_ratelimit_destroy(&rl);
 }
 
+static void test_try_refuses_without_debt(void)
+{
+	struct tfj_ratelimit rl;
+	uint64_t t = 1000000000ull;
+	int i, ok = 0;
+
+	tfj_ratelimit_init(&rl, 2, 3);
+	for (i = 0; i < 10; i++)
+		ok += tfj_ratelimit_try(&rl, t);
+	TFJ_CHECK_INT(ok, 3);
+	/* Refusals took nothing: half a second later exactly one token is back. */
+	TFJ_CHECK_INT(tfj_ratelimit_try(&rl, t + 500000000ull), 1);
+	TFJ_CHECK_INT(tfj_ratelimit_try(&rl, t + 500000000ull), 0);
+	tfj_ratelimit_destroy(&rl);
+	tfj_ratelimit_init(&rl, 0, 1);
+	TFJ_CHECK_INT(tfj_ratelimit_try(&rl, t), 1);
+	TFJ_CHECK_INT(tfj_ratelimit_try(&rl, t), 1);
+	tfj_ratelimit_destroy(&rl);
+}
+
 int main(void)
 {
+	TFJ_RUN(test_try_refuses_without_debt);
 	TFJ_RUN(test_burst_then_rate);
 	TFJ_RUN(test_refill_capped);
 	TFJ_RUN(test_unlimited_and_clamps);

@@ -1,0 +1,363 @@
+/*
+ * itest_report.c - the report channel against the test bed's real API
+ * server: the controller (in this process) injects the token volume and
+ * variables into real pods; the report server listens on loopback; tokens
+ * come from the real TokenRequest API bound to a real pod, and are checked
+ * with a real TokenReview. Shown here:
+ *   - pods carry the projected token volume and the TFJOB_* variables;
+ *   - a valid Heartbeat is accepted and its step appears in the TFJob's
+ *     status.progress; a second call is answered from the TokenReview cache;
+ *   - a forged token, a token for another audience, a token that is not
+ *     bound to a pod, a token of one pod used for another, and a report
+ *     for another job are refused with the right code and counted.
+ * The pods never run (they are pinned to a node that does not exist): the
+ * channel needs only their API objects.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tfj/log.h>
+
+#include "controller.h"
+#include "itest_common.h"
+#include "progress.h"
+#include "report.h"
+#include "report_client.h"
+#include "reporthub.h"
+#include "tfj_test.h"
+#include "tokenreview.h"
+
+static struct tfj_kube *K;
+static char NS[64];
+static char KC[512];
+
+#define JOB "mnist"
+#define AUD "tfjob-report"
+/*
+ * A deployed operator may be watching every namespace of the test bed; the
+ * job names this test's controller as its manager so that one leaves it alone.
+ */
+#define MANAGER "tfjob-itest.kubeflow.org/report"
+
+#define JOB_FMT \
+	"{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\"," \
+	"\"metadata\":{\"name\":\"" JOB "\",\"namespace\":\"%s\"}," \
+	"\"spec\":{\"runPolicy\":{\"managedBy\":\"" MANAGER "\"},\"tfReplicaSpecs\":{" \
+	"\"Worker\":{\"replicas\":2,\"template\":{\"spec\":{" \
+	"\"nodeSelector\":{\"tfjob-itest/no-such-node\":\"true\"}," \
+	"\"containers\":[{\"name\":\"tensorflow\",\"image\":\"localhost/tfjob-itest:1\"}]}}}}}}"
+
+static int have_pods(void *ud)
+{
+	return it_count(K, NS, JOB, "pods") == 2;
+}
+
+/* kind "tfjobs" or "pods". */
+static cJSON *get(const char *kind, const char *name)
+{
+	char path[512];
+	cJSON *o = NULL;
+
+	snprintf(path, sizeof(path), "%s/namespaces/%s/%s/%s",
+		 strcmp(kind, "pods") ? "/apis/kubeflow.org/v1" : "/api/v1", NS, kind, name);
+	return tfj_kube_get(K, &o, path) == 0 ? o : NULL;
+}
+
+static const char *str_at(cJSON *o, const char *a, const char *b)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(o, a), b));
+}
+
+/*
+ * A token from the TokenRequest API for the namespace's default service
+ * account, bound to pod `pod` (uid) unless pod is NULL. *out malloc'd.
+ */
+static int token_for(char **out, const char *aud, const char *pod, const char *uid)
+{
+	char path[256], body[1024];
+	cJSON *req, *resp = NULL;
+	int rc = -1, i;
+
+	*out = NULL;
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/serviceaccounts/default/token", NS);
+	if (pod)
+		snprintf(body, sizeof(body), "{\"apiVersion\":\"authentication.k8s.io/v1\","
+			 "\"kind\":\"TokenRequest\",\"spec\":{\"audiences\":[\"%s\"],"
+			 "\"expirationSeconds\":600,\"boundObjectRef\":{\"kind\":\"Pod\","
+			 "\"apiVersion\":\"v1\",\"name\":\"%s\",\"uid\":\"%s\"}}}", aud, pod, uid);
+	else
+		snprintf(body, sizeof(body), "{\"apiVersion\":\"authentication.k8s.io/v1\","
+			 "\"kind\":\"TokenRequest\",\"spec\":{\"audiences\":[\"%s\"],"
+			 "\"expirationSeconds\":600}}", aud);
+	req = cJSON_Parse(body);
+	/* The default service account appears shortly after the namespace. */
+	for (i = 0; i < 100; i++) {
+		rc = tfj_kube_create(K, &resp, path, req);
+		if (rc != TFJ_ENOTFOUND)
+			break;
+		usleep(200000);
+	}
+	cJSON_Delete(req);
+	if (rc == 0) {
+		const char *t = str_at(resp, "status", "token");
+
+		*out = t ? strdup(t) : NULL;
+		rc = *out ? 0 : -1;
+	} else {
+		fprintf(stderr, "TokenRequest failed: %s\n", tfj_err_detail());
+	}
+	cJSON_Delete(resp);
+	return rc;
+}
+
+static const char *env_of(cJSON *pod, const char *name)
+{
+	cJSON *c, *e;
+
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"), "containers"))
+		cJSON_ArrayForEach(e, cJSON_GetObjectItem(c, "env"))
+			if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(e, "name")), name))
+				return cJSON_GetStringValue(cJSON_GetObjectItem(e, "value"));
+	return NULL;
+}
+
+static int64_t want_step;
+
+static int progress_visible(void *ud)
+{
+	cJSON *job = get("tfjobs", JOB);
+	cJSON *p = cJSON_GetObjectItem(cJSON_GetObjectItem(job, "status"), "progress");
+	cJSON *s = cJSON_GetObjectItem(p, "globalStep");
+	int ok = cJSON_IsNumber(s) && (int64_t)s->valuedouble == want_step &&
+		 cJSON_IsNumber(cJSON_GetObjectItem(p, "accuracy"));
+
+	cJSON_Delete(job);
+	return ok;
+}
+
+static grpc_status_code heartbeat(grpc_channel *ch, const char *token, const char *job,
+				  const char *uid, int idx, const char *pod, int64_t step,
+				  int64_t agent_ms)
+{
+	Tfj__Report__V1__HeartbeatRequest hb = TFJ__REPORT__V1__HEARTBEAT_REQUEST__INIT;
+	Tfj__Report__V1__ReplicaRef ref;
+	Tfj__Report__V1__Progress pr = TFJ__REPORT__V1__PROGRESS__INIT;
+
+	rc_ref(&ref, NS, job, uid, "worker", idx, pod);
+	pr.has_step = 1;
+	pr.global_step = step;
+	pr.has_accuracy = 1;
+	pr.accuracy = 0.5;
+	pr.unix_time_ms = agent_ms;
+	hb.replica = &ref;
+	hb.progress = &pr;
+	hb.child_running = 1;
+	return rc_call(ch, TFJ_REPORT_PATH_HEARTBEAT, &hb.base, NULL, 0, token, NULL);
+}
+
+/*
+ * Runs <build>/agent/tfjob-agent (next to this test's build dir) as worker
+ * 0 with a command that prints one progress record; its Heartbeat must
+ * reach the status and its Exit must be accepted. Skipped when the agent
+ * was not built.
+ */
+static void run_agent(const char *tok, const char *job_uid, struct tfj_report *srv)
+{
+	char exe[1024], agent[1100], tokfile[] = "/tmp/tfjob-itest-token-XXXXXX", cmd[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+	int fd, rc;
+
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	if (!(slash = strrchr(exe, '/')))
+		return;
+	*slash = '\0';
+	snprintf(agent, sizeof(agent), "%s/../agent/tfjob-agent", exe);
+	if (access(agent, X_OK)) {
+		fprintf(stderr, "note: %s not built; agent interop part skipped\n", agent);
+		return;
+	}
+	fd = mkstemp(tokfile);
+	TFJ_CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	TFJ_CHECK(write(fd, tok, strlen(tok)) == (ssize_t)strlen(tok));
+	close(fd);
+	snprintf(cmd, sizeof(cmd),
+		 "TFJOB_JOB_NAMESPACE=%s TFJOB_JOB_NAME=" JOB " TFJOB_JOB_UID=%s "
+		 "TFJOB_REPLICA_TYPE=worker TFJOB_REPLICA_INDEX=0 POD_NAME=" JOB "-worker-0 "
+		 "'%s' --skip-peer-wait --termination-log none --heartbeat-interval 1 "
+		 "--report-addr 127.0.0.1:%d --report-token-file '%s' -- "
+		 "sh -c 'echo \"TFJ_PROGRESS {\\\"step\\\":98765,\\\"accuracy\\\":0.875}\"; sleep 3' >&2",
+		 NS, job_uid, agent, tfj_report_port(srv), tokfile);
+	rc = system(cmd);
+	unlink(tokfile);
+	TFJ_CHECK_INT(rc, 0);
+	want_step = 98765;
+	TFJ_CHECK(it_wait(progress_visible, NULL, 30));
+	{
+		struct tfj_buf m;
+		uint64_t refused = 0;
+		static const char *const reasons[] = { "no_token", "invalid_token", "not_pod_bound",
+						       "pod_mismatch", "pod_unknown", "wrong_replica",
+						       "invalid_argument", "rate_limited",
+						       "job_finished", "job_unknown", "unavailable",
+						       "other" };
+
+		for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
+			refused += tfj_report_rejected(srv, reasons[i]);
+		/* Exactly the six refusals of the test above; the agent's calls all passed. */
+		TFJ_CHECK_INT((int)refused, 6);
+		tfj_buf_init(&m, 1 << 20);
+		TFJ_CHECK_INT(tfj_report_metrics(srv, &m), 0);
+		TFJ_CHECK(strstr(tfj_buf_cstr(&m), "{method=\"RegisterReplica\"} 1\n") != NULL);
+		TFJ_CHECK(strstr(tfj_buf_cstr(&m), "{method=\"Exit\"} 1\n") != NULL);
+		tfj_buf_free(&m);
+	}
+}
+
+static void test_report_channel(void)
+{
+	char path[256], body[4096], job_uid[64], pod_uid[64];
+	struct tfj_controller_opts co = { 0 };
+	struct tfj_controller *c = NULL;
+	struct tfj_progress *prog = NULL;
+	struct tfj_reporthub hub = { 0 };
+	struct tfj_report_opts ro;
+	struct tfj_report *srv = NULL;
+	char *tok = NULL, *tok_aud = NULL, *tok_unbound = NULL;
+	uint64_t reviews = 0, hits = 0, reviews0;
+	grpc_channel *ch;
+	cJSON *job, *pod;
+	const char *s;
+
+	snprintf(body, sizeof(body), JOB_FMT, NS);
+	job = cJSON_Parse(body);
+	snprintf(path, sizeof(path), "/apis/kubeflow.org/v1/namespaces/%s/tfjobs", NS);
+	TFJ_CHECK_INT(tfj_kube_create(K, NULL, path, job), 0);
+	cJSON_Delete(job);
+
+	co.namespace = NS;
+	co.workers = 2;
+	co.report_addr = "tfjob-operator.tfjob-system.svc:9443";
+	co.report_audience = AUD;
+	co.manager = MANAGER;
+	TFJ_CHECK_INT(tfj_controller_new(&c, K, &co), 0);
+	TFJ_CHECK_INT(tfj_progress_new(&prog, 0), 0);
+	TFJ_CHECK_INT(tfj_tokenreviewer_new(&hub.tr, K, AUD, 0, 0), 0);
+	if (!c || !prog || !hub.tr)
+		goto out;
+	hub.ctl = c;
+	hub.prog = prog;
+	tfj_controller_set_progress(c, prog);
+	TFJ_CHECK_INT(tfj_controller_start(c, 30000), 0);
+	memset(&ro, 0, sizeof(ro));
+	ro.addr = "127.0.0.1:0";
+	ro.auth = tfj_reporthub_auth;
+	ro.deliver = tfj_reporthub_deliver;
+	ro.ud = &hub;
+	TFJ_CHECK_INT(tfj_report_start(&srv, &ro), 0);
+	if (!srv)
+		goto out;
+	ch = rc_channel(tfj_report_port(srv));
+
+	TFJ_CHECK(it_wait(have_pods, NULL, 60));
+	job = get("tfjobs", JOB);
+	snprintf(job_uid, sizeof(job_uid), "%s", str_at(job, "metadata", "uid"));
+	cJSON_Delete(job);
+
+	/* The pod as the API server stored it: token volume and identity. */
+	pod = get("pods", JOB "-worker-0");
+	TFJ_CHECK(pod != NULL);
+	snprintf(pod_uid, sizeof(pod_uid), "%s", str_at(pod, "metadata", "uid"));
+	TFJ_CHECK_STR(env_of(pod, "TFJOB_REPORT_ADDR"), "tfjob-operator.tfjob-system.svc:9443");
+	TFJ_CHECK_STR(env_of(pod, "TFJOB_REPORT_TOKEN_FILE"), "/var/run/secrets/tfjob/token");
+	TFJ_CHECK_STR(env_of(pod, "TFJOB_JOB_UID"), job_uid);
+	TFJ_CHECK_STR(env_of(pod, "TFJOB_REPLICA_INDEX"), "0");
+	s = cJSON_PrintUnformatted(cJSON_GetObjectItem(pod, "spec"));
+	TFJ_CHECK(s && strstr(s, "\"serviceAccountToken\":{\"audience\":\"" AUD "\","
+			      "\"expirationSeconds\":3600,\"path\":\"token\"}") != NULL);
+	free((void *)s);
+	cJSON_Delete(pod);
+
+	TFJ_CHECK_INT(token_for(&tok, AUD, JOB "-worker-0", pod_uid), 0);
+	TFJ_CHECK_INT(token_for(&tok_aud, "somebody-else", JOB "-worker-0", pod_uid), 0);
+	TFJ_CHECK_INT(token_for(&tok_unbound, AUD, NULL, NULL), 0);
+	if (!tok || !tok_aud || !tok_unbound)
+		goto out_ch;
+
+	/* Valid: accepted, and the step shows up in the TFJob's status. */
+	want_step = 4321;
+	TFJ_CHECK_INT(heartbeat(ch, tok, JOB, job_uid, 0, JOB "-worker-0", want_step, 1000),
+		      GRPC_STATUS_OK);
+	TFJ_CHECK(it_wait(progress_visible, NULL, 30));
+	tfj_tokenreviewer_stats(hub.tr, &reviews0, &hits);
+	TFJ_CHECK_INT(heartbeat(ch, tok, JOB, job_uid, 0, JOB "-worker-0", 4322, 2000),
+		      GRPC_STATUS_OK);
+	tfj_tokenreviewer_stats(hub.tr, &reviews, &hits);
+	TFJ_CHECK(reviews == reviews0 && hits >= 1); /* answered from the cache */
+
+	/* Forged: a syntactically plausible JWT no key signed. */
+	TFJ_CHECK_INT(heartbeat(ch, "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.AAAA", JOB, job_uid, 0,
+				JOB "-worker-0", 1, 3000), GRPC_STATUS_UNAUTHENTICATED);
+	/* A real token of this pod, for another audience. */
+	TFJ_CHECK_INT(heartbeat(ch, tok_aud, JOB, job_uid, 0, JOB "-worker-0", 1, 3000),
+		      GRPC_STATUS_UNAUTHENTICATED);
+	TFJ_CHECK(tfj_report_rejected(srv, "invalid_token") == 2);
+	/* A real token not bound to any pod. */
+	TFJ_CHECK_INT(heartbeat(ch, tok_unbound, JOB, job_uid, 0, JOB "-worker-0", 1, 3000),
+		      GRPC_STATUS_PERMISSION_DENIED);
+	TFJ_CHECK(tfj_report_rejected(srv, "not_pod_bound") == 1);
+	/* Worker 0's token speaking for worker 1. */
+	TFJ_CHECK_INT(heartbeat(ch, tok, JOB, job_uid, 1, JOB "-worker-1", 1, 3000),
+		      GRPC_STATUS_PERMISSION_DENIED);
+	TFJ_CHECK(tfj_report_rejected(srv, "pod_mismatch") == 1);
+	/* Worker 0's token reporting for another job. */
+	TFJ_CHECK_INT(heartbeat(ch, tok, "other", job_uid, 0, JOB "-worker-0", 1, 3000),
+		      GRPC_STATUS_PERMISSION_DENIED);
+	TFJ_CHECK_INT(heartbeat(ch, tok, JOB, "00000000-0000-0000-0000-000000000000", 0,
+				JOB "-worker-0", 1, 3000), GRPC_STATUS_PERMISSION_DENIED);
+	TFJ_CHECK(tfj_report_rejected(srv, "wrong_replica") == 2);
+	/* None of those moved the status. */
+	want_step = 4322;
+	TFJ_CHECK(it_wait(progress_visible, NULL, 30));
+
+	/* The real agent's client against this server, when it was built. */
+	run_agent(tok, job_uid, srv);
+out_ch:
+	grpc_channel_destroy(ch);
+out:
+	tfj_report_stop(srv);
+	tfj_controller_free(c);
+	tfj_tokenreviewer_free(hub.tr);
+	tfj_progress_free(prog);
+	if (tok)
+		explicit_bzero(tok, strlen(tok));
+	free(tok);
+	free(tok_aud);
+	free(tok_unbound);
+}
+
+int main(void)
+{
+	tfj_log_set_component("itest");
+	K = it_connect(KC, sizeof(KC));
+	if (!K)
+		return 77;
+	if (it_apply_crd(K, KC)) {
+		fprintf(stderr, "could not apply the CRD: %s\n", tfj_err_detail());
+		tfj_kube_free(K);
+		return 1;
+	}
+	snprintf(NS, sizeof(NS), "tfj-itest-rep-%ld", (long)getpid());
+	TFJ_CHECK_INT(it_create_ns(K, NS), 0);
+	grpc_init();
+	TFJ_RUN(test_report_channel);
+	grpc_shutdown();
+	it_delete_ns(K, NS);
+	tfj_kube_free(K);
+	return tfj_test_finish();
+}

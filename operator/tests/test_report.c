@@ -1,0 +1,211 @@
+/*
+ * test_report.c - the report server on loopback with stand-in callbacks:
+ * decoding, the bearer token hand-off, status codes for each refusal, the
+ * 64 KiB cap, the per-pod rate limit, RegisterReplica's answer and the
+ * rejected-total metric. (The real TokenReview and pod checks are in
+ * itest_report.c; the decision function in test_tokenreview.c.)
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include <tfj/err.h>
+#include <tfj_test.h>
+
+#include "report.h"
+#include "report_client.h"
+
+struct seen {
+	pthread_mutex_t mu;
+	int auths, delivers;
+	char token[64];
+	struct tfj_reportmsg last;
+	enum tfj_report_code deliver_code;
+};
+
+static enum tfj_report_code fake_auth(void *ud, const struct tfj_reportmsg *m, const char *token,
+				      char *subject, size_t n, const char **reason)
+{
+	struct seen *s = ud;
+
+	pthread_mutex_lock(&s->mu);
+	s->auths++;
+	snprintf(s->token, sizeof(s->token), "%s", token);
+	pthread_mutex_unlock(&s->mu);
+	if (!strcmp(token, "good")) {
+		snprintf(subject, n, "uid-%s", m->ref.pod);
+		return TFJ_REPORT_OK;
+	}
+	if (!strcmp(token, "other-pod")) {
+		*reason = "pod_mismatch";
+		return TFJ_REPORT_PERMISSION_DENIED;
+	}
+	*reason = "invalid_token";
+	return TFJ_REPORT_UNAUTHENTICATED;
+}
+
+static enum tfj_report_code fake_deliver(void *ud, const struct tfj_reportmsg *m,
+					 const char *subject, const char **reason)
+{
+	struct seen *s = ud;
+	enum tfj_report_code c;
+
+	pthread_mutex_lock(&s->mu);
+	s->delivers++;
+	s->last = *m;
+	c = s->deliver_code;
+	pthread_mutex_unlock(&s->mu);
+	if (c != TFJ_REPORT_OK)
+		*reason = "job_finished";
+	return c;
+}
+
+static void heartbeat(Tfj__Report__V1__HeartbeatRequest *hb, Tfj__Report__V1__ReplicaRef *ref,
+		      Tfj__Report__V1__Progress *pr, const char *pod)
+{
+	tfj__report__v1__heartbeat_request__init(hb);
+	tfj__report__v1__progress__init(pr);
+	rc_ref(ref, "team-a", "mnist", "job-1", "worker", 1, pod);
+	pr->has_step = 1;
+	pr->global_step = 1234;
+	pr->has_accuracy = 1;
+	pr->accuracy = 0.75;
+	pr->unix_time_ms = 1700000000000;
+	hb->replica = ref;
+	hb->progress = pr;
+	hb->child_running = 1;
+}
+
+static void test_server(void)
+{
+	struct seen s;
+	struct tfj_report_opts o;
+	struct tfj_report *srv = NULL;
+	Tfj__Report__V1__HeartbeatRequest hb;
+	Tfj__Report__V1__ReplicaRef ref;
+	Tfj__Report__V1__Progress pr;
+	Tfj__Report__V1__RegisterRequest reg = TFJ__REPORT__V1__REGISTER_REQUEST__INIT;
+	Tfj__Report__V1__ExitRequest ex = TFJ__REPORT__V1__EXIT_REQUEST__INIT;
+	struct tfj_buf mb;
+	grpc_channel *ch;
+	size_t rlen = 0;
+	uint8_t *big;
+	int i, limited = 0;
+
+	memset(&s, 0, sizeof(s));
+	pthread_mutex_init(&s.mu, NULL);
+	memset(&o, 0, sizeof(o));
+	o.addr = "127.0.0.1:0";
+	o.auth = fake_auth;
+	o.deliver = fake_deliver;
+	o.ud = &s;
+	o.pod_qps = 0.001; /* effectively no refill during the test */
+	o.pod_burst = 5;
+	o.heartbeat_s = 7;
+	TFJ_CHECK_INT(tfj_report_start(&srv, &o), 0);
+	if (!srv)
+		return;
+	TFJ_CHECK(tfj_report_port(srv) > 0);
+	ch = rc_channel(tfj_report_port(srv));
+
+	/* A valid heartbeat reaches deliver, decoded. */
+	heartbeat(&hb, &ref, &pr, "mnist-worker-1");
+	TFJ_CHECK_INT(rc_call(ch, TFJ_REPORT_PATH_HEARTBEAT, &hb.base, NULL, 0, "good", NULL),
+		      GRPC_STATUS_OK);
+	TFJ_CHECK_INT(s.delivers, 1);
+	TFJ_CHECK_STR(s.token, "good");
+	TFJ_CHECK_STR(s.last.ref.pod, "mnist-worker-1");
+	TFJ_CHECK_INT(s.last.ref.index, 1);
+	TFJ_CHECK_INT((int)s.last.step, 1234);
+	TFJ_CHECK(s.last.accuracy == 0.75);
+
+	/* RegisterReplica answers with the operator's heartbeat period. */
+	rc_ref(&ref, "team-a", "mnist", "job-1", "chief", 0, "mnist-chief-0");
+	reg.replica = &ref;
+	TFJ_CHECK_INT(rc_call(ch, TFJ_REPORT_PATH_REGISTER, &reg.base, NULL, 0, "good", &rlen),
+		      GRPC_STATUS_OK);
+	TFJ_CHECK_INT((int)rlen, 2); /* field 1 varint 7 */
+
+	/* No token, a forged token, a foreign pod's token. */
+	heartbeat(&hb, &ref, &pr, "mnist-worker-1");
+	TFJ_CHECK_INT(rc_call(ch, TFJ_REPORT_PATH_HEARTBEAT, &hb.base, NULL, 0, NULL, NULL),
+		      GRPC_STATUS_UNAUTHENTICATED);
+	TFJ_CHECK_INT(rc_call(ch, TFJ_REPORT_PATH_HEARTBEAT, &hb.base, NULL, 0, "forged", NULL),
+		      GRPC_STATUS_UNAUTHENTICATED);
+	TFJ_CHECK_INT(rc_call(ch, TFJ_REPORT_PATH_HEARTBEAT, &hb.base, NULL, 0, "other-pod", NULL),
+		      GRPC_STATUS_PERMISSION_DENIED);
+	TFJ_CHECK_INT((int)tfj_report_rejected(srv, "no_token"), 1);
+	TFJ_CHECK_INT((int)tfj_report_rejected(srv, "invalid_token"), 1);
+	TFJ_CHECK_INT((int)tfj_report_rejected(srv, "pod_mismatch"), 1);
+
+	/* Malformed bodies and requests without a replica never reach auth. */
+	i = s.auths;
+	TFJ_CHECK_INT(rc_call(ch, TFJ_REPORT_PATH_EXIT, NULL, (const uint8_t *)"\xff\xff\xff", 3,
+			      "good", NULL), GRPC_STATUS_INVALID_ARGUMENT);
+	TFJ_CHECK_INT(rc_call(ch, TFJ_REPORT_PATH_EXIT, &ex.base, NULL, 0, "good", NULL),
+		      GRPC_STATUS_INVALID_ARGUMENT);
+	rc_ref(&ref, "team-a", "mnist", "job-1", "gpu", 0, "mnist-gpu-0");
+	ex.replica = &ref;
+	TFJ_CHECK_INT(rc_call(ch, TFJ_REPORT_PATH_EXIT, &ex.base, NULL, 0, "good", NULL),
+		      GRPC_STATUS_INVALID_ARGUMENT);
+	TFJ_CHECK_INT(s.auths, i);
+	TFJ_CHECK_INT((int)tfj_report_rejected(srv, "invalid_argument"), 3);
+
+	/* Over 64 KiB: refused by the transport. */
+	big = calloc(1, 70 * 1024);
+	TFJ_CHECK_INT(rc_call(ch, TFJ_REPORT_PATH_EXIT, NULL, big, 70 * 1024, "good", NULL),
+		      GRPC_STATUS_RESOURCE_EXHAUSTED);
+	free(big);
+
+	/* A finished job: FAILED_PRECONDITION from deliver. */
+	s.deliver_code = TFJ_REPORT_FAILED_PRECONDITION;
+	heartbeat(&hb, &ref, &pr, "mnist-worker-2");
+	TFJ_CHECK_INT(rc_call(ch, TFJ_REPORT_PATH_HEARTBEAT, &hb.base, NULL, 0, "good", NULL),
+		      GRPC_STATUS_FAILED_PRECONDITION);
+	TFJ_CHECK_INT((int)tfj_report_rejected(srv, "job_finished"), 1);
+	s.deliver_code = TFJ_REPORT_OK;
+
+	/* Per pod: burst 5 (one used above by worker-2), then refused; other pods unaffected. */
+	for (i = 0; i < 8; i++)
+		limited += rc_call(ch, TFJ_REPORT_PATH_HEARTBEAT, &hb.base, NULL, 0, "good", NULL) ==
+			   GRPC_STATUS_RESOURCE_EXHAUSTED;
+	TFJ_CHECK_INT(limited, 4);
+	TFJ_CHECK_INT((int)tfj_report_rejected(srv, "rate_limited"), 4);
+	heartbeat(&hb, &ref, &pr, "mnist-worker-3");
+	TFJ_CHECK_INT(rc_call(ch, TFJ_REPORT_PATH_HEARTBEAT, &hb.base, NULL, 0, "good", NULL),
+		      GRPC_STATUS_OK);
+
+	tfj_buf_init(&mb, 1 << 20);
+	TFJ_CHECK_INT(tfj_report_metrics(srv, &mb), 0);
+	TFJ_CHECK(strstr(tfj_buf_cstr(&mb), "tfjob_report_rejected_total{reason=\"rate_limited\"} 4") !=
+		  NULL);
+	TFJ_CHECK(strstr(tfj_buf_cstr(&mb), "tfjob_report_requests_total{method=\"Heartbeat\"}") !=
+		  NULL);
+	tfj_buf_free(&mb);
+	grpc_channel_destroy(ch);
+	tfj_report_stop(srv);
+	pthread_mutex_destroy(&s.mu);
+}
+
+static void test_bad_address(void)
+{
+	struct tfj_report_opts o;
+	struct tfj_report *srv = NULL;
+
+	memset(&o, 0, sizeof(o));
+	o.addr = "256.1.1.1:1";
+	o.auth = fake_auth;
+	o.deliver = fake_deliver;
+	TFJ_CHECK(tfj_report_start(&srv, &o) < 0);
+	TFJ_CHECK(srv == NULL);
+	o.addr = NULL;
+	TFJ_CHECK_INT(tfj_report_start(&srv, &o), TFJ_EINVAL);
+}
+
+int main(void)
+{
+	grpc_init();
+	TFJ_RUN(test_server);
+	TFJ_RUN(test_bad_address);
+	grpc_shutdown();
+	return tfj_test_finish();
+}
