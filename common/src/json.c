@@ -71,7 +71,7 @@ static int lookup(const cJSON **out, const cJSON *obj, const char *key)
 
 int tfj_json_get_object(const cJSON **out, const cJSON *obj, const char *key)
 {
-	const cJSON *it;
+	const cJSON *it = NULL;
 	int rc = lookup(&it, obj, key);
 
 	if (rc)
@@ -84,7 +84,7 @@ int tfj_json_get_object(const cJSON **out, const cJSON *obj, const char *key)
 
 int tfj_json_get_array(const cJSON **out, const cJSON *obj, const char *key)
 {
-	const cJSON *it;
+	const cJSON *it = NULL;
 	int rc = lookup(&it, obj, key);
 
 	if (rc)
@@ -105,7 +105,7 @@ int tfj_json_as_string(const char **out, const cJSON *item, const char *what)
 
 int tfj_json_get_string(const char **out, const cJSON *obj, const char *key)
 {
-	const cJSON *it;
+	const cJSON *it = NULL;
 	int rc = lookup(&it, obj, key);
 
 	if (rc)
@@ -118,7 +118,7 @@ int tfj_json_get_string(const char **out, const cJSON *obj, const char *key)
 
 int tfj_json_get_bool(int *out, const cJSON *obj, const char *key)
 {
-	const cJSON *it;
+	const cJSON *it = NULL;
 	int rc = lookup(&it, obj, key);
 
 	if (rc)
@@ -131,7 +131,7 @@ int tfj_json_get_bool(int *out, const cJSON *obj, const char *key)
 
 int tfj_json_get_number(double *out, const cJSON *obj, const char *key)
 {
-	const cJSON *it;
+	const cJSON *it = NULL;
 	int rc = lookup(&it, obj, key);
 
 	if (rc)
@@ -162,7 +162,7 @@ int tfj_json_as_int64(int64_t *out, const cJSON *item, const char *what, int64_t
 
 int tfj_json_get_int64(int64_t *out, const cJSON *obj, const char *key, int64_t min, int64_t max)
 {
-	const cJSON *it;
+	const cJSON *it = NULL;
 	int rc = lookup(&it, obj, key);
 
 	return rc ? rc : tfj_json_as_int64(out, it, key, min, max);

@@ -172,6 +172,7 @@ struct apply_ctx {
 	const char *key;
 	struct tfj_apply_result *res;
 	int err;             /* first failure of a child write (retry with backoff) */
+	int create_failed;   /* a create failed: skip the plan's remaining creates */
 };
 
 static int do_create(struct apply_ctx *a, const struct tfj_action *act, const char *kind,
@@ -279,10 +280,19 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 			rc = do_delete(a, act, "service", "services");
 			break;
 		case TFJ_ACT_CREATE_SERVICE:
-			rc = do_create(a, act, "service", "services");
-			break;
 		case TFJ_ACT_CREATE_POD:
-			rc = do_create(a, act, "pod", "pods");
+			/* When one create fails (quota, admission, a namespace being
+			 * deleted) the rest of the batch almost always fails the same
+			 * way: stop creating and let the key's backoff pace retries,
+			 * instead of one request and one event per child. */
+			if (a->create_failed)
+				break;
+			if (act->kind == TFJ_ACT_CREATE_POD)
+				rc = do_create(a, act, "pod", "pods");
+			else
+				rc = do_create(a, act, "service", "services");
+			if (rc)
+				a->create_failed = 1;
 			break;
 		case TFJ_ACT_DELETE_JOB:
 			if ((rc = tfj_apply_obj_path(path, sizeof(path), TFJ_API_TFJOB, a->job->ns, "tfjobs",
