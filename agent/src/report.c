@@ -595,6 +595,15 @@ void tfj_report_finish(struct tfj_report *r, const struct tfj_report_exit *e)
 		pthread_join(r->thread, NULL);
 		r->thread_started = 0;
 	}
+	/* The heartbeat thread sends on a timer, so the last records (the final
+	 * step and test accuracy) usually arrive after its last beat: send them
+	 * once more before Exit so the job's status ends with the final figures. */
+	if (e && r->progress.records > 0) {
+		struct tfj_progress p = r->progress;
+
+		if (tfj_report_heartbeat(r, &p, 0) < 0)
+			tfj_log_debug("final heartbeat failed", "detail", tfj_err_detail());
+	}
 	if (e && tfj_report_exit(r, e) < 0)
 		tfj_log_warn("report Exit failed (the termination message still holds the reason)",
 			     "detail", tfj_err_detail());

@@ -341,6 +341,60 @@ static void test_client_calls(void)
 	TFJ_CHECK(tfj_report_open(&r, &(struct tfj_report_opts){ "", NULL, NULL, 1, 1 }, &id) < 0);
 }
 
+/* The last progress (the final step and accuracy) goes out in a heartbeat
+ * right before Exit, even when the timer never fired after it arrived. */
+static void test_final_heartbeat_before_exit(void)
+{
+	struct server s;
+	struct tfj_report *r = NULL;
+	struct tfj_report_opts o = { NULL, token_path, NULL, 2.0, 3600.0 };
+	struct tfj_report_ident id = { "team-a", "mnist", "uid-123", "worker", 0, "mnist-worker-0" };
+	struct tfj_report_exit e = { 0, "Completed", 0, 939, "", 0 };
+	struct tfj_progress p;
+	char addr[64];
+	int n;
+
+	server_start(&s);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", s.port);
+	o.addr = addr;
+	TFJ_CHECK_INT(tu_write(token_path, "tok-1"), 0);
+	TFJ_CHECK_INT(tfj_report_open(&r, &o, &id), 0);
+	if (!r) {
+		server_stop(&s);
+		return;
+	}
+	TFJ_CHECK_INT(tfj_report_start(r), 0);
+	memset(&p, 0, sizeof(p));
+	p.have = TFJ_PF_BIT(TFJ_PF_STEP) | TFJ_PF_BIT(TFJ_PF_ACCURACY);
+	p.step = 939;
+	p.accuracy = 0.875;
+	p.records = 12;
+	tfj_report_update(r, &p, 0);
+	tfj_report_finish(r, &e);
+	pthread_mutex_lock(&s.mu);
+	n = s.ncalls;
+	TFJ_CHECK(n >= 2);
+	if (n >= 2) {
+		Tfj__Report__V1__HeartbeatRequest *hq;
+
+		TFJ_CHECK_STR(s.calls[n - 2].method, "/tfj.report.v1.Report/Heartbeat");
+		TFJ_CHECK_STR(s.calls[n - 1].method, "/tfj.report.v1.Report/Exit");
+		hq = tfj__report__v1__heartbeat_request__unpack(NULL, s.calls[n - 2].len,
+								s.calls[n - 2].body);
+		TFJ_CHECK(hq != NULL && hq->progress != NULL);
+		if (hq && hq->progress) {
+			TFJ_CHECK_INT(hq->progress->global_step, 939);
+			TFJ_CHECK(hq->progress->accuracy == 0.875);
+			TFJ_CHECK_INT(hq->child_running, 0);
+		}
+		if (hq)
+			tfj__report__v1__heartbeat_request__free_unpacked(hq, NULL);
+	}
+	pthread_mutex_unlock(&s.mu);
+	tfj_report_close(r);
+	server_stop(&s);
+}
+
 static char *agent_env[] = {
 	NULL, /* TFJOB_REPORT_ADDR=... */
 	NULL, /* TFJOB_REPORT_TOKEN_FILE=... */
@@ -576,6 +630,7 @@ int main(int argc, char **argv)
 	snprintf(err_path, sizeof(err_path), "%s/stderr", dir);
 	grpc_init();
 	TFJ_RUN(test_client_calls);
+	TFJ_RUN(test_final_heartbeat_before_exit);
 	TFJ_RUN(test_agent_reports);
 	TFJ_RUN(test_channel_down);
 	TFJ_RUN(test_tls);
