@@ -45,6 +45,9 @@ fuzz: deps
 demo: build
 	scripts/demo $(BUILD)
 
+bench: build
+	bench/run
+
 cluster-up:
 	e2e/cluster/up
 

@@ -1,0 +1,394 @@
+/*
+ * pushpull.c - push/pull bandwidth of the runtime's parameter server
+ * against raw loopback TCP, measured in the same run.
+ *
+ * For every tensor size the program starts a real ps task (tfjob-runtime
+ * train --job_name ps) on a free loopback port, connects with the runtime's
+ * own client (session.c over psclient.c, the code a worker runs), initialises
+ * the shard and then times Pull and Push of an MLP whose parameters add up
+ * to the requested size (784xH kernel + biases + Hx10 logits). Push is
+ * plain SGD with a constant rate, so the ps work per push is one axpy over
+ * the tensor, as it would be in training.
+ *
+ * The baseline is one TCP connection on 127.0.0.1 between two threads of
+ * this process: the client writes the same number of bytes and the server
+ * answers with one byte once it has read them all (the same round-trip shape
+ * as a Push; a Pull is the mirror image). Both numbers come from the same
+ * run on the same (shared, noisy) machine, so their ratio is what counts.
+ *
+ * Output: one JSON object per size on stdout (medians and min/max of the
+ * repetitions). Usage:
+ *   tfj-bench-pushpull --runtime PATH [--sizes 1,4,16,64] [--reps 20]
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <grpc/grpc.h>
+
+#include <tfj/err.h>
+
+#include "rtconfig.h"
+#include "session.h"
+
+#define MAX_SIZES 16
+#define MAX_REPS 1000
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Sorts v in place and returns its median. */
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* A free port: bind 0, read it back, close. Racy in theory, fine here. */
+static int free_port(void)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+
+	if (fd < 0)
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+		port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+/* ---- raw TCP baseline ---------------------------------------------------- */
+
+struct tcp_srv {
+	int lfd;
+	size_t bytes;
+	int reps;
+	char *buf;
+};
+
+static int read_full(int fd, char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t r = read(fd, p, n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+static int write_full(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static void *tcp_server(void *arg)
+{
+	struct tcp_srv *s = arg;
+	int fd = accept(s->lfd, NULL, NULL), i, one = 1;
+	char ack = 1;
+
+	if (fd < 0)
+		return NULL;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	for (i = 0; i < s->reps; i++)
+		if (read_full(fd, s->buf, s->bytes) || write_full(fd, &ack, 1))
+			break;
+	close(fd);
+	return NULL;
+}
+
+/* Fills t[reps] with the seconds of one "send bytes, get a 1-byte ack". */
+static int tcp_bench(double *t, int reps, size_t bytes)
+{
+	struct tcp_srv srv = { .bytes = bytes, .reps = reps };
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	pthread_t th;
+	char *out = NULL, ack;
+	int cfd = -1, one = 1, rc = -1, i, started = 0;
+
+	srv.lfd = socket(AF_INET, SOCK_STREAM, 0);
+	srv.buf = malloc(bytes);
+	out = calloc(1, bytes);
+	if (srv.lfd < 0 || !srv.buf || !out)
+		goto out;
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(srv.lfd, (struct sockaddr *)&a, sizeof(a)) || listen(srv.lfd, 1) ||
+	    getsockname(srv.lfd, (struct sockaddr *)&a, &len))
+		goto out;
+	if (pthread_create(&th, NULL, tcp_server, &srv))
+		goto out;
+	started = 1;
+	cfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (cfd < 0 || connect(cfd, (struct sockaddr *)&a, sizeof(a)))
+		goto out;
+	setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	for (i = 0; i < reps; i++) {
+		double t0 = now_s();
+
+		if (write_full(cfd, out, bytes) || read_full(cfd, &ack, 1))
+			goto out;
+		t[i] = now_s() - t0;
+	}
+	rc = 0;
+out:
+	if (cfd >= 0)
+		close(cfd);
+	if (started)
+		pthread_join(th, NULL);
+	if (srv.lfd >= 0)
+		close(srv.lfd);
+	free(srv.buf);
+	free(out);
+	return rc;
+}
+
+/* ---- the runtime's ps ---------------------------------------------------- */
+
+/* Training flags shared by the ps and our client (they must match). */
+static int model_args(char **argv, char *hidden, size_t hlen, size_t h)
+{
+	snprintf(hidden, hlen, "%zu", h);
+	argv[0] = "--model";
+	argv[1] = "mlp";
+	argv[2] = "--hidden";
+	argv[3] = hidden;
+	argv[4] = "--optimizer";
+	argv[5] = "sgd";
+	argv[6] = "--lr_schedule";
+	argv[7] = "constant";
+	argv[8] = "--learning_rate";
+	argv[9] = "0.0001";
+	argv[10] = "--dataset";
+	argv[11] = "synthetic";
+	return 12;
+}
+
+static pid_t start_ps(const char *runtime, const char *ps_hosts, size_t h)
+{
+	char hidden[32];
+	char *argv[40];
+	int n = 0;
+	pid_t pid;
+
+	argv[n++] = (char *)runtime;
+	argv[n++] = "train";
+	argv[n++] = "--job_name";
+	argv[n++] = "ps";
+	argv[n++] = "--task_index";
+	argv[n++] = "0";
+	argv[n++] = "--ps_hosts";
+	argv[n++] = (char *)ps_hosts;
+	argv[n++] = "--worker_hosts";
+	argv[n++] = "127.0.0.1:1";
+	n += model_args(argv + n, hidden, sizeof(hidden), h);
+	argv[n] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		execv(runtime, argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+struct result {
+	double pull[MAX_REPS], push[MAX_REPS], tcp[MAX_REPS];
+};
+
+static int ps_bench(struct result *res, const char *runtime, size_t h, int reps,
+		    size_t *bytes_out)
+{
+	struct tfj_rtconfig cfg;
+	struct tfj_session s;
+	char ps_hosts[64], hidden[32];
+	char *argv[40];
+	int port = free_port(), n = 0, rc, i, stale, have_cfg = 0, have_s = 0;
+	pid_t pid;
+	double t0;
+
+	if (port < 0)
+		return tfj_err_set(TFJ_EIO, "no free port");
+	snprintf(ps_hosts, sizeof(ps_hosts), "127.0.0.1:%d", port);
+	pid = start_ps(runtime, ps_hosts, h);
+	if (pid < 0)
+		return tfj_err_set(TFJ_EIO, "fork: %s", strerror(errno));
+	argv[n++] = "--job_name";
+	argv[n++] = "worker";
+	argv[n++] = "--task_index";
+	argv[n++] = "0";
+	argv[n++] = "--ps_hosts";
+	argv[n++] = ps_hosts;
+	argv[n++] = "--worker_hosts";
+	argv[n++] = "127.0.0.1:1";
+	n += model_args(argv + n, hidden, sizeof(hidden), h);
+	rc = tfj_rtconfig_parse(&cfg, n, argv, NULL);
+	if (rc)
+		goto out;
+	have_cfg = 1;
+	rc = tfj_session_init(&s, &cfg);
+	have_s = 1;
+	if (rc)
+		goto out;
+	/* The ps needs a moment to listen: retry Status/Init for up to 30 s. */
+	t0 = now_s();
+	while ((rc = tfj_session_ensure_ready(&s, (const float *const *)s.params, 0)) ==
+	       TFJ_EUNAVAIL && now_s() - t0 < 30)
+		usleep(100 * 1000);
+	if (rc)
+		goto out;
+	*bytes_out = s.plan.total * sizeof(float);
+	/* Two warm-up rounds (connection, HTTP/2 windows, page faults). */
+	for (i = 0; i < 2; i++)
+		if ((rc = tfj_session_pull(&s, NULL, 0)) ||
+		    (rc = tfj_session_push(&s, 1000000, &stale)))
+			goto out;
+	for (i = 0; i < reps; i++) {
+		t0 = now_s();
+		if ((rc = tfj_session_pull(&s, NULL, 0)))
+			goto out;
+		res->pull[i] = now_s() - t0;
+		t0 = now_s();
+		if ((rc = tfj_session_push(&s, 1000000, &stale)))
+			goto out;
+		res->push[i] = now_s() - t0;
+	}
+out:
+	if (have_s)
+		tfj_session_free(&s);
+	if (have_cfg)
+		tfj_rtconfig_free(&cfg);
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	return rc;
+}
+
+static void summary(FILE *f, const char *name, double *v, int reps, size_t bytes)
+{
+	double med = median(v, (size_t)reps);
+
+	fprintf(f, "\"%s_ms\":%.3f,\"%s_ms_min\":%.3f,\"%s_ms_max\":%.3f,\"%s_mib_s\":%.1f", name,
+		med * 1e3, name, v[0] * 1e3, name, v[reps - 1] * 1e3, name,
+		(double)bytes / med / (1024.0 * 1024.0));
+}
+
+int main(int argc, char **argv)
+{
+	const char *runtime = NULL, *sizes = "1,4,16,64";
+	double mib[MAX_SIZES];
+	size_t nsizes = 0, k;
+	int reps = 20, i, rc = 0;
+	static struct result res;
+	char *end;
+
+	for (i = 1; i + 1 < argc; i += 2) {
+		if (strcmp(argv[i], "--runtime") == 0) {
+			runtime = argv[i + 1];
+		} else if (strcmp(argv[i], "--sizes") == 0) {
+			sizes = argv[i + 1];
+		} else if (strcmp(argv[i], "--reps") == 0) {
+			long v = strtol(argv[i + 1], &end, 10);
+
+			if (*end || v < 3 || v > MAX_REPS) {
+				fprintf(stderr, "--reps: 3..%d\n", MAX_REPS);
+				return 2;
+			}
+			reps = (int)v;
+		} else {
+			break;
+		}
+	}
+	if (i != argc || !runtime) {
+		fprintf(stderr, "usage: %s --runtime PATH [--sizes 1,4,16,64] [--reps N]\n",
+			argv[0]);
+		return 2;
+	}
+	for (const char *p = sizes; *p && nsizes < MAX_SIZES;) {
+		double v = strtod(p, &end);
+
+		if (end == p || v <= 0 || v > 200 || (*end && *end != ',')) {
+			fprintf(stderr, "--sizes: comma-separated MiB values in (0, 200]\n");
+			return 2;
+		}
+		mib[nsizes++] = v;
+		p = *end ? end + 1 : end;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	grpc_init();
+	for (k = 0; k < nsizes; k++) {
+		/* MLP parameters: 784*H + H + 10*H + 10 floats. */
+		size_t want = (size_t)(mib[k] * 1024 * 1024 / 4), h = (want - 10) / 795, bytes = 0;
+
+		if (h < 1)
+			h = 1;
+		rc = ps_bench(&res, runtime, h, reps, &bytes);
+		if (rc) {
+			fprintf(stderr, "ps bench %.0f MiB: %s: %s\n", mib[k], tfj_err_name(rc),
+				tfj_err_detail());
+			break;
+		}
+		if (tcp_bench(res.tcp, reps, bytes)) {
+			fprintf(stderr, "tcp bench: %s\n", strerror(errno));
+			rc = 1;
+			break;
+		}
+		printf("{\"size_mib\":%.2f,\"bytes\":%zu,\"reps\":%d,", (double)bytes / 1048576.0,
+		       bytes, reps);
+		summary(stdout, "pull", res.pull, reps, bytes);
+		putchar(',');
+		summary(stdout, "push", res.push, reps, bytes);
+		putchar(',');
+		summary(stdout, "tcp", res.tcp, reps, bytes);
+		/* Sorted by summary(): index reps/2 region is the median. */
+		printf(",\"pull_ratio\":%.3f,\"push_ratio\":%.3f}\n",
+		       median(res.tcp, (size_t)reps) / median(res.pull, (size_t)reps),
+		       median(res.tcp, (size_t)reps) / median(res.push, (size_t)reps));
+		fflush(stdout);
+	}
+	grpc_shutdown();
+	return rc ? 1 : 0;
+}
