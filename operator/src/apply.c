@@ -18,14 +18,6 @@
 
 #define PATH_MAX_ 1024
 
-static const char *meta_str(const cJSON *obj, const char *key)
-{
-	const cJSON *meta;
-	const char *v;
-	if (tfj_json_get_object(&meta, obj, "metadata") || tfj_json_get_string(&v, meta, key))
-		return NULL;
-	return v;
-}
 
 /* ---- API paths ---- */
 
@@ -132,7 +124,7 @@ static int write_status(struct tfj_apply *c, const struct tfj_tfjob *job,
 	rc = tfj_kube_replace(c->k, &res, path, doc);
 	if (rc == 0) {
 		atomic_fetch_add(&c->status_writes, 1);
-		rv = meta_str(res, "resourceVersion");
+		rv = tfj_kube_meta_str(res, "resourceVersion");
 		if (rv)
 			snprintf(new_rv, rvlen, "%s", rv);
 	}

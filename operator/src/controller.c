@@ -99,14 +99,6 @@ static int controlled_by(const cJSON *child, const char *uid)
 	return 0;
 }
 
-static const char *meta_str(const cJSON *obj, const char *key)
-{
-	const cJSON *meta;
-	const char *v;
-	if (tfj_json_get_object(&meta, obj, "metadata") || tfj_json_get_string(&v, meta, key))
-		return NULL;
-	return v;
-}
 
 static int has_deletion_ts(const cJSON *obj)
 {
@@ -129,11 +121,11 @@ static void on_job(void *ud, enum tfj_informer_event ev, const cJSON *obj, const
 	if (ev == TFJ_INF_DELETE) {
 		/* Children go with the TFJob through ownerReferences (GC). */
 		tfj_expect_forget(c->exp, key);
-		if (c->prog && meta_str(obj, "uid"))
-			tfj_progress_forget(c->prog, meta_str(obj, "uid"));
+		if (c->prog && tfj_kube_meta_str(obj, "uid"))
+			tfj_progress_forget(c->prog, tfj_kube_meta_str(obj, "uid"));
 		return;
 	}
-	tfj_expect_observe_job(c->exp, key, meta_str(obj, "resourceVersion"));
+	tfj_expect_observe_job(c->exp, key, tfj_kube_meta_str(obj, "resourceVersion"));
 	tfj_queue_add(c->q, key);
 }
 
@@ -141,7 +133,7 @@ static void on_child(struct tfj_controller *c, const char *kind, enum tfj_inform
 		     const cJSON *obj)
 {
 	char key[KEY_MAX];
-	const char *name = meta_str(obj, "name");
+	const char *name = tfj_kube_meta_str(obj, "name");
 
 	if (!name || tfj_controller_owner_key(key, sizeof(key), obj))
 		return;
