@@ -72,12 +72,15 @@ class Api:
         raise RuntimeError("%s %s failed" % (method, path))
 
 
-def tfjob(ns, name, workers):
+def tfjob(ns, name, workers, managed_by):
     tmpl = {"spec": {"nodeSelector": SEL, "containers": [
         {"name": "tensorflow", "image": "localhost/tfjob-bench:1"}]}}
+    run = {"cleanPodPolicy": "Running"}
+    if managed_by:
+        run["managedBy"] = managed_by
     return {"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
             "metadata": {"name": name, "namespace": ns},
-            "spec": {"runPolicy": {"cleanPodPolicy": "Running"}, "tfReplicaSpecs": {
+            "spec": {"runPolicy": run, "tfReplicaSpecs": {
                 "PS": {"replicas": 1, "restartPolicy": "Never", "template": tmpl},
                 "Worker": {"replicas": workers, "restartPolicy": "OnFailure", "template": tmpl}}}}
 
@@ -148,6 +151,13 @@ def main():
     ap.add_argument("--idle_secs", type=float, default=30)
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--label", default="", help="name of this variant in the report")
+    # runPolicy.managedBy on every benchmark job, and --managed-by for ours:
+    # a helm-installed tfjob-operator watching all namespaces then leaves
+    # the jobs alone (it only acts on jobs managed by
+    # kubeflow.org/training-operator). Kubeflow's v1.8.1 does not know the
+    # field and reconciles the jobs regardless. "" turns this off.
+    ap.add_argument("--managed-by", default="tfjob-bench.example.com/operator")
+    ap.add_argument("--rep", type=int, default=0, help="repetition number, for the report")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
 
@@ -160,8 +170,9 @@ def main():
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     api = Api(pport)
     op = None
-    result = {"impl": a.impl, "label": a.label or a.impl, "jobs": a.jobs, "workers_per_job": a.workers, "namespace": ns,
-              "qps": a.qps, "burst": a.burst}
+    result = {"impl": a.impl, "label": a.label or a.impl, "jobs": a.jobs,
+              "workers_per_job": a.workers, "namespace": ns, "qps": a.qps, "burst": a.burst,
+              "rep": a.rep, "managed_by": a.managed_by}
     try:
         for _ in range(50):
             try:
@@ -179,6 +190,8 @@ def main():
             cmd = [a.bin, "--kubeconfig", kc, "--namespace", ns, "--qps", a.qps,
                    "--burst", a.burst, "--metrics-addr", "127.0.0.1:%d" % mport,
                    "--workers", a.threads, "--log-level", "warn"]
+            if a.managed_by:
+                cmd += ["--managed-by", a.managed_by]
             env = os.environ
             ready = "http://127.0.0.1:%d/readyz" % mport
         else:
@@ -205,7 +218,8 @@ def main():
                    "--zap-log-level", "error"]
             ready = "http://127.0.0.1:%d/readyz" % hport
         result["command"] = " ".join(cmd)
-        oplog = open(os.path.join(logdir, "operator-%s.log" % (a.label or a.impl)), "w")
+        oplog = open(os.path.join(logdir, "operator-%s-%d-%d.log" % (a.label or a.impl, a.jobs, a.rep)),
+                     "w")
         op = subprocess.Popen(cmd, stdout=oplog, stderr=subprocess.STDOUT, env=env)
         t_ready0 = time.time()
         certs_written = a.impl != "kubeflow"
@@ -231,7 +245,7 @@ def main():
         path = "/apis/kubeflow.org/v1/namespaces/%s/tfjobs" % ns
         with ThreadPoolExecutor(4) as ex:
             codes = list(ex.map(lambda i: api.req("POST", path, tfjob(ns, "job-%04d" % i,
-                                                                      a.workers))[0],
+                                                                      a.workers, a.managed_by))[0],
                                 range(a.jobs)))
         if any(c not in (200, 201) for c in codes):
             raise SystemExit("TFJob create failed: %s" % sorted(set(codes)))
@@ -304,6 +318,15 @@ def main():
             if a.impl == "kubeflow":
                 api.req("DELETE", VWC_PATH)
             api.req("DELETE", "/api/v1/namespaces/" + ns)
+            # The next run starts on a clean cluster: wait (bounded) until
+            # the namespace controller has removed the jobs, pods, services
+            # and events of this one.
+            t_del = time.time()
+            while time.time() - t_del < 300:
+                if api.req("GET", "/api/v1/namespaces/" + ns)[0] == 404:
+                    break
+                time.sleep(1)
+            result["ns_delete_s"] = time.time() - t_del
         except RuntimeError:
             pass
         proxy.terminate()

@@ -1,15 +1,18 @@
-"""Markdown table of the operator benchmark results in OUT (operator-*.json)."""
+"""Markdown tables of the operator benchmark results in OUT
+(operator-<label>-<N>-r<rep>.json): per N, each metric as the median over
+the repetitions with the range (min-max), and the ratio of the medians."""
 import glob
 import json
 import os
+import statistics
 import sys
 
 out = sys.argv[1]
-rows = {}
+runs = {}
 for p in sorted(glob.glob(os.path.join(out, "operator-*.json"))):
     with open(p) as f:
         r = json.load(f)
-    rows[(r.get("label", r["impl"]), r["jobs"])] = r
+    runs.setdefault((r.get("label", r["impl"]), r["jobs"]), []).append(r)
 KEYS = [("all_pods_s", "s until all pods exist", "%.1f"),
         ("all_succeeded_s", "s until all jobs Succeeded", "%.1f"),
         ("requests_per_job", "API requests per job", "%.1f"),
@@ -17,24 +20,45 @@ KEYS = [("all_pods_s", "s until all pods exist", "%.1f"),
         ("rss_mib_peak", "peak RSS MiB (VmHWM)", "%.1f"),
         ("cpu_s_busy", "CPU s until all Succeeded", "%.2f"),
         ("cpu_s_idle", "CPU s during the idle window", "%.2f")]
-for n in sorted({k[1] for k in rows}):
-    o, k = rows.get(("ours", n)), rows.get(("kubeflow", n))
-    print("N = %d TFJobs x (1 ps + 4 workers), QPS %s burst %s\n" % (
-        n, (o or k)["qps"], (o or k)["burst"]))
-    print("| metric | tfjob-operator | Kubeflow training-operator v1.8.1 | ours/theirs |")
+
+
+def values(rs, key):
+    return [r[key] for r in rs or [] if r.get(key) is not None]
+
+
+def cell(rs, key, fmt):
+    v = values(rs, key)
+    if not v:
+        return "-"
+    m = fmt % statistics.median(v)
+    return m if len(v) == 1 else "%s (%s-%s)" % (m, fmt % min(v), fmt % max(v))
+
+
+def median(rs, key):
+    v = values(rs, key)
+    return statistics.median(v) if v else None
+
+
+for n in sorted({k[1] for k in runs}):
+    o, k = runs.get(("ours", n)), runs.get(("kubeflow", n))
+    any_r = (o or k or [r for (lab, m), rs in runs.items() if m == n for r in rs])[0]
+    print("N = %d TFJobs x (1 ps + 4 workers), QPS %s burst %s, repetitions: ours %d, "
+          "Kubeflow %d; median (min-max)\n" % (n, any_r["qps"], any_r["burst"],
+                                               len(o or []), len(k or [])))
+    print("| metric | tfjob-operator | Kubeflow training-operator v1.8.1 | ours/theirs (medians) |")
     print("|---|---|---|---|")
     for key, name, fmt in KEYS:
-        a = o.get(key) if o else None
-        b = k.get(key) if k else None
+        a, b = median(o, key), median(k, key)
         ratio = "%.2f" % (a / b) if a is not None and b else "-"
-        print("| %s | %s | %s | %s |" % (name, fmt % a if a is not None else "-",
-                                         fmt % b if b is not None else "-", ratio))
-    extra = [r for (lab, m), r in rows.items() if m == n and lab not in ("ours", "kubeflow")]
-    for r in extra:
-        print("\nVariant %s (%s): %s" % (r["label"], r["command"].split(" ", 1)[0], ", ".join(
-            "%s %s" % (name, fmt % r[key]) for key, name, fmt in KEYS if r.get(key) is not None)))
-    for r in [o, k] + extra:
-        if r:
-            print("\n%s: load %s at start, %s at end" % (r["label"] if "label" in r else r["impl"],
-                                                        r["load_start"], r["load_end"]))
+        print("| %s | %s | %s | %s |" % (name, cell(o, key, fmt), cell(k, key, fmt), ratio))
+    extra = {lab: rs for (lab, m), rs in runs.items() if m == n and lab not in ("ours", "kubeflow")}
+    for lab, rs in sorted(extra.items()):
+        print("\nVariant %s (%s): %s" % (lab, rs[0]["command"].split(" ", 1)[0], ", ".join(
+            "%s %s" % (name, cell(rs, key, fmt)) for key, name, fmt in KEYS
+            if values(rs, key))))
+    print("\nLoad (1-minute average) at the start of each run:")
+    for lab, rs in sorted(((lab, rs) for (lab, m), rs in runs.items() if m == n)):
+        print("- %s: %s" % (lab, ", ".join("r%d %.1f" % (r.get("rep", 0), r["load_start"][0])
+                                          for r in sorted(rs, key=lambda r: r.get("rep", 0))
+                                          if r.get("load_start"))))
     print()
