@@ -27,8 +27,8 @@ def main():
     os.makedirs(plots, exist_ok=True)
     runtime = os.path.join(build, "runtime", "tfjob-runtime")
     script = os.path.join(HERE, "tf_between_graph.py")
-    reps = 1 if quick else 2
-    epochs = {"softmax": 0.5 if quick else 2, "mlp": 0.3 if quick else 1}
+    reps = 1 if quick else 3
+    epochs = {"softmax": 0.5 if quick else 5, "mlp": 0.3 if quick else 3}
     runs = []
     for model in ("softmax", "mlp"):
         for sync in (False, True):
@@ -40,10 +40,10 @@ def main():
                     log = os.path.join(out, "logs", "cmp-%s-%s-%s-%d.log" % (impl, model, mode, r))
                     if impl == "ours":
                         rec = jobs.run_ours(runtime, model, sync, epochs[model], BATCH, LR,
-                                            evaluator=True, eval_secs=2.0, log=log)
+                                            evaluator=True, eval_secs=1.0, log=log)
                     else:
                         rec = jobs.run_tf(py, script, model, sync, epochs[model], BATCH, LR,
-                                          evaluator=True, eval_secs=2.0, log=log)
+                                          evaluator=True, eval_secs=1.0, log=log)
                     rec["rep"] = r
                     runs.append(rec)
                     print(impl, model, mode, r, "%.0f ex/s" % rec["examples_per_sec"],
