@@ -23,6 +23,7 @@
 #include "progress.h"
 #include "queue.h"
 #include "ratelimit.h"
+#include "slim.h"
 #include "tfjob.h"
 
 #define KEY_MAX 512
@@ -30,6 +31,8 @@
 #define STATUS_ATTEMPTS 3
 /* While expectations are pending, look again after this long even without events. */
 #define EXPECT_RECHECK_MS 5000
+/* LIST page size of the pod and service informers (the TFJob one keeps 500). */
+#define CHILD_PAGE_SIZE 100
 
 static const double dur_buckets[] = { 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10 };
 #define NBUCKETS (sizeof(dur_buckets) / sizeof(dur_buckets[0]))
@@ -378,6 +381,7 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	io.name = "tfjobs";
 	io.path = path;
 	io.fn = on_job;
+	io.transform = tfj_slim_tfjob;
 	if ((rc = tfj_informer_new(&c->jobs, k, &io)))
 		goto out;
 	/* Children are selected by label so the caches hold only our pods/services. */
@@ -387,12 +391,17 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 		goto out;
 	io.name = "pods";
 	io.fn = on_pod;
+	io.transform = tfj_slim_pod;
+	/* Smaller pages: a relist holds one whole parsed page at a time, and
+	 * full pods are large next to the trimmed copies the cache keeps. */
+	io.page_size = CHILD_PAGE_SIZE;
 	if ((rc = tfj_informer_new(&c->pods, k, &io)))
 		goto out;
 	if ((rc = tfj_apply_coll_path(path, sizeof(path), TFJ_API_CORE, c->ns, "services")))
 		goto out;
 	io.name = "services";
 	io.fn = on_svc;
+	io.transform = tfj_slim_service;
 	rc = tfj_informer_new(&c->svcs, k, &io);
 out:
 	if (rc) {

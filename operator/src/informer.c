@@ -4,6 +4,9 @@
 #include "informer.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -24,15 +27,23 @@
 #define BACKOFF_MIN_MS 1000
 #define BACKOFF_MAX_MS 30000
 
+/*
+ * A cached object is kept as compact JSON text, not as a cJSON tree: a tree
+ * costs a node (64 bytes) plus separately allocated key and value strings
+ * per field, five to six times the text, and readers get copies anyway.
+ */
 struct entry {
-	cJSON *obj;
-	char *idx;  /* "ns/labelvalue" under which it is indexed, or NULL */
+	char *text;   /* the (transformed) object, compact JSON */
+	size_t len;
+	char *rv;     /* its metadata.resourceVersion, "" when absent */
+	char *idx;    /* "ns/labelvalue" under which it is indexed, or NULL */
 };
 
 struct tfj_informer {
 	struct tfj_kube *k;
 	char *name, *path, *selector, *index_label;
 	tfj_informer_fn fn;
+	tfj_informer_transform_fn transform;
 	void *ud;
 	long watch_timeout_s;
 	size_t max_line;
@@ -134,29 +145,55 @@ static void entry_free(void *p)
 	struct entry *e = p;
 	if (!e)
 		return;
-	cJSON_Delete(e->obj);
+	free(e->text);
+	free(e->rv);
 	free(e->idx);
 	free(e);
 }
 
-/*
- * Stores obj (taking ownership) under key; returns the previous entry (the
- * caller frees it after the callback) or NULL.
- */
-static struct entry *cache_put(struct tfj_informer *inf, const char *key, cJSON *obj, int *err)
+/* A new tree parsed from the entry's text, or NULL when out of memory. */
+static cJSON *entry_parse(const struct entry *e)
 {
-	struct entry *e = calloc(1, sizeof(*e)), *old = NULL;
+	cJSON *o = NULL;
+
+	/* The text was printed from a checked tree; only memory can fail here. */
+	if (tfj_json_parse(&o, e->text, e->len, e->len))
+		return NULL;
+	return o;
+}
+
+static struct entry *entry_new(struct tfj_informer *inf, const cJSON *obj)
+{
+	struct entry *e = calloc(1, sizeof(*e));
+	const char *rv = tfj_kube_meta_str(obj, "resourceVersion");
 	char idx[KEY_MAX];
+
+	if (!e)
+		return NULL;
+	if (tfj_json_print(&e->text, obj) || !(e->rv = strdup(rv ? rv : ""))) {
+		entry_free(e);
+		return NULL;
+	}
+	e->len = strlen(e->text);
+	if (index_key(inf, idx, sizeof(idx), obj) == 0)
+		e->idx = strdup(idx); /* NULL when out of memory: cached, not indexed */
+	return e;
+}
+
+/*
+ * Stores a copy of obj (the caller keeps obj) under key; returns the
+ * previous entry (the caller frees it after the callback) or NULL.
+ */
+static struct entry *cache_put(struct tfj_informer *inf, const char *key, const cJSON *obj,
+			       int *err)
+{
+	struct entry *e = entry_new(inf, obj), *old = NULL;
 
 	*err = 0;
 	if (!e) {
-		cJSON_Delete(obj);
-		*err = TFJ_ENOMEM;
+		*err = tfj_err_set(TFJ_ENOMEM, "informer %s: caching an object", inf->name);
 		return NULL;
 	}
-	e->obj = obj;
-	if (index_key(inf, idx, sizeof(idx), obj) == 0)
-		e->idx = strdup(idx);
 	pthread_rwlock_wrlock(&inf->lock);
 	if (tfj_strmap_put(&inf->cache, key, e, (void **)&old)) {
 		pthread_rwlock_unlock(&inf->lock);
@@ -192,15 +229,29 @@ static void notify(struct tfj_informer *inf, enum tfj_informer_event ev, const c
 		inf->fn(inf->ud, ev, obj, old);
 }
 
-static int same_rv(const cJSON *a, const cJSON *b)
+static int same_rv(const struct entry *old, const cJSON *obj)
 {
-	const cJSON *ma, *mb;
-	const char *ra, *rb;
-	if (tfj_json_get_object(&ma, a, "metadata") || tfj_json_get_object(&mb, b, "metadata") ||
-	    tfj_json_get_string(&ra, ma, "resourceVersion") ||
-	    tfj_json_get_string(&rb, mb, "resourceVersion"))
-		return 0;
-	return strcmp(ra, rb) == 0;
+	const char *rv = tfj_kube_meta_str(obj, "resourceVersion");
+
+	return rv && *old->rv && strcmp(old->rv, rv) == 0;
+}
+
+/* Fires ev for a cached entry (parsed for the call; skipped without a callback). */
+static void notify_entry(struct tfj_informer *inf, enum tfj_informer_event ev,
+			 const cJSON *obj, const struct entry *e)
+{
+	cJSON *parsed;
+
+	if (!inf->fn)
+		return;
+	parsed = entry_parse(e);
+	if (ev == TFJ_INF_DELETE) {
+		if (parsed)
+			notify(inf, ev, parsed, NULL);
+	} else {
+		notify(inf, ev, obj, parsed);
+	}
+	cJSON_Delete(parsed);
 }
 
 /* Applies an upsert of obj (owned) and fires ADD or UPDATE. */
@@ -215,16 +266,24 @@ static int apply_upsert(struct tfj_informer *inf, cJSON *obj)
 		return 0; /* cannot be named: dropped (the watch decoder already checks) */
 	}
 	old = cache_put(inf, key, obj, &err);
-	if (err)
+	if (err) {
+		cJSON_Delete(obj);
 		return err;
-	/* A relist hands back unchanged objects: same resourceVersion, no event. */
-	if (old && same_rv(old->obj, obj)) {
-		entry_free(old);
-		return 0;
 	}
-	notify(inf, old ? TFJ_INF_UPDATE : TFJ_INF_ADD, obj, old ? old->obj : NULL);
+	/* A relist hands back unchanged objects: same resourceVersion, no event. */
+	if (!old)
+		notify(inf, TFJ_INF_ADD, obj, NULL);
+	else if (!same_rv(old, obj))
+		notify_entry(inf, TFJ_INF_UPDATE, obj, old);
 	entry_free(old);
+	cJSON_Delete(obj);
 	return 0;
+}
+
+/* The object as the cache keeps it: transformed, or a whole copy. */
+static cJSON *cache_copy(struct tfj_informer *inf, const cJSON *obj)
+{
+	return inf->transform ? inf->transform(obj) : cJSON_Duplicate(obj, 1);
 }
 
 /* ---- LIST ---- */
@@ -326,7 +385,7 @@ static int do_list(struct tfj_informer *inf)
 				continue;
 			if ((rc = tfj_strmap_put(&seen, key, NULL, NULL)))
 				goto out;
-			copy = cJSON_Duplicate(it, 1);
+			copy = cache_copy(inf, it);
 			if (!copy) {
 				rc = tfj_err_set(TFJ_ENOMEM, "informer copy");
 				goto out;
@@ -350,7 +409,7 @@ static int do_list(struct tfj_informer *inf)
 	for (size_t i = 0; i < d.ngone; i++) {
 		struct entry *old = cache_del(inf, d.gone[i]);
 		if (old)
-			notify(inf, TFJ_INF_DELETE, old->obj, NULL);
+			notify_entry(inf, TFJ_INF_DELETE, NULL, old);
 		entry_free(old);
 	}
 	pthread_mutex_lock(&inf->mu);
@@ -397,14 +456,16 @@ static int on_line(void *ud, const char *line, size_t len)
 		break;
 	case TFJ_WATCH_ADDED:
 	case TFJ_WATCH_MODIFIED: {
-		cJSON *obj = cJSON_DetachItemFromObject(ev.root, "object");
+		cJSON *obj = inf->transform ? inf->transform(ev.object)
+					    : cJSON_DetachItemFromObject(ev.root, "object");
 		if (ev.rv && strlen(ev.rv) < RV_MAX)
 			snprintf(inf->rv, sizeof(inf->rv), "%s", ev.rv);
 		ev.object = NULL;
 		ev.rv = NULL;
-		rc = obj ? apply_upsert(inf, obj) : TFJ_ENOMEM;
+		/* The whole event is not needed past this point: free it before
+		 * the callbacks run, so only the cached copy stays alive. */
 		tfj_watch_event_free(&ev);
-		return rc;
+		return obj ? apply_upsert(inf, obj) : tfj_err_set(TFJ_ENOMEM, "informer copy");
 	}
 	case TFJ_WATCH_DELETED:
 		if (tfj_informer_key(key, sizeof(key), ev.object) == 0) {
@@ -442,6 +503,9 @@ static int do_watch(struct tfj_informer *inf)
 	tfj_watch_framer_reset(&inf->framer);
 	rc = tfj_kube_stream(inf->k, path, on_chunk, inf, &inf->stop,
 			     inf->watch_timeout_s * 2 + 30);
+	/* One large event would otherwise keep its line buffer for good. */
+	tfj_watch_framer_free(&inf->framer);
+	tfj_watch_framer_init(&inf->framer, inf->max_line);
 	if (rc == TFJ_EGONE)
 		inf->need_relist = 1;
 	return rc;
@@ -477,6 +541,18 @@ static void count_error(struct tfj_informer *inf)
 	pthread_mutex_unlock(&inf->mu);
 }
 
+/*
+ * A LIST parses whole pages (up to page_size full objects) and frees them
+ * again; glibc keeps such freed memory in the thread's arena. Hand it back
+ * to the kernel once the cache holds only its trimmed copies.
+ */
+static void release_free_memory(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
+
 static void *run(void *arg)
 {
 	struct tfj_informer *inf = arg;
@@ -493,6 +569,7 @@ static void *run(void *arg)
 			continue;
 		}
 		inf->need_relist = 0;
+		release_free_memory();
 		while (!inf->stop && !inf->need_relist) {
 			uint64_t t0 = tfj_ratelimit_now_ns();
 			rc = do_watch(inf);
@@ -544,6 +621,7 @@ int tfj_informer_new(struct tfj_informer **out, struct tfj_kube *k,
 	pthread_cond_init(&inf->cond, NULL);
 	inf->k = k;
 	inf->fn = o->fn;
+	inf->transform = o->transform;
 	inf->ud = o->ud;
 	inf->watch_timeout_s = o->watch_timeout_s > 0 ? o->watch_timeout_s : 300;
 	inf->max_line = o->max_line ? o->max_line : TFJ_WATCH_LINE_MAX_DEFAULT;
@@ -649,7 +727,7 @@ cJSON *tfj_informer_get(struct tfj_informer *inf, const char *ns, const char *na
 	pthread_rwlock_rdlock(&inf->lock);
 	e = tfj_strmap_get(&inf->cache, key);
 	if (e)
-		copy = cJSON_Duplicate(e->obj, 1);
+		copy = entry_parse(e);
 	pthread_rwlock_unlock(&inf->lock);
 	return copy;
 }
@@ -661,7 +739,7 @@ struct sel_ctx {
 	int err;
 };
 
-static int sel_push(struct sel_ctx *s, const cJSON *obj)
+static int sel_push(struct sel_ctx *s, const struct entry *e)
 {
 	if (s->n == s->cap) {
 		size_t nc = s->cap ? s->cap * 2 : 8;
@@ -673,7 +751,7 @@ static int sel_push(struct sel_ctx *s, const cJSON *obj)
 		s->out = no;
 		s->cap = nc;
 	}
-	s->out[s->n] = cJSON_Duplicate(obj, 1);
+	s->out[s->n] = entry_parse(e);
 	if (!s->out[s->n]) {
 		s->err = TFJ_ENOMEM;
 		return 1;
@@ -686,13 +764,13 @@ static int sel_key(void *ud, const char *key, void *val)
 {
 	struct sel_ctx *s = ud;
 	struct entry *e = tfj_strmap_get(&s->inf->cache, key);
-	return e ? sel_push(s, e->obj) : 0;
+	return e ? sel_push(s, e) : 0;
 }
 
 static int sel_all(void *ud, const char *key, void *val)
 {
 	struct entry *e = val;
-	return sel_push(ud, e->obj);
+	return sel_push(ud, e);
 }
 
 static int finish_sel(struct sel_ctx *s, cJSON ***out, size_t *n)

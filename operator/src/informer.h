@@ -10,8 +10,12 @@
  * doubling to 30s) so a down API server sees no retry storm.
  *
  * Callbacks run on the informer thread after the cache was updated; `obj`
- * and `old` are valid only during the call. Readers on other threads get
- * deep copies (tfj_informer_get/select), so they never race the thread.
+ * and `old` are valid only during the call (the transformed copies, except
+ * for a watch DELETE, which reports the final state the server sent).
+ *
+ * The cache keeps each object as compact JSON text (a parsed tree is five
+ * to six times larger); readers on other threads get freshly parsed copies
+ * (tfj_informer_get/select), so they never race the thread.
  *
  * Ownership: the informer owns its cache; copies handed out are the
  * caller's (cJSON_Delete, and tfj_informer_free_list for select results).
@@ -30,12 +34,22 @@ enum tfj_informer_event { TFJ_INF_ADD = 0, TFJ_INF_UPDATE, TFJ_INF_DELETE };
 typedef void (*tfj_informer_fn)(void *ud, enum tfj_informer_event ev, const cJSON *obj,
 				const cJSON *old);
 
+/*
+ * Builds the copy of an API object that the cache keeps (like client-go's
+ * TransformFunc): applied to every LIST item and every ADDED/MODIFIED
+ * event before it is cached, so callbacks and readers see only what it
+ * kept. Must not modify obj; returns a new tree (the informer owns it) or
+ * NULL when out of memory. See slim.h for the controller's transforms.
+ */
+typedef cJSON *(*tfj_informer_transform_fn)(const cJSON *obj);
+
 struct tfj_informer_opts {
 	const char *name;            /* for logs and metrics: "tfjobs", "pods" */
 	const char *path;            /* collection path, e.g. /api/v1/namespaces/ns/pods */
 	const char *label_selector;  /* raw selector or NULL, e.g. "training.kubeflow.org/job-name" */
 	const char *index_label;     /* label to index by (per namespace), or NULL */
 	tfj_informer_fn fn;          /* may be NULL */
+	tfj_informer_transform_fn transform; /* NULL: objects are cached whole */
 	void *ud;
 	long watch_timeout_s;        /* server-side timeoutSeconds (default 300, jittered) */
 	size_t max_line;             /* watch line cap (default TFJ_WATCH_LINE_MAX_DEFAULT) */

@@ -16,6 +16,7 @@
 #include <tfj/log.h>
 
 #include "ratelimit.h"
+#include "retryafter.h"
 
 #define POOL_MAX 16
 #define MAX_CODE 600
@@ -45,6 +46,7 @@ struct tfj_kube {
 	_Atomic uint64_t counts[TFJ_KUBE_NVERBS][MAX_CODE];
 	_Atomic uint64_t lat_us[TFJ_KUBE_NVERBS];
 	_Atomic uint64_t nreq[TFJ_KUBE_NVERBS];
+	_Atomic uint64_t throttled;  /* retries after a 429, or a 503 with Retry-After */
 };
 
 static const char *verb_names[TFJ_KUBE_NVERBS] = {
@@ -401,6 +403,46 @@ static int status_error(long status, const struct tfj_buf *body, enum tfj_kube_v
 	return rc;
 }
 
+static void rewind_body(struct tfj_buf *resp, size_t mark)
+{
+	resp->len = mark;
+	if (resp->ptr)
+		resp->ptr[mark] = '\0';
+}
+
+/* How long to wait before retrying a throttled response (-1: no retry). */
+static long throttle_wait(CURL *h, long status, int retries)
+{
+	struct curl_header *hdr = NULL;
+	const char *ra = NULL;
+	long ms;
+
+	if (status != 429 && status != 503)
+		return -1;
+	if (curl_easy_header(h, "Retry-After", 0, CURLH_HEADER, -1, &hdr) == CURLHE_OK && hdr)
+		ra = hdr->value;
+	ms = tfj_retryafter_wait_ms(status, ra, retries, time(NULL));
+	/* Up to a fifth more, so callers throttled together do not return together. */
+	if (ms > 0)
+		ms += (long)(tfj_ratelimit_now_ns() % (uint64_t)(ms / 5 + 1));
+	return ms;
+}
+
+/* Sleeps ms, waking every 100 ms to check *cancel; 1 if canceled. */
+static int pause_ms(long ms, const _Atomic int *cancel)
+{
+	while (ms > 0) {
+		long step = ms > 100 ? 100 : ms;
+		struct timespec ts = { 0, step * 1000000L };
+
+		if (cancel && atomic_load(cancel))
+			return 1;
+		nanosleep(&ts, NULL);
+		ms -= step;
+	}
+	return cancel && atomic_load(cancel) ? 1 : 0;
+}
+
 static int perform(struct tfj_kube *k, enum tfj_kube_verb verb, const char *path,
 		   const char *ctype, const char *body, size_t body_len, struct tfj_buf *resp,
 		   long *status_out, tfj_kube_stream_fn fn, void *ud, const _Atomic int *cancel,
@@ -415,8 +457,8 @@ static int perform(struct tfj_kube *k, enum tfj_kube_verb verb, const char *path
 	char auth[TOKEN_MAX + 32];
 	char ct[128];
 	struct xfer x;
-	long status = 0;
-	int rc = 0, attempt;
+	long status = 0, wait_ms;
+	int rc = 0, reauth = 0, retries = 0;
 	uint64_t t0;
 	CURL *h = NULL;
 	CURLcode c;
@@ -434,7 +476,7 @@ static int perform(struct tfj_kube *k, enum tfj_kube_verb verb, const char *path
 		resp = &own;
 	}
 
-	for (attempt = 0; attempt < 2; attempt++) {
+	for (;;) {
 		size_t mark = resp->len;
 		tfj_ratelimit_wait(&k->rl);
 		h = pool_get(k);
@@ -449,7 +491,7 @@ static int perform(struct tfj_kube *k, enum tfj_kube_verb verb, const char *path
 		x.fn = fn;
 		x.ud = ud;
 		x.cancel = cancel;
-		auth_header(k, auth, sizeof(auth), attempt > 0);
+		auth_header(k, auth, sizeof(auth), reauth == 1);
 		hdrs = NULL;
 		hdrs = curl_slist_append(hdrs, "Accept: application/json");
 		if (auth[0])
@@ -522,13 +564,29 @@ static int perform(struct tfj_kube *k, enum tfj_kube_verb verb, const char *path
 			rc = map_curl(c, path, x.toobig, resp->max);
 			goto out;
 		}
-		if (status == 401 && attempt == 0 && k->token_file) {
+		if (status == 401 && !reauth && k->token_file) {
 			/* The token may have rotated: re-read it and try once more. */
-			resp->len = mark;
-			if (resp->ptr)
-				resp->ptr[mark] = '\0';
+			reauth = 1;
+			rewind_body(resp, mark);
 			pool_put(k, h);
 			h = NULL;
+			continue;
+		}
+		if (reauth == 1)
+			reauth = 2; /* the token is re-read once per request, not per retry */
+		wait_ms = throttle_wait(h, status, retries);
+		if (wait_ms >= 0) {
+			retries++;
+			atomic_fetch_add(&k->throttled, 1);
+			tfj_log_info("API server asked to retry later", "verb",
+				     tfj_kube_verb_name(verb), "status", status == 429 ? "429" : "503");
+			rewind_body(resp, mark);
+			pool_put(k, h);
+			h = NULL;
+			if (pause_ms(wait_ms, cancel)) {
+				rc = tfj_err_set(TFJ_ECANCELED, "%s: canceled", path);
+				goto out;
+			}
 			continue;
 		}
 		break;
@@ -696,6 +754,11 @@ int tfj_kube_metrics(const struct tfj_kube *k, struct tfj_buf *out)
 						     "{verb=\"%s\",code=\"%d\"} %llu\n",
 						     verb_names[v], c, (unsigned long long)n);
 		}
+	rc |= tfj_buf_printf(out, "# HELP tfjob_operator_api_throttled_retries_total Retries "
+			     "after a 429, or a 503 with Retry-After.\n"
+			     "# TYPE tfjob_operator_api_throttled_retries_total counter\n"
+			     "tfjob_operator_api_throttled_retries_total %llu\n",
+			     (unsigned long long)atomic_load(&m->throttled));
 	rc |= tfj_buf_puts(out, "# HELP tfjob_operator_api_request_seconds Kubernetes API request "
 			   "latency by verb.\n"
 			   "# TYPE tfjob_operator_api_request_seconds summary\n");

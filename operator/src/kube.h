@@ -8,6 +8,8 @@
  *   404 TFJ_ENOTFOUND, 409 TFJ_EEXIST (reason AlreadyExists) or TFJ_ECONFLICT,
  *   410 TFJ_EGONE, 401 TFJ_EAUTH, 403 TFJ_EFORBIDDEN, 400/422 TFJ_EINVAL,
  *   408/504 TFJ_ETIMEOUT, 429/5xx and transport failures TFJ_EUNAVAIL.
+ * A 429, and a 503 with Retry-After, is first retried after the wait the
+ * server asks for, a bounded number of times (retryafter.h).
  * The error detail carries the API's Status message, never a credential.
  *
  * The token file (service account token, tokenFile) is re-read every

@@ -10,6 +10,7 @@
 #include <tfj/json.h>
 
 #include "jobstatus.h"
+#include "kube.h"
 #include "podspec.h"
 #include "podstate.h"
 
@@ -62,8 +63,8 @@ static int read_meta(struct tfj_podstate *out, const cJSON *obj)
 		return rc;
 	if (strlen(out->name) > 253)
 		return tfj_err_set(TFJ_EINVAL, "object name longer than 253 characters");
-	out->uid = str_or(meta, "uid", "");
-	if (strlen(out->uid) > 127)
+	out->uid = tfj_kube_meta_str(obj, "uid");
+	if (!out->uid || strlen(out->uid) > 127)
 		out->uid = "";
 	del = cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp");
 	out->deleting = del && !cJSON_IsNull(del);

@@ -67,6 +67,7 @@ struct fake {
 	int fail_n, fail_status;
 	char fail_path[64];
 	char fail_method[8];  /* "" = any method */
+	char fail_retry_after[32]; /* Retry-After header of injected failures; "" = none */
 };
 
 static inline char *fake_slurp(const char *path)
@@ -251,6 +252,25 @@ static inline enum MHD_Result fake_reply(struct MHD_Connection *c, int code, con
 	return ret;
 }
 
+/* A Status reply with a Retry-After header (throttling). */
+static inline enum MHD_Result fake_status_ra(struct MHD_Connection *c, int code,
+					     const char *reason, const char *msg,
+					     const char *retry_after)
+{
+	char b[512];
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	snprintf(b, sizeof(b), "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+		 "\"message\":\"%s\",\"reason\":\"%s\",\"code\":%d}", msg, reason, code);
+	r = MHD_create_response_from_buffer(strlen(b), (void *)b, MHD_RESPMEM_MUST_COPY);
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "Retry-After", retry_after);
+	ret = MHD_queue_response(c, (unsigned)code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static inline enum MHD_Result fake_status(struct MHD_Connection *c, int code, const char *reason,
 				   const char *msg)
 {
@@ -393,8 +413,12 @@ static inline enum MHD_Result fake_handle(void *cls, struct MHD_Connection *c, c
 	if (f->fail_n > 0 && strstr(url, f->fail_path) &&
 	    (!f->fail_method[0] || !strcmp(method, f->fail_method))) {
 		int code = f->fail_status;
+		char ra[32];
 		f->fail_n--;
+		snprintf(ra, sizeof(ra), "%s", f->fail_retry_after);
 		pthread_mutex_unlock(&f->mu);
+		if (ra[0])
+			return fake_status_ra(c, code, "TooManyRequests", "injected", ra);
 		return fake_status(c, code, code == 410 ? "Expired" : "InternalError", "injected");
 	}
 	if (fake_route(url, res, ns, name, sub)) {

@@ -1,7 +1,8 @@
 /*
  * test_informer.c - LIST+WATCH cache against the local HTTPS server:
- * initial sync, watch events, label filtering and indexing, and the relist
- * after a 410 (history compacted while the watch was cut).
+ * initial sync, watch events, label filtering and indexing, the relist
+ * after a 410 (history compacted while the watch was cut), and the
+ * transform hook on listed and watched objects.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "fakeapi.h"
 #include "informer.h"
 #include "kube.h"
+#include "slim.h"
 #include "tfj_test.h"
 
 static struct fake F;
@@ -188,6 +190,83 @@ static void test_stop_while_down(void)
 	tfj_informer_free(inf);
 }
 
+static void make_fat_pod(const char *name)
+{
+	char s[512];
+	cJSON *p;
+
+	snprintf(s, sizeof(s), "{\"metadata\":{\"name\":\"%s\",\"labels\":"
+		 "{\"training.kubeflow.org/job-name\":\"t\"},\"annotations\":{\"a\":\"b\"},"
+		 "\"managedFields\":[{\"manager\":\"m\"}]},"
+		 "\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"i\"}]}}",
+		 name);
+	p = cJSON_Parse(s);
+	TFJ_CHECK_INT(tfj_kube_create(K, NULL, "/api/v1/namespaces/tr/pods", p), 0);
+	cJSON_Delete(p);
+}
+
+/* The cached copy of tr/name (once it has a status, if asked), or NULL after ~5 s. */
+static cJSON *wait_get(struct tfj_informer *inf, const char *name, int with_status)
+{
+	for (int i = 0; i < 200; i++) {
+		cJSON *got = tfj_informer_get(inf, "tr", name);
+		if (got && (!with_status || cJSON_GetObjectItem(got, "status")))
+			return got;
+		cJSON_Delete(got);
+		usleep(25000);
+	}
+	return NULL;
+}
+
+static void check_slim(const cJSON *got)
+{
+	const cJSON *m = cJSON_GetObjectItem(got, "metadata");
+
+	TFJ_CHECK(got != NULL);
+	TFJ_CHECK(cJSON_GetObjectItem(got, "spec") == NULL);
+	TFJ_CHECK(cJSON_GetObjectItem(m, "managedFields") == NULL);
+	TFJ_CHECK(cJSON_GetObjectItem(m, "annotations") == NULL);
+	TFJ_CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "labels"),
+				      "training.kubeflow.org/job-name") != NULL);
+	TFJ_CHECK(cJSON_GetObjectItem(m, "uid") != NULL);
+}
+
+static void test_transform(void)
+{
+	struct tfj_informer_opts o = { 0 };
+	struct tfj_informer *inf = NULL;
+	cJSON *got;
+
+	make_fat_pod("listed");
+	o.name = "pods";
+	o.path = "/api/v1/namespaces/tr/pods";
+	o.label_selector = "training.kubeflow.org/job-name";
+	o.transform = tfj_slim_pod;
+	TFJ_CHECK_INT(tfj_informer_new(&inf, K, &o), 0);
+	if (!inf)
+		return;
+	TFJ_CHECK_INT(tfj_informer_start(inf), 0);
+	TFJ_CHECK_INT(tfj_informer_wait_synced(inf, 10000), 0);
+	/* From the LIST. */
+	got = tfj_informer_get(inf, "tr", "listed");
+	check_slim(got);
+	cJSON_Delete(got);
+	/* From ADDED and MODIFIED events. */
+	make_fat_pod("watched");
+	got = wait_get(inf, "watched", 0);
+	check_slim(got);
+	cJSON_Delete(got);
+	fake_put_status(&F, "pods", "tr", "watched",
+			"{\"phase\":\"Running\",\"podIP\":\"10.0.0.9\"}");
+	got = wait_get(inf, "watched", 1);
+	check_slim(got);
+	TFJ_CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(got, "status"),
+							       "phase")), "Running");
+	TFJ_CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(got, "status"), "podIP") == NULL);
+	cJSON_Delete(got);
+	tfj_informer_free(inf);
+}
+
 int main(void)
 {
 	struct tfj_kubeconfig kc;
@@ -205,6 +284,7 @@ int main(void)
 		TFJ_RUN(test_sync_watch_relist);
 		TFJ_RUN(test_oversized_event_relists);
 		TFJ_RUN(test_stop_while_down);
+		TFJ_RUN(test_transform);
 	}
 	tfj_kube_free(K);
 	fake_stop(&F);

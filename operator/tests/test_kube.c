@@ -1,12 +1,13 @@
 /*
  * test_kube.c - the API client against a local HTTPS server (fakeapi.h):
  * TLS verification, status mapping, token rotation, body caps, counters,
- * streaming; plus the pure helpers.
+ * streaming, Retry-After on 429/503; plus the pure helpers.
  */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <tfj/err.h>
 
@@ -268,6 +269,86 @@ static void test_stream(void)
 	tfj_kube_free(k);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void inject(int n, int status, const char *path, const char *retry_after)
+{
+	pthread_mutex_lock(&F.mu);
+	F.fail_n = n;
+	F.fail_status = status;
+	snprintf(F.fail_path, sizeof(F.fail_path), "%s", path);
+	snprintf(F.fail_retry_after, sizeof(F.fail_retry_after), "%s", retry_after);
+	pthread_mutex_unlock(&F.mu);
+}
+
+static int left(void)
+{
+	int n;
+	pthread_mutex_lock(&F.mu);
+	n = F.fail_n;
+	pthread_mutex_unlock(&F.mu);
+	return n;
+}
+
+static void test_retry_after(void)
+{
+	struct tfj_kube *k = client(0, 0);
+	struct tfj_buf m = TFJ_BUF_INIT(1 << 20);
+	cJSON *out = NULL;
+	double t0, dt;
+
+	/* Two 429s asking for 1 s each, then the list goes through. */
+	inject(2, 429, "/namespaces/thr1/", "1");
+	t0 = now_s();
+	TFJ_CHECK_INT(tfj_kube_list(k, &out, "/api/v1/namespaces/thr1/pods"), 0);
+	dt = now_s() - t0;
+	TFJ_CHECK(out != NULL);
+	cJSON_Delete(out);
+	out = NULL;
+	TFJ_CHECK_INT(left(), 0);
+	TFJ_CHECK(dt >= 2.0 && dt < 10.0);
+	TFJ_CHECK_INT(tfj_kube_count(k, TFJ_KUBE_LIST, 429), 2);
+	TFJ_CHECK_INT(tfj_kube_count(k, TFJ_KUBE_LIST, 200), 1);
+
+	/* Endless throttling: three retries, then the error reaches the caller. */
+	inject(10, 429, "/namespaces/thr2/", "0");
+	t0 = now_s();
+	TFJ_CHECK_INT(tfj_kube_list(k, &out, "/api/v1/namespaces/thr2/pods"), TFJ_EUNAVAIL);
+	dt = now_s() - t0;
+	TFJ_CHECK_INT(left(), 10 - 1 - 3);
+	TFJ_CHECK(dt >= 0.3 && dt < 10.0); /* "0" still pauses 100 ms per retry */
+
+	/* A 503 is retried only when the server says when. */
+	inject(1, 503, "/namespaces/thr3/", "");
+	TFJ_CHECK_INT(tfj_kube_list(k, &out, "/api/v1/namespaces/thr3/pods"), TFJ_EUNAVAIL);
+	TFJ_CHECK_INT(left(), 0);
+	inject(1, 503, "/namespaces/thr4/", "1");
+	TFJ_CHECK_INT(tfj_kube_list(k, &out, "/api/v1/namespaces/thr4/pods"), 0);
+	cJSON_Delete(out);
+	out = NULL;
+	TFJ_CHECK_INT(left(), 0);
+
+	/* Writes are retried too: a throttled request was never processed. */
+	inject(1, 429, "/namespaces/thr5/", "1");
+	{
+		cJSON *p = pod("p-throttled");
+		TFJ_CHECK_INT(tfj_kube_create(k, NULL, "/api/v1/namespaces/thr5/pods", p), 0);
+		cJSON_Delete(p);
+	}
+	TFJ_CHECK_INT(left(), 0);
+
+	TFJ_CHECK_INT(tfj_kube_metrics(k, &m), 0);
+	TFJ_CHECK(strstr(tfj_buf_cstr(&m), "tfjob_operator_api_throttled_retries_total 7\n") != NULL);
+	tfj_buf_free(&m);
+	inject(0, 0, "", "");
+	tfj_kube_free(k);
+}
+
 int main(void)
 {
 	int rc;
@@ -287,6 +368,7 @@ int main(void)
 		TFJ_RUN(test_body_cap);
 		TFJ_RUN(test_token_rotation);
 		TFJ_RUN(test_stream);
+		TFJ_RUN(test_retry_after);
 	}
 	fake_stop(&F);
 	return tfj_test_finish();

@@ -1,0 +1,42 @@
+/*
+ * slim.h - informer transforms: what of a pod, service or TFJob is cached.
+ *
+ * The informers keep every object they watch for the life of the process,
+ * and a pod as the API server sends it is mostly fields the controller never
+ * reads (metadata.managedFields, the whole pod spec, volume and probe
+ * definitions, init container statuses). These functions build the small
+ * copy the cache holds instead, so memory grows by a small cost per job.
+ *
+ * What each keeps is exactly what its readers look at (docs/operator.md,
+ * "Memory"); a reader that needs another field must add it here:
+ *   pods      metadata (name, namespace, uid, resourceVersion, generation,
+ *             creationTimestamp, deletionTimestamp, labels, ownerReferences)
+ *             and status.phase, .reason, .conditions[].{type,status,reason},
+ *             .containerStatuses[].{name,restartCount,state,lastState} with
+ *             the states cut to running.startedAt and terminated.{exitCode,
+ *             reason,message} (podstate.c, tokenreview.c, controller.c).
+ *   services  the same metadata; no spec or status (podstate.c).
+ *   TFJobs    everything but metadata.managedFields and the
+ *             kubectl.kubernetes.io/last-applied-configuration annotation:
+ *             the status write PUTs the cached document back (apply.c), and
+ *             the API server takes both from the stored object anyway.
+ *
+ * Fields of the wrong JSON type are left out rather than copied, so the
+ * cache holds nothing the readers' type-checked getters would refuse.
+ *
+ * All three are pure: they never modify `obj` and return a new tree the
+ * caller owns (cJSON_Delete), or NULL when out of memory or when obj is
+ * not a JSON object.
+ */
+#ifndef TFJ_SLIM_H
+#define TFJ_SLIM_H
+
+#include <cjson/cJSON.h>
+
+#define TFJ_SLIM_LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
+
+cJSON *tfj_slim_pod(const cJSON *obj);
+cJSON *tfj_slim_service(const cJSON *obj);
+cJSON *tfj_slim_tfjob(const cJSON *obj);
+
+#endif

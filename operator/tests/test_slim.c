@@ -1,0 +1,316 @@
+/*
+ * test_slim.c - the informer transforms: what a cached pod, service or
+ * TFJob keeps, what it loses, and that every reader gets the same answers
+ * from the trimmed copy as from the object the API server sent.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include <tfj/err.h>
+
+#include "controller.h"
+#include "podstate.h"
+#include "slim.h"
+#include "tfjob.h"
+#include "tfj_test.h"
+
+/* A worker pod as kube-apiserver returns it, terminated by the agent. */
+static const char POD[] =
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{"
+	"\"name\":\"mnist-worker-1\",\"namespace\":\"team\",\"uid\":\"pod-uid-1\","
+	"\"resourceVersion\":\"4711\",\"generation\":1,"
+	"\"creationTimestamp\":\"2026-11-22T07:00:00Z\","
+	"\"deletionTimestamp\":\"2026-11-22T07:05:00Z\",\"deletionGracePeriodSeconds\":30,"
+	"\"labels\":{\"training.kubeflow.org/job-name\":\"mnist\","
+	"\"training.kubeflow.org/replica-type\":\"worker\","
+	"\"training.kubeflow.org/replica-index\":\"1\",\"app\":\"mnist\"},"
+	"\"annotations\":{\"note\":\"big\",\"kubectl.kubernetes.io/last-applied-configuration\":\"{}\"},"
+	"\"ownerReferences\":[{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\","
+	"\"name\":\"mnist\",\"uid\":\"job-uid-1\",\"controller\":true,"
+	"\"blockOwnerDeletion\":true}],"
+	"\"finalizers\":[\"x/y\"],"
+	"\"managedFields\":[{\"manager\":\"tfjob-operator\",\"operation\":\"Update\","
+	"\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":{}}}]},"
+	"\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"tfjob-runtime:dev\","
+	"\"env\":[{\"name\":\"TF_CONFIG\",\"value\":\"{...}\"}]}],\"nodeName\":\"n1\","
+	"\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}]},"
+	"\"status\":{\"phase\":\"Failed\",\"reason\":\"Evicted\",\"message\":\"low memory\","
+	"\"hostIP\":\"10.0.0.1\",\"podIP\":\"10.1.0.5\",\"startTime\":\"2026-11-22T07:00:01Z\","
+	"\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\","
+	"\"lastTransitionTime\":\"2026-11-22T07:04:00Z\"},"
+	"{\"type\":\"DisruptionTarget\",\"status\":\"True\",\"reason\":\"TerminationByKubelet\","
+	"\"message\":\"evicted\"}],"
+	"\"initContainerStatuses\":[{\"name\":\"init\",\"restartCount\":0}],"
+	"\"containerStatuses\":[{\"name\":\"tensorflow\",\"restartCount\":2,\"ready\":false,"
+	"\"image\":\"tfjob-runtime:dev\",\"imageID\":\"sha256:abc\",\"containerID\":\"c://1\","
+	"\"state\":{\"terminated\":{\"exitCode\":137,\"reason\":\"OOMKilled\","
+	"\"message\":\"{\\\"reason\\\":\\\"OutOfMemory\\\",\\\"message\\\":\\\"a\\\\nb\\\"}\","
+	"\"startedAt\":\"2026-11-22T07:00:02Z\",\"finishedAt\":\"2026-11-22T07:04:00Z\"}},"
+	"\"lastState\":{\"terminated\":{\"exitCode\":1,\"reason\":\"Error\"}}},"
+	"{\"name\":\"sidecar\",\"restartCount\":1,"
+	"\"state\":{\"running\":{\"startedAt\":\"2026-11-22T07:00:03Z\"}},"
+	"\"lastState\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\"}}}]}}";
+
+static cJSON *parse(const char *s)
+{
+	cJSON *j = cJSON_Parse(s);
+	TFJ_CHECK(j != NULL);
+	return j;
+}
+
+static const cJSON *at(const cJSON *o, const char *a, const char *b)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+	return b ? cJSON_GetObjectItemCaseSensitive(x, b) : x;
+}
+
+/* A mutable child, for editing fixtures. */
+static cJSON *mut(cJSON *o, const char *a)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, a);
+}
+
+static void same_podstate(const struct tfj_podstate *a, const struct tfj_podstate *b)
+{
+	TFJ_CHECK_STR(a->name, b->name);
+	TFJ_CHECK_STR(a->uid, b->uid);
+	TFJ_CHECK_INT(a->type, b->type);
+	TFJ_CHECK_INT(a->index, b->index);
+	TFJ_CHECK_INT(a->phase, b->phase);
+	TFJ_CHECK_INT(a->deleting, b->deleting);
+	TFJ_CHECK_INT(a->disrupted, b->disrupted);
+	TFJ_CHECK_STR(a->why, b->why);
+	TFJ_CHECK_INT(a->has_exit, b->has_exit);
+	TFJ_CHECK_INT(a->exit_code, b->exit_code);
+	TFJ_CHECK_STR(a->exit_reason, b->exit_reason);
+	TFJ_CHECK_STR(a->container, b->container);
+	TFJ_CHECK_INT(a->restarts, b->restarts);
+	TFJ_CHECK_STR(a->agent_reason, b->agent_reason);
+	TFJ_CHECK_STR(a->agent_message, b->agent_message);
+	TFJ_CHECK_INT(a->running_since_ms, b->running_since_ms);
+}
+
+static void test_pod_kept_and_dropped(void)
+{
+	cJSON *full = parse(POD), *slim;
+	char *before = cJSON_PrintUnformatted(full), *after;
+	const cJSON *m, *cs0, *cs1;
+
+	slim = tfj_slim_pod(full);
+	TFJ_CHECK(slim != NULL);
+	/* The input is left alone. */
+	after = cJSON_PrintUnformatted(full);
+	TFJ_CHECK_STR(before, after);
+	free(before);
+	free(after);
+
+	m = at(slim, "metadata", NULL);
+	TFJ_CHECK_STR(cJSON_GetStringValue(at(m, "name", NULL)), "mnist-worker-1");
+	TFJ_CHECK_STR(cJSON_GetStringValue(at(m, "namespace", NULL)), "team");
+	TFJ_CHECK_STR(cJSON_GetStringValue(at(m, "uid", NULL)), "pod-uid-1");
+	TFJ_CHECK_STR(cJSON_GetStringValue(at(m, "resourceVersion", NULL)), "4711");
+	TFJ_CHECK(at(m, "deletionTimestamp", NULL) != NULL);
+	TFJ_CHECK(at(m, "creationTimestamp", NULL) != NULL);
+	TFJ_CHECK_STR(cJSON_GetStringValue(at(m, "labels", "app")), "mnist");
+	TFJ_CHECK_INT(cJSON_GetArraySize(at(m, "ownerReferences", NULL)), 1);
+	/* Never read: gone. */
+	TFJ_CHECK(at(m, "managedFields", NULL) == NULL);
+	TFJ_CHECK(at(m, "annotations", NULL) == NULL);
+	TFJ_CHECK(at(m, "finalizers", NULL) == NULL);
+	TFJ_CHECK(at(m, "deletionGracePeriodSeconds", NULL) == NULL);
+	TFJ_CHECK(at(slim, "spec", NULL) == NULL);
+	TFJ_CHECK(at(slim, "status", "message") == NULL);
+	TFJ_CHECK(at(slim, "status", "podIP") == NULL);
+	TFJ_CHECK(at(slim, "status", "initContainerStatuses") == NULL);
+	TFJ_CHECK_STR(cJSON_GetStringValue(at(slim, "status", "phase")), "Failed");
+	TFJ_CHECK_STR(cJSON_GetStringValue(at(slim, "kind", NULL)), "Pod");
+
+	/* Conditions keep type, status and reason only. */
+	TFJ_CHECK_INT(cJSON_GetArraySize(at(slim, "status", "conditions")), 2);
+	TFJ_CHECK(at(cJSON_GetArrayItem(at(slim, "status", "conditions"), 1), "message", NULL) == NULL);
+	TFJ_CHECK(at(cJSON_GetArrayItem(at(slim, "status", "conditions"), 0),
+		     "lastTransitionTime", NULL) == NULL);
+
+	/* Container statuses: name, restartCount and the cut-down states. */
+	cs0 = cJSON_GetArrayItem(at(slim, "status", "containerStatuses"), 0);
+	cs1 = cJSON_GetArrayItem(at(slim, "status", "containerStatuses"), 1);
+	TFJ_CHECK(at(cs0, "image", NULL) == NULL && at(cs0, "imageID", NULL) == NULL &&
+		  at(cs0, "ready", NULL) == NULL);
+	TFJ_CHECK_INT((int)cJSON_GetNumberValue(at(cs0, "restartCount", NULL)), 2);
+	TFJ_CHECK(at(at(cs0, "state", "terminated"), "message", NULL) != NULL);
+	TFJ_CHECK(at(at(cs0, "state", "terminated"), "finishedAt", NULL) == NULL);
+	TFJ_CHECK(at(at(cs0, "lastState", "terminated"), "exitCode", NULL) != NULL);
+	TFJ_CHECK(at(at(cs1, "state", "running"), "startedAt", NULL) != NULL);
+	TFJ_CHECK(at(cs1, "lastState", "waiting") == NULL);
+
+	cJSON_Delete(full);
+	cJSON_Delete(slim);
+}
+
+static void check_readers_agree(const char *text)
+{
+	cJSON *full = parse(text), *slim = tfj_slim_pod(full);
+	struct tfj_podstate a, b;
+	char ka[256] = "", kb[256] = "";
+
+	TFJ_CHECK(slim != NULL);
+	TFJ_CHECK_INT(tfj_podstate_read(&a, full), 0);
+	TFJ_CHECK_INT(tfj_podstate_read(&b, slim), 0);
+	same_podstate(&a, &b);
+	TFJ_CHECK_INT(tfj_controller_owner_key(ka, sizeof(ka), full),
+		      tfj_controller_owner_key(kb, sizeof(kb), slim));
+	TFJ_CHECK_STR(ka, kb);
+	cJSON_Delete(full);
+	cJSON_Delete(slim);
+}
+
+static void test_pod_readers_agree(void)
+{
+	cJSON *p = parse(POD);
+	char *s;
+
+	check_readers_agree(POD);
+	/* The same pod running, not terminating, no disruption. */
+	cJSON_DeleteItemFromObject(mut(p, "metadata"), "deletionTimestamp");
+	cJSON_DeleteItemFromObject(mut(p, "status"), "reason");
+	cJSON_DeleteItemFromObject(mut(p, "status"), "conditions");
+	cJSON_ReplaceItemInObject(mut(p, "status"), "phase", cJSON_CreateString("Running"));
+	cJSON_ReplaceItemInObject(cJSON_GetArrayItem(mut(mut(p, "status"), "containerStatuses"), 0),
+				  "state", parse("{\"running\":{\"startedAt\":\"2026-11-22T07:00:09Z\"}}"));
+	s = cJSON_PrintUnformatted(p);
+	check_readers_agree(s);
+	free(s);
+	cJSON_Delete(p);
+	/* A pending pod without status fields. */
+	check_readers_agree("{\"metadata\":{\"name\":\"x-ps-0\",\"namespace\":\"n\","
+			    "\"labels\":{\"training.kubeflow.org/replica-type\":\"ps\","
+			    "\"training.kubeflow.org/replica-index\":\"0\"}}}");
+}
+
+static void test_pod_bad_types(void)
+{
+	cJSON *full = parse("{\"metadata\":{\"name\":\"p\",\"labels\":\"not-an-object\","
+			    "\"ownerReferences\":{},\"uid\":7},"
+			    "\"status\":{\"phase\":3,\"conditions\":{},\"containerStatuses\":"
+			    "[1,{\"name\":\"tensorflow\",\"restartCount\":\"2\"}]}}");
+	cJSON *slim = tfj_slim_pod(full);
+	struct tfj_podstate st;
+
+	TFJ_CHECK(slim != NULL);
+	/* Mistyped fields are left out, not copied. */
+	TFJ_CHECK(at(slim, "metadata", "labels") == NULL);
+	TFJ_CHECK(at(slim, "metadata", "ownerReferences") == NULL);
+	TFJ_CHECK(at(slim, "metadata", "uid") == NULL);
+	TFJ_CHECK(at(slim, "status", "phase") == NULL);
+	TFJ_CHECK(at(slim, "status", "conditions") == NULL);
+	TFJ_CHECK_INT(cJSON_GetArraySize(at(slim, "status", "containerStatuses")), 1);
+	TFJ_CHECK_INT(tfj_podstate_read(&st, slim), 0);
+	TFJ_CHECK_INT(st.type, -1);
+	cJSON_Delete(full);
+	cJSON_Delete(slim);
+
+	TFJ_CHECK(tfj_slim_pod(NULL) == NULL);
+	full = parse("[1,2]");
+	TFJ_CHECK(tfj_slim_pod(full) == NULL);
+	TFJ_CHECK(tfj_slim_service(full) == NULL);
+	TFJ_CHECK(tfj_slim_tfjob(full) == NULL);
+	cJSON_Delete(full);
+}
+
+static void test_service(void)
+{
+	cJSON *full = parse("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{"
+			    "\"name\":\"mnist-ps-0\",\"namespace\":\"team\",\"uid\":\"svc-1\","
+			    "\"resourceVersion\":\"9\",\"labels\":{\"training.kubeflow.org/job-name\":"
+			    "\"mnist\",\"training.kubeflow.org/replica-type\":\"ps\","
+			    "\"training.kubeflow.org/replica-index\":\"0\"},"
+			    "\"ownerReferences\":[{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\","
+			    "\"name\":\"mnist\",\"uid\":\"job-uid-1\",\"controller\":true}],"
+			    "\"managedFields\":[{\"manager\":\"m\"}]},"
+			    "\"spec\":{\"clusterIP\":\"None\",\"ports\":[{\"port\":2222}]},"
+			    "\"status\":{\"loadBalancer\":{}}}");
+	cJSON *slim = tfj_slim_service(full);
+	struct tfj_podstate a, b;
+
+	TFJ_CHECK(slim != NULL);
+	TFJ_CHECK(at(slim, "spec", NULL) == NULL);
+	TFJ_CHECK(at(slim, "status", NULL) == NULL);
+	TFJ_CHECK(at(slim, "metadata", "managedFields") == NULL);
+	TFJ_CHECK(at(slim, "metadata", "ownerReferences") != NULL);
+	TFJ_CHECK_INT(tfj_podstate_read_service(&a, full), 0);
+	TFJ_CHECK_INT(tfj_podstate_read_service(&b, slim), 0);
+	same_podstate(&a, &b);
+	cJSON_Delete(full);
+	cJSON_Delete(slim);
+}
+
+static void test_tfjob(void)
+{
+	cJSON *full = parse(
+		"{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{"
+		"\"name\":\"mnist\",\"namespace\":\"team\",\"uid\":\"job-uid-1\","
+		"\"resourceVersion\":\"12\",\"generation\":3,"
+		"\"annotations\":{\"kubectl.kubernetes.io/last-applied-configuration\":\"{...}\","
+		"\"team\":\"a\"},\"labels\":{\"x\":\"y\"},"
+		"\"managedFields\":[{\"manager\":\"kubectl\"},{\"manager\":\"tfjob-operator\"}]},"
+		"\"spec\":{\"runPolicy\":{\"backoffLimit\":2},\"tfReplicaSpecs\":{\"Worker\":{"
+		"\"replicas\":2,\"template\":{\"spec\":{\"containers\":[{\"name\":\"tensorflow\","
+		"\"image\":\"i\"}]}}}}},"
+		"\"status\":{\"conditions\":[{\"type\":\"Created\",\"status\":\"True\","
+		"\"reason\":\"TFJobCreated\",\"message\":\"m\","
+		"\"lastUpdateTime\":\"2026-11-22T07:00:00Z\","
+		"\"lastTransitionTime\":\"2026-11-22T07:00:00Z\"}],"
+		"\"replicaStatuses\":{\"Worker\":{\"active\":2}}}}");
+	cJSON *slim = tfj_slim_tfjob(full), *only;
+	struct tfj_tfjob a, b;
+	char *sa, *sb;
+
+	TFJ_CHECK(slim != NULL);
+	TFJ_CHECK(at(slim, "metadata", "managedFields") == NULL);
+	TFJ_CHECK(at(at(slim, "metadata", "annotations"), TFJ_SLIM_LAST_APPLIED, NULL) == NULL);
+	TFJ_CHECK_STR(cJSON_GetStringValue(at(at(slim, "metadata", "annotations"), "team", NULL)),
+		      "a");
+	TFJ_CHECK(at(full, "metadata", "managedFields") != NULL); /* input untouched */
+	/* Spec and status are what the controller plans from and writes back. */
+	sa = cJSON_PrintUnformatted(at(full, "spec", NULL));
+	sb = cJSON_PrintUnformatted(at(slim, "spec", NULL));
+	TFJ_CHECK_STR(sa, sb);
+	free(sa);
+	free(sb);
+	sa = cJSON_PrintUnformatted(at(full, "status", NULL));
+	sb = cJSON_PrintUnformatted(at(slim, "status", NULL));
+	TFJ_CHECK_STR(sa, sb);
+	free(sa);
+	free(sb);
+	TFJ_CHECK_INT(tfj_tfjob_from_json(&a, full), 0);
+	TFJ_CHECK_INT(tfj_tfjob_from_json(&b, slim), 0);
+	TFJ_CHECK_STR(a.resource_version, b.resource_version);
+	TFJ_CHECK_INT(a.generation, b.generation);
+	TFJ_CHECK_INT(a.spec_valid, b.spec_valid);
+	TFJ_CHECK_INT(a.total_replicas, b.total_replicas);
+	tfj_tfjob_free(&a);
+	tfj_tfjob_free(&b);
+	cJSON_Delete(slim);
+
+	/* An annotations object left empty goes too. */
+	cJSON_DeleteItemFromObject(mut(mut(full, "metadata"), "annotations"), "team");
+	only = tfj_slim_tfjob(full);
+	TFJ_CHECK(only != NULL);
+	TFJ_CHECK(at(only, "metadata", "annotations") == NULL);
+	TFJ_CHECK(at(only, "metadata", "labels") != NULL);
+	cJSON_Delete(only);
+	cJSON_Delete(full);
+}
+
+int main(void)
+{
+	TFJ_RUN(test_pod_kept_and_dropped);
+	TFJ_RUN(test_pod_readers_agree);
+	TFJ_RUN(test_pod_bad_types);
+	TFJ_RUN(test_service);
+	TFJ_RUN(test_tfjob);
+	return tfj_test_finish();
+}
