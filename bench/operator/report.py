@@ -17,7 +17,11 @@ KEYS = [("all_pods_s", "s until all pods exist", "%.1f"),
         ("all_succeeded_s", "s until all jobs Succeeded", "%.1f"),
         ("requests_per_job", "API requests per job", "%.1f"),
         ("idle_req_per_s", "idle requests/s (after all finished)", "%.2f"),
+        ("rss_mib_ready", "RSS MiB when ready, no jobs (VmHWM)", "%.1f"),
         ("rss_mib_peak", "peak RSS MiB (VmHWM)", "%.1f"),
+        ("rss_anon_mib_ready", "private RSS MiB when ready", "%.1f"),
+        ("rss_anon_mib_peak", "peak private (anonymous) RSS MiB, sampled", "%.1f"),
+        ("rss_anon_mib_end", "private RSS MiB after the idle window", "%.1f"),
         ("cpu_s_busy", "CPU s until all Succeeded", "%.2f"),
         ("cpu_s_idle", "CPU s during the idle window", "%.2f")]
 
