@@ -1,15 +1,22 @@
 /*
  * fuzz_message.c - libFuzzer target for decoding runtime messages.
  *
- * The first byte picks the message type (request or response of one of the
- * five methods); the rest is decoded exactly as the server and the clients
- * decode what arrives from the network: protobuf-c into a capped arena. A
- * decoded PushRequest or InitRequest is then checked against a real shard's
- * slice table and, when it fits, applied, as the ps would.
+ * The first byte picks the message type (its value mod 10: request or
+ * response of one of the five methods) and how gRPC delivered the bytes
+ * (its value / 10: 0 = one slice, k = slices of 3k-2 bytes, so varints and
+ * floats straddle slice boundaries); the rest is the message. It is decoded
+ * exactly as the server and the clients decode what arrives from the
+ * network: protobuf-c into a capped arena, and through the split decoder
+ * that leaves tensors in the slices (wire.h). Every decoded tensor is copied
+ * out, as a client does; a decoded PushRequest or InitRequest is checked
+ * against a real shard's slice table and, when it fits, applied, as the ps
+ * would.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include <grpc/slice.h>
 
 #include <tfj/err.h>
 
@@ -37,10 +44,16 @@ static void setup(void)
 	ready = 1;
 }
 
+#define MAX_FUZZ_SLICES 32768
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static grpc_slice sl[MAX_FUZZ_SLICES];
+	static uint8_t scratch[1 << 16];
 	const ProtobufCMessageDescriptor *desc;
 	ProtobufCMessage *m = NULL;
+	struct tfj_wire_msg wm;
+	size_t nsl = 0, off, piece, i;
 	unsigned sel;
 
 	if (!ready)
@@ -48,22 +61,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	sel = data[0] % (2 * TFJ_RPC_NMETHODS);
+	piece = data[0] / (2 * TFJ_RPC_NMETHODS) ? 3u * (data[0] / (2 * TFJ_RPC_NMETHODS)) - 2 : 0;
 	desc = sel % 2 ? tfj_rpc_methods[sel / 2].resp : tfj_rpc_methods[sel / 2].req;
+	data++;
+	size--;
 	tfj_wire_arena_reset(&arena);
-	if (tfj_wire_unpack(&m, desc, data + 1, size - 1, &arena) != 0)
+	(void)tfj_wire_unpack(&m, desc, data, size, &arena);
+	/* The same bytes as gRPC slices, then split-decoded. */
+	for (off = 0; off < size && nsl < MAX_FUZZ_SLICES; off += piece ? piece : size) {
+		size_t n = piece && size - off > piece ? piece : size - off;
+
+		sl[nsl++] = grpc_slice_from_static_buffer(data + off, n);
+	}
+	if (off < size)
 		return 0;
+	tfj_wire_arena_reset(&arena);
+	if (tfj_wire_split_slices(&wm, desc, sl, nsl, &arena) != 0)
+		return 0;
+	for (i = 0; i < wm.nt; i++)
+		if (wm.t[i].data.len <= sizeof(scratch))
+			tfj_wire_bytes_copy(scratch, &wm.t[i].data);
 	if (desc == &tfj__runtime__v1__push_request__descriptor) {
-		Tfj__Runtime__V1__PushRequest *q = (Tfj__Runtime__V1__PushRequest *)m;
+		Tfj__Runtime__V1__PushRequest *q = (Tfj__Runtime__V1__PushRequest *)wm.head;
 		Tfj__Runtime__V1__PushResult res;
 
 		if (!shard.initialized) {
 			shard.initialized = 1; /* zero parameters are fine for the fuzzer */
 		}
-		(void)tfj_shard_push(&shard, q, &res);
+		(void)tfj_shard_push(&shard, q, wm.t, wm.nt, &res);
 	} else if (desc == &tfj__runtime__v1__init_request__descriptor) {
-		Tfj__Runtime__V1__InitRequest *q = (Tfj__Runtime__V1__InitRequest *)m;
+		Tfj__Runtime__V1__InitRequest *q = (Tfj__Runtime__V1__InitRequest *)wm.head;
 
-		(void)tfj_shard_load(&shard, q->slices, q->n_slices, q->step);
+		(void)tfj_shard_load(&shard, wm.t, wm.nt, q->step);
 	}
 	return 0;
 }

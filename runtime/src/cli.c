@@ -45,6 +45,7 @@ static void usage(FILE *f)
 		   "       tfjob-runtime help | version\n\n"
 		   "launch flags: --ps N (1) --workers M (2) --chief --evaluator --timeout S\n"
 		   "              --max_restarts N (3) --chaos_kill TASK --chaos_after S --quiet\n"
+		   "              --chaos_at_step N (kill once the coordinator reports step N)\n"
 		   "              plus any train flag, handed to every task\n\n"
 		   "train flags:\n%s\nexit codes: see docs/runtime-exit-codes.md\n",
 		tfj_rtconfig_usage());

@@ -53,6 +53,7 @@ struct run {
 	struct tfj_launch_result *res;
 	int coord_done;
 	double coord_done_at;
+	int64_t coord_step;      /* latest global step in the coordinator's records */
 };
 
 static double now_s(void)
@@ -112,6 +113,11 @@ int tfj_launch_parse(struct tfj_launch_opts *o, int argc, char **argv)
 			if (strlen(val) >= sizeof(o->kill_task))
 				return tfj_err_set(TFJ_EINVAL, "--chaos_kill: task name too long");
 			memcpy(o->kill_task, val, strlen(val) + 1);
+			i++;
+		} else if (TAKES("--chaos_at_step")) {
+			if ((rc = tfj_parse_i64(&v, val, 1, (int64_t)1 << 40, "--chaos_at_step")) != 0)
+				return rc;
+			o->kill_at_step = v;
 			i++;
 		} else if (TAKES("--chaos_after")) {
 			if ((rc = tfj_parse_double(&d, val, 0, 86400, "--chaos_after")) != 0)
@@ -259,6 +265,9 @@ static void parse_record(struct run *r, struct task *t, const char *json, size_t
 
 	if (tfj_json_parse(&doc, json, len, TFJ_PROGRESS_MAX) != 0)
 		return;
+	if (t->coordinator && tfj_json_get_int64(&step, doc, "step", 0, TFJ_JSON_INT_MAX) == 0 &&
+	    step > r->coord_step)
+		r->coord_step = step;
 	if (t->coordinator && tfj_json_opt_bool(&fin, doc, "final", 0) == 0 && fin) {
 		r->res->have_final = 1;
 		if (tfj_json_get_number(&d, doc, "test_accuracy") == 0)
@@ -510,7 +519,9 @@ int tfj_launch_run(const struct tfj_launch_opts *o, struct tfj_launch_result *re
 				t->restart_at = 0;
 			}
 		}
-		if (!chaos_done && now - t0 >= o->kill_after_s) {
+		/* The step form lands mid-run however fast (or slow) the machine trains. */
+		if (!chaos_done && (o->kill_at_step > 0 ? r->coord_step >= o->kill_at_step
+							: now - t0 >= o->kill_after_s)) {
 			for (i = 0; i < r->ntasks; i++)
 				if (strcmp(r->tasks[i].name, o->kill_task) == 0 && r->tasks[i].pid > 0 &&
 				    !r->tasks[i].exited) {

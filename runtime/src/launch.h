@@ -11,9 +11,11 @@
  * coordinator has finished it prints the figures: final test accuracy,
  * examples/s, wall time, and one `TFJ_RESULT {...}` line.
  *
- * A chaos hook kills one task with SIGKILL after some seconds (optionally
- * letting the restart policy bring it back); the integration tests use it
- * to show that training survives a lost worker or ps.
+ * A chaos hook kills one task with SIGKILL after some seconds, or once the
+ * coordinator reported a given global step (optionally letting the restart
+ * policy bring it back); the integration tests use the step form, which
+ * lands mid-run however fast the machine trains, to show that training
+ * survives a lost worker or ps.
  */
 #ifndef TFJ_LAUNCH_H
 #define TFJ_LAUNCH_H
@@ -31,6 +33,7 @@ struct tfj_launch_opts {
 	char *const *fwd;
 	char kill_task[32];      /* e.g. "worker:1"; "" = no chaos */
 	double kill_after_s;
+	int64_t kill_at_step;    /* > 0: kill once the coordinator reports this step instead */
 	int max_restarts;        /* per task, for retryable exits */
 	int quiet;               /* echo only TFJ_PROGRESS lines and errors */
 	FILE *out;               /* where output goes (stdout when NULL) */

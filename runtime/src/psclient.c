@@ -33,6 +33,8 @@ struct tfj_psclient {
 	grpc_channel **ch;
 	grpc_completion_queue *cq;
 	struct tfj_wire_arena *arenas;
+	struct tfj_wire_msg *msgs;   /* last decoded answer per shard */
+	grpc_byte_buffer **kept;     /* its payload, which msgs[i] points into */
 	struct rpc *rpcs;
 	struct tfj_wire_lease lease;
 };
@@ -60,7 +62,9 @@ int tfj_psclient_new(struct tfj_psclient **out, const struct tfj_rtconfig *cfg)
 	cl->hosts = calloc(cl->n, sizeof(*cl->hosts));
 	cl->arenas = calloc(cl->n, sizeof(*cl->arenas));
 	cl->rpcs = calloc(cl->n, sizeof(*cl->rpcs));
-	if (!cl->ch || !cl->hosts || !cl->arenas || !cl->rpcs) {
+	cl->msgs = calloc(cl->n, sizeof(*cl->msgs));
+	cl->kept = calloc(cl->n, sizeof(*cl->kept));
+	if (!cl->ch || !cl->hosts || !cl->arenas || !cl->rpcs || !cl->msgs || !cl->kept) {
 		tfj_psclient_free(cl);
 		return tfj_err_set(TFJ_ENOMEM, "psclient: out of memory");
 	}
@@ -116,6 +120,8 @@ void tfj_psclient_free(struct tfj_psclient *cl)
 			free(cl->hosts[i]);
 		if (cl->arenas)
 			tfj_wire_arena_free(&cl->arenas[i]);
+		if (cl->kept && cl->kept[i])
+			grpc_byte_buffer_destroy(cl->kept[i]);
 	}
 	if (cl->cq) {
 		grpc_completion_queue_shutdown(cl->cq);
@@ -128,7 +134,14 @@ void tfj_psclient_free(struct tfj_psclient *cl)
 	free(cl->hosts);
 	free(cl->arenas);
 	free(cl->rpcs);
+	free(cl->msgs);
+	free(cl->kept);
 	free(cl);
+}
+
+const struct tfj_wire_msg *tfj_psclient_tensors(const struct tfj_psclient *cl, size_t i)
+{
+	return &cl->msgs[i];
 }
 
 static const char *status_name(grpc_status_code st)
@@ -237,6 +250,10 @@ int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 		if (!reqs[i])
 			continue;
 		tfj_wire_arena_reset(&cl->arenas[i]);
+		memset(&cl->msgs[i], 0, sizeof(cl->msgs[i]));
+		if (cl->kept[i])
+			grpc_byte_buffer_destroy(cl->kept[i]);
+		cl->kept[i] = NULL;
 		rc = start(cl, &cl->rpcs[i], method, reqs[i], deadline);
 		if (rc) {
 			if (!first) {
@@ -273,10 +290,14 @@ int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 			continue;
 		e = err_of(r->status);
 		if (!e) {
-			e = tfj_wire_decode(&resps[i], tfj_rpc_methods[method].resp, r->resp,
-					    &cl->arenas[i]);
+			e = tfj_wire_decode_split(&cl->msgs[i], tfj_rpc_methods[method].resp,
+						  r->resp, &cl->arenas[i]);
+			resps[i] = cl->msgs[i].head;
 			if (e)
 				e = TFJ_EINTERNAL;
+			/* The decoded tensors point into the payload: keep it to the next call. */
+			cl->kept[i] = r->resp;
+			r->resp = NULL;
 		}
 		if (e && !first) {
 			char *d = grpc_slice_to_c_string(r->details);

@@ -8,7 +8,9 @@
  * sent zero-copy (wire.h); before returning, a call waits until gRPC has
  * released them, so the caller may overwrite its buffers right away.
  * Responses are decoded into one arena per shard, valid until that shard's
- * next call.
+ * next call; their tensors (Pull) are left in the received gRPC slices
+ * (tfj_wire_decode_split) so the caller copies each one once, straight to
+ * where it belongs.
  *
  * gRPC statuses become TFJ_E* codes: UNAVAILABLE, DEADLINE_EXCEEDED,
  * RESOURCE_EXHAUSTED, ABORTED, CANCELLED -> TFJ_EUNAVAIL (try again later);
@@ -26,6 +28,7 @@
 
 #include "rpcnames.h"
 #include "rtconfig.h"
+#include "wire.h"
 
 struct tfj_psclient;
 
@@ -44,5 +47,11 @@ size_t tfj_psclient_nshards(const struct tfj_psclient *cl);
 int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 		      const ProtobufCMessage *const *reqs, ProtobufCMessage **resps,
 		      double timeout_s);
+
+/*
+ * The tensors of shard i's last answer (resps[i] itself has an empty slices
+ * list); valid until shard i's next call.
+ */
+const struct tfj_wire_msg *tfj_psclient_tensors(const struct tfj_psclient *cl, size_t i);
 
 #endif

@@ -39,10 +39,16 @@ struct slot {
 	grpc_byte_buffer *payload;
 };
 
+/*
+ * A parameter buffer. The shard's live parameters are one of them; a Pull
+ * is answered by sending the live buffer itself (zero-copy slices), and an
+ * update that finds the live buffer still referenced by such an answer
+ * first moves the live values to a free buffer (copy on write, cow()). So
+ * a Pull costs no copy, and an update costs one only when it overlaps a
+ * Pull still being sent.
+ */
 struct snapshot {
 	float *data;
-	uint64_t version;
-	int64_t step;
 	int users;                  /* calls answering from it (loop thread only) */
 	struct tfj_wire_lease lease; /* slices gRPC still holds */
 };
@@ -159,46 +165,64 @@ static void call_done(struct server *s, struct ctx *c)
 	s->inflight--;
 }
 
-/* A snapshot of the current parameters, shared by all Pulls of this version. */
-static struct snapshot *get_snapshot(struct server *s)
+/* The pool entry holding the live parameters (NULL before the pool adopted them). */
+static struct snapshot *live_buf(struct server *s)
 {
-	struct snapshot *free_one = NULL;
 	size_t i;
 
+	for (i = 0; i < MAX_SNAPSHOTS; i++)
+		if (s->snaps[i].data && s->snaps[i].data == s->shard.param)
+			return &s->snaps[i];
+	return NULL;
+}
+
+static int buf_free(struct snapshot *sn)
+{
+	return sn->users == 0 && tfj_wire_lease_busy(&sn->lease) == 0;
+}
+
+/* The shard's prewrite hook: copy on write when a Pull still sends the live buffer. */
+static int cow(struct tfj_shard *sh, void *ud)
+{
+	struct server *s = ud;
+	struct snapshot *cur = live_buf(s), *fr = NULL;
+	size_t i;
+
+	if (!cur || buf_free(cur))
+		return 0;
 	for (i = 0; i < MAX_SNAPSHOTS; i++) {
 		struct snapshot *sn = &s->snaps[i];
 
-		if (sn->data && sn->version == s->shard.version && sn->step == s->shard.step)
-			return sn;
-		if (!free_one && sn->users == 0 && tfj_wire_lease_busy(&sn->lease) == 0)
-			free_one = sn;
+		if (sn == cur || !buf_free(sn))
+			continue;
+		if (!fr || (!fr->data && sn->data))
+			fr = sn;
 	}
-	if (!free_one)
-		return NULL;
-	if (!free_one->data) {
-		free_one->data = malloc(s->shard.n * sizeof(float));
-		if (!free_one->data)
-			return NULL;
+	if (!fr)
+		return tfj_err_set(TFJ_EUNAVAIL, "ps: too many pulls in flight to apply an update");
+	if (!fr->data) {
+		fr->data = malloc(sh->n * sizeof(float));
+		if (!fr->data)
+			return tfj_err_set(TFJ_ENOMEM, "ps: out of memory");
 	}
-	memcpy(free_one->data, s->shard.param, s->shard.n * sizeof(float));
-	free_one->version = s->shard.version;
-	free_one->step = s->shard.step;
-	return free_one;
+	memcpy(fr->data, sh->param, sh->n * sizeof(float));
+	sh->param = fr->data;
+	return 0;
 }
 
 static void answer_pull(struct server *s, struct ctx *c)
 {
 	Tfj__Runtime__V1__PullResponse r = TFJ__RUNTIME__V1__PULL_RESPONSE__INIT;
-	struct snapshot *sn = get_snapshot(s);
+	struct snapshot *sn = live_buf(s);
 
 	if (!sn) {
-		respond(s, c, GRPC_STATUS_RESOURCE_EXHAUSTED, "ps: too many pulls in flight", NULL);
+		respond(s, c, GRPC_STATUS_INTERNAL, "ps: parameters not in the buffer pool", NULL);
 		return;
 	}
 	sn->users++;
 	c->snap = sn;
 	tfj_shard_describe(&s->shard, s->smsgs, s->sptrs, sn->data);
-	r.step = sn->step;
+	r.step = s->shard.step;
 	r.finished = s->shard.finished;
 	r.n_slices = s->shard.nslices;
 	r.slices = s->sptrs;
@@ -252,12 +276,15 @@ static int check_hash(struct server *s, struct ctx *c, uint64_t h)
 
 static void handle(struct server *s, int method, struct ctx *c, grpc_byte_buffer *payload)
 {
+	struct tfj_wire_msg wm;
 	ProtobufCMessage *m = NULL;
 	char detail[TFJ_ERR_DETAIL_MAX];
 	int rc;
 
 	tfj_wire_arena_reset(&s->arena);
-	rc = tfj_wire_decode(&m, tfj_rpc_methods[method].req, payload, &s->arena);
+	/* Tensors stay in the payload's slices; the shard copies them once. */
+	rc = tfj_wire_decode_split(&wm, tfj_rpc_methods[method].req, payload, &s->arena);
+	m = wm.head;
 	if (rc) {
 		snprintf(detail, sizeof(detail), "%s", tfj_err_detail());
 		respond(s, c, GRPC_STATUS_INVALID_ARGUMENT, detail, NULL);
@@ -284,7 +311,7 @@ static void handle(struct server *s, int method, struct ctx *c, grpc_byte_buffer
 		if (check_hash(s, c, q->layout_hash))
 			return;
 		if (!s->shard.initialized || q->force) {
-			rc = tfj_shard_load(&s->shard, q->slices, q->n_slices, q->step);
+			rc = tfj_shard_load(&s->shard, wm.t, wm.nt, q->step);
 			if (rc) {
 				snprintf(detail, sizeof(detail), "%s", tfj_err_detail());
 				respond(s, c, status_of(rc), detail, NULL);
@@ -326,7 +353,7 @@ static void handle(struct server *s, int method, struct ctx *c, grpc_byte_buffer
 
 		if (check_hash(s, c, q->layout_hash))
 			return;
-		rc = tfj_shard_push(&s->shard, q, &r.result);
+		rc = tfj_shard_push(&s->shard, q, wm.t, wm.nt, &r.result);
 		if (rc) {
 			snprintf(detail, sizeof(detail), "%s", tfj_err_detail());
 			respond(s, c, status_of(rc), detail, NULL);
@@ -456,6 +483,9 @@ static void teardown(struct server *s)
 			;
 		grpc_completion_queue_destroy(s->cq);
 	}
+	/* The pool owns the live parameters once it adopted them (see shard.h). */
+	if (live_buf(s))
+		s->shard.param = NULL;
 	for (i = 0; i < MAX_SNAPSHOTS; i++)
 		free(s->snaps[i].data);
 	free(s->smsgs);
@@ -484,6 +514,9 @@ int tfj_psserver_main(const struct tfj_rtconfig *cfg)
 		code = tfj_exitcode_from_err(rc);
 		goto out;
 	}
+	s->snaps[0].data = s->shard.param;
+	s->shard.prewrite = cow;
+	s->shard.prewrite_ud = s;
 	rc = restore(s);
 	if (rc) {
 		tfj_log_error("cannot restore from checkpoint", "dir", cfg->checkpoint_dir, "detail",

@@ -229,20 +229,27 @@ int tfj_session_pull(struct tfj_session *s, const int64_t *min_step, uint32_t wa
 		return rc;
 	for (j = 0; j < s->nps; j++) {
 		Tfj__Runtime__V1__PullResponse *r = (Tfj__Runtime__V1__PullResponse *)s->resps[j];
+		const struct tfj_wire_msg *tm = tfj_psclient_tensors(s->cl, j);
 		size_t want = s->first_slice[j + 1] - s->first_slice[j];
 
-		if (r->n_slices != want)
+		if (tm->nt != want)
 			return tfj_err_set(TFJ_ECONFLICT, "ps %zu sent %zu slices, want %zu", j,
-					   r->n_slices, want);
+					   tm->nt, want);
+		/* Check every slice before copying any, so a bad answer changes nothing. */
 		for (k = 0; k < want; k++) {
-			const Tfj__Runtime__V1__Slice *a = r->slices[k];
+			const struct tfj_wire_tensor *a = &tm->t[k];
 			const Tfj__Runtime__V1__Slice *e = &s->slice_msgs[s->first_slice[j] + k];
 
 			if (a->var != e->var || a->offset != e->offset || a->count != e->count ||
 			    a->data.len != e->count * sizeof(float))
 				return tfj_err_set(TFJ_ECONFLICT, "ps %zu sent a slice that does not "
 						   "match the placement", j);
-			memcpy(s->params[e->var] + e->offset, a->data.data, a->data.len);
+		}
+		/* The one copy of the tensor: from gRPC's slices into the parameters. */
+		for (k = 0; k < want; k++) {
+			const Tfj__Runtime__V1__Slice *e = &s->slice_msgs[s->first_slice[j] + k];
+
+			tfj_wire_bytes_copy(s->params[e->var] + e->offset, &tm->t[k].data);
 		}
 		s->shard_step[j] = r->step;
 		if (r->finished)

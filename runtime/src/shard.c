@@ -32,7 +32,8 @@ int tfj_shard_init(struct tfj_shard *s, const struct tfj_plan *plan,
 	s->state_off = calloc(s->nslices + 1, sizeof(*s->state_off));
 	s->param = calloc(s->n, sizeof(float));
 	s->grad = calloc(s->n, sizeof(float));
-	if (!s->slices || !s->state_off || !s->param || !s->grad) {
+	s->bounce = malloc(TFJ_SHARD_CHUNK * sizeof(float));
+	if (!s->slices || !s->state_off || !s->param || !s->grad || !s->bounce) {
 		rc = tfj_err_set(TFJ_ENOMEM, "shard: out of memory");
 		goto out;
 	}
@@ -69,12 +70,13 @@ void tfj_shard_free(struct tfj_shard *s)
 	free(s->state_off);
 	free(s->param);
 	free(s->grad);
+	free(s->bounce);
 	free(s->state);
 	tfj_syncagg_free(&s->agg);
 	memset(s, 0, sizeof(*s));
 }
 
-int tfj_shard_check_slices(const struct tfj_shard *s, Tfj__Runtime__V1__Slice *const *slices,
+int tfj_shard_check_slices(const struct tfj_shard *s, const struct tfj_wire_tensor *t,
 			   size_t n)
 {
 	size_t i;
@@ -83,17 +85,68 @@ int tfj_shard_check_slices(const struct tfj_shard *s, Tfj__Runtime__V1__Slice *c
 		return tfj_err_set(TFJ_EINVAL, "ps %u: %zu slices sent, it holds %zu", s->id, n,
 				   s->nslices);
 	for (i = 0; i < n; i++) {
-		const Tfj__Runtime__V1__Slice *m = slices[i];
 		const struct tfj_place_slice *p = s->slices[i];
 
-		if (!m || m->var != p->var || m->offset != p->offset || m->count != p->count)
+		if (t[i].var != p->var || t[i].offset != p->offset || t[i].count != p->count)
 			return tfj_err_set(TFJ_EINVAL, "ps %u: slice %zu does not match the "
 					   "placement", s->id, i);
-		if (m->data.len != p->count * sizeof(float) || (!m->data.data && m->data.len))
+		if (t[i].data.len != p->count * sizeof(float))
 			return tfj_err_set(TFJ_EINVAL, "ps %u: slice %zu carries %zu bytes, want %zu",
-					   s->id, i, m->data.len, p->count * sizeof(float));
+					   s->id, i, t[i].data.len, p->count * sizeof(float));
 	}
 	return 0;
+}
+
+/* Copies the tensors into the gradient scratch, in shard order (checked first). */
+static void gather(struct tfj_shard *s, const struct tfj_wire_tensor *t)
+{
+	size_t i;
+
+	for (i = 0; i < s->nslices; i++)
+		tfj_wire_bytes_copy(s->grad + s->slices[i]->shard_off, &t[i].data);
+}
+
+/* 1 when no element is NaN or Inf; branch-free so the compiler vectorises it. */
+static int finite_n(const float *v, size_t n)
+{
+	uint32_t bad = 0, u;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		memcpy(&u, &v[i], sizeof(u));
+		bad |= (u & 0x7f800000u) == 0x7f800000u;
+	}
+	return !bad;
+}
+
+static int all_finite(const struct tfj_shard *s, const float *v)
+{
+	return finite_n(v, s->n);
+}
+
+/* 1 when every gradient of the push is finite (read chunk by chunk from the slices). */
+static int tensors_finite(struct tfj_shard *s, const struct tfj_wire_tensor *t)
+{
+	size_t i;
+
+	for (i = 0; i < s->nslices; i++) {
+		struct tfj_wire_bytes b = t[i].data;
+
+		while (b.len >= sizeof(float)) {
+			size_t k = b.len / sizeof(float) < TFJ_SHARD_CHUNK ? b.len / sizeof(float)
+									  : TFJ_SHARD_CHUNK;
+
+			tfj_wire_bytes_take(&b, s->bounce, k * sizeof(float));
+			if (!finite_n(s->bounce, k))
+				return 0;
+		}
+	}
+	return 1;
+}
+
+static int prewrite(struct tfj_shard *s)
+{
+	return s->prewrite ? s->prewrite(s, s->prewrite_ud) : 0;
 }
 
 static void reset_optimizer(struct tfj_shard *s, int64_t step)
@@ -106,26 +159,24 @@ static void reset_optimizer(struct tfj_shard *s, int64_t step)
 		tfj_syncagg_reset(&s->agg, step);
 }
 
-int tfj_shard_load(struct tfj_shard *s, Tfj__Runtime__V1__Slice *const *slices, size_t n,
+int tfj_shard_load(struct tfj_shard *s, const struct tfj_wire_tensor *t, size_t n,
 		   int64_t step)
 {
-	size_t i, j;
 	int rc;
 
 	if (step < 0)
 		return tfj_err_set(TFJ_EINVAL, "ps %u: negative step", s->id);
-	rc = tfj_shard_check_slices(s, slices, n);
+	rc = tfj_shard_check_slices(s, t, n);
 	if (rc)
 		return rc;
-	for (i = 0; i < n; i++) {
-		float *dst = s->param + s->slices[i]->shard_off;
-
-		memcpy(dst, slices[i]->data.data, slices[i]->data.len);
-		for (j = 0; j < s->slices[i]->count; j++)
-			if (!isfinite(dst[j]))
-				return tfj_err_set(TFJ_ENUMERIC, "ps %u: initial value not finite",
-						   s->id);
-	}
+	/* Through the scratch buffer, so a bad value leaves the parameters as they were. */
+	gather(s, t);
+	if (!all_finite(s, s->grad))
+		return tfj_err_set(TFJ_ENUMERIC, "ps %u: initial value not finite", s->id);
+	rc = prewrite(s);
+	if (rc)
+		return rc;
+	memcpy(s->param, s->grad, s->n * sizeof(float));
 	reset_optimizer(s, step);
 	s->initialized = 1;
 	s->finished = 0;
@@ -136,7 +187,10 @@ int tfj_shard_load(struct tfj_shard *s, Tfj__Runtime__V1__Slice *const *slices, 
 int tfj_shard_restore(struct tfj_shard *s, const struct tfj_ckpt *ck)
 {
 	size_t i;
+	int rc = prewrite(s);
 
+	if (rc)
+		return rc;
 	for (i = 0; i < s->nslices; i++) {
 		const struct tfj_place_slice *p = s->slices[i];
 		int vi = tfj_ckpt_find(ck, s->plan->vars[p->var].name);
@@ -172,6 +226,15 @@ static void rate_for(const struct tfj_shard *s, struct tfj_optim_hparams *hp, in
 	}
 }
 
+/* Counts one applied update. */
+static void updated(struct tfj_shard *s)
+{
+	s->opt_t++;
+	s->step++;
+	s->version++;
+	s->applied++;
+}
+
 static int apply(struct tfj_shard *s, const float *grad, int64_t max_steps)
 {
 	struct tfj_optim_hparams hp;
@@ -180,9 +243,11 @@ static int apply(struct tfj_shard *s, const float *grad, int64_t max_steps)
 
 	rate_for(s, &hp, max_steps);
 	/* optim.h refuses NaN per call before changing anything; check all slices first. */
-	for (i = 0; i < s->n; i++)
-		if (!isfinite(grad[i]))
-			return tfj_err_set(TFJ_ENUMERIC, "ps %u: gradient holds NaN/Inf", s->id);
+	if (!all_finite(s, grad))
+		return tfj_err_set(TFJ_ENUMERIC, "ps %u: gradient holds NaN/Inf", s->id);
+	rc = prewrite(s);
+	if (rc)
+		return rc;
 	for (i = 0; i < s->nslices; i++) {
 		const struct tfj_place_slice *p = s->slices[i];
 
@@ -192,14 +257,60 @@ static int apply(struct tfj_shard *s, const float *grad, int64_t max_steps)
 		if (rc)
 			return rc;
 	}
-	s->opt_t++;
-	s->step++;
-	s->version++;
-	s->applied++;
+	updated(s);
+	return 0;
+}
+
+/*
+ * Applies a push straight from the received slices, chunk by chunk through
+ * the bounce buffer, after a first pass refused NaN/Inf. SGD and momentum
+ * update element by element, so a chunk is a complete update of its
+ * elements. Adam keeps m and v as the two halves of a slice's state, which
+ * a chunk cannot address: it gathers the whole gradient and uses apply().
+ */
+static int apply_tensors(struct tfj_shard *s, const struct tfj_wire_tensor *t,
+			 int64_t max_steps)
+{
+	struct tfj_optim_hparams hp;
+	size_t i;
+	int rc;
+
+	if (s->cfg->optim == TFJ_OPTIM_ADAM) {
+		gather(s, t);
+		return apply(s, s->grad, max_steps);
+	}
+	if (!tensors_finite(s, t))
+		return tfj_err_set(TFJ_ENUMERIC, "ps %u: gradient holds NaN/Inf", s->id);
+	rate_for(s, &hp, max_steps);
+	rc = prewrite(s);
+	if (rc)
+		return rc;
+	for (i = 0; i < s->nslices; i++) {
+		const struct tfj_place_slice *p = s->slices[i];
+		struct tfj_wire_bytes b = t[i].data;
+		size_t done = 0;
+
+		while (b.len >= sizeof(float)) {
+			size_t k = b.len / sizeof(float) < TFJ_SHARD_CHUNK ? b.len / sizeof(float)
+									  : TFJ_SHARD_CHUNK;
+
+			tfj_wire_bytes_take(&b, s->bounce, k * sizeof(float));
+			/* Fails only on bad hyper-parameters, i.e. already on the first chunk. */
+			rc = tfj_optim_apply(s->cfg->optim, &hp, s->param + p->shard_off + done,
+					     s->bounce,
+					     s->state ? s->state + s->state_off[i] + done : NULL, k,
+					     s->opt_t);
+			if (rc)
+				return rc;
+			done += k;
+		}
+	}
+	updated(s);
 	return 0;
 }
 
 int tfj_shard_push(struct tfj_shard *s, const Tfj__Runtime__V1__PushRequest *req,
+		   const struct tfj_wire_tensor *t, size_t n,
 		   Tfj__Runtime__V1__PushResult *result)
 {
 	size_t i;
@@ -211,17 +322,14 @@ int tfj_shard_push(struct tfj_shard *s, const Tfj__Runtime__V1__PushRequest *req
 		*result = TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_FINISHED;
 		return 0;
 	}
-	rc = tfj_shard_check_slices(s, req->slices, req->n_slices);
+	rc = tfj_shard_check_slices(s, t, n);
 	if (rc)
 		return rc;
 	if (req->replica >= (uint32_t)s->cfg->nreplicas)
 		return tfj_err_set(TFJ_EINVAL, "ps %u: replica %u of %d", s->id, req->replica,
 				   s->cfg->nreplicas);
 	if (!s->cfg->sync) {
-		for (i = 0; i < s->nslices; i++)
-			memcpy(s->grad + s->slices[i]->shard_off, req->slices[i]->data.data,
-			       req->slices[i]->data.len);
-		rc = apply(s, s->grad, req->max_steps);
+		rc = apply_tensors(s, t, req->max_steps);
 		if (rc)
 			return rc;
 		*result = TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_APPLIED;
@@ -240,22 +348,22 @@ int tfj_shard_push(struct tfj_shard *s, const Tfj__Runtime__V1__PushRequest *req
 		break;
 	}
 	/* Reject non-finite input before it pollutes the accumulator. */
+	if (!tensors_finite(s, t))
+		return tfj_err_set(TFJ_ENUMERIC, "ps %u: gradient holds NaN/Inf", s->id);
 	for (i = 0; i < s->nslices; i++) {
-		const uint8_t *b = req->slices[i]->data.data;
-		size_t j;
+		struct tfj_wire_bytes b = t[i].data;
+		size_t done = 0;
 
-		for (j = 0; j < s->slices[i]->count; j++) {
-			float g;
+		while (b.len >= sizeof(float)) {
+			size_t k = b.len / sizeof(float) < TFJ_SHARD_CHUNK ? b.len / sizeof(float)
+									  : TFJ_SHARD_CHUNK;
 
-			memcpy(&g, b + j * sizeof(float), sizeof(float));
-			if (!isfinite(g))
-				return tfj_err_set(TFJ_ENUMERIC, "ps %u: gradient holds NaN/Inf",
-						   s->id);
+			tfj_wire_bytes_take(&b, s->bounce, k * sizeof(float));
+			tfj_syncagg_add(&s->agg, s->slices[i]->shard_off + done,
+					(const uint8_t *)s->bounce, k);
+			done += k;
 		}
 	}
-	for (i = 0; i < s->nslices; i++)
-		tfj_syncagg_add(&s->agg, s->slices[i]->shard_off, req->slices[i]->data.data,
-				s->slices[i]->count);
 	*result = TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_AGGREGATED;
 	if (tfj_syncagg_commit(&s->agg, req->replica)) {
 		rc = apply(s, tfj_syncagg_mean(&s->agg), req->max_steps);

@@ -8,8 +8,18 @@
  * push. Sync mode hands gradients to the aggregator (syncagg.h) and applies
  * the mean once replicas_to_aggregate of them are in.
  *
+ * Tensors arrive as split-decoded wire tensors (wire.h), still in the
+ * received gRPC slices. A push is read from there twice in cache-sized
+ * chunks (through a small aligned bounce buffer): once to refuse NaN/Inf
+ * before anything changes, once to apply the update (or add to the sync
+ * aggregate); the full gradient is never copied. Init goes through the
+ * gradient scratch, so a bad value leaves the parameters as they were.
+ *
  * Ownership: the shard owns its arrays and borrows the plan and config,
- * which must outlive it; tfj_shard_free().
+ * which must outlive it; tfj_shard_free(). A prewrite hook may replace
+ * `param` with a buffer it owns (psserver.c does, so that Pull answers can
+ * send the parameters without a snapshot copy); it must then set `param`
+ * to NULL before tfj_shard_free().
  */
 #ifndef TFJ_SHARD_H
 #define TFJ_SHARD_H
@@ -23,6 +33,10 @@
 #include "rtconfig.h"
 #include "syncagg.h"
 #include "tfj_runtime.pb-c.h"
+#include "wire.h"
+
+/* Floats per chunk when a push is applied from the received slices (fits L2). */
+#define TFJ_SHARD_CHUNK 8192
 
 struct tfj_shard {
 	uint32_t id;
@@ -34,7 +48,8 @@ struct tfj_shard {
 	float *param;              /* n floats */
 	float *state;              /* optimizer state, per slice at state_off[i] */
 	size_t *state_off;
-	float *grad;               /* n floats of scratch (aligned copy of a push) */
+	float *grad;               /* n floats of scratch (aligned copy of an Init) */
+	float *bounce;             /* TFJ_SHARD_CHUNK floats: a push is applied chunk by chunk */
 	int initialized;
 	int finished;
 	int64_t step;              /* global step of this shard */
@@ -42,28 +57,39 @@ struct tfj_shard {
 	uint64_t version;          /* bumps whenever param changes */
 	struct tfj_syncagg agg;    /* sync mode only */
 	uint64_t applied, stale, duplicate;
+	/*
+	 * Called right before `param` changes; it may point `param` at another
+	 * buffer holding the same values. Nonzero = refuse the change. NULL = none.
+	 */
+	int (*prewrite)(struct tfj_shard *s, void *ud);
+	void *prewrite_ud;
 };
 
 int tfj_shard_init(struct tfj_shard *s, const struct tfj_plan *plan,
 		   const struct tfj_rtconfig *cfg, uint32_t id);
 void tfj_shard_free(struct tfj_shard *s);
 
-/* Checks that `slices` match this shard's table exactly (var, offset, count, bytes). */
-int tfj_shard_check_slices(const struct tfj_shard *s, Tfj__Runtime__V1__Slice *const *slices,
+/* Checks that the tensors match this shard's table exactly (var, offset, count, bytes). */
+int tfj_shard_check_slices(const struct tfj_shard *s, const struct tfj_wire_tensor *t,
 			   size_t n);
 
-/* Sets the values (Init): resets optimizer state and the aggregator. */
-int tfj_shard_load(struct tfj_shard *s, Tfj__Runtime__V1__Slice *const *slices, size_t n,
+/*
+ * Sets the values (Init): resets optimizer state and the aggregator.
+ * Non-finite values are refused before anything changes.
+ */
+int tfj_shard_load(struct tfj_shard *s, const struct tfj_wire_tensor *t, size_t n,
 		   int64_t step);
 
 /* Takes this shard's part of a checkpoint of the whole model. */
 int tfj_shard_restore(struct tfj_shard *s, const struct tfj_ckpt *ck);
 
 /*
- * Handles one gradient push; *result is the PushResult. A NaN/Inf gradient
- * is refused with TFJ_ENUMERIC before anything changes.
+ * Handles one gradient push: req carries the header fields (its own slices
+ * list is ignored), t the n gradient tensors; *result is the PushResult. A
+ * NaN/Inf gradient is refused with TFJ_ENUMERIC before anything changes.
  */
 int tfj_shard_push(struct tfj_shard *s, const Tfj__Runtime__V1__PushRequest *req,
+		   const struct tfj_wire_tensor *t, size_t n,
 		   Tfj__Runtime__V1__PushResult *result);
 
 /* Fills msgs[i] (nslices entries) to describe `values` (n floats) as this shard's slices. */

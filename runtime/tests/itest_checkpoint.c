@@ -29,10 +29,10 @@ static char *base[] = { "--model", "softmax", "--optimizer", "sgd", "--learning_
 			"--checkpoint_dir", dir, "--max_steps", NULL, NULL };
 
 static void run(struct tfj_launch_result *res, const char *max_steps, const char *kill,
-		double after)
+		int64_t at_step)
 {
 	base[13] = (char *)max_steps;
-	TFJ_CHECK_INT(itest_launch(res, 2, 2, 1, 0, kill, after, base), 0);
+	TFJ_CHECK_INT(itest_launch(res, 2, 2, 1, 0, kill, at_step, base), 0);
 	TFJ_CHECK_INT(res->exit_code, 0);
 	TFJ_CHECK(res->have_final);
 }
@@ -77,7 +77,7 @@ static void test_ps_killed(void)
 	 * kill lands, the restarted ps has a checkpoint to come back from.
 	 */
 	base[9] = "200";
-	/* Long enough to outlast the kill even on an idle machine. */
+	/* The kill lands at step 2000 of 12000, after several checkpoints. */
 	base[13] = "12000";
 	while (base[n])
 		n++;
@@ -92,7 +92,7 @@ static void test_ps_killed(void)
 	o.max_restarts = 3;
 	o.out = out;
 	snprintf(o.kill_task, sizeof(o.kill_task), "ps:1");
-	o.kill_after_s = 1.5;
+	o.kill_at_step = 2000;
 	TFJ_CHECK(out != NULL);
 	if (!out)
 		return;

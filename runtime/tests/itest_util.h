@@ -67,7 +67,7 @@ static inline void itest_require_data(void)
 
 /* Launches a local cluster; argv-style flags end with NULL. */
 static inline int itest_launch(struct tfj_launch_result *res, int nps, int nworkers, int chief,
-			       int evaluator, const char *kill, double kill_after,
+			       int evaluator, const char *kill, int64_t kill_at_step,
 			       char *const *flags)
 {
 	struct tfj_launch_opts o;
@@ -88,7 +88,7 @@ static inline int itest_launch(struct tfj_launch_result *res, int nps, int nwork
 	o.quiet = getenv("ITEST_VERBOSE") == NULL;
 	if (kill) {
 		snprintf(o.kill_task, sizeof(o.kill_task), "%s", kill);
-		o.kill_after_s = kill_after;
+		o.kill_at_step = kill_at_step; /* lands mid-run on fast and slow machines alike */
 	}
 	return tfj_launch_run(&o, res);
 }

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <grpc/grpc.h>
+#include <grpc/slice.h>
+
 #include <tfj/err.h>
 
 #include "plan.h"
@@ -14,6 +17,7 @@
 #include "shard.h"
 #include "syncagg.h"
 #include "tfj_test.h"
+#include "wire.h"
 
 static void add_const(struct tfj_syncagg *a, float v)
 {
@@ -113,6 +117,53 @@ static void free_push(struct push *p)
 	free(p->ptrs);
 }
 
+/*
+ * A message as the ps receives it: packed, cut into 1001-byte slices (so
+ * floats and varints straddle slice boundaries) and split-decoded.
+ */
+struct rx {
+	grpc_slice sl[1024];
+	size_t nsl;
+	uint8_t *buf;
+	struct tfj_wire_arena a;
+	struct tfj_wire_msg m;
+};
+
+static int rx_decode(struct rx *x, const ProtobufCMessage *msg)
+{
+	size_t len = protobuf_c_message_get_packed_size(msg), off;
+
+	memset(x, 0, sizeof(*x));
+	x->buf = malloc(len + 1);
+	if (!x->buf)
+		return -1;
+	protobuf_c_message_pack(msg, x->buf);
+	for (off = 0; off < len && x->nsl < 1024; off += 1001)
+		x->sl[x->nsl++] = grpc_slice_from_static_buffer(x->buf + off,
+								len - off < 1001 ? len - off : 1001);
+	if (off < len)
+		return -1;
+	tfj_wire_arena_init(&x->a, 4 << 20);
+	return tfj_wire_split_slices(&x->m, msg->descriptor, x->sl, x->nsl, &x->a);
+}
+
+static void rx_free(struct rx *x)
+{
+	tfj_wire_arena_free(&x->a);
+	free(x->buf);
+}
+
+static int push_msg(struct tfj_shard *s, struct push *p, Tfj__Runtime__V1__PushResult *res)
+{
+	struct rx x;
+	int rc = rx_decode(&x, &p->req.base);
+
+	if (rc == 0)
+		rc = tfj_shard_push(s, (Tfj__Runtime__V1__PushRequest *)x.m.head, x.m.t, x.m.nt, res);
+	rx_free(&x);
+	return rc;
+}
+
 static int push(struct tfj_shard *s, int64_t step, uint32_t rep, float g,
 		Tfj__Runtime__V1__PushResult *res)
 {
@@ -120,18 +171,33 @@ static int push(struct tfj_shard *s, int64_t step, uint32_t rep, float g,
 	int rc;
 
 	make_push(&p, s, step, rep, g);
-	rc = tfj_shard_push(s, &p.req, res);
+	rc = push_msg(s, &p, res);
+	free_push(&p);
+	return rc;
+}
+
+static int load_const(struct tfj_shard *s, int64_t step, float v)
+{
+	Tfj__Runtime__V1__InitRequest q = TFJ__RUNTIME__V1__INIT_REQUEST__INIT;
+	struct push p;
+	struct rx x;
+	int rc;
+
+	make_push(&p, s, 0, 0, v);
+	q.step = step;
+	q.n_slices = p.req.n_slices;
+	q.slices = p.req.slices;
+	rc = rx_decode(&x, &q.base);
+	if (rc == 0)
+		rc = tfj_shard_load(s, x.m.t, x.m.nt, step);
+	rx_free(&x);
 	free_push(&p);
 	return rc;
 }
 
 static void load_zero(struct tfj_shard *s, int64_t step)
 {
-	struct push p;
-
-	make_push(&p, s, 0, 0, 0.0f);
-	TFJ_CHECK_INT(tfj_shard_load(s, p.ptrs, s->nslices, step), 0);
-	free_push(&p);
+	TFJ_CHECK_INT(load_const(s, step, 0.0f), 0);
 }
 
 static void test_shard_sync(void)
@@ -193,15 +259,105 @@ static void test_shard_async_and_bad_slices(void)
 	/* Slices that do not match the placement are refused. */
 	make_push(&p, &f.shard, 2, 0, 1.0f);
 	p.msgs[0].count--;
-	TFJ_CHECK_INT(tfj_shard_push(&f.shard, &p.req, &r), TFJ_EINVAL);
+	TFJ_CHECK_INT(push_msg(&f.shard, &p, &r), TFJ_EINVAL);
 	p.msgs[0].count++;
 	p.msgs[0].data.len -= 4;
-	TFJ_CHECK_INT(tfj_shard_push(&f.shard, &p.req, &r), TFJ_EINVAL);
+	TFJ_CHECK_INT(push_msg(&f.shard, &p, &r), TFJ_EINVAL);
 	p.msgs[0].data.len += 4;
 	p.req.n_slices = 0;
-	TFJ_CHECK_INT(tfj_shard_push(&f.shard, &p.req, &r), TFJ_EINVAL);
+	TFJ_CHECK_INT(push_msg(&f.shard, &p, &r), TFJ_EINVAL);
+	p.req.n_slices = f.shard.nslices;
+	/* One Inf in the last chunk: refused, and nothing was applied. */
+	p.vals[f.shard.n - 1] = INFINITY;
+	TFJ_CHECK_INT(push_msg(&f.shard, &p, &r), TFJ_ENUMERIC);
+	TFJ_CHECK(fabsf(f.shard.param[0] + 2.0f) < 1e-6f);
+	TFJ_CHECK(fabsf(f.shard.param[f.shard.n - 1] + 2.0f) < 1e-6f);
 	free_push(&p);
 	TFJ_CHECK_INT(f.shard.step, 2);
+	/* A non-finite Init value leaves the parameters as they were. */
+	TFJ_CHECK_INT(load_const(&f.shard, 5, NAN), TFJ_ENUMERIC);
+	TFJ_CHECK(fabsf(f.shard.param[0] + 2.0f) < 1e-6f);
+	TFJ_CHECK_INT(f.shard.step, 2);
+	fixture_free(&f);
+}
+
+/*
+ * Distinct per-element gradients, larger than one chunk, through slices that
+ * cut floats in half: every element gets exactly its own update.
+ */
+static void test_shard_chunked_apply(void)
+{
+	struct fixture f;
+	Tfj__Runtime__V1__PushResult r;
+	struct push p;
+	size_t i, bad = 0;
+
+	char *argv[] = { "--job_name", "ps", "--ps_hosts", "p:1,p:2", "--worker_hosts", "w:1",
+			 "--optimizer", "sgd", "--learning_rate", "1", "--model", "mlp",
+			 "--hidden", "64" };
+
+	memset(&f, 0, sizeof(f));
+	TFJ_CHECK_INT(tfj_rtconfig_parse(&f.cfg, 14, argv, NULL), 0);
+	TFJ_CHECK_INT(tfj_plan_build(&f.plan, &f.cfg), 0);
+	TFJ_CHECK_INT(tfj_shard_init(&f.shard, &f.plan, &f.cfg, 0), 0);
+	TFJ_CHECK(f.shard.n > 2 * TFJ_SHARD_CHUNK);
+	load_zero(&f.shard, 0);
+	make_push(&p, &f.shard, 0, 0, 0.0f);
+	for (i = 0; i < f.shard.n; i++)
+		p.vals[i] = (float)(i % 1000) * 0.25f;
+	TFJ_CHECK_INT(push_msg(&f.shard, &p, &r), 0);
+	TFJ_CHECK_INT(r, TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_APPLIED);
+	for (i = 0; i < f.shard.n; i++)
+		if (f.shard.param[i] != -(float)(i % 1000) * 0.25f)
+			bad++;
+	TFJ_CHECK_INT(bad, 0);
+	free_push(&p);
+	fixture_free(&f);
+}
+
+/* The prewrite hook runs before every change and may swap the buffer. */
+static float *swapped;
+static int hook_calls;
+
+static int swap_hook(struct tfj_shard *s, void *ud)
+{
+	(void)ud;
+	hook_calls++;
+	memcpy(swapped, s->param, s->n * sizeof(float));
+	s->param = swapped;
+	return 0;
+}
+
+static int refuse_hook(struct tfj_shard *s, void *ud)
+{
+	(void)s;
+	(void)ud;
+	return tfj_err_set(TFJ_EUNAVAIL, "busy");
+}
+
+static void test_shard_prewrite(void)
+{
+	struct fixture f;
+	Tfj__Runtime__V1__PushResult r;
+	float *orig;
+
+	TFJ_CHECK_INT(fixture_init(&f, NULL), 0);
+	load_zero(&f.shard, 0);
+	orig = f.shard.param;
+	swapped = calloc(f.shard.n, sizeof(float));
+	TFJ_CHECK(swapped != NULL);
+	f.shard.prewrite = swap_hook;
+	TFJ_CHECK_INT(push(&f.shard, 0, 0, 1.0f, &r), 0);
+	TFJ_CHECK_INT(hook_calls, 1);
+	TFJ_CHECK(f.shard.param == swapped && orig[0] == 0.0f && swapped[0] == -1.0f);
+	f.shard.prewrite = refuse_hook;
+	TFJ_CHECK_INT(push(&f.shard, 1, 0, 1.0f, &r), TFJ_EUNAVAIL);
+	TFJ_CHECK_INT(f.shard.step, 1);
+	TFJ_CHECK(swapped[0] == -1.0f);
+	/* The hook's buffer is the caller's to free (see shard.h). */
+	f.shard.param = orig;
+	f.shard.prewrite = NULL;
+	free(swapped);
 	fixture_free(&f);
 }
 
@@ -210,5 +366,7 @@ int main(void)
 	TFJ_RUN(test_aggregator);
 	TFJ_RUN(test_shard_sync);
 	TFJ_RUN(test_shard_async_and_bad_slices);
+	TFJ_RUN(test_shard_chunked_apply);
+	TFJ_RUN(test_shard_prewrite);
 	return tfj_test_finish();
 }
