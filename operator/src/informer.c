@@ -1,5 +1,7 @@
 /*
- * informer.c - LIST+WATCH cache with one thread per collection.
+ * informer.c - the LIST+WATCH loop, one thread per collection. The cache it
+ * fills is objstore.c; this file only decides what goes into it and which
+ * events to report.
  */
 #include "informer.h"
 
@@ -18,30 +20,19 @@
 #include <tfj/json.h>
 #include <tfj/log.h>
 
+#include "objstore.h"
 #include "ratelimit.h"
 #include "strmap.h"
 #include "watch.h"
 
-#define KEY_MAX 512
+#define KEY_MAX TFJ_OBJSTORE_KEY_MAX
 #define RV_MAX 128
 #define BACKOFF_MIN_MS 1000
 #define BACKOFF_MAX_MS 30000
 
-/*
- * A cached object is kept as compact JSON text, not as a cJSON tree: a tree
- * costs a node (64 bytes) plus separately allocated key and value strings
- * per field, five to six times the text, and readers get copies anyway.
- */
-struct entry {
-	char *text;   /* the (transformed) object, compact JSON */
-	size_t len;
-	char *rv;     /* its metadata.resourceVersion, "" when absent */
-	char *idx;    /* "ns/labelvalue" under which it is indexed, or NULL */
-};
-
 struct tfj_informer {
 	struct tfj_kube *k;
-	char *name, *path, *selector, *index_label;
+	char *name, *path, *selector;
 	tfj_informer_fn fn;
 	tfj_informer_transform_fn transform;
 	void *ud;
@@ -49,9 +40,8 @@ struct tfj_informer {
 	size_t max_line;
 	int page_size;
 
-	pthread_rwlock_t lock;         /* guards cache and index */
-	struct tfj_strmap cache;       /* key -> struct entry* */
-	struct tfj_strmap index;       /* idx -> struct tfj_strmap* (set of keys) */
+	/* Written only by the thread, read by any (it locks itself). */
+	struct tfj_objstore *store;
 
 	pthread_mutex_t mu;            /* guards synced, stop, stats; cond for waits */
 	pthread_cond_t cond;
@@ -81,145 +71,7 @@ static uint64_t rnd(struct tfj_informer *inf)
 
 int tfj_informer_key(char *out, size_t outlen, const cJSON *obj)
 {
-	const cJSON *meta;
-	const char *ns, *name;
-	int n;
-
-	if (tfj_json_get_object(&meta, obj, "metadata") ||
-	    tfj_json_get_string(&name, meta, "name") ||
-	    tfj_json_opt_string(&ns, meta, "namespace", ""))
-		return tfj_err_set(TFJ_EINVAL, "object without metadata.name");
-	n = *ns ? snprintf(out, outlen, "%s/%s", ns, name) : snprintf(out, outlen, "%s", name);
-	if (n < 0 || (size_t)n >= outlen || !*name)
-		return tfj_err_set(TFJ_EINVAL, "object key too long or empty");
-	return 0;
-}
-
-/* The index key "ns/<label value>" of obj into out; 0 if indexed, 1 if not. */
-static int index_key(struct tfj_informer *inf, char *out, size_t outlen, const cJSON *obj)
-{
-	const cJSON *meta, *labels;
-	const char *ns, *v;
-	int n;
-
-	if (!inf->index_label || tfj_json_get_object(&meta, obj, "metadata") ||
-	    tfj_json_opt_string(&ns, meta, "namespace", "") ||
-	    tfj_json_get_object(&labels, meta, "labels") ||
-	    tfj_json_get_string(&v, labels, inf->index_label))
-		return 1;
-	n = snprintf(out, outlen, "%s/%s", ns, v);
-	return n < 0 || (size_t)n >= outlen ? 1 : 0;
-}
-
-static void index_del(struct tfj_informer *inf, const char *idx, const char *key)
-{
-	struct tfj_strmap *set;
-	if (!idx)
-		return;
-	set = tfj_strmap_get(&inf->index, idx);
-	if (!set)
-		return;
-	tfj_strmap_del(set, key);
-	if (set->n == 0) {
-		tfj_strmap_del(&inf->index, idx);
-		tfj_strmap_free(set, NULL);
-		free(set);
-	}
-}
-
-static int index_add(struct tfj_informer *inf, const char *idx, const char *key)
-{
-	struct tfj_strmap *set = tfj_strmap_get(&inf->index, idx);
-	if (!set) {
-		set = calloc(1, sizeof(*set));
-		if (!set || tfj_strmap_put(&inf->index, idx, set, NULL)) {
-			free(set);
-			return tfj_err_set(TFJ_ENOMEM, "informer index");
-		}
-	}
-	return tfj_strmap_put(set, key, NULL, NULL);
-}
-
-static void entry_free(void *p)
-{
-	struct entry *e = p;
-	if (!e)
-		return;
-	free(e->text);
-	free(e->rv);
-	free(e->idx);
-	free(e);
-}
-
-/* A new tree parsed from the entry's text, or NULL when out of memory. */
-static cJSON *entry_parse(const struct entry *e)
-{
-	cJSON *o = NULL;
-
-	/* The text was printed from a checked tree; only memory can fail here. */
-	if (tfj_json_parse(&o, e->text, e->len, e->len))
-		return NULL;
-	return o;
-}
-
-static struct entry *entry_new(struct tfj_informer *inf, const cJSON *obj)
-{
-	struct entry *e = calloc(1, sizeof(*e));
-	const char *rv = tfj_kube_meta_str(obj, "resourceVersion");
-	char idx[KEY_MAX];
-
-	if (!e)
-		return NULL;
-	if (tfj_json_print(&e->text, obj) || !(e->rv = strdup(rv ? rv : ""))) {
-		entry_free(e);
-		return NULL;
-	}
-	e->len = strlen(e->text);
-	if (index_key(inf, idx, sizeof(idx), obj) == 0)
-		e->idx = strdup(idx); /* NULL when out of memory: cached, not indexed */
-	return e;
-}
-
-/*
- * Stores a copy of obj (the caller keeps obj) under key; returns the
- * previous entry (the caller frees it after the callback) or NULL.
- */
-static struct entry *cache_put(struct tfj_informer *inf, const char *key, const cJSON *obj,
-			       int *err)
-{
-	struct entry *e = entry_new(inf, obj), *old = NULL;
-
-	*err = 0;
-	if (!e) {
-		*err = tfj_err_set(TFJ_ENOMEM, "informer %s: caching an object", inf->name);
-		return NULL;
-	}
-	pthread_rwlock_wrlock(&inf->lock);
-	if (tfj_strmap_put(&inf->cache, key, e, (void **)&old)) {
-		pthread_rwlock_unlock(&inf->lock);
-		entry_free(e);
-		*err = TFJ_ENOMEM;
-		return NULL;
-	}
-	if (old)
-		index_del(inf, old->idx, key);
-	if (e->idx && index_add(inf, e->idx, key)) {
-		free(e->idx); /* still cached; only missing from the index */
-		e->idx = NULL;
-	}
-	pthread_rwlock_unlock(&inf->lock);
-	return old;
-}
-
-static struct entry *cache_del(struct tfj_informer *inf, const char *key)
-{
-	struct entry *old;
-	pthread_rwlock_wrlock(&inf->lock);
-	old = tfj_strmap_del(&inf->cache, key);
-	if (old)
-		index_del(inf, old->idx, key);
-	pthread_rwlock_unlock(&inf->lock);
-	return old;
+	return tfj_objstore_key(out, outlen, obj);
 }
 
 static void notify(struct tfj_informer *inf, enum tfj_informer_event ev, const cJSON *obj,
@@ -229,22 +81,24 @@ static void notify(struct tfj_informer *inf, enum tfj_informer_event ev, const c
 		inf->fn(inf->ud, ev, obj, old);
 }
 
-static int same_rv(const struct entry *old, const cJSON *obj)
+static int same_rv(const struct tfj_objstore_entry *old, const cJSON *obj)
 {
 	const char *rv = tfj_kube_meta_str(obj, "resourceVersion");
+	const char *was = tfj_objstore_entry_rv(old);
 
-	return rv && *old->rv && strcmp(old->rv, rv) == 0;
+	return rv && *was && strcmp(was, rv) == 0;
 }
 
 /* Fires ev for a cached entry (parsed for the call; skipped without a callback). */
 static void notify_entry(struct tfj_informer *inf, enum tfj_informer_event ev,
-			 const cJSON *obj, const struct entry *e)
+			 const cJSON *obj, const struct tfj_objstore_entry *e)
 {
-	cJSON *parsed;
+	cJSON *parsed = NULL;
 
 	if (!inf->fn)
 		return;
-	parsed = entry_parse(e);
+	if (tfj_objstore_entry_parse(&parsed, e))
+		parsed = NULL;
 	if (ev == TFJ_INF_DELETE) {
 		if (parsed)
 			notify(inf, ev, parsed, NULL);
@@ -258,26 +112,24 @@ static void notify_entry(struct tfj_informer *inf, enum tfj_informer_event ev,
 static int apply_upsert(struct tfj_informer *inf, cJSON *obj)
 {
 	char key[KEY_MAX];
-	struct entry *old;
-	int err;
+	struct tfj_objstore_entry *old = NULL;
+	int rc = 0;
 
-	if (tfj_informer_key(key, sizeof(key), obj)) {
-		cJSON_Delete(obj);
-		return 0; /* cannot be named: dropped (the watch decoder already checks) */
-	}
-	old = cache_put(inf, key, obj, &err);
-	if (err) {
-		cJSON_Delete(obj);
-		return err;
+	if (tfj_informer_key(key, sizeof(key), obj))
+		goto out; /* cannot be named: dropped (the watch decoder already checks) */
+	if ((rc = tfj_objstore_put(&old, inf->store, key, obj))) {
+		rc = tfj_err_set(rc, "informer %s: caching an object", inf->name);
+		goto out;
 	}
 	/* A relist hands back unchanged objects: same resourceVersion, no event. */
 	if (!old)
 		notify(inf, TFJ_INF_ADD, obj, NULL);
 	else if (!same_rv(old, obj))
 		notify_entry(inf, TFJ_INF_UPDATE, obj, old);
-	entry_free(old);
+out:
+	tfj_objstore_entry_free(old);
 	cJSON_Delete(obj);
-	return 0;
+	return rc;
 }
 
 /* The object as the cache keeps it: transformed, or a whole copy. */
@@ -288,36 +140,11 @@ static cJSON *cache_copy(struct tfj_informer *inf, const cJSON *obj)
 
 /* ---- LIST ---- */
 
-struct diff_ctx {
-	struct tfj_informer *inf;
-	struct tfj_strmap *seen;
-	char **gone;
-	size_t ngone, capgone;
-	int err;
-};
-
-static int collect_gone(void *ud, const char *key, void *val)
+/* Relist diff: an object that vanished while we were not watching. */
+static void on_gone(void *ud, const char *key, const struct tfj_objstore_entry *e)
 {
-	struct diff_ctx *d = ud;
-	if (tfj_strmap_has(d->seen, key))
-		return 0;
-	if (d->ngone == d->capgone) {
-		size_t nc = d->capgone ? d->capgone * 2 : 16;
-		char **ng = realloc(d->gone, nc * sizeof(*ng));
-		if (!ng) {
-			d->err = TFJ_ENOMEM;
-			return 1;
-		}
-		d->gone = ng;
-		d->capgone = nc;
-	}
-	d->gone[d->ngone] = strdup(key);
-	if (!d->gone[d->ngone]) {
-		d->err = TFJ_ENOMEM;
-		return 1;
-	}
-	d->ngone++;
-	return 0;
+	(void)key;
+	notify_entry(ud, TFJ_INF_DELETE, NULL, e);
 }
 
 static int build_path(struct tfj_informer *inf, char *out, size_t outlen, int watch,
@@ -349,7 +176,6 @@ static int build_path(struct tfj_informer *inf, char *out, size_t outlen, int wa
 static int do_list(struct tfj_informer *inf)
 {
 	struct tfj_strmap seen = TFJ_STRMAP_INIT;
-	struct diff_ctx d = { 0 };
 	char path[TFJ_KUBE_MAX_PATH], cont[1024] = "";
 	const char *rv = NULL;
 	cJSON *page = NULL;
@@ -397,30 +223,14 @@ static int do_list(struct tfj_informer *inf)
 	} while (*cont);
 
 	/* Objects cached but absent from the list were deleted while we were not watching. */
-	d.inf = inf;
-	d.seen = &seen;
-	pthread_rwlock_rdlock(&inf->lock);
-	tfj_strmap_each(&inf->cache, collect_gone, &d);
-	pthread_rwlock_unlock(&inf->lock);
-	if (d.err) {
-		rc = d.err;
+	if ((rc = tfj_objstore_prune(inf->store, &seen, on_gone, inf)))
 		goto out;
-	}
-	for (size_t i = 0; i < d.ngone; i++) {
-		struct entry *old = cache_del(inf, d.gone[i]);
-		if (old)
-			notify_entry(inf, TFJ_INF_DELETE, NULL, old);
-		entry_free(old);
-	}
 	pthread_mutex_lock(&inf->mu);
 	inf->st.lists++;
 	inf->synced = 1;
 	pthread_cond_broadcast(&inf->cond);
 	pthread_mutex_unlock(&inf->mu);
 out:
-	for (size_t i = 0; i < d.ngone; i++)
-		free(d.gone[i]);
-	free(d.gone);
 	tfj_strmap_free(&seen, NULL);
 	cJSON_Delete(page);
 	return rc;
@@ -469,10 +279,12 @@ static int on_line(void *ud, const char *line, size_t len)
 	}
 	case TFJ_WATCH_DELETED:
 		if (tfj_informer_key(key, sizeof(key), ev.object) == 0) {
-			struct entry *old = cache_del(inf, key);
+			struct tfj_objstore_entry *old;
+
+			tfj_objstore_delete(&old, inf->store, key);
 			/* Report the final state the server sent, not the cached one. */
 			notify(inf, TFJ_INF_DELETE, ev.object, NULL);
-			entry_free(old);
+			tfj_objstore_entry_free(old);
 		}
 		break;
 	}
@@ -511,17 +323,23 @@ static int do_watch(struct tfj_informer *inf)
 	return rc;
 }
 
+/* The CLOCK_REALTIME time ms from now, for pthread_cond_timedwait. */
+static void deadline(struct timespec *ts, long ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
 /* Sleeps up to ms, waking early on stop. */
 static void nap(struct tfj_informer *inf, long ms)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	deadline(&ts, ms);
 	pthread_mutex_lock(&inf->mu);
 	while (!inf->stop && pthread_cond_timedwait(&inf->cond, &inf->mu, &ts) != ETIMEDOUT)
 		;
@@ -616,7 +434,6 @@ int tfj_informer_new(struct tfj_informer **out, struct tfj_kube *k,
 	inf = calloc(1, sizeof(*inf));
 	if (!inf)
 		return tfj_err_set(TFJ_ENOMEM, "informer");
-	pthread_rwlock_init(&inf->lock, NULL);
 	pthread_mutex_init(&inf->mu, NULL);
 	pthread_cond_init(&inf->cond, NULL);
 	inf->k = k;
@@ -630,7 +447,7 @@ int tfj_informer_new(struct tfj_informer **out, struct tfj_kube *k,
 	tfj_watch_framer_init(&inf->framer, inf->max_line);
 	if ((rc = dup_opt(&inf->name, o->name)) || (rc = dup_opt(&inf->path, o->path)) ||
 	    (rc = dup_opt(&inf->selector, o->label_selector)) ||
-	    (rc = dup_opt(&inf->index_label, o->index_label))) {
+	    (rc = tfj_objstore_new(&inf->store, o->index_label))) {
 		tfj_informer_free(inf);
 		return rc;
 	}
@@ -661,27 +478,18 @@ void tfj_informer_stop(struct tfj_informer *inf)
 	inf->started = 0;
 }
 
-static void set_free(void *p)
-{
-	tfj_strmap_free(p, NULL);
-	free(p);
-}
-
 void tfj_informer_free(struct tfj_informer *inf)
 {
 	if (!inf)
 		return;
 	tfj_informer_stop(inf);
-	tfj_strmap_free(&inf->cache, entry_free);
-	tfj_strmap_free(&inf->index, set_free);
+	tfj_objstore_free(inf->store);
 	tfj_watch_framer_free(&inf->framer);
-	pthread_rwlock_destroy(&inf->lock);
 	pthread_mutex_destroy(&inf->mu);
 	pthread_cond_destroy(&inf->cond);
 	free(inf->name);
 	free(inf->path);
 	free(inf->selector);
-	free(inf->index_label);
 	free(inf);
 }
 
@@ -699,13 +507,7 @@ int tfj_informer_wait_synced(struct tfj_informer *inf, long timeout_ms)
 	struct timespec ts;
 	int rc = 0;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	deadline(&ts, timeout_ms);
 	pthread_mutex_lock(&inf->mu);
 	while (!inf->synced && !inf->stop && rc != ETIMEDOUT)
 		rc = pthread_cond_timedwait(&inf->cond, &inf->mu, &ts);
@@ -716,114 +518,32 @@ int tfj_informer_wait_synced(struct tfj_informer *inf, long timeout_ms)
 
 cJSON *tfj_informer_get(struct tfj_informer *inf, const char *ns, const char *name)
 {
-	char key[KEY_MAX];
-	struct entry *e;
 	cJSON *copy = NULL;
-	int n = ns && *ns ? snprintf(key, sizeof(key), "%s/%s", ns, name)
-			  : snprintf(key, sizeof(key), "%s", name);
 
-	if (n < 0 || (size_t)n >= sizeof(key))
+	/* Not cached, or no memory for the copy: the caller sees "absent". */
+	if (tfj_objstore_get(&copy, inf->store, ns, name))
 		return NULL;
-	pthread_rwlock_rdlock(&inf->lock);
-	e = tfj_strmap_get(&inf->cache, key);
-	if (e)
-		copy = entry_parse(e);
-	pthread_rwlock_unlock(&inf->lock);
 	return copy;
-}
-
-struct sel_ctx {
-	struct tfj_informer *inf;
-	cJSON **out;
-	size_t n, cap;
-	int err;
-};
-
-static int sel_push(struct sel_ctx *s, const struct entry *e)
-{
-	if (s->n == s->cap) {
-		size_t nc = s->cap ? s->cap * 2 : 8;
-		cJSON **no = realloc(s->out, nc * sizeof(*no));
-		if (!no) {
-			s->err = TFJ_ENOMEM;
-			return 1;
-		}
-		s->out = no;
-		s->cap = nc;
-	}
-	s->out[s->n] = entry_parse(e);
-	if (!s->out[s->n]) {
-		s->err = TFJ_ENOMEM;
-		return 1;
-	}
-	s->n++;
-	return 0;
-}
-
-static int sel_key(void *ud, const char *key, void *val)
-{
-	struct sel_ctx *s = ud;
-	struct entry *e = tfj_strmap_get(&s->inf->cache, key);
-	return e ? sel_push(s, e) : 0;
-}
-
-static int sel_all(void *ud, const char *key, void *val)
-{
-	struct entry *e = val;
-	return sel_push(ud, e);
-}
-
-static int finish_sel(struct sel_ctx *s, cJSON ***out, size_t *n)
-{
-	if (s->err) {
-		tfj_informer_free_list(s->out, s->n);
-		return tfj_err_set(TFJ_ENOMEM, "informer: copying objects");
-	}
-	*out = s->out;
-	*n = s->n;
-	return 0;
 }
 
 int tfj_informer_select(struct tfj_informer *inf, cJSON ***out, size_t *n, const char *ns,
 			const char *value)
 {
-	struct sel_ctx s = { inf, NULL, 0, 0, 0 };
-	struct tfj_strmap *set;
-	char idx[KEY_MAX];
-	int m;
+	int rc = tfj_objstore_select(out, n, inf->store, ns, value);
 
-	*out = NULL;
-	*n = 0;
-	if (!inf->index_label)
-		return tfj_err_set(TFJ_ESTATE, "informer %s has no index", inf->name);
-	m = snprintf(idx, sizeof(idx), "%s/%s", ns ? ns : "", value);
-	if (m < 0 || (size_t)m >= sizeof(idx))
-		return tfj_err_set(TFJ_EINVAL, "informer: index key too long");
-	pthread_rwlock_rdlock(&inf->lock);
-	set = tfj_strmap_get(&inf->index, idx);
-	if (set)
-		tfj_strmap_each(set, sel_key, &s);
-	pthread_rwlock_unlock(&inf->lock);
-	return finish_sel(&s, out, n);
+	if (rc == TFJ_ESTATE)
+		rc = tfj_err_set(TFJ_ESTATE, "informer %s has no index", inf->name);
+	return rc;
 }
 
 int tfj_informer_list_all(struct tfj_informer *inf, cJSON ***out, size_t *n)
 {
-	struct sel_ctx s = { inf, NULL, 0, 0, 0 };
-
-	*out = NULL;
-	*n = 0;
-	pthread_rwlock_rdlock(&inf->lock);
-	tfj_strmap_each(&inf->cache, sel_all, &s);
-	pthread_rwlock_unlock(&inf->lock);
-	return finish_sel(&s, out, n);
+	return tfj_objstore_list(out, n, inf->store);
 }
 
 void tfj_informer_free_list(cJSON **list, size_t n)
 {
-	for (size_t i = 0; list && i < n; i++)
-		cJSON_Delete(list[i]);
-	free(list);
+	tfj_objstore_free_list(list, n);
 }
 
 void tfj_informer_stats(struct tfj_informer *inf, struct tfj_informer_stats *out)
@@ -831,9 +551,7 @@ void tfj_informer_stats(struct tfj_informer *inf, struct tfj_informer_stats *out
 	pthread_mutex_lock(&inf->mu);
 	*out = inf->st;
 	pthread_mutex_unlock(&inf->mu);
-	pthread_rwlock_rdlock(&inf->lock);
-	out->size = inf->cache.n;
-	pthread_rwlock_unlock(&inf->lock);
+	out->size = tfj_objstore_size(inf->store);
 }
 
 const char *tfj_informer_name(const struct tfj_informer *inf)

@@ -13,8 +13,9 @@
  * and `old` are valid only during the call (the transformed copies, except
  * for a watch DELETE, which reports the final state the server sent).
  *
- * The cache keeps each object as compact JSON text (a parsed tree is five
- * to six times larger); readers on other threads get freshly parsed copies
+ * The cache is a tfj_objstore (objstore.h): each object kept as compact
+ * JSON text (a parsed tree is five to six times larger), written only by
+ * the informer thread; readers on other threads get freshly parsed copies
  * (tfj_informer_get/select), so they never race the thread.
  *
  * Ownership: the informer owns its cache; copies handed out are the
@@ -100,7 +101,8 @@ const char *tfj_informer_name(const struct tfj_informer *inf);
 
 /*
  * Cache key of an object: "ns/name" (or "name" when cluster-scoped) into
- * out. TFJ_EINVAL when metadata.name is missing. Pure.
+ * out. TFJ_EINVAL when metadata.name is missing. Pure; the same as
+ * tfj_objstore_key.
  */
 int tfj_informer_key(char *out, size_t outlen, const cJSON *obj);
 

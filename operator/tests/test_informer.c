@@ -2,7 +2,8 @@
  * test_informer.c - LIST+WATCH cache against the local HTTPS server:
  * initial sync, watch events, label filtering and indexing, the relist
  * after a 410 (history compacted while the watch was cut), and the
- * transform hook on listed and watched objects.
+ * transform hook on listed and watched objects. The cache on its own (index,
+ * prune, ownership of copies) is tested without a server in test_objstore.c.
  */
 #include <stdatomic.h>
 #include <stdio.h>
