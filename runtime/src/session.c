@@ -44,9 +44,14 @@ void tfj_session_free(struct tfj_session *s)
 	if (s->grads)
 		for (i = 0; i < s->plan.nvars; i++)
 			free(s->grads[i]);
+	if (s->state)
+		for (i = 0; i < s->plan.nvars; i++)
+			free(s->state[i]);
+	free(s->state);
 	free(s->params);
 	free(s->grads);
 	free(s->shard_step);
+	free(s->finish_acked);
 	free(s->pullq);
 	free(s->pushq);
 	free(s->slice_ptrs);
@@ -104,6 +109,18 @@ int tfj_session_init(struct tfj_session *s, const struct tfj_rtconfig *cfg)
 		if (!s->params[i] || !s->grads[i])
 			return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
 	}
+	s->state_k = tfj_optim_state_size(cfg->optim, 1);
+	if (s->state_k && cfg->is_coordinator) {
+		s->state = calloc(s->plan.nvars, sizeof(*s->state));
+		if (!s->state)
+			return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
+		/* Only the coordinator checkpoints; the pages are touched only then. */
+		for (i = 0; i < s->plan.nvars; i++) {
+			s->state[i] = calloc(s->plan.counts[i], s->state_k * sizeof(float));
+			if (!s->state[i])
+				return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
+		}
+	}
 	/*
 	 * Group the slice messages by shard so that shard j's slices are a
 	 * contiguous pointer array, in the order the ps holds them.
@@ -144,12 +161,65 @@ static void point_slices(struct tfj_session *s, size_t j, float **arrays)
 	}
 }
 
+/*
+ * The Init's optimizer state, one Slice per placement slice (grouped by
+ * shard like slice_msgs). A slice's state is state_k blocks of its count,
+ * which in the per-variable layout lie apart, so it is gathered into one
+ * buffer per slice (Init is rare; the copy is cheap next to the send).
+ */
+struct init_state {
+	Tfj__Runtime__V1__Slice *msgs;
+	Tfj__Runtime__V1__Slice **ptrs;
+	float *buf;
+};
+
+static void init_state_free(struct init_state *is)
+{
+	free(is->msgs);
+	free(is->ptrs);
+	free(is->buf);
+	memset(is, 0, sizeof(*is));
+}
+
+static int init_state_build(struct init_state *is, const struct tfj_session *s)
+{
+	size_t np = s->first_slice[s->nps], i, b, total = 0, off = 0;
+
+	for (i = 0; i < np; i++)
+		total += s->slice_msgs[i].count;
+	is->msgs = calloc(np, sizeof(*is->msgs));
+	is->ptrs = calloc(np, sizeof(*is->ptrs));
+	is->buf = malloc(total * s->state_k * sizeof(float));
+	if (!is->msgs || !is->ptrs || !is->buf) {
+		init_state_free(is);
+		return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
+	}
+	for (i = 0; i < np; i++) {
+		const Tfj__Runtime__V1__Slice *e = &s->slice_msgs[i];
+		size_t cnt = (size_t)e->count, vc = s->plan.counts[e->var];
+
+		for (b = 0; b < s->state_k; b++)
+			memcpy(is->buf + off + b * cnt, s->init_state[e->var] + b * vc + e->offset,
+			       cnt * sizeof(float));
+		tfj__runtime__v1__slice__init(&is->msgs[i]);
+		is->msgs[i].var = e->var;
+		is->msgs[i].offset = e->offset;
+		is->msgs[i].count = e->count;
+		is->msgs[i].data.data = (uint8_t *)(is->buf + off);
+		is->msgs[i].data.len = s->state_k * cnt * sizeof(float);
+		is->ptrs[i] = &is->msgs[i];
+		off += s->state_k * cnt;
+	}
+	return 0;
+}
+
 /* Status of every shard; initialises empty shards when we coordinate. */
 int tfj_session_ensure_ready(struct tfj_session *s, const float *const *init_vals,
 			     int64_t init_step)
 {
 	Tfj__Runtime__V1__StatusRequest *sq;
 	Tfj__Runtime__V1__InitRequest *iq;
+	struct init_state is = { 0 };
 	size_t j, need = 0;
 	int rc;
 
@@ -191,16 +261,25 @@ int tfj_session_ensure_ready(struct tfj_session *s, const float *const *init_val
 		point_slices(s, j, (float **)init_vals);
 		iq[j].n_slices = s->first_slice[j + 1] - s->first_slice[j];
 		iq[j].slices = &s->slice_ptrs[s->first_slice[j]];
+		if (s->init_state && s->state_k) {
+			if (!is.msgs && (rc = init_state_build(&is, s)) != 0)
+				goto out;
+			iq[j].n_state = iq[j].n_slices;
+			iq[j].state = &is.ptrs[s->first_slice[j]];
+			iq[j].optim_steps = s->init_optim_steps;
+		}
 		s->reqs[j] = &iq[j].base;
 		need++;
 	}
 	if (need) {
 		rc = tfj_psclient_call(s->cl, TFJ_RPC_INIT, s->reqs, s->resps, s->cfg->rpc_timeout_s);
 		if (rc == 0)
-			tfj_log_fmt(TFJ_LOG_INFO, "%s initialised %zu ps task(s) at step %" PRId64,
-				    s->task, need, init_step);
+			tfj_log_fmt(TFJ_LOG_INFO, "%s initialised %zu ps task(s) at step %" PRId64
+				    "%s", s->task, need, init_step,
+				    is.msgs ? " with optimizer state" : "");
 	}
 out:
+	init_state_free(&is);
 	free(sq);
 	free(iq);
 	return rc;
@@ -210,10 +289,52 @@ out:
  * Pulls every shard into s->params. min_step[j] < 0 means "now". Checks
  * that each answer holds exactly the slices the placement says.
  */
-int tfj_session_pull(struct tfj_session *s, const int64_t *min_step, uint32_t wait_ms)
+/*
+ * Checks shard j's state answer: none at all (a ps that keeps none or does
+ * not know the field) -> 0, else one matching Slice per slice -> 1.
+ */
+static int state_fits(const struct tfj_session *s, size_t j, const struct tfj_wire_msg *tm)
+{
+	size_t want = s->first_slice[j + 1] - s->first_slice[j], k;
+
+	if (tm->nst == 0 || !s->state)
+		return 0;
+	if (tm->nst != want)
+		return tfj_err_set(TFJ_ECONFLICT, "ps %zu sent %zu state slices, want %zu", j,
+				   tm->nst, want);
+	for (k = 0; k < want; k++) {
+		const struct tfj_wire_tensor *a = &tm->st[k];
+		const Tfj__Runtime__V1__Slice *e = &s->slice_msgs[s->first_slice[j] + k];
+
+		if (a->var != e->var || a->offset != e->offset || a->count != e->count ||
+		    a->data.len != s->state_k * e->count * sizeof(float))
+			return tfj_err_set(TFJ_ECONFLICT, "ps %zu sent optimizer state that does "
+					   "not match the placement", j);
+	}
+	return 1;
+}
+
+/* Copies shard j's state slices into the per-variable blocks of s->state. */
+static void take_state(struct tfj_session *s, size_t j, const struct tfj_wire_msg *tm)
+{
+	size_t want = s->first_slice[j + 1] - s->first_slice[j], k, b;
+
+	for (k = 0; k < want; k++) {
+		const Tfj__Runtime__V1__Slice *e = &s->slice_msgs[s->first_slice[j] + k];
+		struct tfj_wire_bytes d = tm->st[k].data;
+		size_t vc = s->plan.counts[e->var];
+
+		for (b = 0; b < s->state_k; b++)
+			tfj_wire_bytes_take(&d, s->state[e->var] + b * vc + e->offset,
+					    (size_t)e->count * sizeof(float));
+	}
+}
+
+static int pull(struct tfj_session *s, const int64_t *min_step, uint32_t wait_ms,
+		int with_state)
 {
 	size_t j, k;
-	int rc;
+	int rc, all_state = 1;
 
 	for (j = 0; j < s->nps; j++) {
 		tfj__runtime__v1__pull_request__init(&s->pullq[j]);
@@ -221,6 +342,7 @@ int tfj_session_pull(struct tfj_session *s, const int64_t *min_step, uint32_t wa
 		s->pullq[j].min_step = min_step ? min_step[j] : 0;
 		s->pullq[j].max_wait_ms = min_step ? wait_ms : 0;
 		s->pullq[j].task = s->task;
+		s->pullq[j].with_state = with_state;
 		s->reqs[j] = &s->pullq[j].base;
 	}
 	rc = tfj_psclient_call(s->cl, TFJ_RPC_PULL, s->reqs, s->resps,
@@ -245,6 +367,14 @@ int tfj_session_pull(struct tfj_session *s, const int64_t *min_step, uint32_t wa
 				return tfj_err_set(TFJ_ECONFLICT, "ps %zu sent a slice that does not "
 						   "match the placement", j);
 		}
+		if (with_state) {
+			int st = state_fits(s, j, tm);
+
+			if (st < 0)
+				return st;
+			if (!st)
+				all_state = 0;
+		}
 		/* The one copy of the tensor: from gRPC's slices into the parameters. */
 		for (k = 0; k < want; k++) {
 			const Tfj__Runtime__V1__Slice *e = &s->slice_msgs[s->first_slice[j] + k];
@@ -256,7 +386,26 @@ int tfj_session_pull(struct tfj_session *s, const int64_t *min_step, uint32_t wa
 			s->finished = 1;
 	}
 	s->gstep = s->shard_step[0];
+	if (!with_state)
+		return 0;
+	s->have_state = all_state && s->state != NULL;
+	if (!s->have_state)
+		return 0;
+	for (j = 0; j < s->nps; j++)
+		take_state(s, j, tfj_psclient_tensors(s->cl, j));
+	s->optim_steps = ((Tfj__Runtime__V1__PullResponse *)s->resps[0])->optim_steps;
 	return 0;
+}
+
+int tfj_session_pull(struct tfj_session *s, const int64_t *min_step, uint32_t wait_ms)
+{
+	return pull(s, min_step, wait_ms, 0);
+}
+
+int tfj_session_pull_state(struct tfj_session *s)
+{
+	s->have_state = 0;
+	return pull(s, NULL, 0, 1);
 }
 
 /* Pushes s->grads to every shard, each tagged with the step it was pulled at. */
@@ -300,13 +449,28 @@ int tfj_session_finish(struct tfj_session *s)
 
 	if (!fq)
 		return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
+	if (!s->finish_acked) {
+		s->finish_acked = calloc(s->nps, 1);
+		if (!s->finish_acked) {
+			free(fq);
+			return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
+		}
+	}
+	/*
+	 * A ps that acknowledged an earlier try is not asked again: it exits
+	 * --ps_linger seconds later, and asking a gone ps would keep failing
+	 * until --peer_timeout although training is done.
+	 */
 	for (j = 0; j < s->nps; j++) {
 		tfj__runtime__v1__finish_request__init(&fq[j]);
 		fq[j].layout_hash = s->plan.layout_hash;
 		fq[j].step = s->gstep;
-		s->reqs[j] = &fq[j].base;
+		s->reqs[j] = s->finish_acked[j] ? NULL : &fq[j].base;
 	}
 	rc = tfj_psclient_call(s->cl, TFJ_RPC_FINISH, s->reqs, s->resps, s->cfg->rpc_timeout_s);
+	for (j = 0; j < s->nps; j++)
+		if (s->resps[j])
+			s->finish_acked[j] = 1;
 	free(fq);
 	return rc;
 }

@@ -38,6 +38,22 @@ struct tfj_session {
 	int64_t *shard_step;         /* step of each shard at the last pull */
 	int64_t gstep;               /* global step = ps 0's */
 	int finished;                /* a ps reported the chief's Finish */
+	unsigned char *finish_acked; /* per shard: acknowledged our Finish (retries skip it) */
+	/*
+	 * Optimizer state (checkpoints): per variable, state_k blocks of its
+	 * element count (checkpoint.h's layout), filled by
+	 * tfj_session_pull_state(); NULL when the optimizer keeps none.
+	 */
+	size_t state_k;
+	float **state;
+	int have_state;              /* every shard sent its state at the last pull_state */
+	int64_t optim_steps;         /* ps 0's optimizer update count at that pull */
+	/*
+	 * Coordinator: state (same layout, borrowed) sent with every Init, and
+	 * its update count; NULL = the ps start their state afresh.
+	 */
+	const float *const *init_state;
+	int64_t init_optim_steps;
 	/* Reused request messages, one per shard. */
 	Tfj__Runtime__V1__PullRequest *pullq;
 	Tfj__Runtime__V1__PushRequest *pushq;
@@ -76,6 +92,13 @@ int tfj_session_ensure_ready(struct tfj_session *s, const float *const *init_val
  * wait_ms ask each ps to answer once it reached that step (see PullRequest).
  */
 int tfj_session_pull(struct tfj_session *s, const int64_t *min_step, uint32_t wait_ms);
+
+/*
+ * Pulls every shard's parameters and optimizer state now (for a
+ * checkpoint) into s->params and s->state. s->have_state says whether every
+ * shard sent state (a ps of an older version sends none: not an error).
+ */
+int tfj_session_pull_state(struct tfj_session *s);
 
 /* Pushes s->grads to every shard; *stale counts shards that dropped it. */
 int tfj_session_push(struct tfj_session *s, int64_t max_steps, int *stale);

@@ -106,17 +106,10 @@ static void gather(struct tfj_shard *s, const struct tfj_wire_tensor *t)
 		tfj_wire_bytes_copy(s->grad + s->slices[i]->shard_off, &t[i].data);
 }
 
-/* 1 when no element is NaN or Inf; branch-free so the compiler vectorises it. */
+/* 1 when no element is NaN or Inf (branch-free and vectorised, optim.c). */
 static int finite_n(const float *v, size_t n)
 {
-	uint32_t bad = 0, u;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		memcpy(&u, &v[i], sizeof(u));
-		bad |= (u & 0x7f800000u) == 0x7f800000u;
-	}
-	return !bad;
+	return tfj_optim_finite(v, n);
 }
 
 static int all_finite(const struct tfj_shard *s, const float *v)
@@ -159,15 +152,83 @@ static void reset_optimizer(struct tfj_shard *s, int64_t step)
 		tfj_syncagg_reset(&s->agg, step);
 }
 
-int tfj_shard_load(struct tfj_shard *s, const struct tfj_wire_tensor *t, size_t n,
-		   int64_t step)
+size_t tfj_shard_state_k(const struct tfj_shard *s)
 {
+	return tfj_optim_state_size(s->cfg->optim, 1);
+}
+
+/* 1 when no element has its sign bit set, except for zeros (-0.0 is fine). */
+static int nonneg_n(const float *v, size_t n)
+{
+	uint32_t bad = 0, u;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		memcpy(&u, &v[i], sizeof(u));
+		bad |= (u >> 31) & ((u & 0x7fffffffu) != 0);
+	}
+	return !bad;
+}
+
+/*
+ * Checks state tensors against the slice table and their values (finite;
+ * Adam's second moment, the second block, not negative: its square root
+ * is taken), reading them chunk by chunk from the received slices.
+ */
+static int check_state(struct tfj_shard *s, const struct tfj_wire_tensor *st, size_t nst)
+{
+	size_t k = tfj_shard_state_k(s), i, b;
+
+	if (k == 0)
+		return tfj_err_set(TFJ_EINVAL, "ps %u: optimizer state sent for %s, which has none",
+				   s->id, tfj_optim_name(s->cfg->optim));
+	if (nst != s->nslices)
+		return tfj_err_set(TFJ_EINVAL, "ps %u: %zu state slices sent, it holds %zu", s->id,
+				   nst, s->nslices);
+	for (i = 0; i < nst; i++) {
+		const struct tfj_place_slice *p = s->slices[i];
+		struct tfj_wire_bytes d = st[i].data;
+
+		if (st[i].var != p->var || st[i].offset != p->offset || st[i].count != p->count)
+			return tfj_err_set(TFJ_EINVAL, "ps %u: state slice %zu does not match the "
+					   "placement", s->id, i);
+		if (d.len != k * p->count * sizeof(float))
+			return tfj_err_set(TFJ_EINVAL, "ps %u: state slice %zu carries %zu bytes, "
+					   "want %zu", s->id, i, d.len, k * p->count * sizeof(float));
+		for (b = 0; b < k; b++) {
+			size_t left = p->count;
+
+			while (left) {
+				size_t c = left < TFJ_SHARD_CHUNK ? left : TFJ_SHARD_CHUNK;
+
+				tfj_wire_bytes_take(&d, s->bounce, c * sizeof(float));
+				if (!finite_n(s->bounce, c))
+					return tfj_err_set(TFJ_ENUMERIC, "ps %u: optimizer state not "
+							   "finite", s->id);
+				if (s->cfg->optim == TFJ_OPTIM_ADAM && b == 1 &&
+				    !nonneg_n(s->bounce, c))
+					return tfj_err_set(TFJ_ENUMERIC, "ps %u: negative Adam second "
+							   "moment", s->id);
+				left -= c;
+			}
+		}
+	}
+	return 0;
+}
+
+int tfj_shard_load(struct tfj_shard *s, const struct tfj_wire_tensor *t, size_t n,
+		   int64_t step, const struct tfj_wire_tensor *st, size_t nst,
+		   int64_t optim_steps)
+{
+	size_t i;
 	int rc;
 
-	if (step < 0)
+	if (step < 0 || optim_steps < 0)
 		return tfj_err_set(TFJ_EINVAL, "ps %u: negative step", s->id);
 	rc = tfj_shard_check_slices(s, t, n);
 	if (rc)
+		return rc;
+	if (nst && (rc = check_state(s, st, nst)) != 0)
 		return rc;
 	/* Through the scratch buffer, so a bad value leaves the parameters as they were. */
 	gather(s, t);
@@ -178,19 +239,46 @@ int tfj_shard_load(struct tfj_shard *s, const struct tfj_wire_tensor *t, size_t 
 		return rc;
 	memcpy(s->param, s->grad, s->n * sizeof(float));
 	reset_optimizer(s, step);
+	/* Checked above: the state goes straight from the slices into place. */
+	for (i = 0; i < nst; i++)
+		tfj_wire_bytes_copy(s->state + s->state_off[i], &st[i].data);
+	if (nst)
+		s->opt_t = optim_steps;
 	s->initialized = 1;
 	s->finished = 0;
 	s->version++;
 	return 0;
 }
 
-int tfj_shard_restore(struct tfj_shard *s, const struct tfj_ckpt *ck)
+/* 1 when ck holds this optimizer's state for every variable of the shard. */
+static int ckpt_has_state(const struct tfj_shard *s, const struct tfj_ckpt *ck)
 {
-	size_t i;
-	int rc = prewrite(s);
+	size_t k = tfj_shard_state_k(s), i;
 
-	if (rc)
-		return rc;
+	if (k == 0 || ck->optim_kind != (uint32_t)s->cfg->optim)
+		return 0;
+	for (i = 0; i < s->nslices; i++) {
+		const struct tfj_place_slice *p = s->slices[i];
+		int vi = tfj_ckpt_find(ck, s->plan->vars[p->var].name);
+
+		if (vi < 0 || ck->vars[vi].count != s->plan->vars[p->var].count ||
+		    ck->vars[vi].count > SIZE_MAX / k ||
+		    ck->vars[vi].state_count != k * ck->vars[vi].count || !ck->vars[vi].state)
+			return 0;
+		/* Adam's second moment feeds a square root: a negative one is no state. */
+		if (s->cfg->optim == TFJ_OPTIM_ADAM &&
+		    !nonneg_n(ck->vars[vi].state + ck->vars[vi].count + p->offset, p->count))
+			return 0;
+	}
+	return 1;
+}
+
+int tfj_shard_restore(int *with_state, struct tfj_shard *s, const struct tfj_ckpt *ck)
+{
+	size_t i, b, k = tfj_shard_state_k(s);
+	int rc, use_state;
+
+	*with_state = 0;
 	for (i = 0; i < s->nslices; i++) {
 		const struct tfj_place_slice *p = s->slices[i];
 		int vi = tfj_ckpt_find(ck, s->plan->vars[p->var].name);
@@ -202,11 +290,25 @@ int tfj_shard_restore(struct tfj_shard *s, const struct tfj_ckpt *ck)
 			return tfj_err_set(TFJ_EPARSE, "checkpoint variable %s has %zu elements, "
 					   "model %zu", s->plan->vars[p->var].name,
 					   ck->vars[vi].count, s->plan->vars[p->var].count);
-		memcpy(s->param + p->shard_off, ck->vars[vi].value + p->offset,
-		       p->count * sizeof(float));
 	}
-	/* Optimizer state is not checkpointed (see docs/runtime.md): start it afresh. */
+	use_state = ckpt_has_state(s, ck);
+	rc = prewrite(s);
+	if (rc)
+		return rc;
 	reset_optimizer(s, ck->global_step);
+	for (i = 0; i < s->nslices; i++) {
+		const struct tfj_place_slice *p = s->slices[i];
+		const struct tfj_ckpt_var *v = &ck->vars[tfj_ckpt_find(ck, s->plan->vars[p->var].name)];
+
+		memcpy(s->param + p->shard_off, v->value + p->offset, p->count * sizeof(float));
+		/* Block b of the slice's state is block b of the variable's, cut the same way. */
+		for (b = 0; use_state && b < k; b++)
+			memcpy(s->state + s->state_off[i] + b * p->count,
+			       v->state + b * v->count + p->offset, p->count * sizeof(float));
+	}
+	if (use_state)
+		s->opt_t = ck->optim_steps;
+	*with_state = use_state;
 	s->initialized = 1;
 	s->finished = 0;
 	s->version++;
@@ -390,4 +492,25 @@ void tfj_shard_describe(const struct tfj_shard *s, Tfj__Runtime__V1__Slice *msgs
 		msgs[i].data.len = p->count * sizeof(float);
 		ptrs[i] = &msgs[i];
 	}
+}
+
+size_t tfj_shard_describe_state(const struct tfj_shard *s, Tfj__Runtime__V1__Slice *msgs,
+				Tfj__Runtime__V1__Slice **ptrs)
+{
+	size_t i;
+
+	if (!s->state)
+		return 0;
+	for (i = 0; i < s->nslices; i++) {
+		const struct tfj_place_slice *p = s->slices[i];
+
+		tfj__runtime__v1__slice__init(&msgs[i]);
+		msgs[i].var = p->var;
+		msgs[i].offset = p->offset;
+		msgs[i].count = p->count;
+		msgs[i].data.data = (uint8_t *)(s->state + s->state_off[i]);
+		msgs[i].data.len = (s->state_off[i + 1] - s->state_off[i]) * sizeof(float);
+		ptrs[i] = &msgs[i];
+	}
+	return s->nslices;
 }

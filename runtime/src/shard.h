@@ -73,15 +73,28 @@ void tfj_shard_free(struct tfj_shard *s);
 int tfj_shard_check_slices(const struct tfj_shard *s, const struct tfj_wire_tensor *t,
 			   size_t n);
 
+/* Optimizer state floats per parameter: 0 sgd, 1 momentum, 2 Adam. */
+size_t tfj_shard_state_k(const struct tfj_shard *s);
+
 /*
- * Sets the values (Init): resets optimizer state and the aggregator.
- * Non-finite values are refused before anything changes.
+ * Sets the values (Init) and resets the aggregator. With nst = 0 the
+ * optimizer state starts afresh; otherwise st holds one state tensor per
+ * slice (same var/offset/count, tfj_shard_state_k() blocks of count floats,
+ * see InitRequest.state) that becomes the state, with optim_steps updates
+ * seen. Non-finite values (and a negative Adam second moment) are refused
+ * before anything changes.
  */
 int tfj_shard_load(struct tfj_shard *s, const struct tfj_wire_tensor *t, size_t n,
-		   int64_t step);
+		   int64_t step, const struct tfj_wire_tensor *st, size_t nst,
+		   int64_t optim_steps);
 
-/* Takes this shard's part of a checkpoint of the whole model. */
-int tfj_shard_restore(struct tfj_shard *s, const struct tfj_ckpt *ck);
+/*
+ * Takes this shard's part of a checkpoint of the whole model. The optimizer
+ * state comes from the checkpoint when it holds state of this optimizer
+ * for every variable of the shard (*with_state = 1); otherwise it starts
+ * afresh (*with_state = 0), which is not an error.
+ */
+int tfj_shard_restore(int *with_state, struct tfj_shard *s, const struct tfj_ckpt *ck);
 
 /*
  * Handles one gradient push: req carries the header fields (its own slices
@@ -95,5 +108,13 @@ int tfj_shard_push(struct tfj_shard *s, const Tfj__Runtime__V1__PushRequest *req
 /* Fills msgs[i] (nslices entries) to describe `values` (n floats) as this shard's slices. */
 void tfj_shard_describe(const struct tfj_shard *s, Tfj__Runtime__V1__Slice *msgs,
 			Tfj__Runtime__V1__Slice **ptrs, const float *values);
+
+/*
+ * Fills msgs[i] (nslices entries) to describe the optimizer state, one
+ * entry per slice (PullResponse.state). Returns the number of entries:
+ * nslices, or 0 when the optimizer keeps no state.
+ */
+size_t tfj_shard_describe_state(const struct tfj_shard *s, Tfj__Runtime__V1__Slice *msgs,
+				Tfj__Runtime__V1__Slice **ptrs);
 
 #endif

@@ -64,8 +64,57 @@ static int make_dirs(const char *dir)
 	return 0;
 }
 
-/* Initial values for the ps tasks: newest checkpoint, else seeded. */
-static int initial_values(struct tfj_session *s, int64_t *step)
+/*
+ * Takes the optimizer state of a checkpoint into *state (per variable,
+ * state_k blocks of its count) when the checkpoint holds this optimizer's
+ * state for every variable; else leaves *state NULL: the ps start afresh.
+ */
+static int initial_state(float ***state, struct tfj_session *s, const struct tfj_ckpt *ck)
+{
+	size_t i, k = s->state_k;
+	float **st;
+
+	*state = NULL;
+	if (k == 0)
+		return 0;
+	for (i = 0; i < s->plan.nvars; i++) {
+		const struct tfj_ckpt_var *v = &ck->vars[tfj_ckpt_find(ck, s->plan.vars[i].name)];
+
+		if (ck->optim_kind != (uint32_t)s->cfg->optim || v->state_count != k * v->count) {
+			tfj_log_fmt(TFJ_LOG_INFO, "checkpoint holds no %s state (written by %s%s); "
+				    "optimizer state starts afresh", tfj_optim_name(s->cfg->optim),
+				    tfj_optim_name((enum tfj_optim_kind)ck->optim_kind),
+				    v->state_count ? "" : ", without state");
+			return 0;
+		}
+	}
+	st = calloc(s->plan.nvars, sizeof(*st));
+	if (!st)
+		return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
+	for (i = 0; i < s->plan.nvars; i++) {
+		const struct tfj_ckpt_var *v = &ck->vars[tfj_ckpt_find(ck, s->plan.vars[i].name)];
+
+		st[i] = malloc(v->state_count * sizeof(float));
+		if (!st[i]) {
+			while (i--)
+				free(st[i]);
+			free(st);
+			return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
+		}
+		memcpy(st[i], v->state, v->state_count * sizeof(float));
+	}
+	tfj_log_fmt(TFJ_LOG_INFO, "restoring %s optimizer state (%" PRId64 " updates)",
+		    tfj_optim_name(s->cfg->optim), ck->optim_steps);
+	*state = st;
+	return 0;
+}
+
+/*
+ * Initial values for the ps tasks: newest checkpoint (with its optimizer
+ * state into *state when it has this optimizer's, else NULL), else seeded.
+ */
+static int initial_values(struct tfj_session *s, int64_t *step, float ***state,
+			  int64_t *optim_steps)
 {
 	char path[TFJ_RT_PATH_MAX + 64];
 	struct tfj_ckpt ck = { 0 };
@@ -73,6 +122,8 @@ static int initial_values(struct tfj_session *s, int64_t *step)
 	int rc;
 
 	*step = 0;
+	*state = NULL;
+	*optim_steps = 0;
 	if (s->cfg->checkpoint_dir[0]) {
 		rc = tfj_ckpt_latest(path, sizeof(path), step, s->cfg->checkpoint_dir, CKPT_PREFIX);
 		if (rc == 0) {
@@ -90,7 +141,9 @@ static int initial_values(struct tfj_session *s, int64_t *step)
 			}
 			if (rc == 0) {
 				*step = ck.global_step;
+				*optim_steps = ck.optim_steps;
 				tfj_log_info("restoring from checkpoint", "path", path);
+				rc = initial_state(state, s, &ck);
 			}
 			tfj_ckpt_free(&ck);
 			if (rc)
@@ -103,13 +156,30 @@ static int initial_values(struct tfj_session *s, int64_t *step)
 	return tfj_model_init_params(s->model, s->cfg->seed, s->params);
 }
 
+/*
+ * Pulls parameters and optimizer state from every ps (retrying like any
+ * pull) and writes them as one checkpoint. A ps that sends no state (an
+ * older version) makes a checkpoint of parameters only.
+ */
 static int save_checkpoint(struct tfj_session *s, char *path, size_t cap)
 {
 	struct tfj_ckpt ck = { 0 };
-	struct tfj_ckpt_var *vars = calloc(s->plan.nvars, sizeof(*vars));
+	struct tfj_ckpt_var *vars;
+	struct tfj_retry r = { 0, 0 };
 	size_t i;
-	int rc;
+	int rc, d;
 
+	for (;;) {
+		rc = tfj_session_pull_state(s);
+		d = tfj_session_retry(s, &r, rc, "pulling parameters for a checkpoint");
+		if (d == 0)
+			break;
+		if (d != 1)
+			return d;
+	}
+	if (s->state_k && !s->have_state)
+		tfj_log_warn("a ps sent no optimizer state; checkpoint holds parameters only");
+	vars = calloc(s->plan.nvars, sizeof(*vars));
 	if (!vars)
 		return tfj_err_set(TFJ_ENOMEM, "checkpoint: out of memory");
 	for (i = 0; i < s->plan.nvars; i++) {
@@ -121,9 +191,14 @@ static int save_checkpoint(struct tfj_session *s, char *path, size_t cap)
 		vars[i].shape[1] = t->rank > 1 ? t->shape[1] : 0;
 		vars[i].count = t->count;
 		vars[i].value = s->params[i];
+		if (s->have_state) {
+			vars[i].state = s->state[i];
+			vars[i].state_count = s->state_k * t->count;
+		}
 	}
 	ck.global_step = s->gstep;
 	ck.optim_kind = (uint32_t)s->cfg->optim;
+	ck.optim_steps = s->have_state ? s->optim_steps : 0;
 	ck.n_vars = s->plan.nvars;
 	ck.vars = vars;
 	rc = tfj_ckpt_save(s->cfg->checkpoint_dir, CKPT_PREFIX, &ck, path, cap);
@@ -155,7 +230,8 @@ int tfj_trainer_main(const struct tfj_rtconfig *cfg)
 	size_t loss_n = 0, examples = 0, ex_last = 0;
 	double t_pull = 0, t_comp = 0, t_push = 0, ta, tb; /* per progress interval */
 	int rc, code = TFJ_EXIT_OK, pushed = 0, it_ok = 0;
-	float **init_vals = NULL;
+	float **init_vals = NULL, **init_state = NULL;
+	int64_t init_optim_steps = 0;
 
 	memset(&it, 0, sizeof(it));
 	rc = tfj_session_init(&s, cfg);
@@ -187,9 +263,12 @@ int tfj_trainer_main(const struct tfj_rtconfig *cfg)
 			s.exit_hint = TFJ_EXIT_DATA;
 			goto fail;
 		}
-		rc = initial_values(&s, &init_step);
+		rc = initial_values(&s, &init_step, &init_state, &init_optim_steps);
 		if (rc)
 			goto fail;
+		/* Sent with every Init, including the refill of a ps that comes back empty. */
+		s.init_state = (const float *const *)init_state;
+		s.init_optim_steps = init_optim_steps;
 		/* Keep the initial values: a ps that restarts empty is refilled from them. */
 		init_vals = calloc(s.plan.nvars, sizeof(*init_vals));
 		if (!init_vals) {
@@ -395,6 +474,11 @@ out:
 		for (size_t i = 0; i < s.plan.nvars; i++)
 			free(init_vals[i]);
 		free(init_vals);
+	}
+	if (init_state) {
+		for (size_t i = 0; i < s.plan.nvars; i++)
+			free(init_state[i]);
+		free(init_state);
 	}
 	free(min_step);
 	if (it_ok)

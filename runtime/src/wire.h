@@ -16,14 +16,9 @@
  * does not touch malloc. It suits the small messages.
  *
  * Messages with tensors (a `repeated Slice` field: InitRequest, PullResponse,
- * PushRequest) go through tfj_wire_decode_split() instead: a small bounded
- * reader walks the received slices, parses each Slice by hand and leaves its
- * `data` where gRPC put it (a struct tfj_wire_bytes: slice index, offset,
- * length), while every other field is copied into a small buffer that
- * protobuf-c unpacks as usual. The caller then copies each tensor once,
- * straight into its destination (tfj_wire_bytes_copy). Without this, a
- * tensor was copied three times: flattened, copied by protobuf-c, copied
- * into place. The wire format is unchanged (plain protobuf).
+ * PushRequest) go through tfj_wire_decode_split() (wiresplit.h, included
+ * below) instead, which leaves the tensors in the received slices so the
+ * caller copies each one once, straight into its destination.
  *
  * Ownership: the caller owns the byte buffer from encode
  * (grpc_byte_buffer_destroy) and the arena; a decoded message lives in the
@@ -96,51 +91,7 @@ int tfj_wire_unpack(ProtobufCMessage **out, const ProtobufCMessageDescriptor *de
 int tfj_wire_decode(ProtobufCMessage **out, const ProtobufCMessageDescriptor *desc,
 		    grpc_byte_buffer *bb, struct tfj_wire_arena *a);
 
-/* A run of bytes inside a received message's slices (not copied). */
-struct tfj_wire_bytes {
-	const grpc_slice *sl; /* the message's slices, borrowed */
-	size_t nsl;
-	size_t idx;           /* slice the run starts in */
-	size_t off;           /* offset in that slice */
-	size_t len;
-};
-
-/* Copies the run's len bytes to dst. */
-void tfj_wire_bytes_copy(void *dst, const struct tfj_wire_bytes *b);
-
-/* Copies the run's next n bytes (n <= b->len) to dst and moves b past them. */
-void tfj_wire_bytes_take(struct tfj_wire_bytes *b, void *dst, size_t n);
-
-/* One Slice of a split-decoded message: header fields and its raw data. */
-struct tfj_wire_tensor {
-	uint32_t var;
-	uint64_t offset;
-	uint64_t count;
-	struct tfj_wire_bytes data; /* not yet checked against count */
-};
-
-struct tfj_wire_msg {
-	ProtobufCMessage *head;    /* every field but the tensors (its slices list is empty) */
-	struct tfj_wire_tensor *t; /* nt tensors in wire order, in the arena */
-	size_t nt;
-};
-
-/*
- * The field number of desc's `repeated Slice` field, or 0 when it has none
- * (then tfj_wire_decode_split() is plain decoding).
- */
-uint32_t tfj_wire_tensor_field(const ProtobufCMessageDescriptor *desc);
-
-/*
- * Decodes a message held in nsl slices (sl may be NULL when nsl is 0)
- * whose Slice entries stay in place. TFJ_EPARSE when malformed,
- * TFJ_ETOOBIG over the arena's cap.
- */
-int tfj_wire_split_slices(struct tfj_wire_msg *out, const ProtobufCMessageDescriptor *desc,
-			  const grpc_slice *sl, size_t nsl, struct tfj_wire_arena *a);
-
-/* Same, from a received byte buffer (NULL bb = empty message). */
-int tfj_wire_decode_split(struct tfj_wire_msg *out, const ProtobufCMessageDescriptor *desc,
-			  grpc_byte_buffer *bb, struct tfj_wire_arena *a);
+/* Split decoding (tensors left in the received slices): wiresplit.h. */
+#include "wiresplit.h"
 
 #endif

@@ -7,6 +7,11 @@
  *  3. Started with --max_steps 100 it resumes at 60 and goes on to 100.
  *  4. A ps killed mid-run is restarted by the launcher, reloads its shard
  *     from the newest checkpoint, and the workers retry until it is back.
+ *  5. With Adam the checkpoints hold the optimizer state (m, v per variable
+ *     and the update count t); a resumed job and a ps killed mid-run
+ *     restore it, so t keeps counting from the checkpoint instead of
+ *     restarting at 0 (the final checkpoint's t equals its step); so do ps
+ *     tasks that cannot see the checkpoint, through the coordinator's Init.
  */
 #include "itest_util.h"
 
@@ -112,6 +117,145 @@ static void test_ps_killed(void)
 	base[9] = "20";
 }
 
+/* Runs a launch with its output in a file; counts lines of `task` containing `needle`. */
+static int count_lines(FILE *out, const char *task, const char *needle)
+{
+	char line[4096];
+	size_t tl = strlen(task);
+	int n = 0;
+
+	rewind(out);
+	while (fgets(line, sizeof(line), out))
+		if (strncmp(line, task, tl) == 0 && strstr(line, needle))
+			n++;
+	return n;
+}
+
+/*
+ * ps tasks without access to the checkpoint (no --checkpoint_dir, as when
+ * the ps pods have no shared volume) get the state in the coordinator's
+ * Init: worker 0 (no chief) resumes from step 1500 to 1560, and the final
+ * checkpoint's t equals its step only if the Init carried t and the state.
+ */
+static void init_with_state(const char *adir)
+{
+	char ps[80], wk[64], p0[32], p1[32], path[512];
+	char *ps_args[] = { "train", "--job_name", "ps", "--task_index", "0", "--ps_hosts", ps,
+			    "--worker_hosts", wk, "--model", "softmax", "--optimizer", "adam",
+			    "--lr_schedule", "constant", "--bind_address", "127.0.0.1",
+			    "--ps_linger", "0.5", NULL };
+	char *wk_args[] = { "train", "--job_name", "worker", "--ps_hosts", ps, "--worker_hosts",
+			    wk, "--model", "softmax", "--optimizer", "adam", "--lr_schedule",
+			    "constant", "--checkpoint_dir", (char *)adir, "--max_steps", "1560",
+			    NULL };
+	struct tfj_ckpt ck = { 0 };
+	int64_t step = -1;
+	pid_t pid[2];
+	int st, i;
+
+	snprintf(p0, sizeof(p0), "127.0.0.1:%d", itest_free_port());
+	snprintf(p1, sizeof(p1), "127.0.0.1:%d", itest_free_port());
+	snprintf(ps, sizeof(ps), "%s,%s", p0, p1);
+	snprintf(wk, sizeof(wk), "127.0.0.1:%d", itest_free_port());
+	for (i = 0; i < 2; i++) {
+		ps_args[4] = i ? "1" : "0";
+		pid[i] = itest_spawn_self(ps_args, NULL);
+		TFJ_CHECK(pid[i] > 0);
+	}
+	TFJ_CHECK_INT(itest_run_self(wk_args, NULL, 1), 0);
+	for (i = 0; i < 2; i++) {
+		TFJ_CHECK(waitpid(pid[i], &st, 0) == pid[i]);
+		TFJ_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	TFJ_CHECK_INT(tfj_ckpt_latest(path, sizeof(path), &step, adir, "model"), 0);
+	TFJ_CHECK_INT(tfj_ckpt_load(&ck, path), 0);
+	printf("adam via Init: final step %lld, t %lld\n", (long long)ck.global_step,
+	       (long long)ck.optim_steps);
+	TFJ_CHECK(ck.global_step >= 1560);
+	TFJ_CHECK_INT(ck.optim_steps, ck.global_step);
+	tfj_ckpt_free(&ck);
+}
+
+static void test_adam_state(void)
+{
+	static char adir[300];
+	char *flags[] = { "--model", "softmax", "--optimizer", "adam", "--lr_schedule", "constant",
+			  "--checkpoint_steps", "20", "--progress_steps", "20",
+			  "--checkpoint_dir", adir, "--max_steps", NULL, NULL };
+	struct tfj_launch_opts o;
+	struct tfj_launch_result r;
+	struct tfj_ckpt ck = { 0 };
+	char path[512];
+	int64_t step = -1;
+	size_t i, positive = 0;
+	FILE *out = tmpfile();
+
+	TFJ_CHECK(out != NULL);
+	if (!out)
+		return;
+	snprintf(adir, sizeof(adir), "%s/adam", dir);
+	memset(&o, 0, sizeof(o));
+	o.nps = 2;
+	o.nworkers = 1;
+	o.chief = 1;
+	o.timeout_s = 300;
+	o.exe = "/proc/self/exe";
+	o.fwd = flags;
+	o.nfwd = 14;
+	o.max_restarts = 3;
+	o.quiet = 1;
+
+	/* 1. Train to 60: the checkpoint holds Adam's m and v for every variable, and t. */
+	flags[13] = "60";
+	TFJ_CHECK_INT(tfj_launch_run(&o, &r), 0);
+	TFJ_CHECK_INT(r.exit_code, 0);
+	TFJ_CHECK_INT(tfj_ckpt_latest(path, sizeof(path), &step, adir, "model"), 0);
+	TFJ_CHECK_INT(tfj_ckpt_load(&ck, path), 0);
+	TFJ_CHECK_INT(ck.optim_kind, 2);
+	TFJ_CHECK_INT(ck.global_step, r.step);
+	TFJ_CHECK_INT(ck.optim_steps, ck.global_step);
+	for (i = 0; i < ck.n_vars; i++) {
+		TFJ_CHECK_INT(ck.vars[i].state_count, 2 * ck.vars[i].count);
+		for (size_t e = 0; ck.vars[i].state && e < ck.vars[i].count; e++)
+			positive += ck.vars[i].state[ck.vars[i].count + e] > 0.0f; /* v */
+	}
+	TFJ_CHECK(positive > 1000);
+	tfj_ckpt_free(&ck);
+
+	/*
+	 * 2. Resume to 1500 with ps:1 killed at step 400 (softmax steps take
+	 * ~1 ms, so the kill lands well before the end): state restored each time.
+	 */
+	flags[13] = "1500";
+	o.quiet = 0;
+	o.out = out;
+	snprintf(o.kill_task, sizeof(o.kill_task), "ps:1");
+	o.kill_at_step = 400;
+	TFJ_CHECK_INT(tfj_launch_run(&o, &r), 0);
+	TFJ_CHECK_INT(r.exit_code, 0);
+	TFJ_CHECK(r.restarts >= 1);
+	printf("adam: ps:0 restored state %d time(s), ps:1 %d, chief %d; restarts %d\n",
+	       count_lines(out, "[ps:0]", "optimizer state restored"),
+	       count_lines(out, "[ps:1]", "optimizer state restored"),
+	       count_lines(out, "[chief:0]", "restoring adam optimizer state"), r.restarts);
+	TFJ_CHECK(count_lines(out, "[ps:0]", "optimizer state restored") >= 1);
+	TFJ_CHECK(count_lines(out, "[ps:1]", "optimizer state restored") >= 2);
+	TFJ_CHECK(count_lines(out, "[chief:0]", "restoring adam optimizer state") >= 1);
+	TFJ_CHECK_INT(count_lines(out, "[ps:", "starts afresh"), 0);
+	/* ps 0 never stopped after the resume: its t went on from 60, so t = step. */
+	TFJ_CHECK_INT(tfj_ckpt_latest(path, sizeof(path), &step, adir, "model"), 0);
+	TFJ_CHECK_INT(tfj_ckpt_load(&ck, path), 0);
+	TFJ_CHECK(ck.global_step >= 1500);
+	TFJ_CHECK_INT(ck.optim_steps, ck.global_step);
+	TFJ_CHECK_INT(ck.vars[0].state_count, 2 * ck.vars[0].count);
+	TFJ_CHECK(r.test_accuracy > 0.6);
+	printf("adam: final step %lld, t %lld, acc %.4f\n", (long long)ck.global_step,
+	       (long long)ck.optim_steps, r.test_accuracy);
+	tfj_ckpt_free(&ck);
+	fclose(out);
+	init_with_state(adir);
+}
+
 int main(int argc, char **argv)
 {
 	int code;
@@ -122,6 +266,7 @@ int main(int argc, char **argv)
 	itest_tmpdir(dir, sizeof(dir));
 	TFJ_RUN(test_resume);
 	TFJ_RUN(test_ps_killed);
+	TFJ_RUN(test_adam_state);
 	itest_rmtree(dir);
 	return tfj_test_finish();
 }

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include <tfj/err.h>
 #include <tfj_test.h>
 
@@ -45,6 +47,7 @@ static void fill(struct tfj_ckpt *ck, struct tfj_ckpt_var *vars, int64_t step)
 	vars[1].value = bv;
 	ck->global_step = step;
 	ck->optim_kind = TFJ_OPTIM_ADAM;
+	ck->optim_steps = step + 5;
 	ck->n_vars = 2;
 	ck->vars = vars;
 }
@@ -78,6 +81,7 @@ static void test_round_trip(void)
 	TFJ_CHECK_INT(tfj_ckpt_load(&back, path), 0);
 	TFJ_CHECK_INT(back.global_step, 1200);
 	TFJ_CHECK_INT(back.optim_kind, TFJ_OPTIM_ADAM);
+	TFJ_CHECK_INT(back.optim_steps, 1205);
 	TFJ_CHECK_INT(back.n_vars, 2);
 	TFJ_CHECK_STR(back.vars[0].name, "dense_0/kernel");
 	TFJ_CHECK_INT(back.vars[0].rank, 2);
@@ -122,6 +126,43 @@ static void test_round_trip(void)
 	TFJ_CHECK_INT(tfj_ckpt_load(&back, path), 0);
 	TFJ_CHECK_INT(back.n_vars, 0);
 	tfj_ckpt_free(&back);
+	unlink(path);
+}
+
+/* Version 1 files (no optim_steps in the header) are still read. */
+static void test_version1(void)
+{
+	struct tfj_ckpt ck, back;
+	struct tfj_ckpt_var vars[2];
+	char path[512];
+	uint8_t *buf;
+	size_t len;
+	uint32_t crc;
+
+	fill(&ck, vars, 9);
+	TFJ_CHECK_INT(tfj_ckpt_save(dir, "v1", &ck, path, sizeof(path)), 0);
+	buf = slurp(path, &len);
+	TFJ_CHECK(buf != NULL && len > 40);
+	if (!buf)
+		return;
+	TFJ_CHECK_INT(buf[8], 2);
+	/* Drop the 8 bytes of optim_steps (offset 24), say version 1, fix the checksum. */
+	memmove(buf + 24, buf + 32, len - 32);
+	len -= 8;
+	buf[8] = 1;
+	crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), buf, (uInt)(len - 4));
+	buf[len - 4] = (uint8_t)crc;
+	buf[len - 3] = (uint8_t)(crc >> 8);
+	buf[len - 2] = (uint8_t)(crc >> 16);
+	buf[len - 1] = (uint8_t)(crc >> 24);
+	TFJ_CHECK_INT(tfj_ckpt_parse(&back, buf, len), 0);
+	TFJ_CHECK_INT(back.global_step, 9);
+	TFJ_CHECK_INT(back.optim_steps, 0);
+	TFJ_CHECK_INT(back.vars[0].state_count, 12);
+	tfj_ckpt_free(&back);
+	buf[8] = 3;
+	TFJ_CHECK_INT(tfj_ckpt_parse(&back, buf, len), TFJ_EPARSE);
+	free(buf);
 	unlink(path);
 }
 
@@ -287,6 +328,7 @@ int main(void)
 		return 1;
 	}
 	TFJ_RUN(test_round_trip);
+	TFJ_RUN(test_version1);
 	TFJ_RUN(test_save_refusals);
 	TFJ_RUN(test_corruption);
 	TFJ_RUN(test_latest_and_prune);

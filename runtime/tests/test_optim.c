@@ -2,6 +2,7 @@
  * test_optim.c - optimizers on a toy quadratic, exact first steps, state
  * sizes, and refusal of bad hyperparameters and non-finite gradients.
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -161,11 +162,39 @@ static void test_refusals(void)
 	TFJ_CHECK_INT(tfj_optim_validate(TFJ_OPTIM_SGD, NULL), TFJ_EINVAL);
 }
 
+/* The branch-free check: every position, lengths around the 16-wide blocks. */
+static void test_finite_check(void)
+{
+	static const float bad[] = { NAN, -NAN, INFINITY, -INFINITY };
+	float v[40] = { 0 };
+	size_t n, pos, b, missed = 0, false_alarm = 0;
+
+	for (n = 0; n <= 40; n++) {
+		for (pos = 0; pos < n; pos++)
+			v[pos] = pos % 3 == 0 ? FLT_MAX : pos % 3 == 1 ? -1e-40f : -0.0f;
+		if (!tfj_optim_finite(v, n))
+			false_alarm++;
+		for (pos = 0; pos < n; pos++)
+			for (b = 0; b < 4; b++) {
+				float keep = v[pos];
+
+				v[pos] = bad[b];
+				if (tfj_optim_finite(v, n))
+					missed++;
+				v[pos] = keep;
+			}
+	}
+	TFJ_CHECK_INT(missed, 0);
+	TFJ_CHECK_INT(false_alarm, 0);
+	TFJ_CHECK(tfj_optim_finite(NULL, 0));
+}
+
 int main(void)
 {
 	TFJ_RUN(test_converges);
 	TFJ_RUN(test_first_steps);
 	TFJ_RUN(test_state_and_parse);
 	TFJ_RUN(test_refusals);
+	TFJ_RUN(test_finite_check);
 	return tfj_test_finish();
 }

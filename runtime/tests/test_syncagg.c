@@ -189,7 +189,7 @@ static int load_const(struct tfj_shard *s, int64_t step, float v)
 	q.slices = p.req.slices;
 	rc = rx_decode(&x, &q.base);
 	if (rc == 0)
-		rc = tfj_shard_load(s, x.m.t, x.m.nt, step);
+		rc = tfj_shard_load(s, x.m.t, x.m.nt, step, NULL, 0, 0);
 	rx_free(&x);
 	free_push(&p);
 	return rc;

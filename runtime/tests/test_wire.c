@@ -266,6 +266,80 @@ static void test_split_roundtrip(void)
 	free(buf);
 }
 
+/*
+ * PullResponse.state (optimizer state) is split-decoded like the values:
+ * its own tensor list, interleaved on the wire with the values, in place.
+ */
+static void test_split_state(void)
+{
+	static const size_t pieces[] = { 0, 5, 1001 };
+	static float out[N];
+	Tfj__Runtime__V1__PullResponse r, *h;
+	Tfj__Runtime__V1__Slice s[2], *ptrs[2], st[1], *sptrs[1];
+	struct tfj_wire_arena a;
+	struct tfj_wire_msg m;
+	uint8_t *buf;
+	size_t len, k, i;
+
+	for (i = 0; i < N; i++) {
+		vals[0][i] = (float)i;
+		vals[1][i] = 0.5f * (float)i;
+	}
+	build_pull(&r, s, ptrs);
+	/* The state of slice 1 only (one state per slice is the ps's job, not the decoder's). */
+	tfj__runtime__v1__slice__init(&st[0]);
+	st[0].var = 1;
+	st[0].offset = 7;
+	st[0].count = N / 2;
+	st[0].data.data = (uint8_t *)vals[1];
+	st[0].data.len = sizeof(vals[1]);
+	sptrs[0] = &st[0];
+	r.n_state = 1;
+	r.state = sptrs;
+	r.optim_steps = 99;
+	len = protobuf_c_message_get_packed_size(&r.base);
+	buf = malloc(len);
+	TFJ_CHECK(buf != NULL);
+	if (!buf)
+		return;
+	protobuf_c_message_pack(&r.base, buf);
+	TFJ_CHECK_INT(tfj_wire_state_field(&tfj__runtime__v1__pull_response__descriptor), 4);
+	TFJ_CHECK_INT(tfj_wire_state_field(&tfj__runtime__v1__init_request__descriptor), 5);
+	TFJ_CHECK_INT(tfj_wire_state_field(&tfj__runtime__v1__push_request__descriptor), 0);
+	tfj_wire_arena_init(&a, 1 << 20);
+	for (k = 0; k < sizeof(pieces) / sizeof(pieces[0]); k++) {
+		if (pieces[k] && len / pieces[k] >= 64)
+			continue;
+		TFJ_CHECK_INT(split(&m, &tfj__runtime__v1__pull_response__descriptor, buf, len,
+				    pieces[k], &a), 0);
+		h = (Tfj__Runtime__V1__PullResponse *)m.head;
+		TFJ_CHECK(h && h->step == 42 && h->optim_steps == 99 && h->n_state == 0);
+		TFJ_CHECK_INT(m.nt, 2);
+		TFJ_CHECK_INT(m.nst, 1);
+		TFJ_CHECK(m.st[0].var == 1 && m.st[0].offset == 7 && m.st[0].count == N / 2);
+		memset(out, 0, sizeof(out));
+		tfj_wire_bytes_copy(out, &m.st[0].data);
+		TFJ_CHECK(memcmp(out, vals[1], sizeof(out)) == 0);
+		tfj_wire_bytes_copy(out, &m.t[0].data);
+		TFJ_CHECK(memcmp(out, vals[0], sizeof(out)) == 0);
+	}
+	/* A state entry cut short is malformed, not read past. */
+	TFJ_CHECK_INT(split(&m, &tfj__runtime__v1__pull_response__descriptor, buf, len - 5, 0, &a),
+		      TFJ_EPARSE);
+	TFJ_CHECK(m.nt == 0 && m.nst == 0 && m.head == NULL);
+	/* An old peer's decoder (plain protobuf-c) reads the message, state included. */
+	tfj_wire_arena_reset(&a);
+	{
+		ProtobufCMessage *pm = NULL;
+
+		TFJ_CHECK_INT(tfj_wire_unpack(&pm, &tfj__runtime__v1__pull_response__descriptor, buf,
+					      len, &a), 0);
+		TFJ_CHECK(pm && ((Tfj__Runtime__V1__PullResponse *)pm)->n_state == 1);
+	}
+	tfj_wire_arena_free(&a);
+	free(buf);
+}
+
 static void test_split_malformed(void)
 {
 	const ProtobufCMessageDescriptor *pr = &tfj__runtime__v1__pull_response__descriptor;
@@ -321,6 +395,7 @@ int main(void)
 	TFJ_RUN(test_malformed);
 	TFJ_RUN(test_multislice_decode);
 	TFJ_RUN(test_split_roundtrip);
+	TFJ_RUN(test_split_state);
 	TFJ_RUN(test_split_malformed);
 	TFJ_RUN(test_method_table);
 	grpc_shutdown();

@@ -1,0 +1,504 @@
+/*
+ * test_shard_state.c - optimizer state in checkpoints and Init messages.
+ *
+ * For momentum and Adam a model split over two ps shards is trained a few
+ * steps; its parameters and optimizer state are saved as a checkpoint
+ * (assembled per variable, as the chief does from PullResponse.state) and
+ * restored onto two fresh shards and onto one shard holding the whole model
+ * (another placement). The next update must then be bitwise the update of
+ * the shards that never stopped. The same state sent in an InitRequest
+ * (split-decoded from 1001-byte slices, as the ps receives it) must do the
+ * same. A checkpoint of another optimizer, or without state, starts the
+ * state afresh; a restore without state visibly changes the next update
+ * (so the comparison can fail); bad state is refused before anything
+ * changes.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <grpc/slice.h>
+
+#include <tfj/err.h>
+
+#include "checkpoint.h"
+#include "plan.h"
+#include "rtconfig.h"
+#include "shard.h"
+#include "tfj_test.h"
+#include "wire.h"
+
+#define MAX_PS 2
+
+struct job {
+	struct tfj_rtconfig cfg;
+	struct tfj_plan plan;
+	struct tfj_shard sh[MAX_PS];
+	size_t nps;
+};
+
+static int job_init(struct job *j, const char *optim, const char *ps_hosts, size_t nps)
+{
+	char *argv[] = { "--job_name", "ps", "--ps_hosts", (char *)ps_hosts, "--worker_hosts",
+			 "w:1", "--optimizer", (char *)optim, "--learning_rate", "0.01",
+			 "--min_slice", "1" };
+	size_t i;
+
+	memset(j, 0, sizeof(*j));
+	j->nps = nps;
+	if (tfj_rtconfig_parse(&j->cfg, 12, argv, NULL) || tfj_plan_build(&j->plan, &j->cfg))
+		return -1;
+	for (i = 0; i < nps; i++)
+		if (tfj_shard_init(&j->sh[i], &j->plan, &j->cfg, (uint32_t)i))
+			return -1;
+	return 0;
+}
+
+static void job_free(struct job *j)
+{
+	size_t i;
+
+	for (i = 0; i < j->nps; i++)
+		tfj_shard_free(&j->sh[i]);
+	tfj_plan_free(&j->plan);
+	tfj_rtconfig_free(&j->cfg);
+}
+
+/* Per-variable arrays of the model (values or gradients). */
+static float **vars_new(const struct tfj_plan *p, size_t k)
+{
+	float **v = calloc(p->nvars, sizeof(*v));
+	size_t i;
+
+	for (i = 0; v && i < p->nvars; i++)
+		v[i] = calloc(p->counts[i] * (k ? k : 1), sizeof(float));
+	return v;
+}
+
+static void vars_free(const struct tfj_plan *p, float **v)
+{
+	size_t i;
+
+	for (i = 0; v && i < p->nvars; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* A message as the ps receives it: packed, cut in 1001-byte slices, split-decoded. */
+struct rx {
+	grpc_slice sl[4096];
+	size_t nsl;
+	uint8_t *buf;
+	struct tfj_wire_arena a;
+	struct tfj_wire_msg m;
+};
+
+static int rx_decode(struct rx *x, const ProtobufCMessage *msg)
+{
+	size_t len = protobuf_c_message_get_packed_size(msg), off;
+
+	memset(x, 0, sizeof(*x));
+	x->buf = malloc(len + 1);
+	if (!x->buf)
+		return -1;
+	protobuf_c_message_pack(msg, x->buf);
+	for (off = 0; off < len && x->nsl < 4096; off += 1001)
+		x->sl[x->nsl++] = grpc_slice_from_static_buffer(x->buf + off,
+								len - off < 1001 ? len - off : 1001);
+	if (off < len)
+		return -1;
+	tfj_wire_arena_init(&x->a, 8 << 20);
+	return tfj_wire_split_slices(&x->m, msg->descriptor, x->sl, x->nsl, &x->a);
+}
+
+static void rx_free(struct rx *x)
+{
+	tfj_wire_arena_free(&x->a);
+	free(x->buf);
+}
+
+/* Slice messages of shard s pointing into the per-variable arrays v. */
+static void point(const struct tfj_shard *s, Tfj__Runtime__V1__Slice *m,
+		  Tfj__Runtime__V1__Slice **p, float **v)
+{
+	size_t i;
+
+	for (i = 0; i < s->nslices; i++) {
+		const struct tfj_place_slice *sl = s->slices[i];
+
+		tfj__runtime__v1__slice__init(&m[i]);
+		m[i].var = sl->var;
+		m[i].offset = sl->offset;
+		m[i].count = sl->count;
+		m[i].data.data = (uint8_t *)(v[sl->var] + sl->offset);
+		m[i].data.len = sl->count * sizeof(float);
+		p[i] = &m[i];
+	}
+}
+
+/* Init (no state) of every shard with the per-variable values v. */
+static int load_all(struct job *j, float **v)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < j->nps && rc == 0; i++) {
+		struct tfj_shard *s = &j->sh[i];
+		Tfj__Runtime__V1__InitRequest q = TFJ__RUNTIME__V1__INIT_REQUEST__INIT;
+		Tfj__Runtime__V1__Slice *m = calloc(s->nslices, sizeof(*m));
+		Tfj__Runtime__V1__Slice **p = calloc(s->nslices, sizeof(*p));
+		struct rx x;
+
+		point(s, m, p, v);
+		q.n_slices = s->nslices;
+		q.slices = p;
+		rc = rx_decode(&x, &q.base);
+		if (rc == 0)
+			rc = tfj_shard_load(s, x.m.t, x.m.nt, 0, x.m.st, x.m.nst, 0);
+		rx_free(&x);
+		free(m);
+		free(p);
+	}
+	return rc;
+}
+
+/* Pushes the per-variable gradient g to every shard (async: applied). */
+static int push_all(struct job *j, float **g)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < j->nps && rc == 0; i++) {
+		struct tfj_shard *s = &j->sh[i];
+		Tfj__Runtime__V1__PushRequest q = TFJ__RUNTIME__V1__PUSH_REQUEST__INIT;
+		Tfj__Runtime__V1__PushResult res;
+		Tfj__Runtime__V1__Slice *m = calloc(s->nslices, sizeof(*m));
+		Tfj__Runtime__V1__Slice **p = calloc(s->nslices, sizeof(*p));
+		struct rx x;
+
+		point(s, m, p, g);
+		q.step = s->step;
+		q.n_slices = s->nslices;
+		q.slices = p;
+		q.max_steps = 100;
+		rc = rx_decode(&x, &q.base);
+		if (rc == 0)
+			rc = tfj_shard_push(s, (Tfj__Runtime__V1__PushRequest *)x.m.head, x.m.t,
+					    x.m.nt, &res);
+		rx_free(&x);
+		free(m);
+		free(p);
+	}
+	return rc;
+}
+
+/* Deterministic, varied gradient for step t. */
+static void fill_grad(const struct tfj_plan *p, float **g, int t)
+{
+	size_t i, e;
+
+	for (i = 0; i < p->nvars; i++)
+		for (e = 0; e < p->counts[i]; e++)
+			g[i][e] = 0.01f * (float)((int)((e * 7919u + (size_t)t * 104729u + i) % 201) - 100);
+}
+
+/*
+ * Gathers the job's values and state per variable (state: k blocks of the
+ * variable's count), as the chief assembles them from its pulls.
+ */
+static void gather(const struct job *j, float **val, float **st)
+{
+	size_t i, k, b;
+
+	for (i = 0; i < j->nps; i++) {
+		const struct tfj_shard *s = &j->sh[i];
+
+		k = tfj_shard_state_k(s);
+		for (size_t q = 0; q < s->nslices; q++) {
+			const struct tfj_place_slice *sl = s->slices[q];
+			size_t vc = j->plan.counts[sl->var];
+
+			memcpy(val[sl->var] + sl->offset, s->param + sl->shard_off,
+			       sl->count * sizeof(float));
+			for (b = 0; st && b < k; b++)
+				memcpy(st[sl->var] + b * vc + sl->offset,
+				       s->state + s->state_off[q] + b * sl->count,
+				       sl->count * sizeof(float));
+		}
+	}
+}
+
+static int save_ckpt(const char *dir, const struct job *j, float **val, float **st,
+		     uint32_t kind, int64_t optim_steps, char *path)
+{
+	struct tfj_ckpt ck = { 0 };
+	struct tfj_ckpt_var *v = calloc(j->plan.nvars, sizeof(*v));
+	size_t i, k = tfj_shard_state_k(&j->sh[0]);
+	int rc;
+
+	for (i = 0; i < j->plan.nvars; i++) {
+		snprintf(v[i].name, sizeof(v[i].name), "%s", j->plan.vars[i].name);
+		v[i].rank = (uint32_t)j->plan.vars[i].rank;
+		v[i].shape[0] = j->plan.vars[i].shape[0];
+		v[i].shape[1] = j->plan.vars[i].rank > 1 ? j->plan.vars[i].shape[1] : 0;
+		v[i].count = j->plan.counts[i];
+		v[i].value = val[i];
+		v[i].state = st ? st[i] : NULL;
+		v[i].state_count = st ? k * j->plan.counts[i] : 0;
+	}
+	ck.global_step = j->sh[0].step;
+	ck.optim_kind = kind;
+	ck.optim_steps = optim_steps;
+	ck.n_vars = j->plan.nvars;
+	ck.vars = v;
+	rc = tfj_ckpt_save(dir, "model", &ck, path, 512);
+	free(v);
+	return rc;
+}
+
+static int restore_all(struct job *j, const char *path, int *with_state)
+{
+	struct tfj_ckpt ck = { 0 };
+	size_t i;
+	int rc = tfj_ckpt_load(&ck, path), ws = 1;
+
+	for (i = 0; rc == 0 && i < j->nps; i++) {
+		int w = 0;
+
+		rc = tfj_shard_restore(&w, &j->sh[i], &ck);
+		ws &= w;
+	}
+	tfj_ckpt_free(&ck);
+	*with_state = ws;
+	return rc;
+}
+
+/* Bitwise comparison of two jobs' parameters, per variable. */
+static size_t diff_params(const struct job *a, const struct job *b)
+{
+	float **va = vars_new(&a->plan, 1), **vb = vars_new(&b->plan, 1);
+	size_t i, bad = 0;
+
+	gather(a, va, NULL);
+	gather(b, vb, NULL);
+	for (i = 0; i < a->plan.nvars; i++)
+		if (memcmp(va[i], vb[i], a->plan.counts[i] * sizeof(float)) != 0)
+			bad++;
+	vars_free(&a->plan, va);
+	vars_free(&b->plan, vb);
+	return bad;
+}
+
+static void check_kind(const char *optim, uint32_t kind)
+{
+	struct job a, c, d, e, f;
+	float **val, **st, **g, **st2, **val2;
+	char dir[64] = "/tmp/tfj-shardstate-XXXXXX", path[512];
+	size_t i, k;
+	int t, ws = -1;
+
+	TFJ_CHECK(mkdtemp(dir) != NULL);
+	TFJ_CHECK_INT(job_init(&a, optim, "p:1,p:2", 2), 0);
+	TFJ_CHECK(a.sh[0].nslices >= 1 && a.sh[1].nslices >= 1);
+	k = tfj_shard_state_k(&a.sh[0]);
+	TFJ_CHECK(k == (kind == 2 ? 2u : 1u));
+	val = vars_new(&a.plan, 1);
+	g = vars_new(&a.plan, 1);
+	st = vars_new(&a.plan, k);
+	for (i = 0; i < a.plan.nvars; i++)
+		for (size_t q = 0; q < a.plan.counts[i]; q++)
+			val[i][q] = 0.001f * (float)((q * 31 + i) % 97);
+	TFJ_CHECK_INT(load_all(&a, val), 0);
+	for (t = 0; t < 5; t++) {
+		fill_grad(&a.plan, g, t);
+		TFJ_CHECK_INT(push_all(&a, g), 0);
+	}
+	TFJ_CHECK_INT(a.sh[0].opt_t, 5);
+
+	/* Checkpoint (per variable, placement-free), then restore on 2 and on 1 shard. */
+	gather(&a, val, st);
+	TFJ_CHECK_INT(save_ckpt(dir, &a, val, st, kind, a.sh[0].opt_t, path), 0);
+	TFJ_CHECK_INT(job_init(&c, optim, "p:1,p:2", 2), 0);
+	TFJ_CHECK_INT(restore_all(&c, path, &ws), 0);
+	TFJ_CHECK_INT(ws, 1);
+	TFJ_CHECK_INT(c.sh[1].opt_t, 5);
+	TFJ_CHECK_INT(c.sh[1].step, 5);
+	for (i = 0; i < 2; i++)
+		TFJ_CHECK(memcmp(c.sh[i].state, a.sh[i].state,
+				 c.sh[i].state_off[c.sh[i].nslices] * sizeof(float)) == 0);
+	TFJ_CHECK_INT(job_init(&d, optim, "p:1", 1), 0);
+	TFJ_CHECK_INT(restore_all(&d, path, &ws), 0);
+	TFJ_CHECK_INT(ws, 1);
+
+	/* The same state through an InitRequest (what the chief sends). */
+	TFJ_CHECK_INT(job_init(&e, optim, "p:1,p:2", 2), 0);
+	for (i = 0; i < 2; i++) {
+		struct tfj_shard *s = &a.sh[i];
+		Tfj__Runtime__V1__InitRequest q = TFJ__RUNTIME__V1__INIT_REQUEST__INIT;
+		Tfj__Runtime__V1__Slice *m = calloc(s->nslices, sizeof(*m));
+		Tfj__Runtime__V1__Slice **p = calloc(s->nslices, sizeof(*p));
+		Tfj__Runtime__V1__Slice *sm = calloc(s->nslices, sizeof(*sm));
+		Tfj__Runtime__V1__Slice **sp = calloc(s->nslices, sizeof(*sp));
+		struct rx x;
+
+		tfj_shard_describe(s, m, p, s->param);
+		q.step = s->step;
+		q.n_slices = s->nslices;
+		q.slices = p;
+		q.n_state = tfj_shard_describe_state(s, sm, sp);
+		q.state = sp;
+		q.optim_steps = s->opt_t;
+		TFJ_CHECK_INT(q.n_state, s->nslices);
+		TFJ_CHECK_INT(rx_decode(&x, &q.base), 0);
+		TFJ_CHECK_INT(x.m.nst, s->nslices);
+		TFJ_CHECK_INT(tfj_shard_load(&e.sh[i], x.m.t, x.m.nt, q.step, x.m.st, x.m.nst,
+					     q.optim_steps), 0);
+		rx_free(&x);
+		free(m);
+		free(p);
+		free(sm);
+		free(sp);
+	}
+
+	/* Control: the same checkpoint without state restores parameters only. */
+	TFJ_CHECK_INT(save_ckpt(dir, &a, val, NULL, kind, 0, path), 0);
+	TFJ_CHECK_INT(job_init(&f, optim, "p:1,p:2", 2), 0);
+	TFJ_CHECK_INT(restore_all(&f, path, &ws), 0);
+	TFJ_CHECK_INT(ws, 0);
+	TFJ_CHECK_INT(f.sh[0].opt_t, 0);
+	TFJ_CHECK_INT(diff_params(&a, &f), 0); /* same parameters before the next step */
+
+	/* One more step everywhere: state restored = never stopped, bit for bit. */
+	fill_grad(&a.plan, g, 5);
+	TFJ_CHECK_INT(push_all(&a, g), 0);
+	TFJ_CHECK_INT(push_all(&c, g), 0);
+	TFJ_CHECK_INT(push_all(&d, g), 0);
+	TFJ_CHECK_INT(push_all(&e, g), 0);
+	TFJ_CHECK_INT(push_all(&f, g), 0);
+	TFJ_CHECK_INT(diff_params(&a, &c), 0);
+	TFJ_CHECK_INT(diff_params(&a, &d), 0);
+	TFJ_CHECK_INT(diff_params(&a, &e), 0);
+	TFJ_CHECK(diff_params(&a, &f) > 0); /* without state the update differs */
+	st2 = vars_new(&a.plan, k);
+	val2 = vars_new(&a.plan, 1);
+	gather(&a, val, st);
+	gather(&d, val2, st2);
+	for (i = 0; i < a.plan.nvars; i++)
+		TFJ_CHECK(memcmp(st[i], st2[i], k * a.plan.counts[i] * sizeof(float)) == 0);
+	printf("  %s: 2 ps -> 2 ps, 2 ps -> 1 ps, Init with state: identical next update\n",
+	       optim);
+
+	/* Another optimizer's checkpoint: parameters restored, state afresh. */
+	TFJ_CHECK_INT(save_ckpt(dir, &a, val, st, kind == 1 ? 2 : 1, 6, path), 0);
+	TFJ_CHECK_INT(restore_all(&f, path, &ws), 0);
+	TFJ_CHECK_INT(ws, 0);
+	TFJ_CHECK(f.sh[0].state[0] == 0.0f && f.sh[0].opt_t == 0);
+	TFJ_CHECK_INT(diff_params(&a, &f), 0);
+
+	vars_free(&a.plan, val);
+	vars_free(&a.plan, val2);
+	vars_free(&a.plan, g);
+	vars_free(&a.plan, st);
+	vars_free(&a.plan, st2);
+	job_free(&a);
+	job_free(&c);
+	job_free(&d);
+	job_free(&e);
+	job_free(&f);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_momentum(void)
+{
+	check_kind("momentum", 1);
+}
+
+static void test_adam(void)
+{
+	check_kind("adam", 2);
+}
+
+/* An Init whose state is bad changes nothing. */
+static void test_bad_state(void)
+{
+	struct job j;
+	struct tfj_shard *s;
+	Tfj__Runtime__V1__InitRequest q = TFJ__RUNTIME__V1__INIT_REQUEST__INIT;
+	Tfj__Runtime__V1__Slice *m, **p, *sm, **sp;
+	float *vals, *st, before;
+	struct rx x;
+	size_t ns, stn;
+
+	TFJ_CHECK_INT(job_init(&j, "adam", "p:1", 1), 0);
+	s = &j.sh[0];
+	ns = s->nslices;
+	stn = s->state_off[ns];
+	vals = calloc(s->n, sizeof(float));
+	st = calloc(stn, sizeof(float));
+	m = calloc(ns, sizeof(*m));
+	p = calloc(ns, sizeof(*p));
+	sm = calloc(ns, sizeof(*sm));
+	sp = calloc(ns, sizeof(*sp));
+	for (size_t i = 0; i < s->n; i++)
+		vals[i] = 0.5f;
+	tfj_shard_describe(s, m, p, vals);
+	q.n_slices = ns;
+	q.slices = p;
+	TFJ_CHECK_INT(tfj_shard_describe_state(s, sm, sp), ns);
+	for (size_t i = 0; i < ns; i++)
+		sm[i].data.data = (uint8_t *)(st + s->state_off[i]);
+	q.n_state = ns;
+	q.state = sp;
+	before = s->param[0];
+
+	/* NaN in m. */
+	st[3] = NAN;
+	TFJ_CHECK_INT(rx_decode(&x, &q.base), 0);
+	TFJ_CHECK_INT(tfj_shard_load(s, x.m.t, x.m.nt, 0, x.m.st, x.m.nst, 1), TFJ_ENUMERIC);
+	rx_free(&x);
+	TFJ_CHECK(!s->initialized && s->param[0] == before);
+	st[3] = 0.0f;
+	/* Negative second moment (the last slice's v block). */
+	st[stn - 1] = -1.0f;
+	TFJ_CHECK_INT(rx_decode(&x, &q.base), 0);
+	TFJ_CHECK_INT(tfj_shard_load(s, x.m.t, x.m.nt, 0, x.m.st, x.m.nst, 1), TFJ_ENUMERIC);
+	rx_free(&x);
+	st[stn - 1] = -0.0f; /* negative zero is zero */
+	/* Wrong length. */
+	sm[0].data.len -= 4;
+	TFJ_CHECK_INT(rx_decode(&x, &q.base), 0);
+	TFJ_CHECK_INT(tfj_shard_load(s, x.m.t, x.m.nt, 0, x.m.st, x.m.nst, 1), TFJ_EINVAL);
+	rx_free(&x);
+	sm[0].data.len += 4;
+	TFJ_CHECK(!s->initialized);
+	/* Good state: loaded. */
+	st[0] = 0.25f;
+	TFJ_CHECK_INT(rx_decode(&x, &q.base), 0);
+	TFJ_CHECK_INT(tfj_shard_load(s, x.m.t, x.m.nt, 7, x.m.st, x.m.nst, 7), 0);
+	rx_free(&x);
+	TFJ_CHECK(s->initialized && s->state[0] == 0.25f && s->opt_t == 7 && s->param[0] == 0.5f);
+	/* Too few state slices. */
+	q.n_state = ns - 1;
+	TFJ_CHECK_INT(rx_decode(&x, &q.base), 0);
+	TFJ_CHECK_INT(tfj_shard_load(s, x.m.t, x.m.nt, 0, x.m.st, x.m.nst, 1),
+		      ns > 1 ? TFJ_EINVAL : 0);
+	rx_free(&x);
+	free(vals);
+	free(st);
+	free(m);
+	free(p);
+	free(sm);
+	free(sp);
+	job_free(&j);
+}
+
+int main(void)
+{
+	TFJ_RUN(test_momentum);
+	TFJ_RUN(test_adam);
+	TFJ_RUN(test_bad_state);
+	return tfj_test_finish();
+}
