@@ -294,28 +294,17 @@ int tfj_wire_unpack(ProtobufCMessage **out, const ProtobufCMessageDescriptor *de
 	return 0;
 }
 
-int tfj_wire_decode(ProtobufCMessage **out, const ProtobufCMessageDescriptor *desc,
-		    grpc_byte_buffer *bb, struct tfj_wire_arena *a)
+int tfj_wire_flatten(size_t *len_out, grpc_byte_buffer *bb, const char *what,
+		     struct tfj_wire_arena *a)
 {
 	grpc_byte_buffer_reader rd;
 	grpc_slice sl;
-	size_t len, off = 0;
-	int rc;
+	size_t len = grpc_byte_buffer_length(bb), off = 0;
 
-	*out = NULL;
-	if (!bb)
-		return tfj_wire_unpack(out, desc, (const uint8_t *)"", 0, a);
-	len = grpc_byte_buffer_length(bb);
+	*len_out = 0;
 	if (len > a->max)
 		return tfj_err_set(TFJ_ETOOBIG, "wire: %zu-byte %s over the %zu-byte cap", len,
-				   desc->short_name, a->max);
-	/* A single uncompressed slice is decoded in place. */
-	if (bb->type == GRPC_BB_RAW && bb->data.raw.compression == GRPC_COMPRESS_NONE &&
-	    bb->data.raw.slice_buffer.count == 1) {
-		grpc_slice s0 = bb->data.raw.slice_buffer.slices[0];
-
-		return tfj_wire_unpack(out, desc, GRPC_SLICE_START_PTR(s0), GRPC_SLICE_LENGTH(s0), a);
-	}
+				   what, a->max);
 	if (len > a->flat_cap) {
 		uint8_t *nf = realloc(a->flat, len);
 
@@ -339,6 +328,31 @@ int tfj_wire_decode(ProtobufCMessage **out, const ProtobufCMessageDescriptor *de
 		grpc_slice_unref(sl);
 	}
 	grpc_byte_buffer_reader_destroy(&rd);
-	rc = tfj_wire_unpack(out, desc, a->flat, off, a);
-	return rc;
+	*len_out = off;
+	return 0;
+}
+
+int tfj_wire_decode(ProtobufCMessage **out, const ProtobufCMessageDescriptor *desc,
+		    grpc_byte_buffer *bb, struct tfj_wire_arena *a)
+{
+	size_t len;
+	int rc;
+
+	*out = NULL;
+	if (!bb)
+		return tfj_wire_unpack(out, desc, (const uint8_t *)"", 0, a);
+	len = grpc_byte_buffer_length(bb);
+	if (len > a->max)
+		return tfj_err_set(TFJ_ETOOBIG, "wire: %zu-byte %s over the %zu-byte cap", len,
+				   desc->short_name, a->max);
+	/* A single uncompressed slice is decoded in place. */
+	if (bb->type == GRPC_BB_RAW && bb->data.raw.compression == GRPC_COMPRESS_NONE &&
+	    bb->data.raw.slice_buffer.count == 1) {
+		grpc_slice s0 = bb->data.raw.slice_buffer.slices[0];
+
+		return tfj_wire_unpack(out, desc, GRPC_SLICE_START_PTR(s0), GRPC_SLICE_LENGTH(s0), a);
+	}
+	if ((rc = tfj_wire_flatten(&len, bb, desc->short_name, a)))
+		return rc;
+	return tfj_wire_unpack(out, desc, a->flat, len, a);
 }

@@ -87,6 +87,14 @@ void tfj_wire_arena_free(struct tfj_wire_arena *a);
 int tfj_wire_unpack(ProtobufCMessage **out, const ProtobufCMessageDescriptor *desc,
 		    const uint8_t *data, size_t len, struct tfj_wire_arena *a);
 
+/*
+ * Copies a received byte buffer into the arena's `flat` buffer (reused,
+ * grown up to the arena's cap) and stores its length in *len_out; `what`
+ * names the message in errors. For payloads that cannot be read in place.
+ */
+int tfj_wire_flatten(size_t *len_out, grpc_byte_buffer *bb, const char *what,
+		     struct tfj_wire_arena *a);
+
 /* Same, from a received byte buffer (NULL bb = empty message). */
 int tfj_wire_decode(ProtobufCMessage **out, const ProtobufCMessageDescriptor *desc,
 		    grpc_byte_buffer *bb, struct tfj_wire_arena *a);

@@ -306,9 +306,8 @@ malformed:
 int tfj_wire_decode_split(struct tfj_wire_msg *out, const ProtobufCMessageDescriptor *desc,
 			  grpc_byte_buffer *bb, struct tfj_wire_arena *a)
 {
-	grpc_byte_buffer_reader rd;
-	grpc_slice sl;
-	size_t len, off = 0;
+	size_t len;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (!bb)
@@ -317,34 +316,9 @@ int tfj_wire_decode_split(struct tfj_wire_msg *out, const ProtobufCMessageDescri
 		return tfj_wire_split_slices(out, desc, bb->data.raw.slice_buffer.slices,
 					     bb->data.raw.slice_buffer.count, a);
 	/* Compressed (gRPC normally decompresses for us): flatten through the reader. */
-	len = grpc_byte_buffer_length(bb);
-	if (len > a->max)
-		return tfj_err_set(TFJ_ETOOBIG, "wire: %zu-byte %s over the %zu-byte cap", len,
-				   desc->short_name, a->max);
-	if (len > a->flat_cap) {
-		uint8_t *nf = realloc(a->flat, len);
-
-		if (!nf)
-			return tfj_err_set(TFJ_ENOMEM, "wire: out of memory");
-		a->flat = nf;
-		a->flat_cap = len;
-	}
-	if (!grpc_byte_buffer_reader_init(&rd, bb))
-		return tfj_err_set(TFJ_EPARSE, "wire: cannot read the payload");
-	while (grpc_byte_buffer_reader_next(&rd, &sl)) {
-		size_t n = GRPC_SLICE_LENGTH(sl);
-
-		if (n > len - off) {
-			grpc_slice_unref(sl);
-			grpc_byte_buffer_reader_destroy(&rd);
-			return tfj_err_set(TFJ_EPARSE, "wire: payload longer than announced");
-		}
-		memcpy(a->flat + off, GRPC_SLICE_START_PTR(sl), n);
-		off += n;
-		grpc_slice_unref(sl);
-	}
-	grpc_byte_buffer_reader_destroy(&rd);
-	a->flat_slice = grpc_slice_from_static_buffer(a->flat ? a->flat : (uint8_t *)"", off);
+	if ((rc = tfj_wire_flatten(&len, bb, desc->short_name, a)))
+		return rc;
+	a->flat_slice = grpc_slice_from_static_buffer(a->flat ? a->flat : (uint8_t *)"", len);
 	return tfj_wire_split_slices(out, desc, &a->flat_slice, 1, a);
 }
 
