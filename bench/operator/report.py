@@ -12,6 +12,9 @@ runs = {}
 for p in sorted(glob.glob(os.path.join(out, "operator-*.json"))):
     with open(p) as f:
         r = json.load(f)
+    # The cost per job: how far the peak rose above the idle operator.
+    if r.get("rss_mib_peak") is not None and r.get("rss_mib_ready") is not None:
+        r["rss_kib_per_job"] = (r["rss_mib_peak"] - r["rss_mib_ready"]) * 1024.0 / r["jobs"]
     runs.setdefault((r.get("label", r["impl"]), r["jobs"]), []).append(r)
 KEYS = [("all_pods_s", "s until all pods exist", "%.1f"),
         ("all_succeeded_s", "s until all jobs Succeeded", "%.1f"),
@@ -19,6 +22,7 @@ KEYS = [("all_pods_s", "s until all pods exist", "%.1f"),
         ("idle_req_per_s", "idle requests/s (after all finished)", "%.2f"),
         ("rss_mib_ready", "RSS MiB when ready, no jobs (VmHWM)", "%.1f"),
         ("rss_mib_peak", "peak RSS MiB (VmHWM)", "%.1f"),
+        ("rss_kib_per_job", "peak RSS above ready, KiB per job", "%.1f"),
         ("rss_anon_mib_ready", "private RSS MiB when ready", "%.1f"),
         ("rss_anon_mib_peak", "peak private (anonymous) RSS MiB, sampled", "%.1f"),
         ("rss_anon_mib_end", "private RSS MiB after the idle window", "%.1f"),
@@ -42,6 +46,15 @@ def median(rs, key):
     v = values(rs, key)
     return statistics.median(v) if v else None
 
+
+# The RSS of an empty program linked against the operator's libraries
+# (bench/operator/libfloor.c): what the libraries cost before main().
+if os.path.exists(os.path.join(out, "libfloor.json")):
+    with open(os.path.join(out, "libfloor.json")) as f:
+        floor = json.load(f)
+    print("Library floor (an empty program linked against the operator's libraries): "
+          "RSS %.1f MiB, of which %.1f MiB file-backed (library pages) and %.1f MiB "
+          "private.\n" % (floor["rss_mib"], floor["rss_file_mib"], floor["rss_anon_mib"]))
 
 for n in sorted({k[1] for k in runs}):
     o, k = runs.get(("ours", n)), runs.get(("kubeflow", n))
