@@ -209,7 +209,7 @@ static void test_peer_wait(void)
 	char *t[] = { "--peer-wait=tcp", "--peer-timeout=1", "--", "sh", "-c", "echo started", NULL };
 	char *dns[] = { "--", "sh", "-c", "echo started", NULL };
 	char buf[4096];
-	int self_fd, self_port, ps_fd, ps_port;
+	int self_fd, self_port = 0, ps_fd, ps_port = 0;
 	pthread_t th;
 	double t0;
 	pid_t pid;

@@ -137,7 +137,7 @@ static void test_late_listener(void)
 	struct late l;
 	pthread_t th;
 	double t0, dt;
-	int port, sig;
+	int port = 0, sig;
 
 	l.fd = bound_socket(&port);
 	l.delay_ms = 700;
@@ -169,7 +169,7 @@ static void test_timeout_and_cancel(void)
 	struct tfj_peers_wait_opts o = { TFJ_PEERS_TCP, 1.0, 0.2, -1 };
 	struct tfj_peers p;
 	double t0, dt;
-	int fd, port, sig, pfd[2];
+	int fd, port = 0, sig, pfd[2];
 
 	/* Bound but never listening: connection refused until the deadline. */
 	fd = bound_socket(&port);

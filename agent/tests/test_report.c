@@ -522,7 +522,7 @@ static void test_channel_down(void)
 {
 	char addr[64];
 	double dt;
-	int port, fd;
+	int port = 0, fd;
 
 	TFJ_CHECK_INT(tu_write(token_path, "tok"), 0);
 	/* Refused: nobody listens on the port. */

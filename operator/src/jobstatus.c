@@ -159,7 +159,7 @@ static int parse_index(const char **p, int limit, int *out)
 int tfj_jobstatus_parse_indexes(struct tfj_replica_status *rs, const char *s, int limit)
 {
 	const char *p = s;
-	int a, b, i, rc;
+	int a = 0, b, i, rc;
 
 	if (limit > TFJ_JOBSTATUS_MAX_INDEX)
 		limit = TFJ_JOBSTATUS_MAX_INDEX;

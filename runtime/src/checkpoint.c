@@ -326,7 +326,7 @@ static int r_u32(struct reader *r, uint32_t *v)
 
 static int r_u64(struct reader *r, uint64_t *v)
 {
-	uint32_t lo, hi;
+	uint32_t lo = 0, hi = 0;
 	int rc;
 
 	if ((rc = r_u32(r, &lo)) < 0 || (rc = r_u32(r, &hi)) < 0)
@@ -368,7 +368,7 @@ static int r_floats(struct reader *r, float **out, size_t n, const char *name)
 static int parse_var(struct reader *r, struct tfj_ckpt *ck, size_t idx)
 {
 	struct tfj_ckpt_var *v = &ck->vars[idx];
-	uint32_t nlen;
+	uint32_t nlen = 0;
 	uint64_t st;
 	size_t count = 1, i;
 	int rc;
@@ -426,7 +426,7 @@ int tfj_ckpt_parse(struct tfj_ckpt *out, const uint8_t *buf, size_t len)
 {
 	struct reader r;
 	uint8_t magic[MAGIC_LEN];
-	uint32_t version, kind, nvars, crc_file;
+	uint32_t version, kind, nvars = 0, crc_file;
 	uint64_t step, ostep = 0;
 	size_t i;
 	int rc;
