@@ -40,6 +40,7 @@
 
 #include "rtconfig.h"
 #include "session.h"
+#include "wire.h"
 
 #define MAX_SIZES 16
 #define MAX_REPS 1000
@@ -325,6 +326,8 @@ int main(int argc, char **argv)
 	static struct result res;
 	char *end;
 
+	/* This process is the worker side: the same malloc settings as a task. */
+	tfj_wire_tune_malloc();
 	for (i = 1; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "--runtime") == 0) {
 			runtime = argv[i + 1];

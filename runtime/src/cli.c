@@ -19,6 +19,7 @@
 #include "psserver.h"
 #include "rtconfig.h"
 #include "trainer.h"
+#include "wire.h"
 
 static void on_signal(int sig)
 {
@@ -128,6 +129,7 @@ int tfj_cli_main(int argc, char **argv)
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 
 	tfj_log_set_component("runtime");
+	tfj_wire_tune_malloc();
 	install_signals();
 	if (!cmd || strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 ||
 	    strcmp(cmd, "-h") == 0) {

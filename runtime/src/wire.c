@@ -3,6 +3,7 @@
  */
 #include "wire.h"
 
+#include <malloc.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,32 @@ size_t tfj_wire_transport_args(grpc_arg *out, size_t max_message)
 		out[i].value.integer = a[i].value < 0 ? cap : a[i].value;
 	}
 	return TFJ_WIRE_NARGS;
+}
+
+/*
+ * gRPC reads a message into buffers of up to 4 MiB (the read chunk above)
+ * and frees them once the message has been consumed, so every Pull and Push
+ * allocates and frees the size of its tensors again. With glibc's default
+ * thresholds many of those buffers are mapped and unmapped per message, and
+ * freed memory at the top of the heap is handed back to the kernel, so the
+ * next message faults the same amount in again as zero-filled pages: one
+ * more pass over every tensor, and the largest single cost at 1 MiB.
+ * A training task's working set is the same every step, so keep it:
+ * allocations up to 32 MiB (glibc's largest mmap threshold) come from the
+ * heap, and up to 256 MiB of freed heap stays mapped for the next message
+ * (docs/benchmarks.md, part 1, has the before and after).
+ */
+void tfj_wire_tune_malloc(void)
+{
+#ifdef __GLIBC__
+	const char *t = getenv("GLIBC_TUNABLES");
+
+	if (getenv("MALLOC_MMAP_THRESHOLD_") || getenv("MALLOC_TRIM_THRESHOLD_") ||
+	    (t && strstr(t, "glibc.malloc.")))
+		return;
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+#endif
 }
 
 /* ---- decoding ---------------------------------------------------------- */

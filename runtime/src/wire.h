@@ -64,6 +64,14 @@ int tfj_wire_encode(grpc_byte_buffer **out, const ProtobufCMessage *msg,
 #define TFJ_WIRE_NARGS 6
 size_t tfj_wire_transport_args(grpc_arg *out, size_t max_message);
 
+/*
+ * Process-wide malloc settings for a task that moves tensors through gRPC
+ * (wire.c says why). Call once at start, before other threads exist; a
+ * malloc setting in the environment (MALLOC_MMAP_THRESHOLD_,
+ * MALLOC_TRIM_THRESHOLD_, GLIBC_TUNABLES) is left in charge.
+ */
+void tfj_wire_tune_malloc(void);
+
 struct tfj_wire_chunk;
 
 struct tfj_wire_arena {
