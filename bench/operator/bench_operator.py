@@ -36,7 +36,10 @@ import procmon  # noqa: E402
 
 VWC_NAME = "validator.training-operator.kubeflow.org"
 VWC_PATH = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/" + VWC_NAME
-CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"  # fixed in training-operator v1.8
+CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"  # fixed in training-operator v1.8 and v1.9
+# The test bed's own operator (helm install, all namespaces): paused while
+# Kubeflow's runs, see pause_testbed_operator().
+TESTBED_OP = "/apis/apps/v1/namespaces/tfjob-system/deployments/tfjob-operator"
 SEL = {"tfjob-bench/no-such-node": "true"}
 
 
@@ -113,6 +116,27 @@ def mount_webhook_certs(api, ns):
     return True
 
 
+def pause_testbed_operator(api):
+    """Kubeflow's operator (v1.9) acts only on TFJobs whose runPolicy.managedBy
+    is unset or its own name, and so does the test bed's helm-installed
+    tfjob-operator, which watches every namespace. For Kubeflow's runs the
+    jobs carry no managedBy and the test bed's operator is scaled to 0 until
+    the run ends. Returns the replica count to restore, or None."""
+    st, d = api.req("GET", TESTBED_OP)
+    if st != 200:
+        return None
+    n = (d.get("spec") or {}).get("replicas", 1)
+    api.req("PATCH", TESTBED_OP, {"spec": {"replicas": 0}}, "application/merge-patch+json")
+    t0 = time.time()
+    while time.time() - t0 < 120:
+        st, pl = api.req("GET", "/api/v1/namespaces/tfjob-system/pods")
+        if st == 200 and not [p for p in pl.get("items", [])
+                              if p["metadata"]["name"].startswith("tfjob-operator-")]:
+            break
+        time.sleep(1)
+    return n
+
+
 def scrape(url, impl):
     """Total API requests the operator has sent, from its /metrics."""
     text = urllib.request.urlopen(url, timeout=10).read().decode()
@@ -157,8 +181,9 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--jobs", type=int, default=100)
     ap.add_argument("--workers", type=int, default=4)
-    # Kubeflow's training-operator v1.8 has no QPS flags: controller-runtime
-    # gives it 20 QPS, burst 30, so ours runs with the same by default.
+    # The client rate limit of both operators (Kubeflow: --kube-api-qps and
+    # --kube-api-burst, one token bucket shared by all its clients; ours:
+    # --qps, --burst). 20/30 is Kubeflow's default.
     ap.add_argument("--qps", default="20")
     ap.add_argument("--burst", default="30")
     ap.add_argument("--threads", default="4")
@@ -168,12 +193,16 @@ def main():
     # runPolicy.managedBy on every benchmark job, and --managed-by for ours:
     # a helm-installed tfjob-operator watching all namespaces then leaves
     # the jobs alone (it only acts on jobs managed by
-    # kubeflow.org/training-operator). Kubeflow's v1.8.1 does not know the
-    # field and reconciles the jobs regardless. "" turns this off.
+    # kubeflow.org/training-operator). Kubeflow's own runs leave the field
+    # out (v1.9 would skip the jobs otherwise) and pause the test bed's
+    # operator instead. "" turns this off.
     ap.add_argument("--managed-by", default="tfjob-bench.example.com/operator")
     ap.add_argument("--rep", type=int, default=0, help="repetition number, for the report")
+    ap.add_argument("--peer_version", default="", help="Kubeflow's version, for the report")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
+    if a.impl == "kubeflow":
+        a.managed_by = ""
 
     kc = os.environ["KUBECONFIG"]
     ns = "tfjob-bench-%s-%d" % (a.impl, int(time.time()))
@@ -184,9 +213,10 @@ def main():
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     api = Api(pport)
     op = None
+    restore = None
     result = {"impl": a.impl, "label": a.label or a.impl, "jobs": a.jobs,
               "workers_per_job": a.workers, "namespace": ns, "qps": a.qps, "burst": a.burst,
-              "rep": a.rep, "managed_by": a.managed_by}
+              "rep": a.rep, "managed_by": a.managed_by, "peer_version": a.peer_version}
     try:
         for _ in range(50):
             try:
@@ -223,9 +253,11 @@ def main():
                 "apiVersion": "admissionregistration.k8s.io/v1",
                 "kind": "ValidatingWebhookConfiguration",
                 "metadata": {"name": VWC_NAME}, "webhooks": []})
+            restore = pause_testbed_operator(api)
             env = dict(os.environ, MY_POD_NAMESPACE=ns)
             cmd = [a.bin, "--kubeconfig", kc, "--namespace", ns, "--enable-scheme", "tfjob",
                    "--controller-threads", a.threads,
+                   "--kube-api-qps", a.qps, "--kube-api-burst", a.burst,
                    "--metrics-bind-address", "127.0.0.1:%d" % mport,
                    "--health-probe-bind-address", "127.0.0.1:%d" % hport,
                    "--webhook-server-port", str(free_port()),
@@ -354,6 +386,11 @@ def main():
             result["ns_delete_s"] = time.time() - t_del
         except RuntimeError:
             pass
+        # Only once the namespace is gone: the jobs carry no managedBy, so
+        # the test bed's operator would otherwise take them up.
+        if restore is not None:
+            api.req("PATCH", TESTBED_OP, {"spec": {"replicas": restore}},
+                    "application/merge-patch+json")
         proxy.terminate()
         proxy.wait()
     with open(a.out, "w") as f:

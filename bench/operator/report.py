@@ -62,7 +62,9 @@ for n in sorted({k[1] for k in runs}):
     print("N = %d TFJobs x (1 ps + 4 workers), QPS %s burst %s, repetitions: ours %d, "
           "Kubeflow %d; median (min-max)\n" % (n, any_r["qps"], any_r["burst"],
                                                len(o or []), len(k or [])))
-    print("| metric | tfjob-operator | Kubeflow training-operator v1.8.1 | ours/theirs (medians) |")
+    peer = ([r.get("peer_version") for r in k or [] if r.get("peer_version")] or ["?"])[0]
+    print("| metric | tfjob-operator | Kubeflow training-operator %s | ours/theirs (medians) |"
+          % peer)
     print("|---|---|---|---|")
     for key, name, fmt in KEYS:
         a, b = median(o, key), median(k, key)
