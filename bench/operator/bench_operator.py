@@ -148,6 +148,19 @@ def scrape(url, impl):
     return total
 
 
+def tfjob_events(api, ns):
+    """Events about the TFJobs of the namespace, as the API server stores
+    them: the same source for both operators. Their request counters are
+    not one: ours counts the event posts, while Kubeflow's client-go counter
+    reported fewer requests per job than its creates and events add up to.
+    Repeated events count with their `count`."""
+    st, el = api.req("GET", "/api/v1/namespaces/%s/events?fieldSelector=involvedObject.kind%%3DTFJob"
+                     % ns)
+    if st != 200:
+        return None
+    return sum(max(1, e.get("count") or 1) for e in el.get("items", []))
+
+
 def rss_anon_mib(pid):
     """Private (anonymous) resident memory now: the process's own heap and
     stacks, without the shared-library pages VmHWM also counts. The kernel
@@ -363,6 +376,9 @@ def main():
         rss, cpu2 = proc_figures(op.pid)
         result["rss_mib_peak"], result["cpu_s_idle"] = rss, cpu2 - cpu
         result["load_end"] = procmon.loadavg()
+        ev = tfjob_events(api, ns)
+        if ev is not None:
+            result["tfjob_events_per_job"] = ev / a.jobs
     finally:
         if op and op.poll() is None:
             op.send_signal(signal.SIGTERM)

@@ -18,7 +18,8 @@ for p in sorted(glob.glob(os.path.join(out, "operator-*.json"))):
     runs.setdefault((r.get("label", r["impl"]), r["jobs"]), []).append(r)
 KEYS = [("all_pods_s", "s until all pods exist", "%.1f"),
         ("all_succeeded_s", "s until all jobs Succeeded", "%.1f"),
-        ("requests_per_job", "API requests per job", "%.1f"),
+        ("requests_per_job", "API requests per job (each operator's own counter)", "%.1f"),
+        ("tfjob_events_per_job", "events on the TFJobs per job (counted in the API server)", "%.1f"),
         ("idle_req_per_s", "idle requests/s (after all finished)", "%.2f"),
         ("rss_mib_ready", "RSS MiB when ready, no jobs (VmHWM)", "%.1f"),
         ("rss_mib_peak", "peak RSS MiB (VmHWM)", "%.1f"),
