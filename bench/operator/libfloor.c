@@ -6,10 +6,10 @@
  * tfjob-operator binary names as DT_NEEDED, in the same order, so the dynamic
  * loader maps, relocates and initialises exactly the same set (libcurl,
  * OpenSSL, gRPC core with its Abseil libraries, libmicrohttpd with GnuTLS,
- * ...). main() then only
- * reads /proc/self/status. Its VmRSS is therefore the floor no change to the
- * operator's code can go below; the operator's own cost is what its RSS
- * adds on top (docs/benchmarks.md, part 3). Output: one JSON object.
+ * ...). main() then only reads /proc/self/status. Its VmRSS is therefore
+ * the floor no change to the operator's code can go below; the operator's
+ * own cost is what its RSS adds on top (docs/benchmarks.md, part 3).
+ * Output: one JSON object.
  */
 #include <stdio.h>
 #include <stdlib.h>
