@@ -39,7 +39,8 @@ VWC_PATH = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfiguration
 CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"  # fixed in training-operator v1.8 and v1.9
 # The test bed's own operator (helm install, all namespaces): paused while
 # Kubeflow's runs, see pause_testbed_operator().
-TESTBED_OP = "/apis/apps/v1/namespaces/tfjob-system/deployments/tfjob-operator"
+TESTBED_NS = "tfjob-system"
+TESTBED_OP = "/apis/apps/v1/namespaces/%s/deployments/tfjob-operator" % TESTBED_NS
 SEL = {"tfjob-bench/no-such-node": "true"}
 
 
@@ -129,7 +130,7 @@ def pause_testbed_operator(api):
     api.req("PATCH", TESTBED_OP, {"spec": {"replicas": 0}}, "application/merge-patch+json")
     t0 = time.time()
     while time.time() - t0 < 120:
-        st, pl = api.req("GET", "/api/v1/namespaces/tfjob-system/pods")
+        st, pl = api.req("GET", "/api/v1/namespaces/%s/pods" % TESTBED_NS)
         if st == 200 and not [p for p in pl.get("items", [])
                               if p["metadata"]["name"].startswith("tfjob-operator-")]:
             break
@@ -158,7 +159,7 @@ def tfjob_events(api, ns):
                      % ns)
     if st != 200:
         return None
-    return sum(max(1, e.get("count") or 1) for e in el.get("items", []))
+    return sum(e.get("count") or 1 for e in el.get("items", []))
 
 
 def rss_anon_mib(pid):
