@@ -97,20 +97,21 @@ size_t tfj_optim_state_size(enum tfj_optim_kind kind, size_t n)
  */
 #define FINITE_LANES 16
 
-int tfj_optim_finite(const float *v, size_t n)
+int tfj_optim_finite(const void *v, size_t n)
 {
+	const unsigned char *b = v;
 	uint32_t acc[FINITE_LANES] = { 0 }, u[FINITE_LANES], all = 0;
 	size_t i = 0, j;
 
 	for (; i + FINITE_LANES <= n; i += FINITE_LANES) {
-		memcpy(u, v + i, sizeof(u));
+		memcpy(u, b + i * sizeof(float), sizeof(u));
 		for (j = 0; j < FINITE_LANES; j++)
 			acc[j] |= (u[j] & 0x7f800000u) + 0x00800000u;
 	}
 	for (j = 0; j < FINITE_LANES; j++)
 		all |= acc[j];
 	for (; i < n; i++) {
-		memcpy(u, v + i, sizeof(u[0]));
+		memcpy(u, b + i * sizeof(float), sizeof(u[0]));
 		all |= (u[0] & 0x7f800000u) + 0x00800000u;
 	}
 	return !(all >> 31);
@@ -119,8 +120,6 @@ int tfj_optim_finite(const float *v, size_t n)
 int tfj_optim_apply(enum tfj_optim_kind kind, const struct tfj_optim_hparams *h, float *param,
 		    const float *grad, float *state, size_t n, int64_t step)
 {
-	const float lr = h ? h->lr : 0.0f, wd = h ? h->weight_decay : 0.0f;
-	size_t i;
 	int rc;
 
 	if ((rc = tfj_optim_validate(kind, h)) < 0)
@@ -133,23 +132,43 @@ int tfj_optim_apply(enum tfj_optim_kind kind, const struct tfj_optim_hparams *h,
 		return tfj_err_set(TFJ_ERANGE, "optim: negative step %lld", (long long)step);
 	/*
 	 * Check first, so a NaN gradient leaves param and state untouched. The
-	 * shard has already checked its pushes (shard.c), but this function is
-	 * public and the guarantee must not depend on the caller: the check is
-	 * branch-free, so it vectorises and costs a fraction of the update.
+	 * shard checks its pushes itself and calls tfj_optim_update(), but this
+	 * function is public and the guarantee must not depend on the caller.
 	 */
 	if (n && !tfj_optim_finite(grad, n))
 		return tfj_err_set(TFJ_ENUMERIC, "optim: gradient holds NaN or Inf");
+	tfj_optim_update(kind, h, param, grad, state, n, step);
+	return 0;
+}
+
+/* Element i of a gradient at any alignment (a plain load on x86 and arm64). */
+static inline float grad_at(const unsigned char *g, size_t i)
+{
+	float v;
+
+	memcpy(&v, g + i * sizeof(float), sizeof(v));
+	return v;
+}
+
+void tfj_optim_update(enum tfj_optim_kind kind, const struct tfj_optim_hparams *h, float *param_,
+		      const void *grad, float *state_, size_t n, int64_t step)
+{
+	/* Distinct arrays (optim.h): restrict lets the loops vectorise without alias checks. */
+	float *restrict param = param_, *restrict state = state_;
+	const unsigned char *restrict gb = grad;
+	const float lr = h->lr, wd = h->weight_decay;
+	size_t i;
 
 	switch (kind) {
 	case TFJ_OPTIM_SGD:
 		for (i = 0; i < n; i++)
-			param[i] -= lr * (grad[i] + wd * param[i]);
+			param[i] -= lr * (grad_at(gb, i) + wd * param[i]);
 		break;
 	case TFJ_OPTIM_MOMENTUM: {
 		const float mu = h->momentum;
 
 		for (i = 0; i < n; i++) {
-			float g = grad[i] + wd * param[i];
+			float g = grad_at(gb, i) + wd * param[i];
 			float v = mu * state[i] + g;
 
 			state[i] = v;
@@ -165,7 +184,7 @@ int tfj_optim_apply(enum tfj_optim_kind kind, const struct tfj_optim_hparams *h,
 		float c2 = (float)(1.0 - pow(h->beta2, t));
 
 		for (i = 0; i < n; i++) {
-			float g = grad[i] + wd * param[i];
+			float g = grad_at(gb, i) + wd * param[i];
 
 			m[i] = h->beta1 * m[i] + (1.0f - h->beta1) * g;
 			v[i] = h->beta2 * v[i] + (1.0f - h->beta2) * g * g;
@@ -174,5 +193,4 @@ int tfj_optim_apply(enum tfj_optim_kind kind, const struct tfj_optim_hparams *h,
 		break;
 	}
 	}
-	return 0;
 }

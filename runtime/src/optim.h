@@ -46,11 +46,26 @@ int tfj_optim_validate(enum tfj_optim_kind kind, const struct tfj_optim_hparams 
 /* Floats of state per variable of n floats: 0 (sgd), n (momentum), 2n (adam). */
 size_t tfj_optim_state_size(enum tfj_optim_kind kind, size_t n);
 
-/* 1 when none of v[0..n) is NaN or Inf (branch-free, vectorised; see optim.c). */
-int tfj_optim_finite(const float *v, size_t n);
+/*
+ * 1 when none of the n floats at v is NaN or Inf (branch-free, vectorised;
+ * see optim.c). v needs no alignment: it may point into received bytes.
+ */
+int tfj_optim_finite(const void *v, size_t n);
 
 /* One update of param[0..n) with grad[0..n); state as above (NULL for sgd). */
 int tfj_optim_apply(enum tfj_optim_kind kind, const struct tfj_optim_hparams *h, float *param,
 		    const float *grad, float *state, size_t n, int64_t step);
+
+/*
+ * The update of tfj_optim_apply() without its checks, for a caller that
+ * applies one gradient in many pieces and has checked once for all of them:
+ * h passed tfj_optim_validate(), every piece passed tfj_optim_finite(),
+ * state is there when kind needs it, step >= 0. grad is n floats in host
+ * byte order at any alignment (the parameter server applies pushes straight
+ * from gRPC's receive buffers, where a tensor starts wherever the message
+ * put it).
+ */
+void tfj_optim_update(enum tfj_optim_kind kind, const struct tfj_optim_hparams *h, float *param,
+		      const void *grad, float *state, size_t n, int64_t step);
 
 #endif

@@ -32,8 +32,7 @@ int tfj_shard_init(struct tfj_shard *s, const struct tfj_plan *plan,
 	s->state_off = calloc(s->nslices + 1, sizeof(*s->state_off));
 	s->param = calloc(s->n, sizeof(float));
 	s->grad = calloc(s->n, sizeof(float));
-	s->bounce = malloc(TFJ_SHARD_CHUNK * sizeof(float));
-	if (!s->slices || !s->state_off || !s->param || !s->grad || !s->bounce) {
+	if (!s->slices || !s->state_off || !s->param || !s->grad) {
 		rc = tfj_err_set(TFJ_ENOMEM, "shard: out of memory");
 		goto out;
 	}
@@ -70,7 +69,6 @@ void tfj_shard_free(struct tfj_shard *s)
 	free(s->state_off);
 	free(s->param);
 	free(s->grad);
-	free(s->bounce);
 	free(s->state);
 	tfj_syncagg_free(&s->agg);
 	memset(s, 0, sizeof(*s));
@@ -106,33 +104,27 @@ static void gather(struct tfj_shard *s, const struct tfj_wire_tensor *t)
 		tfj_wire_bytes_copy(s->grad + s->slices[i]->shard_off, &t[i].data);
 }
 
-/* 1 when no element is NaN or Inf (branch-free and vectorised, optim.c). */
-static int finite_n(const float *v, size_t n)
-{
-	return tfj_optim_finite(v, n);
-}
-
 static int all_finite(const struct tfj_shard *s, const float *v)
 {
-	return finite_n(v, s->n);
+	return tfj_optim_finite(v, s->n);
 }
 
-/* 1 when every gradient of the push is finite (read chunk by chunk from the slices). */
-static int tensors_finite(struct tfj_shard *s, const struct tfj_wire_tensor *t)
+/*
+ * 1 when every gradient of the push is finite, read in place from the
+ * received slices (branch-free and vectorised, optim.c).
+ */
+static int tensors_finite(const struct tfj_shard *s, const struct tfj_wire_tensor *t)
 {
-	size_t i;
+	size_t i, k;
 
 	for (i = 0; i < s->nslices; i++) {
 		struct tfj_wire_bytes b = t[i].data;
+		const void *p;
+		float tmp;
 
-		while (b.len >= sizeof(float)) {
-			size_t k = b.len / sizeof(float) < TFJ_SHARD_CHUNK ? b.len / sizeof(float)
-									  : TFJ_SHARD_CHUNK;
-
-			tfj_wire_bytes_take(&b, s->bounce, k * sizeof(float));
-			if (!finite_n(s->bounce, k))
+		while ((k = tfj_wire_bytes_floats(&b, &p, &tmp, TFJ_SHARD_CHUNK)) > 0)
+			if (!tfj_optim_finite(p, k))
 				return 0;
-		}
 	}
 	return 1;
 }
@@ -157,14 +149,15 @@ size_t tfj_shard_state_k(const struct tfj_shard *s)
 	return tfj_optim_state_size(s->cfg->optim, 1);
 }
 
-/* 1 when no element has its sign bit set, except for zeros (-0.0 is fine). */
-static int nonneg_n(const float *v, size_t n)
+/* 1 when none of n floats at v (any alignment) is negative; -0.0 is fine. */
+static int nonneg_n(const void *v, size_t n)
 {
+	const unsigned char *b = v;
 	uint32_t bad = 0, u;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		memcpy(&u, &v[i], sizeof(u));
+		memcpy(&u, b + i * sizeof(u), sizeof(u));
 		bad |= (u >> 31) & ((u & 0x7fffffffu) != 0);
 	}
 	return !bad;
@@ -173,7 +166,7 @@ static int nonneg_n(const float *v, size_t n)
 /*
  * Checks state tensors against the slice table and their values (finite;
  * Adam's second moment, the second block, not negative: its square root
- * is taken), reading them chunk by chunk from the received slices.
+ * is taken), reading them in place from the received slices.
  */
 static int check_state(struct tfj_shard *s, const struct tfj_wire_tensor *st, size_t nst)
 {
@@ -196,17 +189,16 @@ static int check_state(struct tfj_shard *s, const struct tfj_wire_tensor *st, si
 			return tfj_err_set(TFJ_EINVAL, "ps %u: state slice %zu carries %zu bytes, "
 					   "want %zu", s->id, i, d.len, k * p->count * sizeof(float));
 		for (b = 0; b < k; b++) {
-			size_t left = p->count;
+			size_t left = p->count, c;
+			const void *v;
+			float tmp;
 
-			while (left) {
-				size_t c = left < TFJ_SHARD_CHUNK ? left : TFJ_SHARD_CHUNK;
-
-				tfj_wire_bytes_take(&d, s->bounce, c * sizeof(float));
-				if (!finite_n(s->bounce, c))
+			/* Block b ends exactly at a float boundary: c never runs past it. */
+			while (left && (c = tfj_wire_bytes_floats(&d, &v, &tmp, left)) > 0) {
+				if (!tfj_optim_finite(v, c))
 					return tfj_err_set(TFJ_ENUMERIC, "ps %u: optimizer state not "
 							   "finite", s->id);
-				if (s->cfg->optim == TFJ_OPTIM_ADAM && b == 1 &&
-				    !nonneg_n(s->bounce, c))
+				if (s->cfg->optim == TFJ_OPTIM_ADAM && b == 1 && !nonneg_n(v, c))
 					return tfj_err_set(TFJ_ENUMERIC, "ps %u: negative Adam second "
 							   "moment", s->id);
 				left -= c;
@@ -344,7 +336,10 @@ static int apply(struct tfj_shard *s, const float *grad, int64_t max_steps)
 	int rc;
 
 	rate_for(s, &hp, max_steps);
-	/* optim.h refuses NaN per call before changing anything; check all slices first. */
+	/* Validate and check everything first: a refused update changes nothing. */
+	rc = tfj_optim_validate(s->cfg->optim, &hp);
+	if (rc)
+		return rc;
 	if (!all_finite(s, grad))
 		return tfj_err_set(TFJ_ENUMERIC, "ps %u: gradient holds NaN/Inf", s->id);
 	rc = prewrite(s);
@@ -353,37 +348,38 @@ static int apply(struct tfj_shard *s, const float *grad, int64_t max_steps)
 	for (i = 0; i < s->nslices; i++) {
 		const struct tfj_place_slice *p = s->slices[i];
 
-		rc = tfj_optim_apply(s->cfg->optim, &hp, s->param + p->shard_off,
-				     grad + p->shard_off,
-				     s->state ? s->state + s->state_off[i] : NULL, p->count, s->opt_t);
-		if (rc)
-			return rc;
+		tfj_optim_update(s->cfg->optim, &hp, s->param + p->shard_off, grad + p->shard_off,
+				 s->state ? s->state + s->state_off[i] : NULL, p->count, s->opt_t);
 	}
 	updated(s);
 	return 0;
 }
 
 /*
- * Applies a push straight from the received slices, chunk by chunk through
- * the bounce buffer, after a first pass refused NaN/Inf. SGD and momentum
- * update element by element, so a chunk is a complete update of its
- * elements. Adam keeps m and v as the two halves of a slice's state, which
- * a chunk cannot address: it gathers the whole gradient and uses apply().
+ * Applies a push in place from the received slices (gRPC's receive buffers;
+ * no copy of the gradient), after a first pass refused NaN/Inf: two reads of
+ * the gradient in all. SGD and momentum update element by element, so each
+ * run of floats is a complete update of its elements. Adam keeps m and v as
+ * the two halves of a slice's state, which a run cannot address: it gathers
+ * the whole gradient and uses apply().
  */
 static int apply_tensors(struct tfj_shard *s, const struct tfj_wire_tensor *t,
 			 int64_t max_steps)
 {
 	struct tfj_optim_hparams hp;
-	size_t i;
+	size_t i, k;
 	int rc;
 
 	if (s->cfg->optim == TFJ_OPTIM_ADAM) {
 		gather(s, t);
 		return apply(s, s->grad, max_steps);
 	}
+	rate_for(s, &hp, max_steps);
+	rc = tfj_optim_validate(s->cfg->optim, &hp);
+	if (rc)
+		return rc;
 	if (!tensors_finite(s, t))
 		return tfj_err_set(TFJ_ENUMERIC, "ps %u: gradient holds NaN/Inf", s->id);
-	rate_for(s, &hp, max_steps);
 	rc = prewrite(s);
 	if (rc)
 		return rc;
@@ -391,19 +387,13 @@ static int apply_tensors(struct tfj_shard *s, const struct tfj_wire_tensor *t,
 		const struct tfj_place_slice *p = s->slices[i];
 		struct tfj_wire_bytes b = t[i].data;
 		size_t done = 0;
+		const void *g;
+		float tmp;
 
-		while (b.len >= sizeof(float)) {
-			size_t k = b.len / sizeof(float) < TFJ_SHARD_CHUNK ? b.len / sizeof(float)
-									  : TFJ_SHARD_CHUNK;
-
-			tfj_wire_bytes_take(&b, s->bounce, k * sizeof(float));
-			/* Fails only on bad hyper-parameters, i.e. already on the first chunk. */
-			rc = tfj_optim_apply(s->cfg->optim, &hp, s->param + p->shard_off + done,
-					     s->bounce,
-					     s->state ? s->state + s->state_off[i] + done : NULL, k,
-					     s->opt_t);
-			if (rc)
-				return rc;
+		while ((k = tfj_wire_bytes_floats(&b, &g, &tmp, TFJ_SHARD_CHUNK)) > 0) {
+			tfj_optim_update(s->cfg->optim, &hp, s->param + p->shard_off + done, g,
+					 s->state ? s->state + s->state_off[i] + done : NULL, k,
+					 s->opt_t);
 			done += k;
 		}
 	}
@@ -454,15 +444,12 @@ int tfj_shard_push(struct tfj_shard *s, const Tfj__Runtime__V1__PushRequest *req
 		return tfj_err_set(TFJ_ENUMERIC, "ps %u: gradient holds NaN/Inf", s->id);
 	for (i = 0; i < s->nslices; i++) {
 		struct tfj_wire_bytes b = t[i].data;
-		size_t done = 0;
+		size_t done = 0, k;
+		const void *g;
+		float tmp;
 
-		while (b.len >= sizeof(float)) {
-			size_t k = b.len / sizeof(float) < TFJ_SHARD_CHUNK ? b.len / sizeof(float)
-									  : TFJ_SHARD_CHUNK;
-
-			tfj_wire_bytes_take(&b, s->bounce, k * sizeof(float));
-			tfj_syncagg_add(&s->agg, s->slices[i]->shard_off + done,
-					(const uint8_t *)s->bounce, k);
+		while ((k = tfj_wire_bytes_floats(&b, &g, &tmp, TFJ_SHARD_CHUNK)) > 0) {
+			tfj_syncagg_add(&s->agg, s->slices[i]->shard_off + done, g, k);
 			done += k;
 		}
 	}

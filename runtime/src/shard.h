@@ -9,10 +9,11 @@
  * the mean once replicas_to_aggregate of them are in.
  *
  * Tensors arrive as split-decoded wire tensors (wire.h), still in the
- * received gRPC slices. A push is read from there twice in cache-sized
- * chunks (through a small aligned bounce buffer): once to refuse NaN/Inf
- * before anything changes, once to apply the update (or add to the sync
- * aggregate); the full gradient is never copied. Init goes through the
+ * received gRPC slices. A push is read from there twice, in place (runs of
+ * floats at whatever alignment the message put them; only a float split
+ * across two slices is copied): once to refuse NaN/Inf before anything
+ * changes, once to apply the update (or add to the sync aggregate); the
+ * gradient is never copied. Init goes through the
  * gradient scratch, so a bad value leaves the parameters as they were.
  *
  * Ownership: the shard owns its arrays and borrows the plan and config,
@@ -35,7 +36,7 @@
 #include "tfj_runtime.pb-c.h"
 #include "wire.h"
 
-/* Floats per chunk when a push is applied from the received slices (fits L2). */
+/* Most floats handled per step when a push is read in place from the received slices. */
 #define TFJ_SHARD_CHUNK 8192
 
 struct tfj_shard {
@@ -49,7 +50,6 @@ struct tfj_shard {
 	float *state;              /* optimizer state, per slice at state_off[i] */
 	size_t *state_off;
 	float *grad;               /* n floats of scratch (aligned copy of an Init) */
-	float *bounce;             /* TFJ_SHARD_CHUNK floats: a push is applied chunk by chunk */
 	int initialized;
 	int finished;
 	int64_t step;              /* global step of this shard */

@@ -330,6 +330,37 @@ void tfj_wire_bytes_copy(void *dst, const struct tfj_wire_bytes *b)
 	(void)cur_take(&c, b->len, dst);
 }
 
+size_t tfj_wire_bytes_floats(struct tfj_wire_bytes *b, const void **p, float *tmp, size_t max)
+{
+	struct cur c = { b->sl, b->nsl, b->idx, b->off, b->len };
+	size_t avail, k;
+
+	if (b->len < sizeof(float) || max == 0)
+		return 0;
+	cur_settle(&c);
+	if (c.idx >= c.nsl) /* cannot happen: the run was checked when it was decoded */
+		return 0;
+	avail = GRPC_SLICE_LENGTH(c.sl[c.idx]) - c.off;
+	if (avail > c.left)
+		avail = c.left;
+	k = avail / sizeof(float);
+	if (k == 0) {
+		(void)cur_take(&c, sizeof(float), (uint8_t *)tmp);
+		*p = tmp;
+		k = 1;
+	} else {
+		if (k > max)
+			k = max;
+		*p = GRPC_SLICE_START_PTR(c.sl[c.idx]) + c.off;
+		c.off += k * sizeof(float);
+		c.left -= k * sizeof(float);
+	}
+	b->idx = c.idx;
+	b->off = c.off;
+	b->len = c.left;
+	return k;
+}
+
 void tfj_wire_bytes_take(struct tfj_wire_bytes *b, void *dst, size_t n)
 {
 	struct cur c = { b->sl, b->nsl, b->idx, b->off, b->len };

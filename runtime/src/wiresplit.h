@@ -50,6 +50,16 @@ void tfj_wire_bytes_copy(void *dst, const struct tfj_wire_bytes *b);
 /* Copies the run's next n bytes (n <= b->len) to dst and moves b past them. */
 void tfj_wire_bytes_take(struct tfj_wire_bytes *b, void *dst, size_t n);
 
+/*
+ * The next floats of the run without copying them: points *p at up to max
+ * (>= 1) floats that lie in one received slice, moves b past them and
+ * returns how many; *p then needs no alignment (read it as bytes, like
+ * tfj_optim_finite() and tfj_optim_update() do). A float split across two
+ * slices is copied to *tmp and returned alone. Returns 0 when fewer than 4
+ * bytes are left.
+ */
+size_t tfj_wire_bytes_floats(struct tfj_wire_bytes *b, const void **p, float *tmp, size_t max);
+
 /* One Slice of a split-decoded message: header fields and its raw data. */
 struct tfj_wire_tensor {
 	uint32_t var;

@@ -189,6 +189,44 @@ static void test_finite_check(void)
 	TFJ_CHECK(tfj_optim_finite(NULL, 0));
 }
 
+/*
+ * tfj_optim_update() reads its gradient at any alignment (the ps passes
+ * pointers into received bytes) and does exactly what tfj_optim_apply()
+ * does with the same numbers; tfj_optim_finite() reads the same way.
+ */
+static void test_unaligned_update(void)
+{
+	static const enum tfj_optim_kind kinds[] = { TFJ_OPTIM_SGD, TFJ_OPTIM_MOMENTUM,
+						     TFJ_OPTIM_ADAM };
+	unsigned char raw[N * sizeof(float) + 8];
+	float pa[N], pb[N], g[N], sa[2 * N], sb[2 * N], bad = NAN;
+	struct tfj_optim_hparams h;
+	size_t k, off, i;
+	int s;
+
+	for (k = 0; k < 3; k++) {
+		tfj_optim_defaults(&h, kinds[k]);
+		h.weight_decay = 0.01f;
+		for (off = 1; off < 4; off++) {
+			for (i = 0; i < N; i++)
+				pa[i] = pb[i] = (float)i - 3.5f;
+			memset(sa, 0, sizeof(sa));
+			memset(sb, 0, sizeof(sb));
+			for (s = 0; s < 3; s++) {
+				quad_grad(pa, g);
+				memcpy(raw + off, g, sizeof(g));
+				TFJ_CHECK(tfj_optim_finite(raw + off, N));
+				TFJ_CHECK_INT(tfj_optim_apply(kinds[k], &h, pa, g, sa, N, s), 0);
+				tfj_optim_update(kinds[k], &h, pb, raw + off, sb, N, s);
+			}
+			TFJ_CHECK(memcmp(pa, pb, sizeof(pa)) == 0);
+			TFJ_CHECK(memcmp(sa, sb, sizeof(sa)) == 0);
+			memcpy(raw + off + 5 * sizeof(float), &bad, sizeof(bad));
+			TFJ_CHECK(!tfj_optim_finite(raw + off, N));
+		}
+	}
+}
+
 int main(void)
 {
 	TFJ_RUN(test_converges);
@@ -196,5 +234,6 @@ int main(void)
 	TFJ_RUN(test_state_and_parse);
 	TFJ_RUN(test_refusals);
 	TFJ_RUN(test_finite_check);
+	TFJ_RUN(test_unaligned_update);
 	return tfj_test_finish();
 }

@@ -198,6 +198,41 @@ static int split(struct tfj_wire_msg *m, const ProtobufCMessageDescriptor *d, co
 	return tfj_wire_split_slices(m, d, sl, n, a);
 }
 
+/*
+ * Reads a run as floats in place, the way the ps applies a push: every
+ * element comes out once and in order, runs never pass max or a slice end,
+ * and only a float cut by a slice boundary goes through tmp.
+ */
+static void check_floats(const struct tfj_wire_bytes *run, const float *want, size_t piece)
+{
+	struct tfj_wire_bytes b = *run;
+	size_t got = 0, k, runs = 0, viatmp = 0;
+	const void *p;
+	float tmp, f;
+
+	while ((k = tfj_wire_bytes_floats(&b, &p, &tmp, 1000)) > 0) {
+		TFJ_CHECK(k <= 1000 && got + k <= N);
+		if (p == &tmp) {
+			TFJ_CHECK_INT(k, 1);
+			viatmp++;
+		}
+		memcpy(&f, (const uint8_t *)p + (k - 1) * sizeof(float), sizeof(f));
+		TFJ_CHECK(memcmp(p, want + got, k * sizeof(float)) == 0 && f == want[got + k - 1]);
+		got += k;
+		runs++;
+	}
+	TFJ_CHECK_INT(got, N);
+	TFJ_CHECK_INT(b.len, 0);
+	TFJ_CHECK(tfj_wire_bytes_floats(&b, &p, &tmp, 1000) == 0);
+	/* Slices of 1 or 3 bytes never hold a whole float; 0 = one slice, runs of 1000. */
+	if (piece == 1 || piece == 3)
+		TFJ_CHECK_INT(viatmp, N);
+	if (piece == 0)
+		TFJ_CHECK(runs == (N + 999) / 1000 && viatmp == 0);
+	if (piece == 997) /* 997 is odd: some floats straddle two slices */
+		TFJ_CHECK(viatmp > 0 && runs > viatmp);
+}
+
 static void test_split_roundtrip(void)
 {
 	static const size_t pieces[] = { 0, 1, 3, 997, 4096 };
@@ -245,6 +280,7 @@ static void test_split_roundtrip(void)
 		for (i = 0; b.len > 0; i += 4099)
 			tfj_wire_bytes_take(&b, (uint8_t *)out + i, b.len < 4099 ? b.len : 4099);
 		TFJ_CHECK(memcmp(out, vals[0], sizeof(out)) == 0);
+		check_floats(&m.t[1].data, vals[1], pieces[k]);
 	}
 	/* Straight from a zero-copy byte buffer, as the client receives it. */
 	atomic_init(&lease.refs, 0);
