@@ -43,56 +43,10 @@ int tfj_apply_obj_path(char *out, size_t outlen, const char *group_path, const c
 void tfj_apply_event(struct tfj_apply *c, const struct tfj_tfjob *job,
 		       const char *type, const char *reason, const char *msg)
 {
-	char path[PATH_MAX_], name[256], ts[32];
-	struct timespec now;
-	cJSON *ev = NULL, *meta, *inv, *src;
-	int rc;
+	struct tfj_events_ref ref = { job->ns, job->name, job->uid };
 
-	if (!type || !reason)
-		return;
-	clock_gettime(CLOCK_REALTIME, &now);
-	snprintf(name, sizeof(name), "%.200s.%llx", job->name,
-		 (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec);
-	tfj_jobstatus_format_time(ts, sizeof(ts), (int64_t)now.tv_sec);
-	ev = cJSON_CreateObject();
-	if (!ev || !cJSON_AddStringToObject(ev, "apiVersion", "v1") ||
-	    !cJSON_AddStringToObject(ev, "kind", "Event") ||
-	    !(meta = cJSON_AddObjectToObject(ev, "metadata")) ||
-	    !cJSON_AddStringToObject(meta, "name", name) ||
-	    !cJSON_AddStringToObject(meta, "namespace", job->ns) ||
-	    !(inv = cJSON_AddObjectToObject(ev, "involvedObject")) ||
-	    !cJSON_AddStringToObject(inv, "apiVersion", TFJ_TFJOB_API_VERSION) ||
-	    !cJSON_AddStringToObject(inv, "kind", TFJ_TFJOB_KIND) ||
-	    !cJSON_AddStringToObject(inv, "name", job->name) ||
-	    !cJSON_AddStringToObject(inv, "namespace", job->ns) ||
-	    !cJSON_AddStringToObject(inv, "uid", job->uid) ||
-	    !cJSON_AddStringToObject(ev, "type", type) ||
-	    !cJSON_AddStringToObject(ev, "reason", reason) ||
-	    !cJSON_AddStringToObject(ev, "message", msg ? msg : "") ||
-	    !cJSON_AddStringToObject(ev, "firstTimestamp", ts) ||
-	    !cJSON_AddStringToObject(ev, "lastTimestamp", ts) ||
-	    !cJSON_AddNumberToObject(ev, "count", 1) ||
-	    !(src = cJSON_AddObjectToObject(ev, "source")) ||
-	    !cJSON_AddStringToObject(src, "component", "tfjob-operator") ||
-	    !cJSON_AddStringToObject(ev, "reportingComponent", "tfjob-operator") ||
-	    !cJSON_AddStringToObject(ev, "reportingInstance",
-				     c->instance ? c->instance : "tfjob-operator")) {
-		atomic_fetch_add(&c->event_errors, 1);
-		goto out;
-	}
-	if (tfj_apply_coll_path(path, sizeof(path), TFJ_API_CORE, job->ns, "events"))
-		goto out;
-	rc = tfj_kube_create(c->k, NULL, path, ev);
-	if (rc) {
-		/* Events are best effort: a lost event never fails a reconcile. */
-		atomic_fetch_add(&c->event_errors, 1);
-		tfj_log_debug("event not posted", "job", job->name, "reason", reason,
-			      "error", tfj_err_detail());
-	} else {
-		atomic_fetch_add(&c->events_posted, 1);
-	}
-out:
-	cJSON_Delete(ev);
+	/* Queued, not sent: events spend their own budget on their own thread (events.h). */
+	tfj_events_post(c->events, &ref, type, reason, msg);
 }
 
 /* ---- status ---- */
@@ -357,13 +311,9 @@ int tfj_apply_metrics(struct tfj_apply *c, struct tfj_buf *out)
 		"# HELP tfjob_operator_status_writes_total Status writes and conflicts.\n"
 		"# TYPE tfjob_operator_status_writes_total counter\n"
 		"tfjob_operator_status_writes_total{result=\"success\"} %llu\n"
-		"tfjob_operator_status_writes_total{result=\"conflict\"} %llu\n"
-		"# HELP tfjob_operator_events_total Kubernetes events posted.\n"
-		"# TYPE tfjob_operator_events_total counter\n"
-		"tfjob_operator_events_total{result=\"success\"} %llu\n"
-		"tfjob_operator_events_total{result=\"error\"} %llu\n",
+		"tfjob_operator_status_writes_total{result=\"conflict\"} %llu\n",
 		LD(c->creates), LD(c->create_errors), LD(c->deletes), LD(c->delete_errors),
-		LD(c->status_writes), LD(c->status_conflicts), LD(c->events_posted),
-		LD(c->event_errors));
+		LD(c->status_writes), LD(c->status_conflicts));
+	rc |= tfj_events_metrics(c->events, out);
 	return rc ? TFJ_ETOOBIG : 0;
 }

@@ -8,7 +8,8 @@
  *  - CREATE_*: POST; 409 AlreadyExists is success.
  *  - DELETE_*: DELETE with preconditions.uid, propagation Background; 404
  *    and 409 (a newer incarnation) are success.
- *  - EVENT: a core/v1 Event on the TFJob (best effort).
+ *  - EVENT: a core/v1 Event on the TFJob, queued for the events thread
+ *    (events.h; best effort, its own rate budget).
  *  - DELETE_JOB: DELETE the TFJob with its uid.
  *  - REQUEUE: the smallest after_ms lands in res->requeue_ms.
  * Every create/delete is recorded in the expectations before it is sent and
@@ -16,7 +17,8 @@
  * Warning event and does not stop the other, independent writes; the first
  * such error is returned so the key is retried with backoff.
  *
- * Ownership: struct tfj_apply borrows the client and the expectations.
+ * Ownership: struct tfj_apply borrows the client, the expectations and the
+ * event recorder.
  */
 #ifndef TFJ_APPLY_H
 #define TFJ_APPLY_H
@@ -27,6 +29,7 @@
 
 #include <tfj/buf.h>
 
+#include "events.h"
 #include "expect.h"
 #include "kube.h"
 #include "plan.h"
@@ -38,10 +41,10 @@
 struct tfj_apply {
 	struct tfj_kube *k;          /* borrowed */
 	struct tfj_expect *exp;      /* borrowed */
-	const char *instance;        /* reportingInstance of events; may be NULL */
+	struct tfj_events *events;   /* borrowed; NULL = no events */
 	_Atomic uint64_t jobs_created, jobs_succeeded, jobs_failed, jobs_restarted;
 	_Atomic uint64_t creates, deletes, create_errors, delete_errors;
-	_Atomic uint64_t status_writes, status_conflicts, events_posted, event_errors;
+	_Atomic uint64_t status_writes, status_conflicts;
 };
 
 struct tfj_apply_result {
@@ -53,11 +56,11 @@ struct tfj_apply_result {
 int tfj_apply_plan(struct tfj_apply *ap, const struct tfj_tfjob *job, const char *key,
 		   const struct tfj_plan *plan, struct tfj_apply_result *res);
 
-/* Posts a core/v1 Event about job (type/reason NULL: nothing). Best effort. */
+/* Queues a core/v1 Event about job (type/reason NULL: nothing). Best effort. */
 void tfj_apply_event(struct tfj_apply *ap, const struct tfj_tfjob *job, const char *type,
 		     const char *reason, const char *msg);
 
-/* Appends the job, write and event counters as Prometheus text. */
+/* Appends the job, write and event counters (events.h) as Prometheus text. */
 int tfj_apply_metrics(struct tfj_apply *ap, struct tfj_buf *out);
 
 /* "<group>[/namespaces/<ns>]/<res>" and "<group>/namespaces/<ns>/<res>/<name>[/<sub>]". */

@@ -21,6 +21,8 @@ static const struct opt opts[] = {
 	{ "workers", "TFJOB_WORKERS", 0 },
 	{ "qps", "TFJOB_QPS", 0 },
 	{ "burst", "TFJOB_BURST", 0 },
+	{ "event-qps", "TFJOB_EVENT_QPS", 0 },
+	{ "event-burst", "TFJOB_EVENT_BURST", 0 },
 	{ "cluster-domain", "TFJOB_CLUSTER_DOMAIN", 0 },
 	{ "log-level", "TFJOB_LOG_LEVEL", 0 },
 	{ "log-format", "TFJOB_LOG_FORMAT", 0 },
@@ -46,6 +48,9 @@ const char *tfj_config_usage(void)
 	       "  --workers N               reconcile threads, 1-256 (default 4)\n"
 	       "  --qps Q                   API requests per second (default 50)\n"
 	       "  --burst B                 API request burst (default 100)\n"
+	       "  --event-qps Q             Events posted per second, a budget of their own\n"
+	       "                            (default 10)\n"
+	       "  --event-burst B           Event burst (default 100)\n"
 	       "  --cluster-domain D        append D to TF_CONFIG hosts (default: none)\n"
 	       "  --log-level L             debug|info|warn|error (default info)\n"
 	       "  --log-format F            kv|json (default kv)\n"
@@ -95,6 +100,19 @@ static int parse_int(int *out, const char *v, const char *name, long lo, long hi
 	return 0;
 }
 
+/* A rate in requests per second, [0, 100000]; 0 = unlimited. */
+static int parse_rate(double *out, const char *v, const char *name)
+{
+	char *end;
+	double q;
+	errno = 0;
+	q = strtod(v, &end);
+	if (errno || end == v || *end || !isfinite(q) || q < 0 || q > 100000)
+		return tfj_err_set(TFJ_EINVAL, "--%s: %s is not a rate in [0, 100000]", name, v);
+	*out = q;
+	return 0;
+}
+
 static int apply(struct tfj_config *cfg, const char *name, const char *v)
 {
 	if (!strcmp(name, "namespace")) {
@@ -102,15 +120,13 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 	} else if (!strcmp(name, "workers")) {
 		return parse_int(&cfg->workers, v, name, 1, 256);
 	} else if (!strcmp(name, "qps")) {
-		char *end;
-		double q;
-		errno = 0;
-		q = strtod(v, &end);
-		if (errno || end == v || *end || !isfinite(q) || q < 0 || q > 100000)
-			return tfj_err_set(TFJ_EINVAL, "--qps: %s is not a rate in [0, 100000]", v);
-		cfg->qps = q;
+		return parse_rate(&cfg->qps, v, name);
 	} else if (!strcmp(name, "burst")) {
 		return parse_int(&cfg->burst, v, name, 1, 100000);
+	} else if (!strcmp(name, "event-qps")) {
+		return parse_rate(&cfg->event_qps, v, name);
+	} else if (!strcmp(name, "event-burst")) {
+		return parse_int(&cfg->event_burst, v, name, 1, 100000);
 	} else if (!strcmp(name, "cluster-domain")) {
 		cfg->cluster_domain = v;
 	} else if (!strcmp(name, "managed-by")) {
@@ -160,6 +176,8 @@ int tfj_config_parse(struct tfj_config *cfg, int argc, char **argv)
 	cfg->workers = 4;
 	cfg->qps = 50;
 	cfg->burst = 100;
+	cfg->event_qps = 10;
+	cfg->event_burst = 100;
 	cfg->cluster_domain = "";
 	cfg->managed_by = "";
 	cfg->log_level = TFJ_LOG_INFO;

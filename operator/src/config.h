@@ -19,6 +19,8 @@ struct tfj_config {
 	int workers;                 /* 1..256, default 4 */
 	double qps;                  /* API client rate, default 50 */
 	int burst;                   /* default 100 */
+	double event_qps;            /* Event posts, a separate budget; default 10 */
+	int event_burst;             /* default 100 */
 	const char *cluster_domain;  /* "" = short host names */
 	enum tfj_log_level log_level;
 	enum tfj_log_format log_format;

@@ -52,6 +52,7 @@ struct tfj_controller {
 	int running;  /* workers running */
 
 	struct tfj_apply ap;  /* writes and their counters */
+	struct tfj_events *events;
 
 	/* metrics */
 	_Atomic uint64_t rec_ok, rec_err, rec_skipped, rec_requeued;
@@ -339,6 +340,7 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	struct tfj_controller_opts def = { 0 };
 	struct tfj_queue_opts qo = { 5, 300000, 10, 100 };
 	struct tfj_informer_opts io;
+	struct tfj_events_opts eo = { 0 };
 	struct tfj_controller *c;
 	char path[PATH_MAX_];
 	int rc;
@@ -367,11 +369,13 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 		qo.qps = o->queue_qps;
 	if (o->queue_burst > 0)
 		qo.burst = o->queue_burst;
-	if ((rc = tfj_queue_new(&c->q, &qo)) || (rc = tfj_expect_new(&c->exp, 0)))
+	eo.instance = c->instance;
+	if ((rc = tfj_queue_new(&c->q, &qo)) || (rc = tfj_expect_new(&c->exp, 0)) ||
+	    (rc = tfj_events_new(&c->events, o->event_kube ? o->event_kube : k, &eo)))
 		goto out;
 	c->ap.k = k;
 	c->ap.exp = c->exp;
-	c->ap.instance = c->instance;
+	c->ap.events = c->events;
 
 	memset(&io, 0, sizeof(io));
 	io.watch_timeout_s = o->watch_timeout_s;
@@ -456,6 +460,8 @@ void tfj_controller_free(struct tfj_controller *c)
 	if (!c)
 		return;
 	tfj_controller_stop(c);
+	/* After the workers: nothing queues events any more. */
+	tfj_events_free(c->events);
 	tfj_informer_free(c->jobs);
 	tfj_informer_free(c->pods);
 	tfj_informer_free(c->svcs);
@@ -503,6 +509,11 @@ int tfj_controller_ready(struct tfj_controller *c)
 /* ---- metrics ---- */
 
 #define LD(x) ((unsigned long long)atomic_load(&(x)))
+
+int tfj_controller_flush_events(struct tfj_controller *c, long timeout_ms)
+{
+	return tfj_events_flush(c->events, timeout_ms);
+}
 
 int tfj_controller_metrics(struct tfj_controller *c, struct tfj_buf *out)
 {

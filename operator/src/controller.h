@@ -17,8 +17,9 @@
  *      TFJob from the API server (up to 3 attempts);
  *   6. requeue after the plan's nearest timer.
  *
- * Ownership: the controller borrows the kube client (it must outlive the
- * controller) and owns its informers, queue and expectations.
+ * Ownership: the controller borrows the kube clients (they must outlive the
+ * controller) and owns its informers, queue, expectations and the event
+ * recorder (events.h), whose thread posts what the reconciles queue.
  */
 #ifndef TFJ_CONTROLLER_H
 #define TFJ_CONTROLLER_H
@@ -44,6 +45,7 @@ struct tfj_controller_opts {
 	const char *report_addr;     /* TFJOB_REPORT_ADDR injected into pods; NULL = channel off */
 	const char *report_audience; /* token audience for the pods' projected token */
 	const char *manager;         /* runPolicy.managedBy we own; NULL = TFJ_TFJOB_MANAGER */
+	struct tfj_kube *event_kube; /* client for Events, with its own rate (events.h); NULL = k */
 };
 
 struct tfj_progress;
@@ -85,6 +87,9 @@ cJSON *tfj_controller_get_pod(struct tfj_controller *c, const char *ns, const ch
 
 /* Reconciles key "ns/name" after delay_ms (0: now). */
 void tfj_controller_enqueue(struct tfj_controller *c, const char *key, uint64_t delay_ms);
+
+/* Waits until the events queued so far are posted (tests). 0 or TFJ_ETIMEOUT. */
+int tfj_controller_flush_events(struct tfj_controller *c, long timeout_ms);
 
 /* Appends Prometheus text: jobs, reconciles, queue and informer gauges. */
 int tfj_controller_metrics(struct tfj_controller *c, struct tfj_buf *out);

@@ -44,6 +44,7 @@ struct app {
 	struct tfj_kube *kube;
 	struct tfj_kube *lease_kube; /* own client: a busy controller's rate limit
 				      * must never delay lease renewals */
+	struct tfj_kube *event_kube; /* own client: events have their own budget */
 	struct tfj_controller *ctl;
 	struct tfj_report *report;   /* NULL when the report channel is off */
 	struct tfj_leader *leader;
@@ -106,7 +107,7 @@ int main(int argc, char **argv)
 {
 	struct tfj_config cfg;
 	struct tfj_kubeconfig kc;
-	struct tfj_kube_opts ko = { 0 };
+	struct tfj_kube_opts ko = { 0 }, eko;
 	struct tfj_controller_opts co = { 0 };
 	struct tfj_httpd *httpd = NULL;
 	struct tfj_reporthub hub = { 0 };
@@ -152,6 +153,15 @@ int main(int argc, char **argv)
 		tfj_log_error("API client setup failed", "error", tfj_err_detail());
 		goto out;
 	}
+	/* Events get a client, and so a token bucket, of their own (events.h). */
+	eko = ko;
+	eko.qps = cfg.event_qps;
+	eko.burst = cfg.event_burst;
+	eko.timeout_ms = 10000; /* a hung post must not hold up shutdown for long */
+	if ((rc = tfj_kube_new(&a.event_kube, &kc, &eko))) {
+		tfj_log_error("API client setup failed", "error", tfj_err_detail());
+		goto out;
+	}
 	gethostname(host, sizeof(host) - 1);
 	co.namespace = cfg.namespace;
 	co.workers = cfg.workers;
@@ -161,6 +171,7 @@ int main(int argc, char **argv)
 	co.instance = host;
 	co.report_addr = cfg.report_service[0] ? cfg.report_service : NULL;
 	co.report_audience = cfg.report_audience;
+	co.event_kube = a.event_kube;
 	if ((rc = tfj_controller_new(&a.ctl, a.kube, &co))) {
 		tfj_log_error("controller setup failed", "error", tfj_err_detail());
 		goto out;
@@ -263,6 +274,7 @@ out:
 	tfj_tokenreviewer_free(hub.tr);
 	tfj_progress_free(prog);
 	tfj_kube_free(a.lease_kube);
+	tfj_kube_free(a.event_kube);
 	tfj_kube_free(a.kube);
 	tfj_kubeconfig_free(&kc);
 	tfj_log_info("tfjob-operator stopped");

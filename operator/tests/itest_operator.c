@@ -182,6 +182,7 @@ static void test_job_end_to_end(void)
 		tfj_buf_free(&m);
 	}
 	/* Every create was announced as a core/v1 Event on the TFJob. */
+	TFJ_CHECK_INT(tfj_controller_flush_events(c, 30000), 0);
 	{
 		cJSON *ev = NULL, *it;
 		int creates = 0;

@@ -24,6 +24,28 @@ static void test_defaults(void)
 	TFJ_CHECK_STR(c.metrics_addr, ":8080");
 	TFJ_CHECK_INT(c.leader_elect, 0);
 	TFJ_CHECK_INT(c.log_level, TFJ_LOG_INFO);
+	TFJ_CHECK(c.event_qps == 10);
+	TFJ_CHECK_INT(c.event_burst, 100);
+}
+
+static void bad(int argc, const char **argv, const char *needle);
+
+/* Events have a budget of their own (events.h), set apart from --qps/--burst. */
+static void test_event_budget(void)
+{
+	struct tfj_config c;
+	const char *ok[] = { "op", "--event-qps", "2.5", "--qps=40" };
+	const char *neg[] = { "op", "--event-qps=-1" };
+	const char *big[] = { "op", "--event-burst", "100001" };
+
+	setenv("TFJOB_EVENT_BURST", "9", 1);
+	TFJ_CHECK_INT(parse(&c, 4, ok), 0);
+	TFJ_CHECK(c.event_qps == 2.5 && c.qps == 40);
+	TFJ_CHECK_INT(c.event_burst, 9);
+	TFJ_CHECK_INT(c.burst, 100);
+	unsetenv("TFJOB_EVENT_BURST");
+	bad(2, neg, "--event-qps");
+	bad(3, big, "--event-burst");
 }
 
 static void test_flags_and_env(void)
@@ -109,5 +131,6 @@ int main(void)
 	TFJ_RUN(test_defaults);
 	TFJ_RUN(test_flags_and_env);
 	TFJ_RUN(test_bad);
+	TFJ_RUN(test_event_budget);
 	return tfj_test_finish();
 }
