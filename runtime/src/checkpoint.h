@@ -25,6 +25,8 @@
  * rejects trailing bytes, duplicate or malformed names, non-finite values
  * and a bad checksum (TFJ_EPARSE), oversize input (TFJ_ETOOBIG).
  *
+ * Finding the newest file of a prefix and pruning old ones: ckptdir.h.
+ *
  * Ownership: save borrows the caller's arrays. A loaded checkpoint owns
  * its vars and their arrays; tfj_ckpt_free() releases them.
  */
@@ -75,15 +77,10 @@ int tfj_ckpt_load(struct tfj_ckpt *out, const char *path);
 int tfj_ckpt_parse(struct tfj_ckpt *out, const uint8_t *buf, size_t len);
 
 /*
- * Finds the checkpoint with the highest step for `prefix` in dir and
- * copies its path to path_out; *step_out gets the step. No checkpoint is
- * TFJ_ENOTFOUND. Temporary and unrelated files are ignored.
+ * 1 when p can name checkpoint files: [A-Za-z0-9_.-], 1 to
+ * TFJ_CKPT_PREFIX_MAX - 1 characters, no slash, no leading dot.
  */
-int tfj_ckpt_latest(char *path_out, size_t path_cap, int64_t *step_out, const char *dir,
-		    const char *prefix);
-
-/* Removes all but the `keep` (>= 1) newest checkpoints of `prefix`. */
-int tfj_ckpt_prune(const char *dir, const char *prefix, size_t keep);
+int tfj_ckpt_prefix_ok(const char *p);
 
 /* Index of the var called name, or -1. */
 int tfj_ckpt_find(const struct tfj_ckpt *ck, const char *name);

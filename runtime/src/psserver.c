@@ -16,6 +16,7 @@
 #include <tfj/log.h>
 
 #include "checkpoint.h"
+#include "ckptdir.h"
 #include "exitcode.h"
 #include "plan.h"
 #include "rpcnames.h"
@@ -450,7 +451,7 @@ static int restore(struct server *s)
 
 	if (!s->cfg->checkpoint_dir[0])
 		return 0;
-	rc = tfj_ckpt_latest(path, sizeof(path), &step, s->cfg->checkpoint_dir, "model");
+	rc = tfj_ckptdir_latest(path, sizeof(path), &step, s->cfg->checkpoint_dir, "model");
 	if (rc == TFJ_ENOTFOUND)
 		return 0;
 	if (rc)

@@ -16,6 +16,7 @@
 #include <tfj/log.h>
 
 #include "checkpoint.h"
+#include "ckptdir.h"
 #include "compute.h"
 #include "data.h"
 #include "exitcode.h"
@@ -125,7 +126,7 @@ static int initial_values(struct tfj_session *s, int64_t *step, float ***state,
 	*state = NULL;
 	*optim_steps = 0;
 	if (s->cfg->checkpoint_dir[0]) {
-		rc = tfj_ckpt_latest(path, sizeof(path), step, s->cfg->checkpoint_dir, CKPT_PREFIX);
+		rc = tfj_ckptdir_latest(path, sizeof(path), step, s->cfg->checkpoint_dir, CKPT_PREFIX);
 		if (rc == 0) {
 			rc = tfj_ckpt_load(&ck, path);
 			for (i = 0; rc == 0 && i < s->plan.nvars; i++) {
@@ -203,7 +204,7 @@ static int save_checkpoint(struct tfj_session *s, char *path, size_t cap)
 	ck.vars = vars;
 	rc = tfj_ckpt_save(s->cfg->checkpoint_dir, CKPT_PREFIX, &ck, path, cap);
 	if (rc == 0)
-		tfj_ckpt_prune(s->cfg->checkpoint_dir, CKPT_PREFIX, CKPT_KEEP);
+		tfj_ckptdir_prune(s->cfg->checkpoint_dir, CKPT_PREFIX, CKPT_KEEP);
 	free(vars);
 	return rc;
 }

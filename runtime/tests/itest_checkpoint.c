@@ -16,6 +16,7 @@
 #include "itest_util.h"
 
 #include "checkpoint.h"
+#include "ckptdir.h"
 
 static char dir[256];
 
@@ -24,7 +25,7 @@ static int64_t latest(void)
 	char path[512];
 	int64_t step = -1;
 
-	if (tfj_ckpt_latest(path, sizeof(path), &step, dir, "model") != 0)
+	if (tfj_ckptdir_latest(path, sizeof(path), &step, dir, "model") != 0)
 		return -1;
 	return step;
 }
@@ -51,7 +52,7 @@ static void test_resume(void)
 	run(&a, "60", NULL, 0);
 	TFJ_CHECK(a.step >= 60);
 	TFJ_CHECK_INT(latest(), a.step);
-	TFJ_CHECK_INT(tfj_ckpt_latest(path, sizeof(path), &a.step, dir, "model"), 0);
+	TFJ_CHECK_INT(tfj_ckptdir_latest(path, sizeof(path), &a.step, dir, "model"), 0);
 	TFJ_CHECK_INT(tfj_ckpt_load(&ck, path), 0);
 	TFJ_CHECK_INT(ck.n_vars, 2);
 	tfj_ckpt_free(&ck);
@@ -167,7 +168,7 @@ static void init_with_state(const char *adir)
 		TFJ_CHECK(waitpid(pid[i], &st, 0) == pid[i]);
 		TFJ_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	}
-	TFJ_CHECK_INT(tfj_ckpt_latest(path, sizeof(path), &step, adir, "model"), 0);
+	TFJ_CHECK_INT(tfj_ckptdir_latest(path, sizeof(path), &step, adir, "model"), 0);
 	TFJ_CHECK_INT(tfj_ckpt_load(&ck, path), 0);
 	printf("adam via Init: final step %lld, t %lld\n", (long long)ck.global_step,
 	       (long long)ck.optim_steps);
@@ -209,7 +210,7 @@ static void test_adam_state(void)
 	flags[13] = "60";
 	TFJ_CHECK_INT(tfj_launch_run(&o, &r), 0);
 	TFJ_CHECK_INT(r.exit_code, 0);
-	TFJ_CHECK_INT(tfj_ckpt_latest(path, sizeof(path), &step, adir, "model"), 0);
+	TFJ_CHECK_INT(tfj_ckptdir_latest(path, sizeof(path), &step, adir, "model"), 0);
 	TFJ_CHECK_INT(tfj_ckpt_load(&ck, path), 0);
 	TFJ_CHECK_INT(ck.optim_kind, 2);
 	TFJ_CHECK_INT(ck.global_step, r.step);
@@ -243,7 +244,7 @@ static void test_adam_state(void)
 	TFJ_CHECK(count_lines(out, "[chief:0]", "restoring adam optimizer state") >= 1);
 	TFJ_CHECK_INT(count_lines(out, "[ps:", "starts afresh"), 0);
 	/* ps 0 never stopped after the resume: its t went on from 60, so t = step. */
-	TFJ_CHECK_INT(tfj_ckpt_latest(path, sizeof(path), &step, adir, "model"), 0);
+	TFJ_CHECK_INT(tfj_ckptdir_latest(path, sizeof(path), &step, adir, "model"), 0);
 	TFJ_CHECK_INT(tfj_ckpt_load(&ck, path), 0);
 	TFJ_CHECK(ck.global_step >= 1500);
 	TFJ_CHECK_INT(ck.optim_steps, ck.global_step);

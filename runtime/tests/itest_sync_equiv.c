@@ -15,6 +15,7 @@
 #include <math.h>
 
 #include "checkpoint.h"
+#include "ckptdir.h"
 #include "compute.h"
 #include "model.h"
 #include "optim.h"
@@ -132,7 +133,7 @@ static void test_sync_equals_combined_batch(void)
 	TFJ_CHECK_INT(itest_launch(&res, 2, 2, 0, 0, NULL, 0, flags), 0);
 	TFJ_CHECK_INT(res.exit_code, 0);
 	TFJ_CHECK_INT(res.step, STEPS);
-	TFJ_CHECK_INT(tfj_ckpt_latest(path, sizeof(path), &step, dir, "model"), 0);
+	TFJ_CHECK_INT(tfj_ckptdir_latest(path, sizeof(path), &step, dir, "model"), 0);
 	TFJ_CHECK_INT(step, STEPS);
 	TFJ_CHECK_INT(tfj_ckpt_load(&ck, path), 0);
 	reference(&ck);

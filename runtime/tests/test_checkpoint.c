@@ -1,6 +1,7 @@
 /*
- * test_checkpoint.c - round trip, latest lookup, pruning, and rejection of
- * every corrupted or truncated variant of a valid file.
+ * test_checkpoint.c - round trip, rejection of every corrupted or truncated
+ * variant of a valid file, and (with ckptdir.h) latest lookup and pruning
+ * of the files a save writes.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 #include <tfj_test.h>
 
 #include "checkpoint.h"
+#include "ckptdir.h"
 #include "optim.h"
 
 static char dir[256];
@@ -269,7 +271,7 @@ static void test_latest_and_prune(void)
 	int64_t steps[4] = { 5, 100, 20, 99 };
 	size_t i;
 
-	TFJ_CHECK_INT(tfj_ckpt_latest(path, sizeof(path), &step, dir, "run"), TFJ_ENOTFOUND);
+	TFJ_CHECK_INT(tfj_ckptdir_latest(path, sizeof(path), &step, dir, "run"), TFJ_ENOTFOUND);
 	fill(&ck, vars, 0);
 	for (i = 0; i < 4; i++) {
 		ck.global_step = steps[i];
@@ -284,11 +286,11 @@ static void test_latest_and_prune(void)
 	touch("run-99999999999999999999.tfjc");
 	ck.global_step = 1000;
 	TFJ_CHECK_INT(tfj_ckpt_save(dir, "other", &ck, NULL, 0), 0);
-	TFJ_CHECK_INT(tfj_ckpt_latest(path, sizeof(path), &step, dir, "run"), 0);
+	TFJ_CHECK_INT(tfj_ckptdir_latest(path, sizeof(path), &step, dir, "run"), 0);
 	TFJ_CHECK_INT(step, 100);
 	TFJ_CHECK(strstr(path, "/run-100.tfjc") != NULL);
-	TFJ_CHECK_INT(tfj_ckpt_prune(dir, "run", 2), 0);
-	TFJ_CHECK_INT(tfj_ckpt_latest(path, sizeof(path), &step, dir, "run"), 0);
+	TFJ_CHECK_INT(tfj_ckptdir_prune(dir, "run", 2), 0);
+	TFJ_CHECK_INT(tfj_ckptdir_latest(path, sizeof(path), &step, dir, "run"), 0);
 	TFJ_CHECK_INT(step, 100);
 	snprintf(path, sizeof(path), "%s/run-99.tfjc", dir);
 	TFJ_CHECK_INT(access(path, F_OK), 0);
@@ -296,9 +298,9 @@ static void test_latest_and_prune(void)
 	TFJ_CHECK(access(path, F_OK) != 0);
 	snprintf(path, sizeof(path), "%s/other-1000.tfjc", dir);
 	TFJ_CHECK_INT(access(path, F_OK), 0);
-	TFJ_CHECK_INT(tfj_ckpt_prune(dir, "run", 0), TFJ_EINVAL);
-	TFJ_CHECK_INT(tfj_ckpt_latest(path, 8, &step, dir, "run"), TFJ_ERANGE);
-	TFJ_CHECK_INT(tfj_ckpt_latest(path, sizeof(path), &step, "/nonexistent-dir", "run"),
+	TFJ_CHECK_INT(tfj_ckptdir_prune(dir, "run", 0), TFJ_EINVAL);
+	TFJ_CHECK_INT(tfj_ckptdir_latest(path, 8, &step, dir, "run"), TFJ_ERANGE);
+	TFJ_CHECK_INT(tfj_ckptdir_latest(path, sizeof(path), &step, "/nonexistent-dir", "run"),
 		      TFJ_ENOTFOUND);
 }
 
