@@ -97,6 +97,21 @@ wait_pod_running() {
 	done
 }
 
+# event_messages JOB REASON PATTERN [SECONDS]: the messages of JOB's REASON
+# events once one matches the grep pattern, or nothing after SECONDS (10).
+# The operator posts events from a queue of its own (docs/operator.md,
+# "Events"), so one may land a moment after the change it reports.
+event_messages() {
+	local deadline=$((SECONDS + ${4:-10})) msg
+	while :; do
+		msg=$(kubectl -n "$E2E_NS" get events --field-selector "involvedObject.name=$1,reason=$2" \
+			-o jsonpath='{.items[*].message}' 2>/dev/null || true)
+		grep -q "$3" <<<"$msg" && { printf '%s\n' "$msg"; return 0; }
+		[ $SECONDS -lt $deadline ] || return 0
+		sleep 0.5
+	done
+}
+
 # created_pods JOB: names from the operator's SuccessfulCreatePod events
 # (pods may already be cleaned up when the job ends), sorted, unique.
 created_pods() {
