@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <tfj/clock.h>
 #include <tfj/err.h>
 #include <tfj/json.h>
 
@@ -44,14 +45,6 @@ int tfj_progress_field_parse(enum tfj_progress_field *out, const char *name)
 	}
 	return tfj_err_set(TFJ_EINVAL, "unknown progress field '%s' (step, loss, accuracy, "
 			   "examples_per_sec)", name);
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Reads an optional finite number under any of two keys. */
@@ -439,7 +432,7 @@ void tfj_progress_merge(struct tfj_progress *state, const struct tfj_progress *u
 	if (upd->have & TFJ_PF_BIT(TFJ_PF_EPS))
 		state->examples_per_sec = upd->examples_per_sec;
 	state->have |= upd->have;
-	state->unix_time_ms = now_ms();
+	state->unix_time_ms = tfj_clock_unix_ms();
 	state->records++;
 }
 

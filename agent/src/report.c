@@ -19,6 +19,7 @@
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
 
+#include <tfj/clock.h>
 #include <tfj/err.h>
 #include <tfj/log.h>
 
@@ -49,14 +50,6 @@ struct tfj_report {
 	uint64_t consecutive_failures;
 	int warned_token;
 };
-
-static int64_t unix_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static char *dup_bounded(const char *s, size_t max)
 {
@@ -349,7 +342,7 @@ int tfj_report_register(struct tfj_report *r, uint32_t *heartbeat_s)
 	fill_ref(r, &ref);
 	req.replica = &ref;
 	req.agent_version = (char *)TFJ_REPORT_AGENT_VERSION;
-	req.start_unix_time_ms = unix_ms();
+	req.start_unix_time_ms = tfj_clock_unix_ms();
 	rc = unary(r, TFJ_REPORT_METHOD_REGISTER, &req.base, &buf, &len);
 	if (rc < 0)
 		return rc;
@@ -388,7 +381,7 @@ int tfj_report_heartbeat(struct tfj_report *r, const struct tfj_progress *p, int
 	pr.records_seen = p->records;
 	req.replica = &ref;
 	req.progress = &pr;
-	req.unix_time_ms = unix_ms();
+	req.unix_time_ms = tfj_clock_unix_ms();
 	req.child_running = child_running ? 1 : 0;
 	rc = unary(r, TFJ_REPORT_METHOD_HEARTBEAT, &req.base, &buf, &len);
 	free(buf);
@@ -467,13 +460,7 @@ static void *sender(void *arg)
 		}
 		pthread_mutex_lock(&r->mu);
 		r->heartbeat_s = hb;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += (time_t)hb;
-		until.tv_nsec += (long)((hb - (double)(time_t)hb) * 1e9);
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		tfj_clock_deadline(&until, hb > 0 ? (uint64_t)(hb * 1000.0) : 0);
 		while (!r->stop) {
 			if (pthread_cond_timedwait(&r->cv, &r->mu, &until) == ETIMEDOUT)
 				break;
@@ -501,7 +488,7 @@ int tfj_report_open(struct tfj_report **out, const struct tfj_report_opts *o,
 	if (!r)
 		return tfj_err_set(TFJ_ENOMEM, "report client");
 	pthread_mutex_init(&r->mu, NULL);
-	pthread_cond_init(&r->cv, NULL);
+	tfj_clock_cond_init(&r->cv);
 	r->addr = dup_bounded(o->addr, 512);
 	r->token_file = dup_bounded(o->token_file ? o->token_file : TFJ_REPORT_TOKEN_DEFAULT, 4096);
 	r->ns = dup_bounded(id->namespace_, IDENT_MAX);

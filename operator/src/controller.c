@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <tfj/clock.h>
 #include <tfj/err.h>
 #include <tfj/json.h>
 #include <tfj/log.h>
@@ -172,13 +173,6 @@ static int split_key(const char *key, char *ns, size_t nslen, const char **name)
 	return 0;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Owned children of the job from one informer; *out holds only the owned ones. */
 static int owned(struct tfj_informer *inf, const struct tfj_tfjob *job, cJSON ***out,
 		 size_t *n)
@@ -285,7 +279,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		in.npods = npods;
 		in.services = (const cJSON *const *)svcs;
 		in.nservices = nsvcs;
-		in.now_ms = now_ms();
+		in.now_ms = tfj_clock_unix_ms();
 		in.cfg = &c->pcfg;
 		if (c->prog) {
 			/* Without a snapshot the plan runs as if the channel were off. */

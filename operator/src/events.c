@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include <tfj/clock.h>
 #include <tfj/err.h>
 #include <tfj/log.h>
 
@@ -171,7 +172,7 @@ int tfj_events_new(struct tfj_events **out, struct tfj_kube *k,
 	rec->max_queued = opts && opts->max_queued ? opts->max_queued
 						   : TFJ_EVENTS_MAX_QUEUED_DEFAULT;
 	pthread_mutex_init(&rec->mu, NULL);
-	pthread_cond_init(&rec->cond, NULL);
+	tfj_clock_cond_init(&rec->cond);
 	if (pthread_create(&rec->th, NULL, sender, rec) != 0) {
 		tfj_events_free(rec);
 		return tfj_err_set(TFJ_ENOMEM, "events: cannot start the sender thread");
@@ -257,13 +258,7 @@ int tfj_events_flush(struct tfj_events *rec, long timeout_ms)
 
 	if (!rec)
 		return 0;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	tfj_clock_deadline(&ts, timeout_ms > 0 ? (uint64_t)timeout_ms : 0);
 	pthread_mutex_lock(&rec->mu);
 	while ((rec->head || rec->busy) && !rec->stop)
 		if (pthread_cond_timedwait(&rec->cond, &rec->mu, &ts) == ETIMEDOUT) {

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <tfj/clock.h>
 #include <tfj/err.h>
 #include <tfj/json.h>
 #include <tfj/log.h>
@@ -323,23 +324,11 @@ static int do_watch(struct tfj_informer *inf)
 	return rc;
 }
 
-/* The CLOCK_REALTIME time ms from now, for pthread_cond_timedwait. */
-static void deadline(struct timespec *ts, long ms)
-{
-	clock_gettime(CLOCK_REALTIME, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
 /* Sleeps up to ms, waking early on stop. */
 static void nap(struct tfj_informer *inf, long ms)
 {
 	struct timespec ts;
-	deadline(&ts, ms);
+	tfj_clock_deadline(&ts, ms > 0 ? (uint64_t)ms : 0);
 	pthread_mutex_lock(&inf->mu);
 	while (!inf->stop && pthread_cond_timedwait(&inf->cond, &inf->mu, &ts) != ETIMEDOUT)
 		;
@@ -435,7 +424,7 @@ int tfj_informer_new(struct tfj_informer **out, struct tfj_kube *k,
 	if (!inf)
 		return tfj_err_set(TFJ_ENOMEM, "informer");
 	pthread_mutex_init(&inf->mu, NULL);
-	pthread_cond_init(&inf->cond, NULL);
+	tfj_clock_cond_init(&inf->cond);
 	inf->k = k;
 	inf->fn = o->fn;
 	inf->transform = o->transform;
@@ -507,7 +496,7 @@ int tfj_informer_wait_synced(struct tfj_informer *inf, long timeout_ms)
 	struct timespec ts;
 	int rc = 0;
 
-	deadline(&ts, timeout_ms);
+	tfj_clock_deadline(&ts, timeout_ms > 0 ? (uint64_t)timeout_ms : 0);
 	pthread_mutex_lock(&inf->mu);
 	while (!inf->synced && !inf->stop && rc != ETIMEDOUT)
 		rc = pthread_cond_timedwait(&inf->cond, &inf->mu, &ts);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <tfj/clock.h>
 #include <tfj/err.h>
 #include <tfj/json.h>
 #include <tfj/log.h>
@@ -210,13 +211,7 @@ static int wait_ms(struct tfj_leader *l, int64_t ms)
 	struct timespec ts;
 	int stop;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	tfj_clock_deadline(&ts, ms > 0 ? (uint64_t)ms : 0);
 	pthread_mutex_lock(&l->mu);
 	while (!l->stop && pthread_cond_timedwait(&l->cond, &l->mu, &ts) != ETIMEDOUT)
 		;
@@ -280,7 +275,7 @@ int tfj_leader_new(struct tfj_leader **out, struct tfj_kube *k, const struct tfj
 	l->on_stopped = o->on_stopped;
 	l->ud = o->ud;
 	pthread_mutex_init(&l->mu, NULL);
-	pthread_cond_init(&l->cond, NULL);
+	tfj_clock_cond_init(&l->cond);
 	if (!l->ns || !l->name || !l->identity) {
 		tfj_leader_free(l);
 		return tfj_err_set(TFJ_ENOMEM, "leader");

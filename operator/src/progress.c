@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <tfj/clock.h>
 #include <tfj/err.h>
 
 #include "tfjob.h"
@@ -28,18 +29,10 @@ struct tfj_progress {
 	size_t n, max;
 };
 
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void tfj_progress_restart_clock(struct tfj_progress *p)
 {
 	pthread_mutex_lock(&p->mu);
-	p->since_ms = wall_ms();
+	p->since_ms = tfj_clock_unix_ms();
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -56,7 +49,7 @@ int tfj_progress_new(struct tfj_progress **out, size_t max_jobs)
 		return tfj_err_set(TFJ_ENOMEM, "progress");
 	}
 	pthread_mutex_init(&p->mu, NULL);
-	p->since_ms = wall_ms();
+	p->since_ms = tfj_clock_unix_ms();
 	*out = p;
 	return 0;
 }

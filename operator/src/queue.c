@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <tfj/clock.h>
 #include <tfj/err.h>
 
 #include "ratelimit.h"
@@ -64,7 +65,7 @@ int tfj_queue_new(struct tfj_queue **out, const struct tfj_queue_opts *o)
 	if (!q)
 		return tfj_err_set(TFJ_ENOMEM, "queue");
 	pthread_mutex_init(&q->mu, NULL);
-	pthread_cond_init(&q->cond, NULL);
+	tfj_clock_cond_init(&q->cond);
 	q->base_ms = o->base_delay_ms ? o->base_delay_ms : def.base_delay_ms;
 	q->max_ms = o->max_delay_ms ? o->max_delay_ms : def.max_delay_ms;
 	tfj_ratelimit_init(&q->bucket, o->qps, o->burst > 0 ? o->burst : def.burst);
@@ -278,17 +279,6 @@ static uint64_t promote_locked(struct tfj_queue *q, uint64_t now)
 	return q->nheap ? q->heap[0].when_ns : 0;
 }
 
-static void abs_time(struct timespec *ts, uint64_t delay_ns)
-{
-	clock_gettime(CLOCK_REALTIME, ts);
-	ts->tv_sec += (time_t)(delay_ns / 1000000000ull);
-	ts->tv_nsec += (long)(delay_ns % 1000000000ull);
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
 int tfj_queue_get_timeout(struct tfj_queue *q, char **key, long timeout_ms)
 {
 	uint64_t deadline = timeout_ms >= 0
@@ -332,7 +322,8 @@ int tfj_queue_get_timeout(struct tfj_queue *q, char **key, long timeout_ms)
 		if (deadline && (!wait || deadline - now < wait))
 			wait = deadline - now;
 		if (wait) {
-			abs_time(&ts, wait);
+			/* Rounded up to whole ms: never wake just before the item is due. */
+			tfj_clock_deadline(&ts, (wait + 999999u) / 1000000u);
 			pthread_cond_timedwait(&q->cond, &q->mu, &ts);
 		} else {
 			pthread_cond_wait(&q->cond, &q->mu);

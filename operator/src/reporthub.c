@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <tfj/clock.h>
 #include <tfj/err.h>
 #include <tfj/json.h>
 #include <tfj/log.h>
@@ -15,14 +16,6 @@
 #include "jobstatus.h"
 
 #define PROGRESS_DELAY_MS 1000
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 enum tfj_report_code tfj_reporthub_auth(void *ud, const struct tfj_reportmsg *m,
 					const char *token, char *subject, size_t subject_len,
@@ -41,10 +34,10 @@ enum tfj_report_code tfj_reporthub_auth(void *ud, const struct tfj_reportmsg *m,
 		*reason = "unavailable";
 		return TFJ_REPORT_UNAVAILABLE;
 	}
-	if (tfj_tokenreviewer_check(h->tr, &tr, token, now_ms())) {
+	if (tfj_tokenreviewer_check(h->tr, &tr, token, tfj_clock_unix_ms())) {
 		/* Once a minute at most: a missing RBAC rule fails every call. */
 		static _Atomic int64_t last_warn;
-		int64_t now = now_ms(), prev = atomic_load(&last_warn);
+		int64_t now = tfj_clock_unix_ms(), prev = atomic_load(&last_warn);
 
 		if (now - prev >= 60000 && atomic_compare_exchange_strong(&last_warn, &prev, now))
 			tfj_log_warn("report: TokenReview failed (is tokenreviews create allowed?)",
@@ -94,7 +87,7 @@ enum tfj_report_code tfj_reporthub_deliver(void *ud, const struct tfj_reportmsg 
 		*reason = "job_finished";
 		return TFJ_REPORT_FAILED_PRECONDITION;
 	}
-	if (tfj_progress_record(h->prog, m, subject, now_ms())) {
+	if (tfj_progress_record(h->prog, m, subject, tfj_clock_unix_ms())) {
 		*reason = "unavailable";
 		return TFJ_REPORT_UNAVAILABLE;
 	}

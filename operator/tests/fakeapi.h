@@ -593,6 +593,39 @@ static inline void fake_done(void *cls, struct MHD_Connection *c, void **con_cls
 	*con_cls = NULL;
 }
 
+/*
+ * The next n requests whose path contains `path` (and whose method is
+ * `method`; NULL = any) get HTTP `status`, with a Retry-After header when
+ * retry_after is not NULL. n = 0 turns injection off.
+ */
+static inline void fake_inject(struct fake *f, int n, int status, const char *path,
+			       const char *method, const char *retry_after)
+{
+	pthread_mutex_lock(&f->mu);
+	f->fail_n = n;
+	f->fail_status = status;
+	snprintf(f->fail_path, sizeof(f->fail_path), "%s", path ? path : "");
+	snprintf(f->fail_method, sizeof(f->fail_method), "%s", method ? method : "");
+	snprintf(f->fail_retry_after, sizeof(f->fail_retry_after), "%s",
+		 retry_after ? retry_after : "");
+	pthread_mutex_unlock(&f->mu);
+}
+
+static inline void fake_stop(struct fake *f);
+
+/*
+ * After fake_start() returned rc: 1 (with a note, the server stopped) when
+ * TLS is unavailable here, so the test exits 77 (skipped); else 0.
+ */
+static inline int fake_unavailable(struct fake *f, int rc)
+{
+	if (rc != TFJ_EUNSUPP)
+		return 0;
+	fprintf(stderr, "skip: no openssl or no TLS in libmicrohttpd\n");
+	fake_stop(f);
+	return 1;
+}
+
 /* 0, or TFJ_EUNSUPP when openssl/TLS is unavailable (tests exit 77). */
 static inline int fake_start(struct fake *f, const char *token)
 {

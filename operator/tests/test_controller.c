@@ -90,11 +90,7 @@ static void test_job_lifecycle(void)
 	cJSON_Delete(job);
 	/* The first status write conflicts, as if someone wrote in between: the
 	 * controller re-reads the TFJob and writes again. */
-	pthread_mutex_lock(&F.mu);
-	F.fail_n = 1;
-	F.fail_status = 409;
-	snprintf(F.fail_path, sizeof(F.fail_path), "/tfjobs/mnist/status");
-	pthread_mutex_unlock(&F.mu);
+	fake_inject(&F, 1, 409, "/tfjobs/mnist/status", NULL, NULL);
 	c = start_controller();
 	if (!c)
 		return;
@@ -193,12 +189,7 @@ static void test_create_errors_retried(void)
 	memcpy(p, "\"flaky\"", 7);
 	job = cJSON_Parse(txt);
 	free(txt);
-	pthread_mutex_lock(&F.mu);
-	F.fail_n = 4;
-	F.fail_status = 500;
-	snprintf(F.fail_path, sizeof(F.fail_path), "/namespaces/ml/pods");
-	snprintf(F.fail_method, sizeof(F.fail_method), "POST");
-	pthread_mutex_unlock(&F.mu);
+	fake_inject(&F, 4, 500, "/namespaces/ml/pods", "POST", NULL);
 	TFJ_CHECK_INT(tfj_kube_create(K, NULL, "/apis/kubeflow.org/v1/namespaces/ml/tfjobs", job), 0);
 	cJSON_Delete(job);
 	c = start_controller();
@@ -216,9 +207,7 @@ static void test_create_errors_retried(void)
 	TFJ_CHECK(F.posts[2] - events_before >= 4 + 3); /* 4 warnings + creates */
 	tfj_buf_free(&m);
 	tfj_controller_free(c);
-	pthread_mutex_lock(&F.mu);
-	F.fail_method[0] = '\0';
-	pthread_mutex_unlock(&F.mu);
+	fake_inject(&F, 0, 0, NULL, NULL, NULL);
 }
 
 static void test_owner_key(void)
@@ -244,11 +233,8 @@ int main(void)
 
 	TFJ_RUN(test_owner_key);
 	rc = fake_start(&F, "tok");
-	if (rc == TFJ_EUNSUPP) {
-		fprintf(stderr, "skip: no openssl or no TLS in libmicrohttpd\n");
-		fake_stop(&F);
+	if (fake_unavailable(&F, rc))
 		return 77;
-	}
 	TFJ_CHECK_INT(rc, 0);
 	fake_kubeconfig(&F, &kc, 0);
 	TFJ_CHECK_INT(tfj_kube_new(&K, &kc, NULL), 0);

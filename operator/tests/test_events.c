@@ -177,21 +177,14 @@ static void test_errors_counted(void)
 	struct tfj_events_ref ref = { "ml", "refused", "uid-4" };
 	struct tfj_events *e = NULL;
 
-	pthread_mutex_lock(&F.mu);
-	F.fail_n = 1;
-	F.fail_status = 403;
-	snprintf(F.fail_path, sizeof(F.fail_path), "/namespaces/ml/events");
-	snprintf(F.fail_method, sizeof(F.fail_method), "POST");
-	pthread_mutex_unlock(&F.mu);
+	fake_inject(&F, 1, 403, "/namespaces/ml/events", "POST", NULL);
 	TFJ_CHECK_INT(tfj_events_new(&e, k, NULL), 0);
 	tfj_events_post(e, &ref, "Normal", "First", "refused by the API");
 	tfj_events_post(e, &ref, "Normal", "Second", "posted");
 	TFJ_CHECK_INT(tfj_events_flush(e, 10000), 0);
 	TFJ_CHECK_INT(tfj_events_count(e, "error"), 1);
 	TFJ_CHECK_INT(tfj_events_count(e, "success"), 1);
-	pthread_mutex_lock(&F.mu);
-	F.fail_method[0] = '\0';
-	pthread_mutex_unlock(&F.mu);
+	fake_inject(&F, 0, 0, NULL, NULL, NULL);
 	/* Queued events do not outlive the recorder, and freeing does not wait for them. */
 	tfj_events_free(e);
 	TFJ_CHECK_INT(tfj_events_new(&e, NULL, NULL), TFJ_EINVAL);
@@ -203,11 +196,8 @@ int main(void)
 {
 	int rc = fake_start(&F, "tok");
 
-	if (rc == TFJ_EUNSUPP) {
-		fprintf(stderr, "skip: no openssl or no TLS in libmicrohttpd\n");
-		fake_stop(&F);
+	if (fake_unavailable(&F, rc))
 		return 77;
-	}
 	TFJ_CHECK_INT(rc, 0);
 	if (rc == 0) {
 		TFJ_RUN(test_posted_in_order);

@@ -272,11 +272,8 @@ int main(void)
 {
 	struct tfj_kubeconfig kc;
 	int rc = fake_start(&F, "tok");
-	if (rc == TFJ_EUNSUPP) {
-		fprintf(stderr, "skip: no openssl or no TLS in libmicrohttpd\n");
-		fake_stop(&F);
+	if (fake_unavailable(&F, rc))
 		return 77;
-	}
 	TFJ_CHECK_INT(rc, 0);
 	fake_kubeconfig(&F, &kc, 0);
 	TFJ_CHECK_INT(tfj_kube_new(&K, &kc, NULL), 0);

@@ -113,11 +113,7 @@ static void test_crud_and_errors(void)
 	TFJ_CHECK_INT(tfj_kube_delete(k, "/api/v1/namespaces/t/pods/p1", NULL, NULL), TFJ_ENOTFOUND);
 
 	/* Injected server errors. */
-	pthread_mutex_lock(&F.mu);
-	F.fail_n = 1;
-	F.fail_status = 503;
-	snprintf(F.fail_path, sizeof(F.fail_path), "/pods/zz");
-	pthread_mutex_unlock(&F.mu);
+	fake_inject(&F, 1, 503, "/pods/zz", NULL, NULL);
 	TFJ_CHECK_INT(tfj_kube_get(k, &out, "/api/v1/namespaces/t/pods/zz"), TFJ_EUNAVAIL);
 
 	TFJ_CHECK_INT(tfj_kube_count(k, TFJ_KUBE_POST, 201), 1);
@@ -253,11 +249,7 @@ static void test_stream(void)
 				      "&timeoutSeconds=30", on_data, &s, &cancel, 60), TFJ_ECANCELED);
 	/* A non-2xx answer is mapped, not streamed. */
 	memset(&s, 0, sizeof(s));
-	pthread_mutex_lock(&F.mu);
-	F.fail_n = 1;
-	F.fail_status = 410;
-	snprintf(F.fail_path, sizeof(F.fail_path), "/namespaces/ws/pods");
-	pthread_mutex_unlock(&F.mu);
+	fake_inject(&F, 1, 410, "/namespaces/ws/pods", NULL, NULL);
 	TFJ_CHECK_INT(tfj_kube_stream(k, "/api/v1/namespaces/ws/pods?watch=1", on_data, &s,
 				      &cancel, 30), TFJ_EGONE);
 	TFJ_CHECK_INT(s.len, 0);
@@ -278,12 +270,7 @@ static double now_s(void)
 
 static void inject(int n, int status, const char *path, const char *retry_after)
 {
-	pthread_mutex_lock(&F.mu);
-	F.fail_n = n;
-	F.fail_status = status;
-	snprintf(F.fail_path, sizeof(F.fail_path), "%s", path);
-	snprintf(F.fail_retry_after, sizeof(F.fail_retry_after), "%s", retry_after);
-	pthread_mutex_unlock(&F.mu);
+	fake_inject(&F, n, status, path, NULL, retry_after);
 }
 
 static int left(void)
