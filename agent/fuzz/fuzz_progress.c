@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "progress.h"
+#include "progress_regex.h"
 #include "termmsg.h"
 
 static struct tfj_progress_regex re;

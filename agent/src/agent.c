@@ -16,6 +16,7 @@
 #include "config.h"
 #include "peers.h"
 #include "progress.h"
+#include "progress_regex.h"
 #include "report.h"
 #include "supervisor.h"
 #include "termmsg.h"

@@ -7,11 +7,8 @@
  *    type-checked getters; unknown keys are ignored, a known key of the wrong
  *    type makes the whole record invalid.
  *  - for foreign commands (a Python trainer), an optional extended POSIX
- *    regular expression applied to every stdout and stderr line. Fields are
- *    taken from named groups `(?<step>...)` or mapped to group numbers
- *    explicitly (tfj_progress_regex_map). `\d`, `\s`, `\w` (and `\D`, `\S`,
- *    `\W`) outside bracket expressions are translated into POSIX classes,
- *    so the usual `step (?<step>\d+) loss (?<loss>[0-9.]+)` works.
+ *    regular expression applied to every stdout and stderr line
+ *    (progress_regex.h).
  *
  * Lines are framed with a hard cap: a line longer than the cap is never
  * parsed (the bytes were already passed through by the supervisor).
@@ -23,7 +20,6 @@
 #ifndef TFJ_PROGRESS_H
 #define TFJ_PROGRESS_H
 
-#include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -68,31 +64,8 @@ int tfj_progress_field_parse(enum tfj_progress_field *out, const char *name);
  */
 int tfj_progress_parse_record(struct tfj_progress *out, const char *line, size_t len);
 
-struct tfj_progress_regex {
-	regex_t re;
-	int compiled;
-	size_t nsub;                 /* capturing groups in the pattern */
-	int group[TFJ_PF_COUNT];     /* 0 = field not mapped */
-};
-
-/*
- * Compiles `pattern` (at most TFJ_PROGRESS_REGEX_MAX bytes), recording the
- * named groups. TFJ_EINVAL with a detail on a bad pattern or group name.
- */
-int tfj_progress_regex_compile(struct tfj_progress_regex *re, const char *pattern);
-/* Maps a field to capturing group `group` (1-based). */
-int tfj_progress_regex_map(struct tfj_progress_regex *re, enum tfj_progress_field f, int group);
-/* Parses "field=N". */
-int tfj_progress_regex_map_spec(struct tfj_progress_regex *re, const char *spec);
-/* TFJ_EINVAL unless at least one field is mapped to an existing group. */
-int tfj_progress_regex_check(const struct tfj_progress_regex *re);
-/*
- * Matches a NUL-terminated line. 0 with the fields found in *out,
- * TFJ_ENOTFOUND when the line does not match or yields no valid number.
- */
-int tfj_progress_regex_match(struct tfj_progress *out, const struct tfj_progress_regex *re,
-			     const char *line);
-void tfj_progress_regex_free(struct tfj_progress_regex *re);
+/* The regular expression for foreign commands: progress_regex.h. */
+struct tfj_progress_regex;
 
 /* Copies the fields `upd` has into `state`; counts one record. */
 void tfj_progress_merge(struct tfj_progress *state, const struct tfj_progress *upd);

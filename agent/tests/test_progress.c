@@ -7,6 +7,7 @@
 
 #include <tfj/err.h>
 #include "progress.h"
+#include "progress_regex.h"
 #include "tfj_test.h"
 
 static int rec(struct tfj_progress *p, const char *line)
