@@ -24,6 +24,7 @@
 struct ev {
 	struct ev *next;
 	struct timespec at;   /* when it was posted (CLOCK_REALTIME) */
+	uint64_t id;          /* unique per recorder: the name's suffix */
 	char type[16];
 	char reason[128];
 	char ns[64];
@@ -47,6 +48,7 @@ struct tfj_events {
 	int started;
 
 	_Atomic uint64_t posted, errors, dropped;
+	_Atomic uint64_t last_id;
 };
 
 /* Copies s into dst (cap bytes with the NUL), cut at a UTF-8 character boundary. */
@@ -71,8 +73,7 @@ static cJSON *build(const struct tfj_events *rec, const struct ev *e)
 	char name[300], ts[32];
 	cJSON *ev = cJSON_CreateObject(), *meta, *inv, *src;
 
-	snprintf(name, sizeof(name), "%.200s.%llx", e->name,
-		 (unsigned long long)e->at.tv_sec * 1000000000ull + (unsigned long long)e->at.tv_nsec);
+	snprintf(name, sizeof(name), "%.200s.%llx", e->name, (unsigned long long)e->id);
 	tfj_jobstatus_format_time(ts, sizeof(ts), (int64_t)e->at.tv_sec);
 	if (!ev || !cJSON_AddStringToObject(ev, "apiVersion", "v1") ||
 	    !cJSON_AddStringToObject(ev, "kind", "Event") ||
@@ -212,6 +213,24 @@ void tfj_events_free(struct tfj_events *rec)
 	free(rec);
 }
 
+/*
+ * The event's name suffix: its time in nanoseconds, as client-go names
+ * events, but strictly increasing per recorder, so two events of one job
+ * in the same clock tick do not collide (the second would get 409 and be
+ * lost).
+ */
+static uint64_t next_id(struct tfj_events *rec, const struct timespec *at)
+{
+	uint64_t id = (uint64_t)at->tv_sec * 1000000000ull + (uint64_t)at->tv_nsec;
+	uint64_t prev = atomic_load(&rec->last_id);
+
+	do {
+		if (id <= prev)
+			id = prev + 1;
+	} while (!atomic_compare_exchange_weak(&rec->last_id, &prev, id));
+	return id;
+}
+
 void tfj_events_post(struct tfj_events *rec, const struct tfj_events_ref *ref, const char *type,
 		     const char *reason, const char *msg)
 {
@@ -228,6 +247,7 @@ void tfj_events_post(struct tfj_events *rec, const struct tfj_events_ref *ref, c
 		return;
 	}
 	clock_gettime(CLOCK_REALTIME, &e->at);
+	e->id = next_id(rec, &e->at);
 	copy_cut(e->type, sizeof(e->type), type);
 	copy_cut(e->reason, sizeof(e->reason), reason);
 	copy_cut(e->ns, sizeof(e->ns), ref->ns);

@@ -94,6 +94,10 @@ static void test_posted_in_order(void)
 		TFJ_CHECK(!strcmp(str(ev[i], "involvedObject", "uid"), "uid-1"));
 		TFJ_CHECK(!strcmp(str(ev[i], "reportingInstance", NULL), "host-1"));
 		TFJ_CHECK(!strncmp(str(ev[i], "metadata", "name"), "ordered.", 8));
+		/* Names are unique even for events queued within one clock tick. */
+		if (i > 0)
+			TFJ_CHECK(strcmp(str(ev[i], "metadata", "name"),
+					 str(ev[i - 1], "metadata", "name")) != 0);
 	}
 	tfj_events_free(e);
 	tfj_kube_free(k);
