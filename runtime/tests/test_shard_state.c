@@ -26,6 +26,7 @@
 #include "checkpoint.h"
 #include "plan.h"
 #include "rtconfig.h"
+#include "rx_util.h"
 #include "shard.h"
 #include "tfj_test.h"
 #include "wire.h"
@@ -84,39 +85,6 @@ static void vars_free(const struct tfj_plan *p, float **v)
 	for (i = 0; v && i < p->nvars; i++)
 		free(v[i]);
 	free(v);
-}
-
-/* A message as the ps receives it: packed, cut in 1001-byte slices, split-decoded. */
-struct rx {
-	grpc_slice sl[4096];
-	size_t nsl;
-	uint8_t *buf;
-	struct tfj_wire_arena a;
-	struct tfj_wire_msg m;
-};
-
-static int rx_decode(struct rx *x, const ProtobufCMessage *msg)
-{
-	size_t len = protobuf_c_message_get_packed_size(msg), off;
-
-	memset(x, 0, sizeof(*x));
-	x->buf = malloc(len + 1);
-	if (!x->buf)
-		return -1;
-	protobuf_c_message_pack(msg, x->buf);
-	for (off = 0; off < len && x->nsl < 4096; off += 1001)
-		x->sl[x->nsl++] = grpc_slice_from_static_buffer(x->buf + off,
-								len - off < 1001 ? len - off : 1001);
-	if (off < len)
-		return -1;
-	tfj_wire_arena_init(&x->a, 8 << 20);
-	return tfj_wire_split_slices(&x->m, msg->descriptor, x->sl, x->nsl, &x->a);
-}
-
-static void rx_free(struct rx *x)
-{
-	tfj_wire_arena_free(&x->a);
-	free(x->buf);
 }
 
 /* Slice messages of shard s pointing into the per-variable arrays v. */

@@ -14,6 +14,7 @@
 
 #include "plan.h"
 #include "rtconfig.h"
+#include "rx_util.h"
 #include "shard.h"
 #include "syncagg.h"
 #include "tfj_test.h"
@@ -115,42 +116,6 @@ static void free_push(struct push *p)
 	free(p->vals);
 	free(p->msgs);
 	free(p->ptrs);
-}
-
-/*
- * A message as the ps receives it: packed, cut into 1001-byte slices (so
- * floats and varints straddle slice boundaries) and split-decoded.
- */
-struct rx {
-	grpc_slice sl[1024];
-	size_t nsl;
-	uint8_t *buf;
-	struct tfj_wire_arena a;
-	struct tfj_wire_msg m;
-};
-
-static int rx_decode(struct rx *x, const ProtobufCMessage *msg)
-{
-	size_t len = protobuf_c_message_get_packed_size(msg), off;
-
-	memset(x, 0, sizeof(*x));
-	x->buf = malloc(len + 1);
-	if (!x->buf)
-		return -1;
-	protobuf_c_message_pack(msg, x->buf);
-	for (off = 0; off < len && x->nsl < 1024; off += 1001)
-		x->sl[x->nsl++] = grpc_slice_from_static_buffer(x->buf + off,
-								len - off < 1001 ? len - off : 1001);
-	if (off < len)
-		return -1;
-	tfj_wire_arena_init(&x->a, 4 << 20);
-	return tfj_wire_split_slices(&x->m, msg->descriptor, x->sl, x->nsl, &x->a);
-}
-
-static void rx_free(struct rx *x)
-{
-	tfj_wire_arena_free(&x->a);
-	free(x->buf);
 }
 
 static int push_msg(struct tfj_shard *s, struct push *p, Tfj__Runtime__V1__PushResult *res)
