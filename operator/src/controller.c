@@ -193,7 +193,7 @@ static int owned(struct tfj_informer *inf, const struct tfj_tfjob *job, cJSON **
 
 static void observe_duration(struct tfj_controller *c, uint64_t t0)
 {
-	uint64_t us = (tfj_ratelimit_now_ns() - t0) / 1000;
+	uint64_t us = (tfj_clock_mono_ns() - t0) / 1000;
 	double s = (double)us / 1e6;
 	atomic_fetch_add(&c->rec_us_sum, us);
 	atomic_fetch_add(&c->rec_count, 1);
@@ -207,7 +207,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 {
 	char ns[256], path[PATH_MAX_];
 	const char *name = NULL;
-	uint64_t t0 = tfj_ratelimit_now_ns();
+	uint64_t t0 = tfj_clock_mono_ns();
 	int rc = 0, attempt;
 
 	*requeue_after_ms = 0;

@@ -18,7 +18,8 @@
  *
  * Ownership: the recorder borrows the client, which must outlive it, and
  * copies every event it queues. tfj_events_free() stops the sender after
- * the post in flight; what is still queued then is dropped and counted.
+ * the post in flight; what is still queued then is dropped and its number
+ * logged.
  */
 #ifndef TFJ_EVENTS_H
 #define TFJ_EVENTS_H

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <tfj/clock.h>
 #include <tfj/err.h>
 
 #include "ratelimit.h"
@@ -100,7 +101,7 @@ static int expect_op(struct tfj_expect *e, const char *key, char op, const char 
 		return rc;
 	pthread_mutex_lock(&e->mu);
 	r = get_rec(e, key, 1);
-	rc = r ? tfj_strmap_put(&r->items, ik, U2P(tfj_ratelimit_now_ns() + e->ttl_ns), NULL)
+	rc = r ? tfj_strmap_put(&r->items, ik, U2P(tfj_clock_mono_ns() + e->ttl_ns), NULL)
 	       : tfj_err_set(TFJ_ENOMEM, "expectation");
 	pthread_mutex_unlock(&e->mu);
 	return rc;
@@ -193,7 +194,7 @@ int tfj_expect_status(struct tfj_expect *e, const char *key, const char *new_rv)
 		/* The watch event beat the HTTP response: already observed. */
 	} else {
 		snprintf(r->status_rv, sizeof(r->status_rv), "%s", new_rv);
-		r->status_deadline = tfj_ratelimit_now_ns() + e->ttl_ns;
+		r->status_deadline = tfj_clock_mono_ns() + e->ttl_ns;
 	}
 	pthread_mutex_unlock(&e->mu);
 	return rc;
@@ -235,7 +236,7 @@ static int count_live(void *ud, const char *k, void *val)
 static size_t pending_locked(struct tfj_expect *e, const char *key)
 {
 	struct rec *r = get_rec(e, key, 0);
-	struct exp_ctx c = { tfj_ratelimit_now_ns(), 0, NULL, 0 };
+	struct exp_ctx c = { tfj_clock_mono_ns(), 0, NULL, 0 };
 
 	if (!r)
 		return 0;

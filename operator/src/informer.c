@@ -378,11 +378,11 @@ static void *run(void *arg)
 		inf->need_relist = 0;
 		release_free_memory();
 		while (!inf->stop && !inf->need_relist) {
-			uint64_t t0 = tfj_ratelimit_now_ns();
+			uint64_t t0 = tfj_clock_mono_ns();
 			rc = do_watch(inf);
 			if (inf->stop)
 				break;
-			if (rc == 0 || tfj_ratelimit_now_ns() - t0 > 10000000000ull)
+			if (rc == 0 || tfj_clock_mono_ns() - t0 > 10000000000ull)
 				backoff = BACKOFF_MIN_MS; /* a healthy watch resets the backoff */
 			if (rc == 0)
 				continue;
@@ -432,7 +432,7 @@ int tfj_informer_new(struct tfj_informer **out, struct tfj_kube *k,
 	inf->watch_timeout_s = o->watch_timeout_s > 0 ? o->watch_timeout_s : 300;
 	inf->max_line = o->max_line ? o->max_line : TFJ_WATCH_LINE_MAX_DEFAULT;
 	inf->page_size = o->page_size > 0 ? o->page_size : 500;
-	inf->rand_state = tfj_ratelimit_now_ns() | 1;
+	inf->rand_state = tfj_clock_mono_ns() | 1;
 	tfj_watch_framer_init(&inf->framer, inf->max_line);
 	if ((rc = dup_opt(&inf->name, o->name)) || (rc = dup_opt(&inf->path, o->path)) ||
 	    (rc = dup_opt(&inf->selector, o->label_selector)) ||

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <curl/curl.h>
 
+#include <tfj/clock.h>
 #include <tfj/err.h>
 #include <tfj/json.h>
 #include <tfj/log.h>
@@ -202,7 +203,7 @@ int tfj_kube_new(struct tfj_kube **out, const struct tfj_kubeconfig *cfg,
 	k->cert_len = cfg->cert_len;
 	k->key_len = cfg->key_len;
 	if (k->token_file && !k->token) {
-		reload_token(k, tfj_ratelimit_now_ns());
+		reload_token(k, tfj_clock_mono_ns());
 		if (!k->token) {
 			rc = tfj_err_set(TFJ_EAUTH, "kube client: cannot read token file %s",
 					 k->token_file);
@@ -316,7 +317,7 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
 /* Builds the Authorization header into hdr; refreshes the token when due. */
 static void auth_header(struct tfj_kube *k, char *hdr, size_t hlen, int force_reload)
 {
-	uint64_t now = tfj_ratelimit_now_ns();
+	uint64_t now = tfj_clock_mono_ns();
 
 	hdr[0] = '\0';
 	pthread_mutex_lock(&k->tok_mu);
@@ -424,7 +425,7 @@ static long throttle_wait(CURL *h, long status, int retries)
 	ms = tfj_retryafter_wait_ms(status, ra, retries, time(NULL));
 	/* Up to a fifth more, so callers throttled together do not return together. */
 	if (ms > 0)
-		ms += (long)(tfj_ratelimit_now_ns() % (uint64_t)(ms / 5 + 1));
+		ms += (long)(tfj_clock_mono_ns() % (uint64_t)(ms / 5 + 1));
 	return ms;
 }
 
@@ -542,11 +543,11 @@ static int perform(struct tfj_kube *k, enum tfj_kube_verb verb, const char *path
 			curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
 		}
 
-		t0 = tfj_ratelimit_now_ns();
+		t0 = tfj_clock_mono_ns();
 		c = curl_easy_perform(h);
 		status = 0;
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-		atomic_fetch_add(&k->lat_us[verb], (tfj_ratelimit_now_ns() - t0) / 1000);
+		atomic_fetch_add(&k->lat_us[verb], (tfj_clock_mono_ns() - t0) / 1000);
 		atomic_fetch_add(&k->nreq[verb], 1);
 		atomic_fetch_add(&k->counts[verb][status > 0 && status < MAX_CODE ? status : 0], 1);
 		curl_slist_free_all(hdrs);

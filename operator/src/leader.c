@@ -41,7 +41,7 @@ struct tfj_leader {
 
 static int64_t mono_ms(void)
 {
-	return (int64_t)(tfj_ratelimit_now_ns() / 1000000ull);
+	return (int64_t)(tfj_clock_mono_ns() / 1000000ull);
 }
 
 enum tfj_leader_decision tfj_leader_decide(const struct tfj_leader_record *rec,
@@ -229,7 +229,7 @@ static void *run(void *arg)
 		int ok = try_once(l);
 		int64_t now = mono_ms();
 		/* Candidates add jitter so replicas do not retry in lockstep. */
-		delay = l->retry_ms + (ok ? 0 : (int64_t)(tfj_ratelimit_now_ns() % 500));
+		delay = l->retry_ms + (ok ? 0 : (int64_t)(tfj_clock_mono_ns() % 500));
 		if (!atomic_load(&l->leader)) {
 			if (ok) {
 				atomic_store(&l->leader, 1);

@@ -130,7 +130,7 @@ int tfj_queue_add(struct tfj_queue *q, const char *key)
 {
 	int rc;
 	pthread_mutex_lock(&q->mu);
-	rc = add_locked(q, key, tfj_ratelimit_now_ns());
+	rc = add_locked(q, key, tfj_clock_mono_ns());
 	pthread_mutex_unlock(&q->mu);
 	return rc;
 }
@@ -169,7 +169,7 @@ static void heap_down(struct delayed *h, size_t n, size_t i)
 
 static int after_locked(struct tfj_queue *q, const char *key, uint64_t delay_ms)
 {
-	uint64_t now = tfj_ratelimit_now_ns(), when;
+	uint64_t now = tfj_clock_mono_ns(), when;
 	char *k;
 
 	if (q->shutdown)
@@ -224,7 +224,7 @@ int tfj_queue_add_rate_limited(struct tfj_queue *q, const char *key)
 	uint64_t d, g;
 	int rc;
 
-	g = tfj_ratelimit_reserve(&q->bucket, tfj_ratelimit_now_ns()) / 1000000ull;
+	g = tfj_ratelimit_reserve(&q->bucket, tfj_clock_mono_ns()) / 1000000ull;
 	pthread_mutex_lock(&q->mu);
 	d = backoff_locked(q, key);
 	rc = tfj_strmap_put(&q->failures, key,
@@ -282,13 +282,13 @@ static uint64_t promote_locked(struct tfj_queue *q, uint64_t now)
 int tfj_queue_get_timeout(struct tfj_queue *q, char **key, long timeout_ms)
 {
 	uint64_t deadline = timeout_ms >= 0
-		? tfj_ratelimit_now_ns() + (uint64_t)timeout_ms * 1000000ull : 0;
+		? tfj_clock_mono_ns() + (uint64_t)timeout_ms * 1000000ull : 0;
 	int rc = 0;
 
 	*key = NULL;
 	pthread_mutex_lock(&q->mu);
 	for (;;) {
-		uint64_t now = tfj_ratelimit_now_ns(), next, wait;
+		uint64_t now = tfj_clock_mono_ns(), next, wait;
 		struct timespec ts;
 		if (q->shutdown) {
 			rc = TFJ_ECANCELED;
@@ -374,9 +374,9 @@ static void *worker(void *arg)
 	char *key;
 
 	while (tfj_queue_get(q, &key) == 0) {
-		uint64_t after = 0, t0 = tfj_ratelimit_now_ns(), dt;
+		uint64_t after = 0, t0 = tfj_clock_mono_ns(), dt;
 		int rc = q->fn(q->ud, key, &after);
-		dt = (tfj_ratelimit_now_ns() - t0) / 1000;
+		dt = (tfj_clock_mono_ns() - t0) / 1000;
 		if (rc == 0) {
 			tfj_queue_forget(q, key);
 			if (after)

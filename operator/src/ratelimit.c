@@ -6,12 +6,7 @@
 #include <errno.h>
 #include <time.h>
 
-uint64_t tfj_ratelimit_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include <tfj/clock.h>
 
 void tfj_ratelimit_init(struct tfj_ratelimit *rl, double qps, int burst)
 {
@@ -72,7 +67,7 @@ int tfj_ratelimit_try(struct tfj_ratelimit *rl, uint64_t now_ns)
 
 void tfj_ratelimit_wait(struct tfj_ratelimit *rl)
 {
-	uint64_t d = tfj_ratelimit_reserve(rl, tfj_ratelimit_now_ns());
+	uint64_t d = tfj_ratelimit_reserve(rl, tfj_clock_mono_ns());
 	struct timespec ts = { (time_t)(d / 1000000000ull), (long)(d % 1000000000ull) };
 
 	while (d && nanosleep(&ts, &ts) != 0 && errno == EINTR)

@@ -43,7 +43,6 @@ int tfj_ratelimit_try(struct tfj_ratelimit *rl, uint64_t now_ns);
 /* Reserves and sleeps for the delay. */
 void tfj_ratelimit_wait(struct tfj_ratelimit *rl);
 
-/* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t tfj_ratelimit_now_ns(void);
+/* Times for the calls above come from tfj_clock_mono_ns() (tfj/clock.h). */
 
 #endif

@@ -17,6 +17,7 @@
 #include <grpc/grpc_security.h>
 #include <grpc/support/time.h>
 
+#include <tfj/clock.h>
 #include <tfj/err.h>
 #include <tfj/log.h>
 
@@ -107,7 +108,7 @@ static size_t bucket_of(const char *subject)
 
 static int allow(struct tfj_report *s, const char *subject)
 {
-	return tfj_ratelimit_try(&s->buckets[bucket_of(subject)], tfj_ratelimit_now_ns());
+	return tfj_ratelimit_try(&s->buckets[bucket_of(subject)], tfj_clock_mono_ns());
 }
 
 /* The bearer token from the call's metadata into tok ("" when none). */

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tfj/clock.h>
 #include <tfj/err.h>
 
 #include "queue.h"
@@ -18,7 +19,7 @@
 
 static uint64_t ms_now(void)
 {
-	return tfj_ratelimit_now_ns() / 1000000ull;
+	return tfj_clock_mono_ns() / 1000000ull;
 }
 
 static void test_dedup_fifo(void)
