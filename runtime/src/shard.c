@@ -329,20 +329,32 @@ static void updated(struct tfj_shard *s)
 	s->applied++;
 }
 
+/*
+ * What every update does before it touches anything: the rate for this
+ * step, validated, and the gradient's finiteness (checked by the caller,
+ * `finite`), so a refused update changes nothing; then the prewrite hook.
+ */
+static int begin_update(struct tfj_shard *s, struct tfj_optim_hparams *hp, int64_t max_steps,
+			int finite)
+{
+	int rc;
+
+	rate_for(s, hp, max_steps);
+	rc = tfj_optim_validate(s->cfg->optim, hp);
+	if (rc)
+		return rc;
+	if (!finite)
+		return tfj_err_set(TFJ_ENUMERIC, "ps %u: gradient holds NaN/Inf", s->id);
+	return prewrite(s);
+}
+
 static int apply(struct tfj_shard *s, const float *grad, int64_t max_steps)
 {
 	struct tfj_optim_hparams hp;
 	size_t i;
 	int rc;
 
-	rate_for(s, &hp, max_steps);
-	/* Validate and check everything first: a refused update changes nothing. */
-	rc = tfj_optim_validate(s->cfg->optim, &hp);
-	if (rc)
-		return rc;
-	if (!all_finite(s, grad))
-		return tfj_err_set(TFJ_ENUMERIC, "ps %u: gradient holds NaN/Inf", s->id);
-	rc = prewrite(s);
+	rc = begin_update(s, &hp, max_steps, all_finite(s, grad));
 	if (rc)
 		return rc;
 	for (i = 0; i < s->nslices; i++) {
@@ -374,13 +386,7 @@ static int apply_tensors(struct tfj_shard *s, const struct tfj_wire_tensor *t,
 		gather(s, t);
 		return apply(s, s->grad, max_steps);
 	}
-	rate_for(s, &hp, max_steps);
-	rc = tfj_optim_validate(s->cfg->optim, &hp);
-	if (rc)
-		return rc;
-	if (!tensors_finite(s, t))
-		return tfj_err_set(TFJ_ENUMERIC, "ps %u: gradient holds NaN/Inf", s->id);
-	rc = prewrite(s);
+	rc = begin_update(s, &hp, max_steps, tensors_finite(s, t));
 	if (rc)
 		return rc;
 	for (i = 0; i < s->nslices; i++) {
