@@ -1,0 +1,155 @@
+/*
+ * parse.c - numbers, durations, booleans and host:port (see parse.h).
+ */
+#include <tfj/parse.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tfj/err.h>
+
+/* Values are quoted in details, cut so that a hostile one cannot fill the log. */
+#define QUOTE_MAX 80
+
+int tfj_parse_i64(int64_t *out, const char *s, int64_t min, int64_t max, const char *what)
+{
+	char *end = NULL;
+	long long v;
+
+	if (!s || !*s)
+		return tfj_err_set(TFJ_EINVAL, "%s: empty value", what);
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end != '\0')
+		return tfj_err_set(TFJ_EINVAL, "%s: \"%.*s\" is not an integer", what, QUOTE_MAX, s);
+	if (v < min || v > max)
+		return tfj_err_set(TFJ_EINVAL, "%s: %lld is not an integer in [%lld, %lld]", what, v,
+				   (long long)min, (long long)max);
+	*out = v;
+	return 0;
+}
+
+int tfj_parse_u64(uint64_t *out, const char *s, uint64_t min, uint64_t max, const char *what)
+{
+	const char *p = s;
+	char *end = NULL;
+	unsigned long long v;
+
+	if (!s || !*s)
+		return tfj_err_set(TFJ_EINVAL, "%s: empty value", what);
+	/* strtoull() would turn "-1" into the largest value; refuse the sign. */
+	while (isspace((unsigned char)*p))
+		p++;
+	if (*p == '-')
+		return tfj_err_set(TFJ_EINVAL, "%s: \"%.*s\" is negative", what, QUOTE_MAX, s);
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end != '\0')
+		return tfj_err_set(TFJ_EINVAL, "%s: \"%.*s\" is not an integer", what, QUOTE_MAX, s);
+	if (v < min || v > max)
+		return tfj_err_set(TFJ_EINVAL, "%s: %llu is not an integer in [%llu, %llu]", what, v,
+				   (unsigned long long)min, (unsigned long long)max);
+	*out = v;
+	return 0;
+}
+
+int tfj_parse_int(int *out, const char *s, int min, int max, const char *what)
+{
+	int64_t v;
+	int rc = tfj_parse_i64(&v, s, min, max, what);
+
+	if (rc == 0)
+		*out = (int)v;
+	return rc;
+}
+
+int tfj_parse_double(double *out, const char *s, double min, double max, const char *what)
+{
+	char *end = NULL;
+	double v;
+
+	if (!s || !*s)
+		return tfj_err_set(TFJ_EINVAL, "%s: empty value", what);
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end != '\0' || !isfinite(v))
+		return tfj_err_set(TFJ_EINVAL, "%s: \"%.*s\" is not a number", what, QUOTE_MAX, s);
+	if (v < min || v > max)
+		return tfj_err_set(TFJ_EINVAL, "%s: %g is not in [%g, %g]", what, v, min, max);
+	*out = v;
+	return 0;
+}
+
+int tfj_parse_seconds(double *out, const char *s, double min, double max, const char *what)
+{
+	int rc = tfj_parse_double(out, s, min, max, what);
+
+	if (rc)
+		return tfj_err_set(rc, "%s (expected seconds in [%g, %g])", tfj_err_detail(), min,
+				   max);
+	return 0;
+}
+
+int tfj_parse_bool(int *out, const char *s, const char *what)
+{
+	if (!s || !strcmp(s, "true") || !strcmp(s, "1") || !strcmp(s, "yes")) {
+		*out = 1;
+		return 0;
+	}
+	if (!strcmp(s, "false") || !strcmp(s, "0") || !strcmp(s, "no")) {
+		*out = 0;
+		return 0;
+	}
+	return tfj_err_set(TFJ_EINVAL, "%s: \"%.*s\" is not a boolean (true/false, 1/0, yes/no)",
+			   what, QUOTE_MAX, s);
+}
+
+int tfj_parse_hostport(char *host, size_t hostcap, int *port, const char *s, unsigned flags,
+		       const char *what)
+{
+	const char *h = s, *p, *colon;
+	size_t hl;
+	int64_t v;
+	int rc;
+
+	if (!s || !*s)
+		return tfj_err_set(TFJ_EINVAL, "%s: empty address", what);
+	if (s[0] == '[') {
+		const char *rb = strchr(s, ']');
+
+		if (!rb || rb[1] != ':')
+			return tfj_err_set(TFJ_EINVAL, "%s \"%.*s\": expected [v6]:port", what,
+					   QUOTE_MAX, s);
+		h = s + 1;
+		hl = (size_t)(rb - h);
+		p = rb + 2;
+	} else if ((colon = strrchr(s, ':')) != NULL) {
+		hl = (size_t)(colon - s);
+		p = colon + 1;
+	} else if (flags & TFJ_HOSTPORT_BARE_PORT) {
+		hl = 0;
+		p = s;
+		flags |= TFJ_HOSTPORT_EMPTY_HOST;
+	} else {
+		return tfj_err_set(TFJ_EINVAL, "%s \"%.*s\": no port", what, QUOTE_MAX, s);
+	}
+	if (hl == 0 && !(flags & TFJ_HOSTPORT_EMPTY_HOST))
+		return tfj_err_set(TFJ_EINVAL, "%s \"%.*s\": empty host", what, QUOTE_MAX, s);
+	if (hl >= hostcap)
+		return tfj_err_set(TFJ_EINVAL, "%s \"%.*s\": host longer than %zu bytes", what,
+				   QUOTE_MAX, s, hostcap ? hostcap - 1 : 0);
+	if (!*p)
+		return tfj_err_set(TFJ_EINVAL, "%s \"%.*s\": no port", what, QUOTE_MAX, s);
+	rc = tfj_parse_i64(&v, p, (flags & TFJ_HOSTPORT_PORT_ZERO) ? 0 : 1, 65535, what);
+	if (rc)
+		return tfj_err_set(rc, "%s \"%.*s\": port must be %d-65535", what, QUOTE_MAX, s,
+				   (flags & TFJ_HOSTPORT_PORT_ZERO) ? 0 : 1);
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	*port = (int)v;
+	return 0;
+}
