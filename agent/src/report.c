@@ -21,6 +21,7 @@
 
 #include <tfj/clock.h>
 #include <tfj/err.h>
+#include <tfj/file.h>
 #include <tfj/log.h>
 
 #include "tfj_report.pb-c.h"
@@ -67,51 +68,6 @@ static char *dup_bounded(const char *s, size_t max)
 	return d;
 }
 
-/* Reads a whole small file into a NUL-terminated buffer; caller frees. */
-static int read_small(char **out, size_t *outlen, const char *path, size_t max)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	int fd, rc = 0;
-
-	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return tfj_err_set(TFJ_ENOTFOUND, "%s: %s", path, strerror(errno));
-	buf = malloc(max + 1);
-	if (!buf) {
-		rc = tfj_err_set(TFJ_ENOMEM, "%s", path);
-		goto out;
-	}
-	for (;;) {
-		ssize_t n = read(fd, buf + len, max + 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = tfj_err_set(TFJ_EIO, "%s: %s", path, strerror(errno));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > max) {
-			rc = tfj_err_set(TFJ_ETOOBIG, "%s: larger than %zu bytes", path, max);
-			goto out;
-		}
-	}
-	buf[len] = '\0';
-	*out = buf;
-	*outlen = len;
-	buf = NULL;
-out:
-	if (buf) {
-		explicit_bzero(buf, max + 1);
-		free(buf);
-	}
-	close(fd);
-	return rc;
-}
-
 /*
  * Reads the token. Returns 0 with *tok (caller wipes and frees), or a
  * negative code when there is no usable token; the call then goes without
@@ -122,12 +78,10 @@ static int read_token(struct tfj_report *r, char **tok)
 	size_t len = 0, i;
 	int rc;
 
-	rc = read_small(tok, &len, r->token_file, TFJ_REPORT_TOKEN_MAX);
+	/* Trailing whitespace is trimmed by the one rule of file.h. */
+	rc = tfj_file_read_secret(tok, &len, r->token_file, TFJ_REPORT_TOKEN_MAX);
 	if (rc < 0)
 		return rc;
-	while (len > 0 && ((*tok)[len - 1] == '\n' || (*tok)[len - 1] == '\r' ||
-			   (*tok)[len - 1] == ' ' || (*tok)[len - 1] == '\t'))
-		(*tok)[--len] = '\0';
 	for (i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)(*tok)[i];
 		if (c < 0x21 || c > 0x7E) {
@@ -504,7 +458,7 @@ int tfj_report_open(struct tfj_report **out, const struct tfj_report_opts *o,
 		goto out;
 	}
 	if (o->ca_file && *o->ca_file) {
-		rc = read_small(&ca, &calen, o->ca_file, CA_MAX);
+		rc = tfj_file_read(&ca, &calen, o->ca_file, CA_MAX, 0);
 		if (rc < 0)
 			goto out;
 	}

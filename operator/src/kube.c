@@ -13,6 +13,7 @@
 
 #include <tfj/clock.h>
 #include <tfj/err.h>
+#include <tfj/file.h>
 #include <tfj/json.h>
 #include <tfj/log.h>
 
@@ -151,19 +152,15 @@ static void reload_token(struct tfj_kube *k, uint64_t now)
 
 	if (!k->token_file)
 		return;
-	rc = tfj_kubeconfig_read_file(&t, &len, k->token_file, TOKEN_MAX);
+	/* Trailing whitespace is trimmed by the one rule of file.h. */
+	rc = tfj_file_read_secret(&t, &len, k->token_file, TOKEN_MAX);
 	k->token_read_ns = now;
 	if (rc) {
 		tfj_log_warn("cannot read the token file; keeping the previous token",
 			     "file", k->token_file, "error", tfj_err_detail());
 		return;
 	}
-	while (len > 0 && (t[len - 1] == '\n' || t[len - 1] == '\r' || t[len - 1] == ' '))
-		t[--len] = '\0';
-	if (k->token) {
-		memset(k->token, 0, strlen(k->token));
-		free(k->token);
-	}
+	tfj_file_secret_free(k->token);
 	k->token = t;
 }
 

@@ -13,74 +13,7 @@
 #include <yaml.h>
 
 #include <tfj/err.h>
-
-int tfj_kubeconfig_read_file(char **out, size_t *len, const char *path, size_t max)
-{
-	int fd = -1, rc = 0;
-	char *buf = NULL;
-	size_t used = 0, cap = 0;
-
-	*out = NULL;
-	*len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		rc = tfj_err_set(errno == ENOENT ? TFJ_ENOTFOUND : TFJ_EIO,
-				 "open %s: %s", path, strerror(errno));
-		goto out;
-	}
-	/* Read to EOF rather than trusting st_size: the file may be a pipe or
-	 * change while we read, and the cap must hold either way. */
-	for (;;) {
-		ssize_t n;
-		if (used == cap) {
-			size_t ncap = cap ? cap * 2 : 4096;
-			char *nb;
-			if (ncap > max + 1)
-				ncap = max + 1;
-			if (ncap <= used) {
-				rc = tfj_err_set(TFJ_ETOOBIG, "%s: larger than %zu bytes", path, max);
-				goto out;
-			}
-			nb = realloc(buf, ncap + 1);
-			if (!nb) {
-				rc = tfj_err_set(TFJ_ENOMEM, "reading %s", path);
-				goto out;
-			}
-			buf = nb;
-			cap = ncap;
-		}
-		n = read(fd, buf + used, cap - used);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = tfj_err_set(TFJ_EIO, "read %s: %s", path, strerror(errno));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		used += (size_t)n;
-		if (used > max) {
-			rc = tfj_err_set(TFJ_ETOOBIG, "%s: larger than %zu bytes", path, max);
-			goto out;
-		}
-	}
-	if (!buf) {
-		buf = malloc(1);
-		if (!buf) {
-			rc = tfj_err_set(TFJ_ENOMEM, "reading %s", path);
-			goto out;
-		}
-	}
-	buf[used] = '\0';
-	*out = buf;
-	*len = used;
-	buf = NULL;
-out:
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return rc;
-}
+#include <tfj/file.h>
 
 void tfj_kubeconfig_free(struct tfj_kubeconfig *cfg)
 {
@@ -463,7 +396,7 @@ int tfj_kubeconfig_load_file(struct tfj_kubeconfig *out, const char *path)
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = tfj_kubeconfig_read_file(&text, &len, path, TFJ_KUBECONFIG_MAX_FILE);
+	rc = tfj_file_read(&text, &len, path, TFJ_KUBECONFIG_MAX_FILE, 0);
 	if (rc)
 		goto out;
 	dir = strdup(path);
@@ -530,7 +463,7 @@ int tfj_kubeconfig_in_cluster(struct tfj_kubeconfig *out, const char *sa_dir)
 				 out->token_file);
 		goto out;
 	}
-	if (tfj_kubeconfig_read_file(&ns, &len, p, 253) == 0) {
+	if (tfj_file_read(&ns, &len, p, 253, 0) == 0) {
 		while (len > 0 && (ns[len - 1] == '\n' || ns[len - 1] == ' '))
 			ns[--len] = '\0';
 		if (len > 0) {

@@ -66,12 +66,6 @@ int tfj_kubeconfig_in_cluster(struct tfj_kubeconfig *out, const char *sa_dir);
  */
 int tfj_kubeconfig_load_default(struct tfj_kubeconfig *out, const char *path);
 
-/*
- * Reads a whole file of at most `max` bytes into a NUL-terminated malloc'd
- * buffer (*out, caller frees; *len excludes the NUL). TFJ_ETOOBIG past max.
- */
-int tfj_kubeconfig_read_file(char **out, size_t *len, const char *path, size_t max);
-
 /* Releases everything cfg owns and zeroes it. Accepts NULL. */
 void tfj_kubeconfig_free(struct tfj_kubeconfig *cfg);
 

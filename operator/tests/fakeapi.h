@@ -28,6 +28,7 @@
 #include <cjson/cJSON.h>
 
 #include <tfj/err.h>
+#include <tfj/file.h>
 
 #include "kubeconfig.h"
 
@@ -70,24 +71,14 @@ struct fake {
 	char fail_retry_after[32]; /* Retry-After header of injected failures; "" = none */
 };
 
+/* A PEM file the test just made; NULL when it cannot be read. */
 static inline char *fake_slurp(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	char *b;
-	long n;
-	if (!f)
+	char *b = NULL;
+	size_t n;
+
+	if (tfj_file_read(&b, &n, path, 1u << 20, 0) != 0)
 		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	b = malloc((size_t)n + 1);
-	if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-		free(b);
-		b = NULL;
-	}
-	if (b)
-		b[n] = '\0';
-	fclose(f);
 	return b;
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <tfj/err.h>
+#include <tfj/file.h>
 
 #include "kubeconfig.h"
 #include "tfj_test.h"
@@ -231,11 +232,11 @@ static void test_read_file_cap(void)
 	char p[400];
 	write_file("exact", "12345");
 	snprintf(p, sizeof(p), "%s/exact", dir);
-	TFJ_CHECK_INT(tfj_kubeconfig_read_file(&out, &len, p, 5), 0);
+	TFJ_CHECK_INT(tfj_file_read(&out, &len, p, 5, 0), 0);
 	TFJ_CHECK_INT(len, 5);
 	TFJ_CHECK_STR(out, "12345");
 	free(out);
-	TFJ_CHECK_INT(tfj_kubeconfig_read_file(&out, &len, p, 4), TFJ_ETOOBIG);
+	TFJ_CHECK_INT(tfj_file_read(&out, &len, p, 4, 0), TFJ_ETOOBIG);
 	TFJ_CHECK(out == NULL);
 }
 

@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include <tfj/err.h>
+#include <tfj/file.h>
 
 #include "optim.h"
 
@@ -488,47 +489,18 @@ fail:
 
 int tfj_ckpt_load(struct tfj_ckpt *out, const char *path)
 {
-	struct stat st;
-	uint8_t *buf = NULL;
-	size_t got = 0;
-	int fd, rc;
+	char *buf = NULL;
+	size_t len = 0;
+	int rc;
 
 	if (!out || !path)
 		return tfj_err_set(TFJ_EINVAL, "checkpoint: NULL argument");
 	memset(out, 0, sizeof(*out));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return tfj_err_set(errno == ENOENT ? TFJ_ENOTFOUND : TFJ_EIO,
-				   "checkpoint: open %s: %s", path, strerror(errno));
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		rc = tfj_err_set(TFJ_EINVAL, "checkpoint: %s is not a regular file", path);
-		goto out;
-	}
-	if ((uint64_t)st.st_size > TFJ_CKPT_MAX_BYTES) {
-		rc = tfj_err_set(TFJ_ETOOBIG, "checkpoint: %s is %lld bytes", path,
-				 (long long)st.st_size);
-		goto out;
-	}
-	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
-	if (!buf) {
-		rc = tfj_err_set(TFJ_ENOMEM, "checkpoint: %s", path);
-		goto out;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = tfj_err_set(TFJ_EIO, "checkpoint: read %s: %s", path,
-					 n < 0 ? strerror(errno) : "file shrank");
-			goto out;
-		}
-		got += (size_t)n;
-	}
-	rc = tfj_ckpt_parse(out, buf, got);
-out:
-	close(fd);
+	/* Regular files only: a FIFO or device would block or never end. */
+	rc = tfj_file_read(&buf, &len, path, TFJ_CKPT_MAX_BYTES, TFJ_FILE_REGULAR);
+	if (rc)
+		return tfj_err_set(rc, "checkpoint: %s", tfj_err_detail());
+	rc = tfj_ckpt_parse(out, (const uint8_t *)buf, len);
 	free(buf);
 	return rc;
 }

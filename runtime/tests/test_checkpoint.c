@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include <tfj/err.h>
+#include <tfj/file.h>
 #include <tfj_test.h>
 
 #include "checkpoint.h"
@@ -56,19 +57,11 @@ static void fill(struct tfj_ckpt *ck, struct tfj_ckpt_var *vars, int64_t step)
 
 static uint8_t *slurp(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = malloc(1 << 16);
+	char *buf = NULL;
 
-	*len = 0;
-	if (!f || !buf) {
-		if (f)
-			fclose(f);
-		free(buf);
-		return NULL;
-	}
-	*len = fread(buf, 1, 1 << 16, f);
-	fclose(f);
-	return buf;
+	if (tfj_file_read(&buf, len, path, 1 << 20, 0) != 0)
+		*len = 0;
+	return (uint8_t *)buf;
 }
 
 static void test_round_trip(void)
