@@ -3,13 +3,13 @@
  */
 #include "config.h"
 
-#include <errno.h>
-#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <tfj/err.h>
+#include <tfj/parse.h>
 
 static const char usage[] =
 	"usage: tfjob-agent [OPTIONS] [--] COMMAND [ARGS...]\n"
@@ -54,47 +54,14 @@ static const char *env_nonempty(const char *name)
 	return v && *v ? v : NULL;
 }
 
-static int parse_seconds(double *out, const char *flag, const char *v, double min, double max)
-{
-	char *end;
-	double d;
-
-	errno = 0;
-	d = strtod(v, &end);
-	if (errno || end == v || *end || !isfinite(d) || d < min || d > max)
-		return tfj_err_set(TFJ_EINVAL, "%s '%s': expected seconds in [%g, %g]", flag, v, min,
-				   max);
-	*out = d;
-	return 0;
-}
-
 static int parse_size(size_t *out, const char *flag, const char *v, size_t min, size_t max)
 {
-	char *end;
-	unsigned long long n;
+	uint64_t n;
+	int rc = tfj_parse_u64(&n, v, min, max, flag);
 
-	errno = 0;
-	if (*v == '-')
-		return tfj_err_set(TFJ_EINVAL, "%s '%s': negative", flag, v);
-	n = strtoull(v, &end, 10);
-	if (errno || end == v || *end || n < min || n > max)
-		return tfj_err_set(TFJ_EINVAL, "%s '%s': expected an integer in [%zu, %zu]", flag, v,
-				   min, max);
-	*out = (size_t)n;
-	return 0;
-}
-
-static int parse_index(int *out, const char *what, const char *v)
-{
-	char *end;
-	long n;
-
-	errno = 0;
-	n = strtol(v, &end, 10);
-	if (errno || end == v || *end || n < 0 || n > 1000000)
-		return tfj_err_set(TFJ_EINVAL, "%s '%s': expected a replica index", what, v);
-	*out = (int)n;
-	return 0;
+	if (rc == 0)
+		*out = (size_t)n;
+	return rc;
 }
 
 static void defaults(struct tfj_config *c)
@@ -140,9 +107,9 @@ static int apply(struct tfj_config *c, const char *name, const char *v)
 
 	snprintf(flag, sizeof(flag), "--%s", name);
 	if (strcmp(name, "grace-period") == 0)
-		return parse_seconds(&c->grace_s, flag, v, 0, 3600);
+		return tfj_parse_seconds(&c->grace_s, v, 0, 3600, flag);
 	if (strcmp(name, "drain-timeout") == 0)
-		return parse_seconds(&c->drain_s, flag, v, 0, 60);
+		return tfj_parse_seconds(&c->drain_s, v, 0, 60, flag);
 	if (strcmp(name, "signal-target") == 0) {
 		if (strcmp(v, "group") == 0)
 			c->signal_group = 1;
@@ -161,9 +128,9 @@ static int apply(struct tfj_config *c, const char *name, const char *v)
 		return 0;
 	}
 	if (strcmp(name, "peer-timeout") == 0)
-		return parse_seconds(&c->peer_timeout_s, flag, v, 0.1, 86400);
+		return tfj_parse_seconds(&c->peer_timeout_s, v, 0.1, 86400, flag);
 	if (strcmp(name, "peer-connect-timeout") == 0)
-		return parse_seconds(&c->peer_connect_timeout_s, flag, v, 0.01, 60);
+		return tfj_parse_seconds(&c->peer_connect_timeout_s, v, 0.01, 60, flag);
 	if (strcmp(name, "termination-log") == 0) {
 		if (!*v)
 			return tfj_err_set(TFJ_EINVAL, "%s: empty path", flag);
@@ -195,9 +162,9 @@ static int apply(struct tfj_config *c, const char *name, const char *v)
 		return 0;
 	}
 	if (strcmp(name, "report-timeout") == 0)
-		return parse_seconds(&c->report_timeout_s, flag, v, 0.05, 60);
+		return tfj_parse_seconds(&c->report_timeout_s, v, 0.05, 60, flag);
 	if (strcmp(name, "heartbeat-interval") == 0)
-		return parse_seconds(&c->heartbeat_s, flag, v, 0.05, 3600);
+		return tfj_parse_seconds(&c->heartbeat_s, v, 0.05, 3600, flag);
 	if (strcmp(name, "log-level") == 0) {
 		c->log_level = v;
 		return 0;
@@ -216,7 +183,7 @@ int tfj_config_parse(struct tfj_config *c, int argc, char **argv)
 
 	defaults(c);
 	if ((v = env_nonempty("TFJOB_REPLICA_INDEX")) &&
-	    (rc = parse_index(&c->replica_index, "TFJOB_REPLICA_INDEX", v)) < 0)
+	    (rc = tfj_parse_int(&c->replica_index, v, 0, 1000000, "TFJOB_REPLICA_INDEX")) < 0)
 		return rc;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];

@@ -18,6 +18,7 @@
 
 #include <tfj/err.h>
 #include <tfj/log.h>
+#include <tfj/parse.h>
 
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
@@ -58,32 +59,15 @@ static int type_listed(const char *types, const char *type)
 
 static int split_hostport(char **host, char **port, const char *hp)
 {
-	const char *colon, *h = hp;
-	size_t hl;
-	char *end;
-	long v;
+	char h[TFJ_TFCONFIG_MAX_HOSTLEN], p[8];
+	int pn, rc;
 
-	if (hp[0] == '[') {
-		const char *rb = strchr(hp, ']');
-		if (!rb || rb[1] != ':')
-			return tfj_err_set(TFJ_EPARSE, "peer '%s': expected [v6]:port", hp);
-		h = hp + 1;
-		hl = (size_t)(rb - h);
-		colon = rb + 1;
-	} else {
-		colon = strrchr(hp, ':');
-		if (!colon)
-			return tfj_err_set(TFJ_EPARSE, "peer '%s': no port", hp);
-		hl = (size_t)(colon - hp);
-	}
-	if (hl == 0)
-		return tfj_err_set(TFJ_EPARSE, "peer '%s': empty host", hp);
-	errno = 0;
-	v = strtol(colon + 1, &end, 10);
-	if (errno || end == colon + 1 || *end || v < 1 || v > 65535)
-		return tfj_err_set(TFJ_EPARSE, "peer '%s': port must be 1-65535", hp);
-	*host = strndup(h, hl);
-	*port = strdup(colon + 1);
+	rc = tfj_parse_hostport(h, sizeof(h), &pn, hp, 0, "peer");
+	if (rc)
+		return tfj_err_set(TFJ_EPARSE, "%s", tfj_err_detail());
+	snprintf(p, sizeof(p), "%d", pn);
+	*host = strdup(h);
+	*port = strdup(p);
 	if (!*host || !*port) {
 		free(*host);
 		free(*port);

@@ -3,12 +3,12 @@
  */
 #include "config.h"
 
-#include <errno.h>
-#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <tfj/err.h>
+#include <tfj/parse.h>
 
 struct opt {
 	const char *flag;   /* without "--" */
@@ -74,59 +74,29 @@ const char *tfj_config_usage(void)
 	       "Every flag can also be set as TFJOB_<FLAG> (e.g. TFJOB_WORKERS=8).\n";
 }
 
-static int parse_bool(int *out, const char *v, const char *name)
-{
-	if (!v || !strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "yes")) {
-		*out = 1;
-		return 0;
-	}
-	if (!strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "no")) {
-		*out = 0;
-		return 0;
-	}
-	return tfj_err_set(TFJ_EINVAL, "--%s: %s is not a boolean", name, v);
-}
-
-static int parse_int(int *out, const char *v, const char *name, long lo, long hi)
-{
-	char *end;
-	long n;
-	errno = 0;
-	n = strtol(v, &end, 10);
-	if (errno || end == v || *end || n < lo || n > hi)
-		return tfj_err_set(TFJ_EINVAL, "--%s: %s is not an integer in [%ld, %ld]", name, v,
-				   lo, hi);
-	*out = (int)n;
-	return 0;
-}
-
 /* A rate in requests per second, [0, 100000]; 0 = unlimited. */
-static int parse_rate(double *out, const char *v, const char *name)
+static int parse_rate(double *out, const char *v, const char *flag)
 {
-	char *end;
-	double q;
-	errno = 0;
-	q = strtod(v, &end);
-	if (errno || end == v || *end || !isfinite(q) || q < 0 || q > 100000)
-		return tfj_err_set(TFJ_EINVAL, "--%s: %s is not a rate in [0, 100000]", name, v);
-	*out = q;
-	return 0;
+	return tfj_parse_double(out, v, 0, 100000, flag);
 }
 
 static int apply(struct tfj_config *cfg, const char *name, const char *v)
 {
+	char flag[48];
+
+	snprintf(flag, sizeof(flag), "--%s", name);
 	if (!strcmp(name, "namespace")) {
 		cfg->namespace = v;
 	} else if (!strcmp(name, "workers")) {
-		return parse_int(&cfg->workers, v, name, 1, 256);
+		return tfj_parse_int(&cfg->workers, v, 1, 256, flag);
 	} else if (!strcmp(name, "qps")) {
-		return parse_rate(&cfg->qps, v, name);
+		return parse_rate(&cfg->qps, v, flag);
 	} else if (!strcmp(name, "burst")) {
-		return parse_int(&cfg->burst, v, name, 1, 100000);
+		return tfj_parse_int(&cfg->burst, v, 1, 100000, flag);
 	} else if (!strcmp(name, "event-qps")) {
-		return parse_rate(&cfg->event_qps, v, name);
+		return parse_rate(&cfg->event_qps, v, flag);
 	} else if (!strcmp(name, "event-burst")) {
-		return parse_int(&cfg->event_burst, v, name, 1, 100000);
+		return tfj_parse_int(&cfg->event_burst, v, 1, 100000, flag);
 	} else if (!strcmp(name, "cluster-domain")) {
 		cfg->cluster_domain = v;
 	} else if (!strcmp(name, "managed-by")) {
@@ -142,7 +112,7 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 	} else if (!strcmp(name, "metrics-addr")) {
 		cfg->metrics_addr = v;
 	} else if (!strcmp(name, "leader-elect")) {
-		return parse_bool(&cfg->leader_elect, v, name);
+		return tfj_parse_bool(&cfg->leader_elect, v, flag);
 	} else if (!strcmp(name, "leader-elect-namespace")) {
 		cfg->leader_namespace = v;
 	} else if (!strcmp(name, "leader-elect-name")) {
@@ -160,9 +130,9 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 			return tfj_err_set(TFJ_EINVAL, "--report-audience: 1 to 253 characters");
 		cfg->report_audience = v;
 	} else if (!strcmp(name, "help")) {
-		return parse_bool(&cfg->help, v, name);
+		return tfj_parse_bool(&cfg->help, v, flag);
 	} else if (!strcmp(name, "version")) {
-		return parse_bool(&cfg->version, v, name);
+		return tfj_parse_bool(&cfg->version, v, flag);
 	}
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <microhttpd.h>
 
 #include <tfj/err.h>
+#include <tfj/parse.h>
 #include <tfj/log.h>
 
 #define METRICS_MAX (8u << 20)
@@ -24,41 +25,14 @@ struct tfj_httpd {
 
 int tfj_httpd_parse_addr(char *host, size_t hostlen, int *port, const char *addr)
 {
-	const char *colon, *p;
-	char *end;
-	long v;
-	size_t hl;
+	int rc;
 
-	if (!addr || !*addr)
-		return tfj_err_set(TFJ_EINVAL, "empty listen address");
-	colon = strrchr(addr, ':');
-	if (addr[0] == '[') {
-		const char *rb = strchr(addr, ']');
-		if (!rb || rb[1] != ':')
-			return tfj_err_set(TFJ_EINVAL, "listen address %s: bad [ipv6]:port", addr);
-		hl = (size_t)(rb - addr - 1);
-		if (hl >= hostlen)
-			return tfj_err_set(TFJ_EINVAL, "listen address too long");
-		memcpy(host, addr + 1, hl);
-		host[hl] = '\0';
-		p = rb + 2;
-	} else if (colon) {
-		hl = (size_t)(colon - addr);
-		if (hl >= hostlen)
-			return tfj_err_set(TFJ_EINVAL, "listen address too long");
-		memcpy(host, addr, hl);
-		host[hl] = '\0';
-		p = colon + 1;
-	} else {
-		host[0] = '\0';
-		p = addr;
-	}
-	if (!*p)
-		return tfj_err_set(TFJ_EINVAL, "listen address %s: no port", addr);
-	v = strtol(p, &end, 10);
-	if (*end || v < 0 || v > 65535)
-		return tfj_err_set(TFJ_EINVAL, "listen address %s: bad port", addr);
-	*port = (int)v;
+	/* ":8080" and "8080" listen on every interface; port 0 lets the kernel pick. */
+	rc = tfj_parse_hostport(host, hostlen, port, addr,
+				TFJ_HOSTPORT_EMPTY_HOST | TFJ_HOSTPORT_BARE_PORT |
+				TFJ_HOSTPORT_PORT_ZERO, "listen address");
+	if (rc)
+		return rc;
 	if (host[0]) {
 		unsigned char tmp[sizeof(struct in6_addr)];
 		if (inet_pton(AF_INET, host, tmp) != 1 && inet_pton(AF_INET6, host, tmp) != 1)

@@ -12,41 +12,6 @@
 #include <tfj/err.h>
 #include <tfj/log.h>
 
-int tfj_parse_i64(int64_t *out, const char *s, int64_t min, int64_t max, const char *what)
-{
-	char *end = NULL;
-	long long v;
-
-	if (!s || !*s)
-		return tfj_err_set(TFJ_EINVAL, "%s: empty value", what);
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || !end || *end != '\0')
-		return tfj_err_set(TFJ_EINVAL, "%s: \"%.40s\" is not an integer", what, s);
-	if (v < min || v > max)
-		return tfj_err_set(TFJ_EINVAL, "%s: %lld out of range [%lld, %lld]", what, v,
-				   (long long)min, (long long)max);
-	*out = v;
-	return 0;
-}
-
-int tfj_parse_double(double *out, const char *s, double min, double max, const char *what)
-{
-	char *end = NULL;
-	double v;
-
-	if (!s || !*s)
-		return tfj_err_set(TFJ_EINVAL, "%s: empty value", what);
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || !end || *end != '\0' || !isfinite(v))
-		return tfj_err_set(TFJ_EINVAL, "%s: \"%.40s\" is not a number", what, s);
-	if (v < min || v > max)
-		return tfj_err_set(TFJ_EINVAL, "%s: %g out of range [%g, %g]", what, v, min, max);
-	*out = v;
-	return 0;
-}
-
 static int copy_str(char *dst, size_t cap, const char *s, const char *what)
 {
 	size_t n = strlen(s);
@@ -231,18 +196,16 @@ static int derive_cluster(struct tfj_rtconfig *cfg, const char *bind_host)
 		return tfj_err_set(TFJ_EINVAL, "task type \"%.32s\" is not run by this runtime", type);
 	}
 	if (cfg->role == TFJ_ROLE_PS) {
-		const char *host = ps->hosts[cfg->index];
-		const char *colon = strrchr(host, ':');
-		int64_t port;
-		int rc, n;
+		/* Only the port matters here: the ps listens on bind_host. */
+		char host[TFJ_TFCONFIG_MAX_HOSTLEN];
+		int port, rc, n;
 
-		if (!colon)
-			return tfj_err_set(TFJ_EINVAL, "ps host \"%.80s\" has no port", host);
-		rc = tfj_parse_i64(&port, colon + 1, 1, 65535, "ps port");
+		rc = tfj_parse_hostport(host, sizeof(host), &port, ps->hosts[cfg->index],
+					TFJ_HOSTPORT_EMPTY_HOST, "ps host");
 		if (rc)
 			return rc;
 		n = snprintf(cfg->bind, sizeof(cfg->bind), "%s:%d", bind_host ? bind_host : "0.0.0.0",
-			     (int)port);
+			     port);
 		if (n < 0 || (size_t)n >= sizeof(cfg->bind))
 			return tfj_err_set(TFJ_EINVAL, "--bind_address too long");
 	}
@@ -366,19 +329,6 @@ static const char *get(const char **vals, const char *name)
 	return i < 0 ? NULL : vals[i];
 }
 
-static int parse_bool(int *out, const char *s, const char *what)
-{
-	if (strcmp(s, "true") == 0 || strcmp(s, "1") == 0) {
-		*out = 1;
-		return 0;
-	}
-	if (strcmp(s, "false") == 0 || strcmp(s, "0") == 0) {
-		*out = 0;
-		return 0;
-	}
-	return tfj_err_set(TFJ_EINVAL, "%s: \"%.20s\" is not true or false", what, s);
-}
-
 /* Training settings: every flag with its range. */
 static int apply_training(struct tfj_rtconfig *cfg, const char **v)
 {
@@ -431,7 +381,7 @@ static int apply_training(struct tfj_rtconfig *cfg, const char **v)
 			return rc;
 		cfg->max_message_bytes = (size_t)i64 << 20;
 	}
-	if ((s = get(v, "sync")) != NULL && (rc = parse_bool(&cfg->sync, s, "--sync")) != 0)
+	if ((s = get(v, "sync")) != NULL && (rc = tfj_parse_bool(&cfg->sync, s, "--sync")) != 0)
 		return rc;
 	if ((s = get(v, "placement")) != NULL &&
 	    (rc = tfj_placement_parse(&cfg->placement, s)) != 0)

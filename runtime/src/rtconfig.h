@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The number helpers (tfj_parse_i64, ...) that launch and the tests use. */
+#include <tfj/parse.h>
 #include <tfj/tfconfig.h>
 
 #include "model.h"
@@ -118,12 +120,5 @@ int64_t tfj_rtconfig_steps_for(const struct tfj_rtconfig *cfg, size_t train_n);
 
 /* Usage text of the train flags. */
 const char *tfj_rtconfig_usage(void);
-
-/*
- * Number helpers shared with launch/main: the whole string must be a number
- * within [min, max]; otherwise TFJ_EINVAL naming `what`.
- */
-int tfj_parse_i64(int64_t *out, const char *s, int64_t min, int64_t max, const char *what);
-int tfj_parse_double(double *out, const char *s, double min, double max, const char *what);
 
 #endif
