@@ -153,3 +153,18 @@ int tfj_parse_hostport(char *host, size_t hostcap, int *port, const char *s, uns
 	*port = (int)v;
 	return 0;
 }
+
+int tfj_parse_flag_eq(const char *name, size_t n, const char *want)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char a = name[i] == '_' ? '-' : name[i];
+		char b = want[i] == '_' ? '-' : want[i];
+
+		/* want's NUL ends the loop here unless name is shorter. */
+		if (a != b || b == '\0')
+			return 0;
+	}
+	return want[n] == '\0';
+}

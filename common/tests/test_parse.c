@@ -179,8 +179,21 @@ static void test_hostport(void)
 	TFJ_CHECK_STR(host, "::");
 }
 
+static void test_flag_eq(void)
+{
+	TFJ_CHECK(tfj_parse_flag_eq("peer-timeout", 12, "peer-timeout"));
+	TFJ_CHECK(tfj_parse_flag_eq("peer_timeout", 12, "peer-timeout"));
+	TFJ_CHECK(tfj_parse_flag_eq("peer_timeout=5", 12, "peer-timeout"));
+	TFJ_CHECK(!tfj_parse_flag_eq("peer-timeou", 11, "peer-timeout"));
+	TFJ_CHECK(!tfj_parse_flag_eq("peer-timeouts", 13, "peer-timeout"));
+	TFJ_CHECK(!tfj_parse_flag_eq("peer.timeout", 12, "peer-timeout"));
+	TFJ_CHECK(!tfj_parse_flag_eq("ps", 2, "psx"));
+	TFJ_CHECK(tfj_parse_flag_eq("", 0, ""));
+}
+
 int main(void)
 {
+	TFJ_RUN(test_flag_eq);
 	TFJ_RUN(test_i64);
 	TFJ_RUN(test_u64);
 	TFJ_RUN(test_double_and_seconds);

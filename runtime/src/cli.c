@@ -44,9 +44,11 @@ static void usage(FILE *f)
 	fprintf(f, "usage: tfjob-runtime train [flags]     run one task (TF_CONFIG or cluster flags)\n"
 		   "       tfjob-runtime launch [flags]    run a local cluster on 127.0.0.1\n"
 		   "       tfjob-runtime help | version\n\n"
+		   "Flags are spelled with dashes; the underscore spelling of TensorFlow scripts\n"
+		   "(--peer_timeout for --peer-timeout) is still accepted for every flag.\n\n"
 		   "launch flags: --ps N (1) --workers M (2) --chief --evaluator --timeout S\n"
-		   "              --max_restarts N (3) --chaos_kill TASK --chaos_after S --quiet\n"
-		   "              --chaos_at_step N (kill once the coordinator reports step N)\n"
+		   "              --max-restarts N (3) --chaos-kill TASK --chaos-after S --quiet\n"
+		   "              --chaos-at-step N (kill once the coordinator reports step N)\n"
 		   "              plus any train flag, handed to every task\n\n"
 		   "train flags:\n%s\nexit codes: see docs/runtime-exit-codes.md\n",
 		tfj_rtconfig_usage());

@@ -64,6 +64,12 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* arg is `flag` ("--max-restarts"), or its old spelling with underscores. */
+static int is_flag(const char *arg, const char *flag)
+{
+	return strncmp(arg, "--", 2) == 0 && tfj_parse_flag_eq(arg + 2, strlen(arg + 2), flag + 2);
+}
+
 int tfj_launch_parse(struct tfj_launch_opts *o, int argc, char **argv)
 {
 	int i, rc;
@@ -86,7 +92,7 @@ int tfj_launch_parse(struct tfj_launch_opts *o, int argc, char **argv)
 		const char *a = argv[i];
 		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
 
-#define TAKES(flag) (strcmp(a, flag) == 0 && (val || (rc = tfj_err_set(TFJ_EINVAL, \
+#define TAKES(flag) (is_flag(a, flag) && (val || (rc = tfj_err_set(TFJ_EINVAL, \
 		"flag %s needs a value", flag), 0)))
 		rc = 0;
 		if (TAKES("--ps")) {
@@ -104,31 +110,31 @@ int tfj_launch_parse(struct tfj_launch_opts *o, int argc, char **argv)
 				return rc;
 			o->timeout_s = d;
 			i++;
-		} else if (TAKES("--max_restarts")) {
-			if ((rc = tfj_parse_i64(&v, val, 0, 100, "--max_restarts")) != 0)
+		} else if (TAKES("--max-restarts")) {
+			if ((rc = tfj_parse_i64(&v, val, 0, 100, "--max-restarts")) != 0)
 				return rc;
 			o->max_restarts = (int)v;
 			i++;
-		} else if (TAKES("--chaos_kill")) {
+		} else if (TAKES("--chaos-kill")) {
 			if (strlen(val) >= sizeof(o->kill_task))
-				return tfj_err_set(TFJ_EINVAL, "--chaos_kill: task name too long");
+				return tfj_err_set(TFJ_EINVAL, "--chaos-kill: task name too long");
 			memcpy(o->kill_task, val, strlen(val) + 1);
 			i++;
-		} else if (TAKES("--chaos_at_step")) {
-			if ((rc = tfj_parse_i64(&v, val, 1, (int64_t)1 << 40, "--chaos_at_step")) != 0)
+		} else if (TAKES("--chaos-at-step")) {
+			if ((rc = tfj_parse_i64(&v, val, 1, (int64_t)1 << 40, "--chaos-at-step")) != 0)
 				return rc;
 			o->kill_at_step = v;
 			i++;
-		} else if (TAKES("--chaos_after")) {
-			if ((rc = tfj_parse_double(&d, val, 0, 86400, "--chaos_after")) != 0)
+		} else if (TAKES("--chaos-after")) {
+			if ((rc = tfj_parse_double(&d, val, 0, 86400, "--chaos-after")) != 0)
 				return rc;
 			o->kill_after_s = d;
 			i++;
-		} else if (strcmp(a, "--chief") == 0) {
+		} else if (is_flag(a, "--chief")) {
 			o->chief = 1;
-		} else if (strcmp(a, "--evaluator") == 0) {
+		} else if (is_flag(a, "--evaluator")) {
 			o->evaluator = 1;
-		} else if (strcmp(a, "--quiet") == 0) {
+		} else if (is_flag(a, "--quiet")) {
 			o->quiet = 1;
 		} else if (rc) {
 			return rc;
@@ -223,7 +229,7 @@ static int spawn(struct run *r, struct task *t)
 	argv[n++] = "train";
 	for (i = 0; i < r->o->nfwd && n < TFJ_RT_MAX_ARGS; i++)
 		argv[n++] = r->o->fwd[i];
-	argv[n++] = "--bind_address";
+	argv[n++] = "--bind-address";
 	argv[n++] = "127.0.0.1";
 	argv[n] = NULL;
 	fflush(NULL);
@@ -392,16 +398,16 @@ static int prevalidate(const struct tfj_launch_opts *o)
 	fake_hosts(&wk, o->nworkers, 2000);
 	for (i = 0; i < o->nfwd && n < TFJ_RT_MAX_ARGS; i++)
 		argv[n++] = o->fwd[i];
-	argv[n++] = "--job_name";
+	argv[n++] = "--job-name";
 	argv[n++] = o->chief ? "chief" : "worker";
-	argv[n++] = "--ps_hosts";
+	argv[n++] = "--ps-hosts";
 	argv[n++] = (char *)tfj_buf_cstr(&ps);
 	if (o->nworkers) {
-		argv[n++] = "--worker_hosts";
+		argv[n++] = "--worker-hosts";
 		argv[n++] = (char *)tfj_buf_cstr(&wk);
 	}
 	if (o->chief) {
-		argv[n++] = "--chief_host";
+		argv[n++] = "--chief-host";
 		argv[n++] = "127.0.0.1:3000";
 	}
 	rc = tfj_rtconfig_parse(&cfg, n, argv, NULL);

@@ -90,10 +90,10 @@ static int add_hosts(struct tfj_tfconfig *tc, const char *job, const char *list)
 		size_t n = comma ? (size_t)(comma - p) : strlen(p);
 
 		if (n == 0 || n >= sizeof(host))
-			return tfj_err_set(TFJ_EINVAL, "--%s_hosts: empty or overlong host in \"%.80s\"",
+			return tfj_err_set(TFJ_EINVAL, "--%s-hosts: empty or overlong host in \"%.80s\"",
 					   job, list);
 		if (++count > TFJ_RT_MAX_TASKS)
-			return tfj_err_set(TFJ_EINVAL, "--%s_hosts: more than %d hosts", job,
+			return tfj_err_set(TFJ_EINVAL, "--%s-hosts: more than %d hosts", job,
 					   TFJ_RT_MAX_TASKS);
 		memcpy(host, p, n);
 		host[n] = '\0';
@@ -114,13 +114,13 @@ static int cluster_from_flags(struct tfj_tfconfig *tc, const struct cluster_flag
 	int rc;
 
 	if (!f->job_name)
-		return tfj_err_set(TFJ_EINVAL, "no cluster: set TF_CONFIG or pass --job_name, "
-				   "--task_index, --ps_hosts and --worker_hosts");
+		return tfj_err_set(TFJ_EINVAL, "no cluster: set TF_CONFIG or pass --job-name, "
+				   "--task-index, --ps-hosts and --worker-hosts");
 	if (!f->ps_hosts || (!f->worker_hosts && !f->chief_host))
-		return tfj_err_set(TFJ_EINVAL, "--ps_hosts and --worker_hosts (or --chief_host) "
-				   "are required with --job_name");
+		return tfj_err_set(TFJ_EINVAL, "--ps-hosts and --worker-hosts (or --chief-host) "
+				   "are required with --job-name");
 	if (f->task_index) {
-		rc = tfj_parse_i64(&idx, f->task_index, 0, TFJ_RT_MAX_TASKS - 1, "--task_index");
+		rc = tfj_parse_i64(&idx, f->task_index, 0, TFJ_RT_MAX_TASKS - 1, "--task-index");
 		if (rc)
 			return rc;
 	}
@@ -207,7 +207,7 @@ static int derive_cluster(struct tfj_rtconfig *cfg, const char *bind_host)
 		n = snprintf(cfg->bind, sizeof(cfg->bind), "%s:%d", bind_host ? bind_host : "0.0.0.0",
 			     port);
 		if (n < 0 || (size_t)n >= sizeof(cfg->bind))
-			return tfj_err_set(TFJ_EINVAL, "--bind_address too long");
+			return tfj_err_set(TFJ_EINVAL, "--bind-address too long");
 	}
 	return 0;
 }
@@ -228,23 +228,23 @@ const char *tfj_rtconfig_usage(void)
 {
 	return
 	"cluster (or TF_CONFIG):\n"
-	"  --job_name ps|worker|chief|evaluator  --task_index N\n"
-	"  --ps_hosts h:p,...  --worker_hosts h:p,...  [--chief_host h:p] [--evaluator_hosts h:p]\n"
-	"  --bind_address ADDR        ps: interface to listen on (default 0.0.0.0)\n"
+	"  --job-name ps|worker|chief|evaluator  --task-index N\n"
+	"  --ps-hosts h:p,...  --worker-hosts h:p,...  [--chief-host h:p] [--evaluator-hosts h:p]\n"
+	"  --bind-address ADDR        ps: interface to listen on (default 0.0.0.0)\n"
 	"model and data:\n"
 	"  --model softmax|mlp  --hidden 256[,128]  --dataset fashion-mnist|mnist|synthetic\n"
-	"  --data_dir DIR  --train_limit N  --synthetic_examples N  --device cpu|gpu|auto\n"
+	"  --data-dir DIR  --train-limit N  --synthetic-examples N  --device cpu|gpu|auto\n"
 	"training:\n"
-	"  --batch_size N (64)  --epochs X (5)  --max_steps N  --seed N\n"
-	"  --optimizer sgd|momentum|adam (adam)  --learning_rate X  --momentum X\n"
-	"  --lr_schedule constant|cosine (cosine)\n"
-	"  --sync  --replicas_to_aggregate K  --placement balanced|round_robin  --min_slice N\n"
+	"  --batch-size N (64)  --epochs X (5)  --max-steps N  --seed N\n"
+	"  --optimizer sgd|momentum|adam (adam)  --learning-rate X  --momentum X\n"
+	"  --lr-schedule constant|cosine (cosine)\n"
+	"  --sync  --replicas-to-aggregate K  --placement balanced|round_robin  --min-slice N\n"
 	"checkpoints and reporting:\n"
-	"  --checkpoint_dir DIR  --checkpoint_steps N  --checkpoint_secs X\n"
-	"  --eval_secs X (5)  --progress_steps N (100)\n"
+	"  --checkpoint-dir DIR  --checkpoint-steps N  --checkpoint-secs X\n"
+	"  --eval-secs X (5)  --progress-steps N (100)\n"
 	"transport:\n"
-	"  --peer_timeout X (60 s)  --rpc_timeout X (30 s)  --max_message_mb N (256)\n"
-	"  --ps_linger X (3 s)  --log_level debug|info|warn|error\n";
+	"  --peer-timeout X (60 s)  --rpc-timeout X (30 s)  --max-message-mb N (256)\n"
+	"  --ps-linger X (3 s)  --log-level debug|info|warn|error\n";
 }
 
 /* One flag: name, and whether it takes a value. */
@@ -252,18 +252,18 @@ static const struct {
 	const char *name;
 	int has_value;
 } known_flags[] = {
-	{ "job_name", 1 }, { "task_index", 1 }, { "ps_hosts", 1 }, { "worker_hosts", 1 },
-	{ "chief_host", 1 }, { "evaluator_hosts", 1 }, { "bind_address", 1 },
-	{ "model", 1 }, { "hidden", 1 }, { "dataset", 1 }, { "data_dir", 1 },
-	{ "train_limit", 1 }, { "synthetic_examples", 1 }, { "device", 1 },
-	{ "batch_size", 1 }, { "epochs", 1 }, { "max_steps", 1 }, { "seed", 1 },
-	{ "optimizer", 1 }, { "learning_rate", 1 }, { "momentum", 1 },
-	{ "sync", 0 }, { "lr_schedule", 1 }, { "replicas_to_aggregate", 1 }, { "placement", 1 },
-	{ "min_slice", 1 },
-	{ "checkpoint_dir", 1 }, { "checkpoint_steps", 1 }, { "checkpoint_secs", 1 },
-	{ "eval_secs", 1 }, { "progress_steps", 1 }, { "peer_timeout", 1 },
-	{ "rpc_timeout", 1 }, { "max_message_mb", 1 }, { "ps_linger", 1 },
-	{ "log_level", 1 }, { "fail_after", 1 }, { "inject_nan_at", 1 },
+	{ "job-name", 1 }, { "task-index", 1 }, { "ps-hosts", 1 }, { "worker-hosts", 1 },
+	{ "chief-host", 1 }, { "evaluator-hosts", 1 }, { "bind-address", 1 },
+	{ "model", 1 }, { "hidden", 1 }, { "dataset", 1 }, { "data-dir", 1 },
+	{ "train-limit", 1 }, { "synthetic-examples", 1 }, { "device", 1 },
+	{ "batch-size", 1 }, { "epochs", 1 }, { "max-steps", 1 }, { "seed", 1 },
+	{ "optimizer", 1 }, { "learning-rate", 1 }, { "momentum", 1 },
+	{ "sync", 0 }, { "lr-schedule", 1 }, { "replicas-to-aggregate", 1 }, { "placement", 1 },
+	{ "min-slice", 1 },
+	{ "checkpoint-dir", 1 }, { "checkpoint-steps", 1 }, { "checkpoint-secs", 1 },
+	{ "eval-secs", 1 }, { "progress-steps", 1 }, { "peer-timeout", 1 },
+	{ "rpc-timeout", 1 }, { "max-message-mb", 1 }, { "ps-linger", 1 },
+	{ "log-level", 1 }, { "fail-after", 1 }, { "inject-nan-at", 1 },
 };
 
 #define NFLAGS (sizeof(known_flags) / sizeof(known_flags[0]))
@@ -272,8 +272,9 @@ static int flag_index(const char *name, size_t n)
 {
 	size_t i;
 
+	/* --peer_timeout is the old spelling of --peer-timeout: both match. */
 	for (i = 0; i < NFLAGS; i++)
-		if (strlen(known_flags[i].name) == n && memcmp(known_flags[i].name, name, n) == 0)
+		if (tfj_parse_flag_eq(name, n, known_flags[i].name))
 			return (int)i;
 	return -1;
 }
@@ -357,27 +358,27 @@ static int apply_training(struct tfj_rtconfig *cfg, const char **v)
 	STR("model", cfg->model);
 	STR("hidden", cfg->hidden);
 	STR("dataset", cfg->dataset);
-	STR("data_dir", cfg->data_dir);
+	STR("data-dir", cfg->data_dir);
 	STR("device", cfg->device);
-	STR("checkpoint_dir", cfg->checkpoint_dir);
-	NUM_I("train_limit", 0, 10000000, cfg->train_limit);
-	NUM_I("synthetic_examples", 10, 1000000, cfg->synthetic_examples);
-	NUM_I("batch_size", 1, TFJ_MODEL_MAX_BATCH, cfg->batch_size);
+	STR("checkpoint-dir", cfg->checkpoint_dir);
+	NUM_I("train-limit", 0, 10000000, cfg->train_limit);
+	NUM_I("synthetic-examples", 10, 1000000, cfg->synthetic_examples);
+	NUM_I("batch-size", 1, TFJ_MODEL_MAX_BATCH, cfg->batch_size);
 	NUM_D("epochs", 0.001, 10000, cfg->epochs);
-	NUM_I("max_steps", 0, (int64_t)1 << 40, cfg->max_steps);
+	NUM_I("max-steps", 0, (int64_t)1 << 40, cfg->max_steps);
 	NUM_I("seed", 0, INT64_MAX, cfg->seed);
-	NUM_I("min_slice", 1, (int64_t)1 << 30, cfg->min_slice);
-	NUM_I("checkpoint_steps", 0, (int64_t)1 << 40, cfg->checkpoint_steps);
-	NUM_D("checkpoint_secs", 0, 1e7, cfg->checkpoint_secs);
-	NUM_D("eval_secs", 0.05, 1e6, cfg->eval_secs);
-	NUM_I("progress_steps", 1, (int64_t)1 << 40, cfg->progress_steps);
-	NUM_D("peer_timeout", 0.1, 1e6, cfg->peer_timeout_s);
-	NUM_D("rpc_timeout", 0.1, 1e5, cfg->rpc_timeout_s);
-	NUM_D("ps_linger", 0, 3600, cfg->ps_linger_s);
-	NUM_D("fail_after", 0, 1e6, cfg->fail_after_s);
-	NUM_I("inject_nan_at", 0, (int64_t)1 << 40, cfg->inject_nan_at);
-	if ((s = get(v, "max_message_mb")) != NULL) {
-		if ((rc = tfj_parse_i64(&i64, s, 1, 2047, "--max_message_mb")) != 0)
+	NUM_I("min-slice", 1, (int64_t)1 << 30, cfg->min_slice);
+	NUM_I("checkpoint-steps", 0, (int64_t)1 << 40, cfg->checkpoint_steps);
+	NUM_D("checkpoint-secs", 0, 1e7, cfg->checkpoint_secs);
+	NUM_D("eval-secs", 0.05, 1e6, cfg->eval_secs);
+	NUM_I("progress-steps", 1, (int64_t)1 << 40, cfg->progress_steps);
+	NUM_D("peer-timeout", 0.1, 1e6, cfg->peer_timeout_s);
+	NUM_D("rpc-timeout", 0.1, 1e5, cfg->rpc_timeout_s);
+	NUM_D("ps-linger", 0, 3600, cfg->ps_linger_s);
+	NUM_D("fail-after", 0, 1e6, cfg->fail_after_s);
+	NUM_I("inject-nan-at", 0, (int64_t)1 << 40, cfg->inject_nan_at);
+	if ((s = get(v, "max-message-mb")) != NULL) {
+		if ((rc = tfj_parse_i64(&i64, s, 1, 2047, "--max-message-mb")) != 0)
 			return rc;
 		cfg->max_message_bytes = (size_t)i64 << 20;
 	}
@@ -391,19 +392,19 @@ static int apply_training(struct tfj_rtconfig *cfg, const char **v)
 			return tfj_err_set(TFJ_EINVAL, "--optimizer: %s", tfj_err_detail());
 		tfj_optim_defaults(&cfg->hp, cfg->optim);
 	}
-	if ((s = get(v, "learning_rate")) != NULL) {
-		if ((rc = tfj_parse_double(&d, s, 1e-9, 100, "--learning_rate")) != 0)
+	if ((s = get(v, "learning-rate")) != NULL) {
+		if ((rc = tfj_parse_double(&d, s, 1e-9, 100, "--learning-rate")) != 0)
 			return rc;
 		cfg->hp.lr = (float)d;
 	}
 	NUM_D("momentum", 0, 0.999999, cfg->hp.momentum);
-	if ((s = get(v, "lr_schedule")) != NULL) {
+	if ((s = get(v, "lr-schedule")) != NULL) {
 		if (strcmp(s, "cosine") == 0)
 			cfg->lr_cosine = 1;
 		else if (strcmp(s, "constant") == 0)
 			cfg->lr_cosine = 0;
 		else
-			return tfj_err_set(TFJ_EINVAL, "--lr_schedule: \"%.20s\" (want constant or "
+			return tfj_err_set(TFJ_EINVAL, "--lr-schedule: \"%.20s\" (want constant or "
 					   "cosine)", s);
 	}
 	if ((rc = tfj_optim_validate(cfg->optim, &cfg->hp)) != 0)
@@ -445,12 +446,12 @@ int tfj_rtconfig_parse(struct tfj_rtconfig *out, int argc, char *const *argv,
 	rc = collect(vals, argc, argv);
 	if (rc)
 		goto out;
-	cf.job_name = get(vals, "job_name");
-	cf.task_index = get(vals, "task_index");
-	cf.ps_hosts = get(vals, "ps_hosts");
-	cf.worker_hosts = get(vals, "worker_hosts");
-	cf.chief_host = get(vals, "chief_host");
-	cf.evaluator_hosts = get(vals, "evaluator_hosts");
+	cf.job_name = get(vals, "job-name");
+	cf.task_index = get(vals, "task-index");
+	cf.ps_hosts = get(vals, "ps-hosts");
+	cf.worker_hosts = get(vals, "worker-hosts");
+	cf.chief_host = get(vals, "chief-host");
+	cf.evaluator_hosts = get(vals, "evaluator-hosts");
 	if (has_tfc) {
 		if (cf.job_name || cf.task_index || cf.ps_hosts || cf.worker_hosts ||
 		    cf.chief_host || cf.evaluator_hosts) {
@@ -468,31 +469,31 @@ int tfj_rtconfig_parse(struct tfj_rtconfig *out, int argc, char *const *argv,
 		if (rc)
 			goto out;
 	}
-	rc = derive_cluster(out, get(vals, "bind_address"));
+	rc = derive_cluster(out, get(vals, "bind-address"));
 	if (rc)
 		goto out;
 	rc = apply_training(out, vals);
 	if (rc)
 		goto out;
 	out->replicas_to_aggregate = out->nreplicas;
-	if ((s = get(vals, "replicas_to_aggregate")) != NULL) {
+	if ((s = get(vals, "replicas-to-aggregate")) != NULL) {
 		int64_t v;
 
-		rc = tfj_parse_i64(&v, s, 1, out->nreplicas, "--replicas_to_aggregate");
+		rc = tfj_parse_i64(&v, s, 1, out->nreplicas, "--replicas-to-aggregate");
 		if (rc)
 			goto out;
 		out->replicas_to_aggregate = (int)v;
 		if (!out->sync) {
-			rc = tfj_err_set(TFJ_EINVAL, "--replicas_to_aggregate needs --sync");
+			rc = tfj_err_set(TFJ_EINVAL, "--replicas-to-aggregate needs --sync");
 			goto out;
 		}
 	}
-	if ((s = get(vals, "log_level")) != NULL) {
+	if ((s = get(vals, "log-level")) != NULL) {
 		enum tfj_log_level lvl;
 
 		rc = tfj_log_parse_level(&lvl, s);
 		if (rc) {
-			rc = tfj_err_set(TFJ_EINVAL, "--log_level: \"%.20s\"", s);
+			rc = tfj_err_set(TFJ_EINVAL, "--log-level: \"%.20s\"", s);
 			goto out;
 		}
 		tfj_log_set_level(lvl);

@@ -458,8 +458,8 @@ int tfj_session_finish(struct tfj_session *s)
 	}
 	/*
 	 * A ps that acknowledged an earlier try is not asked again: it exits
-	 * --ps_linger seconds later, and asking a gone ps would keep failing
-	 * until --peer_timeout although training is done.
+	 * --ps-linger seconds later, and asking a gone ps would keep failing
+	 * until --peer-timeout although training is done.
 	 */
 	for (j = 0; j < s->nps; j++) {
 		tfj__runtime__v1__finish_request__init(&fq[j]);
@@ -497,7 +497,7 @@ int tfj_session_retry(struct tfj_session *s, struct tfj_retry *r, int rc, const 
 			     tfj_err_detail());
 	}
 	if (now - r->first_fail > s->cfg->peer_timeout_s)
-		return tfj_err_set(TFJ_EUNAVAIL, "gave up after %.0fs (--peer_timeout) %s: %s",
+		return tfj_err_set(TFJ_EUNAVAIL, "gave up after %.0fs (--peer-timeout) %s: %s",
 				   now - r->first_fail, what, tfj_err_detail());
 	r->delay = r->delay == 0 ? 0.1 : r->delay * 2;
 	if (r->delay > 2.0)

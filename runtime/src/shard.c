@@ -307,7 +307,7 @@ int tfj_shard_restore(int *with_state, struct tfj_shard *s, const struct tfj_ckp
 	return 0;
 }
 
-/* The learning rate of this update under --lr_schedule. */
+/* The learning rate of this update under --lr-schedule. */
 static void rate_for(const struct tfj_shard *s, struct tfj_optim_hparams *hp, int64_t max_steps)
 {
 	*hp = s->cfg->hp;

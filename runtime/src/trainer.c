@@ -31,7 +31,7 @@
 #define SYNC_WAIT_MS 2000
 
 
-/* Loads a split, cut to --train_limit (train only). */
+/* Loads a split, cut to --train-limit (train only). */
 static int load_split(struct tfj_dataset *ds, const struct tfj_rtconfig *cfg, int train)
 {
 	int rc = tfj_data_load_named(ds, cfg->dataset, cfg->data_dir[0] ? cfg->data_dir : NULL,
@@ -314,7 +314,7 @@ int tfj_trainer_main(const struct tfj_rtconfig *cfg)
 			goto fail;
 		}
 		if (cfg->fail_after_s > 0 && tfj_session_now() - s.t0 > cfg->fail_after_s) {
-			rc = tfj_err_set(TFJ_EUNAVAIL, "--fail_after %.1fs reached (test hook)",
+			rc = tfj_err_set(TFJ_EUNAVAIL, "--fail-after %.1fs reached (test hook)",
 					 cfg->fail_after_s);
 			goto fail;
 		}
@@ -338,14 +338,14 @@ int tfj_trainer_main(const struct tfj_rtconfig *cfg)
 			if (behind) {
 				/*
 				 * Nobody completed the step within the wait (a replica is
-				 * slow or gone): wait again, but not past --peer_timeout.
+				 * slow or gone): wait again, but not past --peer-timeout.
 				 */
 				if (r.first_fail == 0)
 					r.first_fail = tfj_session_now();
 				if (tfj_session_now() - r.first_fail <= cfg->peer_timeout_s)
 					continue;
 				rc = tfj_err_set(TFJ_EUNAVAIL, "sync step %" PRId64 " did not "
-						 "complete within --peer_timeout %.0fs (replicas "
+						 "complete within --peer-timeout %.0fs (replicas "
 						 "missing?)", s.gstep, cfg->peer_timeout_s);
 				goto fail;
 			}

@@ -137,6 +137,27 @@ static void test_rejects(void)
 	TFJ_CHECK(strlen(tfj_err_detail()) > 0);
 }
 
+/* Flags are spelled with dashes; the underscore spelling stays an alias. */
+static void test_flag_spellings(void)
+{
+	struct tfj_rtconfig c;
+
+	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--peer-timeout", "5", "--batch-size=16"), 0);
+	TFJ_CHECK(c.peer_timeout_s == 5.0);
+	TFJ_CHECK_INT(c.batch_size, 16);
+	tfj_rtconfig_free(&c);
+	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--peer_timeout", "7", "--batch_size=8"), 0);
+	TFJ_CHECK(c.peer_timeout_s == 7.0);
+	TFJ_CHECK_INT(c.batch_size, 8);
+	tfj_rtconfig_free(&c);
+	/* Both spellings name one flag, so giving both is giving it twice. */
+	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--peer-timeout", "5", "--peer_timeout", "6"),
+		      TFJ_EINVAL);
+	TFJ_CHECK(strstr(tfj_err_detail(), "twice") != NULL);
+	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--peer.timeout", "5"), TFJ_EINVAL);
+	TFJ_CHECK(strstr(tfj_rtconfig_usage(), "--peer-timeout") != NULL);
+}
+
 static void test_numbers_and_steps(void)
 {
 	struct tfj_rtconfig c;
@@ -163,6 +184,7 @@ int main(void)
 	TFJ_RUN(test_classic_flags);
 	TFJ_RUN(test_tf_config);
 	TFJ_RUN(test_rejects);
+	TFJ_RUN(test_flag_spellings);
 	TFJ_RUN(test_numbers_and_steps);
 	return tfj_test_finish();
 }

@@ -62,4 +62,12 @@ int tfj_parse_bool(int *out, const char *s, const char *what);
 int tfj_parse_hostport(char *host, size_t hostcap, int *port, const char *s, unsigned flags,
 		       const char *what);
 
+/*
+ * Whether the flag name name[0..n) (without the leading "--") is `want`,
+ * counting '-' and '_' as the same character. Flags are spelled with dashes
+ * (--peer-timeout) in every binary; the runtime also takes the underscore
+ * spelling of TensorFlow scripts (--peer_timeout) through this comparison.
+ */
+int tfj_parse_flag_eq(const char *name, size_t n, const char *want);
+
 #endif
