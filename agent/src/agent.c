@@ -22,7 +22,7 @@
 #include "termmsg.h"
 
 struct agent {
-	struct tfj_config cfg;
+	struct tfj_agent_config cfg;
 	struct tfj_tfconfig tfc;
 	int have_tfc;
 	struct tfj_progress_regex re;
@@ -77,7 +77,7 @@ static int finish(struct agent *a, int code, const char *reason, int sig, const 
 	return code;
 }
 
-static int setup_logging(const struct tfj_config *c)
+static int setup_logging(const struct tfj_agent_config *c)
 {
 	enum tfj_log_level lvl;
 	enum tfj_log_format fmt;
@@ -256,18 +256,18 @@ int tfj_agent_main(int argc, char **argv)
 	memset(&a, 0, sizeof(a));
 	a.replica_index = -1;
 	tfj_log_set_component("agent");
-	rc = tfj_config_parse(&a.cfg, argc, argv);
+	rc = tfj_agent_config_parse(&a.cfg, argc, argv);
 	if (rc == 0)
 		rc = setup_logging(&a.cfg);
 	if (rc < 0) {
 		snprintf(detail, sizeof(detail), "%s", tfj_err_detail());
 		fprintf(stderr, "tfjob-agent: %s\n(see tfjob-agent --help)\n", detail);
-		a.cfg.termination_log = tfj_config_scan_termination_log(argc, argv);
+		a.cfg.termination_log = tfj_agent_config_scan_termination_log(argc, argv);
 		code = finish(&a, TFJ_AGENT_EXIT_USAGE, "InvalidArguments", 0, detail);
 		goto out;
 	}
 	if (a.cfg.help) {
-		fputs(tfj_config_usage(), stdout);
+		fputs(tfj_agent_config_usage(), stdout);
 		code = 0;
 		goto out;
 	}
@@ -318,6 +318,6 @@ out:
 	if (a.have_re)
 		tfj_progress_regex_free(&a.re);
 	tfj_tfconfig_free(&a.tfc);
-	tfj_config_free(&a.cfg);
+	tfj_agent_config_free(&a.cfg);
 	return code;
 }

@@ -42,7 +42,7 @@ static const char usage[] =
 	"  -h, --help                this text\n"
 	"  --version                 print the version\n";
 
-const char *tfj_config_usage(void)
+const char *tfj_agent_config_usage(void)
 {
 	return usage;
 }
@@ -64,7 +64,7 @@ static int parse_size(size_t *out, const char *flag, const char *v, size_t min, 
 	return rc;
 }
 
-static void defaults(struct tfj_config *c)
+static void defaults(struct tfj_agent_config *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->grace_s = 25.0;
@@ -101,7 +101,7 @@ static const char *const valued[] = {
 	"report-timeout", "heartbeat-interval", "log-level", "log-format", NULL
 };
 
-static int apply(struct tfj_config *c, const char *name, const char *v)
+static int apply(struct tfj_agent_config *c, const char *name, const char *v)
 {
 	char flag[80];
 
@@ -142,8 +142,8 @@ static int apply(struct tfj_config *c, const char *name, const char *v)
 		return 0;
 	}
 	if (strcmp(name, "progress-field") == 0) {
-		if (c->nprogress_fields >= TFJ_CONFIG_MAX_FIELDS)
-			return tfj_err_set(TFJ_EINVAL, "%s: at most %d", flag, TFJ_CONFIG_MAX_FIELDS);
+		if (c->nprogress_fields >= TFJ_AGENT_CONFIG_MAX_FIELDS)
+			return tfj_err_set(TFJ_EINVAL, "%s: at most %d", flag, TFJ_AGENT_CONFIG_MAX_FIELDS);
 		c->progress_fields[c->nprogress_fields++] = v;
 		return 0;
 	}
@@ -176,7 +176,7 @@ static int apply(struct tfj_config *c, const char *name, const char *v)
 	return tfj_err_set(TFJ_EINVAL, "unknown option %s", flag);
 }
 
-int tfj_config_parse(struct tfj_config *c, int argc, char **argv)
+int tfj_agent_config_parse(struct tfj_agent_config *c, int argc, char **argv)
 {
 	const char *v;
 	int i, rc;
@@ -246,7 +246,7 @@ int tfj_config_parse(struct tfj_config *c, int argc, char **argv)
 	return 0;
 }
 
-const char *tfj_config_scan_termination_log(int argc, char **argv)
+const char *tfj_agent_config_scan_termination_log(int argc, char **argv)
 {
 	static const char opt[] = "--termination-log";
 	const char *path = "/dev/termination-log";
@@ -274,7 +274,7 @@ const char *tfj_config_scan_termination_log(int argc, char **argv)
 	return path;
 }
 
-void tfj_config_free(struct tfj_config *c)
+void tfj_agent_config_free(struct tfj_agent_config *c)
 {
 	if (!c)
 		return;

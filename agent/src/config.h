@@ -7,19 +7,22 @@
  * lists every flag and environment variable.
  *
  * Ownership: the config borrows argv strings and getenv() results (both
- * live for the whole process); tfj_config_free() releases the rest.
+ * live for the whole process); tfj_agent_config_free() releases the rest.
+ *
+ * Names carry "agent_": the operator has a config module of its own
+ * (struct tfj_config), and a name means one thing across the binaries.
  */
-#ifndef TFJ_CONFIG_H
-#define TFJ_CONFIG_H
+#ifndef TFJ_AGENT_CONFIG_H
+#define TFJ_AGENT_CONFIG_H
 
 #include <stddef.h>
 
 #include "peers.h"
 #include "progress.h"
 
-#define TFJ_CONFIG_MAX_FIELDS 8
+#define TFJ_AGENT_CONFIG_MAX_FIELDS 8
 
-struct tfj_config {
+struct tfj_agent_config {
 	char *const *command;          /* NULL-terminated, points into argv */
 	double grace_s;
 	double drain_s;
@@ -33,7 +36,7 @@ struct tfj_config {
 	const char *termination_log;   /* NULL = do not write one */
 
 	const char *progress_regex;
-	const char *progress_fields[TFJ_CONFIG_MAX_FIELDS];
+	const char *progress_fields[TFJ_AGENT_CONFIG_MAX_FIELDS];
 	size_t nprogress_fields;
 	size_t line_max;
 
@@ -60,18 +63,18 @@ struct tfj_config {
 };
 
 /* Defaults, then environment, then flags. TFJ_EINVAL with a detail naming the flag. */
-int tfj_config_parse(struct tfj_config *out, int argc, char **argv);
+int tfj_agent_config_parse(struct tfj_agent_config *out, int argc, char **argv);
 
 /*
  * The termination log path the flags ask for, found without a full parse
  * (for reporting a parse error): the last --termination-log before the
  * command, the default otherwise, NULL for 'none'.
  */
-const char *tfj_config_scan_termination_log(int argc, char **argv);
+const char *tfj_agent_config_scan_termination_log(int argc, char **argv);
 
 /* Usage text for --help and errors. */
-const char *tfj_config_usage(void);
+const char *tfj_agent_config_usage(void);
 
-void tfj_config_free(struct tfj_config *c);
+void tfj_agent_config_free(struct tfj_agent_config *c);
 
 #endif

@@ -13,13 +13,13 @@
 static void test_defaults_and_env(void)
 {
 	char *argv[] = { "tfjob-agent", "python", "train.py", "--epochs", "3", NULL };
-	struct tfj_config c;
+	struct tfj_agent_config c;
 
 	setenv("TFJOB_REPORT_ADDR", "tfjob-operator.sys:9443", 1);
 	setenv("TFJOB_JOB_NAMESPACE", "ns1", 1);
 	setenv("TFJOB_REPLICA_INDEX", "4", 1);
 	setenv("POD_NAME", "pod-x", 1);
-	TFJ_CHECK_INT(tfj_config_parse(&c, ARGC(argv), argv), 0);
+	TFJ_CHECK_INT(tfj_agent_config_parse(&c, ARGC(argv), argv), 0);
 	/* Options of the command are the command's, not ours. */
 	TFJ_CHECK(c.command == &argv[1]);
 	TFJ_CHECK_STR(c.command[2], "--epochs");
@@ -32,9 +32,9 @@ static void test_defaults_and_env(void)
 	TFJ_CHECK_INT(c.replica_index, 4);
 	TFJ_CHECK_STR(c.pod_name, "pod-x");
 	TFJ_CHECK_INT(c.report, 1);
-	tfj_config_free(&c);
+	tfj_agent_config_free(&c);
 	setenv("TFJOB_REPLICA_INDEX", "-1", 1);
-	TFJ_CHECK_INT(tfj_config_parse(&c, ARGC(argv), argv), TFJ_EINVAL);
+	TFJ_CHECK_INT(tfj_agent_config_parse(&c, ARGC(argv), argv), TFJ_EINVAL);
 	unsetenv("TFJOB_REPLICA_INDEX");
 	unsetenv("TFJOB_REPORT_ADDR");
 	unsetenv("TFJOB_JOB_NAMESPACE");
@@ -50,9 +50,9 @@ static void test_flags(void)
 			 "--signal-target=child", "--heartbeat-interval", "0.5", "--",
 			 "--weird-command", NULL };
 	char *skip[] = { "tfjob-agent", "--skip-peer-wait", "--", "true", NULL };
-	struct tfj_config c;
+	struct tfj_agent_config c;
 
-	TFJ_CHECK_INT(tfj_config_parse(&c, ARGC(argv), argv), 0);
+	TFJ_CHECK_INT(tfj_agent_config_parse(&c, ARGC(argv), argv), 0);
 	TFJ_CHECK(c.grace_s == 3.5);
 	TFJ_CHECK_INT(c.peer_mode, TFJ_PEERS_TCP);
 	TFJ_CHECK_STR(c.peer_types, "ps,chief");
@@ -65,7 +65,7 @@ static void test_flags(void)
 	TFJ_CHECK_INT(c.signal_group, 0);
 	TFJ_CHECK(c.heartbeat_s == 0.5);
 	TFJ_CHECK_STR(c.command[0], "--weird-command");
-	TFJ_CHECK_INT(tfj_config_parse(&c, ARGC(skip), skip), 0);
+	TFJ_CHECK_INT(tfj_agent_config_parse(&c, ARGC(skip), skip), 0);
 	TFJ_CHECK_INT(c.peer_mode, TFJ_PEERS_NONE);
 }
 
@@ -88,23 +88,23 @@ static void test_errors(void)
 		{ "tfjob-agent", "--termination-log=", "cmd", NULL },
 		{ "tfjob-agent", "--heartbeat-interval", NULL },
 	};
-	struct tfj_config c;
+	struct tfj_agent_config c;
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		int argc = 0;
 		while (cases[i][argc])
 			argc++;
-		if (tfj_config_parse(&c, argc, cases[i]) != TFJ_EINVAL)
+		if (tfj_agent_config_parse(&c, argc, cases[i]) != TFJ_EINVAL)
 			tfj_test_fail(__FILE__, __LINE__, "case %zu (%s) accepted", i,
 				      argc > 1 ? cases[i][1] : "");
 		TFJ_CHECK(strlen(tfj_err_detail()) > 0);
 	}
 	{
 		char *h[] = { "tfjob-agent", "--help", NULL };
-		TFJ_CHECK_INT(tfj_config_parse(&c, 2, h), 0);
+		TFJ_CHECK_INT(tfj_agent_config_parse(&c, 2, h), 0);
 		TFJ_CHECK_INT(c.help, 1);
-		TFJ_CHECK(strstr(tfj_config_usage(), "--peer-wait") != NULL);
+		TFJ_CHECK(strstr(tfj_agent_config_usage(), "--peer-wait") != NULL);
 	}
 }
 
@@ -115,9 +115,9 @@ static void test_scan_termination_log(void)
 	char *b[] = { "tfjob-agent", "--termination-log=none", "--x", NULL };
 	char *c[] = { "tfjob-agent", "cmd", "--termination-log", "/tmp/no", NULL };
 
-	TFJ_CHECK_STR(tfj_config_scan_termination_log(ARGC(a), a), "/tmp/t1");
-	TFJ_CHECK(tfj_config_scan_termination_log(ARGC(b), b) == NULL);
-	TFJ_CHECK_STR(tfj_config_scan_termination_log(ARGC(c), c), "/dev/termination-log");
+	TFJ_CHECK_STR(tfj_agent_config_scan_termination_log(ARGC(a), a), "/tmp/t1");
+	TFJ_CHECK(tfj_agent_config_scan_termination_log(ARGC(b), b) == NULL);
+	TFJ_CHECK_STR(tfj_agent_config_scan_termination_log(ARGC(c), c), "/dev/termination-log");
 }
 
 int main(void)
