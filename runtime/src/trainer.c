@@ -219,275 +219,411 @@ static int exit_for(struct tfj_session *s, int rc)
 }
 
 
-int tfj_trainer_main(const struct tfj_rtconfig *cfg)
-{
+/*
+ * One worker or chief task: what tfj_trainer_main's phases share. The
+ * phases run in order: prepare_data, prepare_coordinator (coordinator
+ * only), wait_for_ps, train_loop, finish_coordinator (coordinator only).
+ * Each returns 0 or a TFJ_E* code and may set s.exit_hint.
+ */
+struct train {
+	const struct tfj_rtconfig *cfg;
 	struct tfj_session s;
-	struct tfj_dataset full = { 0 }, mine = { 0 }, test = { 0 };
+	struct tfj_dataset mine, test;   /* test: coordinator only */
 	struct tfj_data_iter it;
-	struct tfj_retry r = { 0, 0 };
-	int64_t *min_step = NULL, max_steps, local = 0, last_ckpt_step, init_step = 0;
-	int64_t last_progress_step = 0, stale_total = 0;
-	double last_ckpt_t, t_train0, t_last = 0, loss_acc = 0;
-	size_t loss_n = 0, examples = 0, ex_last = 0;
-	double t_pull = 0, t_comp = 0, t_push = 0, ta, tb; /* per progress interval */
-	int rc, code = TFJ_EXIT_OK, pushed = 0, it_ok = 0;
-	float **init_vals = NULL, **init_state = NULL;
-	int64_t init_optim_steps = 0;
+	int it_ok;
+	struct tfj_retry r;
+	int64_t *min_step;               /* per ps: the step a pull waits for */
+	int64_t max_steps, local;
+	int pushed;                      /* has this task pushed at least once */
+	/* Coordinator: where training starts, kept to refill a ps that restarts empty. */
+	float **init_vals, **init_state;
+	int64_t init_step, init_optim_steps;
+	int64_t last_ckpt_step;
+	double last_ckpt_t, t_train0;
+	/* The current progress interval. */
+	int64_t stale_total;
+	double t_last, loss_acc;
+	size_t loss_n, examples, ex_last;
+	double t_pull, t_comp, t_push;
+};
 
-	memset(&it, 0, sizeof(it));
-	rc = tfj_session_init(&s, cfg);
-	if (rc)
-		goto fail;
+/* Loads the training split and this replica's shard of it, and the batch iterator. */
+static int prepare_data(struct train *t)
+{
+	const struct tfj_rtconfig *cfg = t->cfg;
+	struct tfj_dataset full = { 0 };
+	int rc;
+
 	rc = load_split(&full, cfg, 1);
 	if (rc) {
-		s.exit_hint = TFJ_EXIT_DATA;
-		goto fail;
+		t->s.exit_hint = TFJ_EXIT_DATA;
+		goto out;
 	}
-	rc = tfj_data_shard(&mine, &full, (size_t)cfg->replica, (size_t)cfg->nreplicas);
+	rc = tfj_data_shard(&t->mine, &full, (size_t)cfg->replica, (size_t)cfg->nreplicas);
 	if (rc) {
-		s.exit_hint = TFJ_EXIT_USAGE;
-		goto fail;
+		t->s.exit_hint = TFJ_EXIT_USAGE;
+		goto out;
 	}
-	max_steps = cfg->max_steps ? cfg->max_steps : tfj_rtconfig_steps_for(cfg, full.n);
+	t->max_steps = cfg->max_steps ? cfg->max_steps : tfj_rtconfig_steps_for(cfg, full.n);
 	tfj_data_free(&full);
-	rc = tfj_data_iter_init(&it, &mine, cfg->batch_size, cfg->seed + (uint64_t)cfg->replica);
+	rc = tfj_data_iter_init(&t->it, &t->mine, cfg->batch_size,
+				cfg->seed + (uint64_t)cfg->replica);
 	if (rc)
-		goto fail;
-	it_ok = 1;
-	if (cfg->is_coordinator) {
-		if (cfg->checkpoint_dir[0] && (rc = make_dirs(cfg->checkpoint_dir)) != 0) {
-			s.exit_hint = TFJ_EXIT_IO;
-			goto fail;
-		}
-		rc = load_split(&test, cfg, 0);
-		if (rc) {
-			s.exit_hint = TFJ_EXIT_DATA;
-			goto fail;
-		}
-		rc = initial_values(&s, &init_step, &init_state, &init_optim_steps);
-		if (rc)
-			goto fail;
-		/* Sent with every Init, including the refill of a ps that comes back empty. */
-		s.init_state = (const float *const *)init_state;
-		s.init_optim_steps = init_optim_steps;
-		/* Keep the initial values: a ps that restarts empty is refilled from them. */
-		init_vals = calloc(s.plan.nvars, sizeof(*init_vals));
-		if (!init_vals) {
-			rc = tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
-			goto fail;
-		}
-		for (size_t i = 0; i < s.plan.nvars; i++) {
-			init_vals[i] = malloc(s.plan.counts[i] * sizeof(float));
-			if (!init_vals[i]) {
-				rc = tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
-				goto fail;
-			}
-			memcpy(init_vals[i], s.params[i], s.plan.counts[i] * sizeof(float));
-		}
-	}
-	min_step = calloc(s.nps, sizeof(*min_step));
-	if (!min_step) {
-		rc = tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
-		goto fail;
-	}
-	do {
-		rc = tfj_session_ensure_ready(&s, (const float *const *)init_vals, init_step);
-	} while ((rc = tfj_session_retry(&s, &r, rc, "waiting for the ps tasks")) == 1);
-	if (rc)
-		goto fail;
-	tfj_log_fmt(TFJ_LOG_INFO, "%s: replica %d of %d, %zu examples, %s%s, max_steps %" PRId64,
-		    s.task, cfg->replica, cfg->nreplicas, mine.n, cfg->sync ? "sync" : "async",
-		    cfg->is_coordinator ? ", coordinator" : "", max_steps);
-	t_train0 = tfj_session_now();
-	t_last = t_train0;
-	last_ckpt_t = t_train0;
-	last_ckpt_step = -1;
-	for (;;) {
-		const float *x;
-		const uint8_t *y;
-		size_t n, j;
-		float loss;
-		int stale = 0;
-
-		if (tfj_stop_requested) {
-			rc = tfj_err_set(TFJ_ECANCELED, "stopped by signal");
-			goto fail;
-		}
-		if (cfg->fail_after_s > 0 && tfj_session_now() - s.t0 > cfg->fail_after_s) {
-			rc = tfj_err_set(TFJ_EUNAVAIL, "--fail-after %.1fs reached (test hook)",
-					 cfg->fail_after_s);
-			goto fail;
-		}
-		/* Sync: wait for the step after the one we contributed to. */
-		for (j = 0; j < s.nps; j++)
-			min_step[j] = (cfg->sync && pushed) ? s.shard_step[j] + 1 : 0;
-		ta = tfj_session_now();
-		rc = tfj_session_pull_retry(&s, min_step, cfg->sync ? SYNC_WAIT_MS : 0,
-				cfg->is_coordinator ? (const float *const *)init_vals : NULL,
-				init_step);
-		if (rc)
-			goto fail;
-		if (s.finished || s.gstep >= max_steps)
-			break;
-		if (cfg->sync && pushed) {
-			int behind = 0;
-
-			for (j = 0; j < s.nps; j++)
-				if (s.shard_step[j] < min_step[j])
-					behind = 1;
-			if (behind) {
-				/*
-				 * Nobody completed the step within the wait (a replica is
-				 * slow or gone): wait again, but not past --peer-timeout.
-				 */
-				if (r.first_fail == 0)
-					r.first_fail = tfj_session_now();
-				if (tfj_session_now() - r.first_fail <= cfg->peer_timeout_s)
-					continue;
-				rc = tfj_err_set(TFJ_EUNAVAIL, "sync step %" PRId64 " did not "
-						 "complete within --peer-timeout %.0fs (replicas "
-						 "missing?)", s.gstep, cfg->peer_timeout_s);
-				goto fail;
-			}
-			r.first_fail = 0;
-			r.delay = 0;
-		}
-		if (cfg->is_coordinator && cfg->checkpoint_dir[0] && s.gstep != last_ckpt_step &&
-		    ((cfg->checkpoint_steps && s.gstep - (last_ckpt_step < 0 ? init_step :
-							 last_ckpt_step) >= cfg->checkpoint_steps) ||
-		     (cfg->checkpoint_secs > 0 && tfj_session_now() - last_ckpt_t >= cfg->checkpoint_secs))) {
-			char path[TFJ_RT_PATH_MAX + 64];
-
-			if (save_checkpoint(&s, path, sizeof(path)) == 0)
-				tfj_log_info("checkpoint saved", "path", path);
-			else
-				tfj_log_warn("checkpoint failed; will retry", "detail", tfj_err_detail());
-			last_ckpt_step = s.gstep;
-			last_ckpt_t = tfj_session_now();
-		}
-		tb = tfj_session_now();
-		t_pull += tb - ta;
-		rc = tfj_data_iter_next(&it, &x, &y, &n);
-		if (rc)
-			goto fail;
-		/* Test hook: a poisoned parameter makes the loss NaN, as a diverging run would. */
-		if (cfg->inject_nan_at > 0 && local + 1 == cfg->inject_nan_at)
-			s.params[0][0] = NAN;
-		rc = tfj_model_grad(s.model, (const float *const *)s.params, x, y, n, s.grads, &loss);
-		if (rc) {
-			if (rc == TFJ_ENUMERIC)
-				tfj_err_set(rc, "loss became NaN/Inf at step %" PRId64
-					    " (learning rate too high?)", s.gstep);
-			goto fail;
-		}
-		ta = tfj_session_now();
-		t_comp += ta - tb;
-		for (;;) {
-			rc = tfj_session_push(&s, max_steps, &stale);
-			rc = tfj_session_retry(&s, &r, rc, "pushing gradients");
-			if (rc == 0)
-				break;
-			if (rc != 1)
-				goto fail;
-		}
-		t_push += tfj_session_now() - ta;
-		pushed = 1;
-		stale_total += stale;
-		local++;
-		examples += n;
-		loss_acc += loss;
-		loss_n++;
-		if (local % cfg->progress_steps == 0) {
-			struct tfj_progress p;
-			double t = tfj_session_now();
-
-			tfj_progress_begin(&p, tfj_role_name(cfg->role), cfg->index);
-			tfj_progress_int(&p, "step", s.gstep);
-			tfj_progress_int(&p, "local_step", local);
-			tfj_progress_num(&p, "loss", loss_acc / (double)loss_n);
-			tfj_progress_num(&p, "examples_per_sec",
-					 (double)(examples - ex_last) / (t - t_last));
-			tfj_progress_int(&p, "stale", stale_total);
-			tfj_progress_num(&p, "pull_ms", t_pull * 1e3 / (double)cfg->progress_steps);
-			tfj_progress_num(&p, "compute_ms", t_comp * 1e3 / (double)cfg->progress_steps);
-			tfj_progress_num(&p, "push_ms", t_push * 1e3 / (double)cfg->progress_steps);
-			tfj_progress_num(&p, "time_s", t - s.t0);
-			t_pull = t_comp = t_push = 0;
-			tfj_progress_end(&p);
-			t_last = t;
-			ex_last = examples;
-			loss_acc = 0;
-			loss_n = 0;
-			last_progress_step = s.gstep;
-		}
-	}
-	(void)last_progress_step;
-	if (cfg->is_coordinator) {
-		double train_s = tfj_session_now() - t_train0;
-		float acc = 0, tloss = 0;
-		struct tfj_progress p;
-		char path[TFJ_RT_PATH_MAX + 64];
-		double per = (double)cfg->batch_size * (cfg->sync ? cfg->replicas_to_aggregate : 1);
-
-		/* The final parameters: what the ps hold now. */
-		rc = tfj_session_pull_retry(&s, NULL, 0, NULL, 0);
-		if (rc)
-			goto fail;
-		if (cfg->checkpoint_dir[0]) {
-			rc = save_checkpoint(&s, path, sizeof(path));
-			if (rc) {
-				s.exit_hint = TFJ_EXIT_IO;
-				goto fail;
-			}
-			tfj_log_info("final checkpoint saved", "path", path);
-		}
-		rc = tfj_model_eval(s.model, (const float *const *)s.params, test.x, test.y, test.n,
-				    &acc, &tloss);
-		if (rc)
-			goto fail;
-		tfj_progress_begin(&p, tfj_role_name(cfg->role), cfg->index);
-		tfj_progress_bool(&p, "final", 1);
-		tfj_progress_int(&p, "step", s.gstep);
-		tfj_progress_num(&p, "test_accuracy", acc);
-		tfj_progress_num(&p, "test_loss", tloss);
-		tfj_progress_num(&p, "examples", (double)(s.gstep - init_step) * per);
-		tfj_progress_num(&p, "examples_per_sec", (double)(s.gstep - init_step) * per / train_s);
-		tfj_progress_num(&p, "train_s", train_s);
-		tfj_progress_num(&p, "time_s", tfj_session_now() - s.t0);
-		tfj_progress_end(&p);
-		r.first_fail = 0;
-		r.delay = 0;
-		do {
-			rc = tfj_session_finish(&s);
-		} while ((rc = tfj_session_retry(&s, &r, rc, "telling the ps tasks to finish")) == 1);
-		if (rc)
-			goto fail;
-	}
-	tfj_log_fmt(TFJ_LOG_INFO, "%s done at step %" PRId64 " after %" PRId64 " local steps",
-		    s.task, s.gstep, local);
-	goto out;
-fail:
-	code = exit_for(&s, rc);
-	tfj_log_error("task failed", "task", s.task, "error", tfj_err_name(rc), "detail",
-		      tfj_err_detail(), "exit", tfj_exitcode_name(code));
+		goto out;
+	t->it_ok = 1;
 out:
-	if (init_vals) {
-		for (size_t i = 0; i < s.plan.nvars; i++)
-			free(init_vals[i]);
-		free(init_vals);
-	}
-	if (init_state) {
-		for (size_t i = 0; i < s.plan.nvars; i++)
-			free(init_state[i]);
-		free(init_state);
-	}
-	free(min_step);
-	if (it_ok)
-		tfj_data_iter_free(&it);
-	tfj_data_free(&mine);
 	tfj_data_free(&full);
-	tfj_data_free(&test);
-	tfj_session_free(&s);
+	return rc;
+}
+
+/*
+ * The coordinator's extra start: the checkpoint directory, the test split
+ * and the initial values (newest checkpoint or seeded), a copy of which is
+ * kept for refilling a ps that comes back empty.
+ */
+static int prepare_coordinator(struct train *t)
+{
+	const struct tfj_rtconfig *cfg = t->cfg;
+	struct tfj_session *s = &t->s;
+	int rc;
+
+	if (cfg->checkpoint_dir[0] && (rc = make_dirs(cfg->checkpoint_dir)) != 0) {
+		s->exit_hint = TFJ_EXIT_IO;
+		return rc;
+	}
+	rc = load_split(&t->test, cfg, 0);
+	if (rc) {
+		s->exit_hint = TFJ_EXIT_DATA;
+		return rc;
+	}
+	rc = initial_values(s, &t->init_step, &t->init_state, &t->init_optim_steps);
+	if (rc)
+		return rc;
+	/* Sent with every Init, including the refill of a ps that comes back empty. */
+	s->init_state = (const float *const *)t->init_state;
+	s->init_optim_steps = t->init_optim_steps;
+	/* Keep the initial values: a ps that restarts empty is refilled from them. */
+	t->init_vals = calloc(s->plan.nvars, sizeof(*t->init_vals));
+	if (!t->init_vals)
+		return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
+	for (size_t i = 0; i < s->plan.nvars; i++) {
+		t->init_vals[i] = malloc(s->plan.counts[i] * sizeof(float));
+		if (!t->init_vals[i])
+			return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
+		memcpy(t->init_vals[i], s->params[i], s->plan.counts[i] * sizeof(float));
+	}
+	return 0;
+}
+
+/* Waits (with retries) until every ps is initialised, then starts the clocks. */
+static int wait_for_ps(struct train *t)
+{
+	const struct tfj_rtconfig *cfg = t->cfg;
+	struct tfj_session *s = &t->s;
+	int rc;
+
+	t->min_step = calloc(s->nps, sizeof(*t->min_step));
+	if (!t->min_step)
+		return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
+	do {
+		rc = tfj_session_ensure_ready(s, (const float *const *)t->init_vals, t->init_step);
+	} while ((rc = tfj_session_retry(s, &t->r, rc, "waiting for the ps tasks")) == 1);
+	if (rc)
+		return rc;
+	tfj_log_fmt(TFJ_LOG_INFO, "%s: replica %d of %d, %zu examples, %s%s, max_steps %" PRId64,
+		    s->task, cfg->replica, cfg->nreplicas, t->mine.n, cfg->sync ? "sync" : "async",
+		    cfg->is_coordinator ? ", coordinator" : "", t->max_steps);
+	t->t_train0 = tfj_session_now();
+	t->t_last = t->t_train0;
+	t->last_ckpt_t = t->t_train0;
+	t->last_ckpt_step = -1;
+	return 0;
+}
+
+/* A signal, or the --fail-after test hook, ends the loop. */
+static int check_stop(const struct train *t)
+{
+	if (tfj_stop_requested)
+		return tfj_err_set(TFJ_ECANCELED, "stopped by signal");
+	if (t->cfg->fail_after_s > 0 && tfj_session_now() - t->s.t0 > t->cfg->fail_after_s)
+		return tfj_err_set(TFJ_EUNAVAIL, "--fail-after %.1fs reached (test hook)",
+				   t->cfg->fail_after_s);
+	return 0;
+}
+
+enum pull_next {
+	PULL_GO,     /* parameters are here: compute a step */
+	PULL_AGAIN,  /* sync: the step is not complete yet, pull again */
+	PULL_DONE,   /* training is over */
+};
+
+/* Pulls the parameters for the next step; in sync mode, of the step after ours. */
+static int pull_step(struct train *t, enum pull_next *next)
+{
+	const struct tfj_rtconfig *cfg = t->cfg;
+	struct tfj_session *s = &t->s;
+	size_t j;
+	int rc, behind = 0;
+
+	*next = PULL_GO;
+	/* Sync: wait for the step after the one we contributed to. */
+	for (j = 0; j < s->nps; j++)
+		t->min_step[j] = (cfg->sync && t->pushed) ? s->shard_step[j] + 1 : 0;
+	rc = tfj_session_pull_retry(s, t->min_step, cfg->sync ? SYNC_WAIT_MS : 0,
+			cfg->is_coordinator ? (const float *const *)t->init_vals : NULL,
+			t->init_step);
+	if (rc)
+		return rc;
+	if (s->finished || s->gstep >= t->max_steps) {
+		*next = PULL_DONE;
+		return 0;
+	}
+	if (!cfg->sync || !t->pushed)
+		return 0;
+	for (j = 0; j < s->nps; j++)
+		if (s->shard_step[j] < t->min_step[j])
+			behind = 1;
+	if (behind) {
+		/*
+		 * Nobody completed the step within the wait (a replica is
+		 * slow or gone): wait again, but not past --peer-timeout.
+		 */
+		if (t->r.first_fail == 0)
+			t->r.first_fail = tfj_session_now();
+		if (tfj_session_now() - t->r.first_fail <= cfg->peer_timeout_s) {
+			*next = PULL_AGAIN;
+			return 0;
+		}
+		return tfj_err_set(TFJ_EUNAVAIL, "sync step %" PRId64 " did not "
+				   "complete within --peer-timeout %.0fs (replicas "
+				   "missing?)", s->gstep, cfg->peer_timeout_s);
+	}
+	t->r.first_fail = 0;
+	t->r.delay = 0;
+	return 0;
+}
+
+/* The coordinator checkpoints every --checkpoint-steps / --checkpoint-secs; a failure retries. */
+static void maybe_checkpoint(struct train *t)
+{
+	const struct tfj_rtconfig *cfg = t->cfg;
+	struct tfj_session *s = &t->s;
+	char path[TFJ_RT_PATH_MAX + 64];
+	int64_t since = t->last_ckpt_step < 0 ? t->init_step : t->last_ckpt_step;
+
+	if (!cfg->is_coordinator || !cfg->checkpoint_dir[0] || s->gstep == t->last_ckpt_step)
+		return;
+	if (!(cfg->checkpoint_steps && s->gstep - since >= cfg->checkpoint_steps) &&
+	    !(cfg->checkpoint_secs > 0 &&
+	      tfj_session_now() - t->last_ckpt_t >= cfg->checkpoint_secs))
+		return;
+	if (save_checkpoint(s, path, sizeof(path)) == 0)
+		tfj_log_info("checkpoint saved", "path", path);
+	else
+		tfj_log_warn("checkpoint failed; will retry", "detail", tfj_err_detail());
+	t->last_ckpt_step = s->gstep;
+	t->last_ckpt_t = tfj_session_now();
+}
+
+/* One batch: gradients on the pulled parameters, pushed with retries. t0: compute start. */
+static int compute_and_push(struct train *t, double t0)
+{
+	const struct tfj_rtconfig *cfg = t->cfg;
+	struct tfj_session *s = &t->s;
+	const float *x;
+	const uint8_t *y;
+	size_t n;
+	float loss;
+	double t1;
+	int rc, stale = 0;
+
+	rc = tfj_data_iter_next(&t->it, &x, &y, &n);
+	if (rc)
+		return rc;
+	/* Test hook: a poisoned parameter makes the loss NaN, as a diverging run would. */
+	if (cfg->inject_nan_at > 0 && t->local + 1 == cfg->inject_nan_at)
+		s->params[0][0] = NAN;
+	rc = tfj_model_grad(s->model, (const float *const *)s->params, x, y, n, s->grads, &loss);
+	if (rc) {
+		if (rc == TFJ_ENUMERIC)
+			tfj_err_set(rc, "loss became NaN/Inf at step %" PRId64
+				    " (learning rate too high?)", s->gstep);
+		return rc;
+	}
+	t1 = tfj_session_now();
+	t->t_comp += t1 - t0;
+	for (;;) {
+		rc = tfj_session_push(s, t->max_steps, &stale);
+		rc = tfj_session_retry(s, &t->r, rc, "pushing gradients");
+		if (rc == 0)
+			break;
+		if (rc != 1)
+			return rc;
+	}
+	t->t_push += tfj_session_now() - t1;
+	t->pushed = 1;
+	t->stale_total += stale;
+	t->local++;
+	t->examples += n;
+	t->loss_acc += loss;
+	t->loss_n++;
+	return 0;
+}
+
+/* The progress record of the interval that just ended; starts the next one. */
+static void report_progress(struct train *t)
+{
+	const struct tfj_rtconfig *cfg = t->cfg;
+	struct tfj_progress p;
+	double now = tfj_session_now();
+
+	tfj_progress_begin(&p, tfj_role_name(cfg->role), cfg->index);
+	tfj_progress_int(&p, "step", t->s.gstep);
+	tfj_progress_int(&p, "local_step", t->local);
+	tfj_progress_num(&p, "loss", t->loss_acc / (double)t->loss_n);
+	tfj_progress_num(&p, "examples_per_sec",
+			 (double)(t->examples - t->ex_last) / (now - t->t_last));
+	tfj_progress_int(&p, "stale", t->stale_total);
+	tfj_progress_num(&p, "pull_ms", t->t_pull * 1e3 / (double)cfg->progress_steps);
+	tfj_progress_num(&p, "compute_ms", t->t_comp * 1e3 / (double)cfg->progress_steps);
+	tfj_progress_num(&p, "push_ms", t->t_push * 1e3 / (double)cfg->progress_steps);
+	tfj_progress_num(&p, "time_s", now - t->s.t0);
+	t->t_pull = t->t_comp = t->t_push = 0;
+	tfj_progress_end(&p);
+	t->t_last = now;
+	t->ex_last = t->examples;
+	t->loss_acc = 0;
+	t->loss_n = 0;
+}
+
+/* Pull, (checkpoint,) compute, push until max_steps or the chief's Finish. */
+static int train_loop(struct train *t)
+{
+	for (;;) {
+		enum pull_next next;
+		double ta, tb;
+		int rc;
+
+		rc = check_stop(t);
+		if (rc)
+			return rc;
+		ta = tfj_session_now();
+		rc = pull_step(t, &next);
+		if (rc)
+			return rc;
+		if (next == PULL_DONE)
+			return 0;
+		if (next == PULL_AGAIN)
+			continue;
+		maybe_checkpoint(t);
+		tb = tfj_session_now();
+		t->t_pull += tb - ta;
+		rc = compute_and_push(t, tb);
+		if (rc)
+			return rc;
+		if (t->local % t->cfg->progress_steps == 0)
+			report_progress(t);
+	}
+}
+
+/*
+ * The coordinator's end: the final parameters (and checkpoint), the test
+ * set evaluation as the final progress record, then Finish to every ps.
+ */
+static int finish_coordinator(struct train *t)
+{
+	const struct tfj_rtconfig *cfg = t->cfg;
+	struct tfj_session *s = &t->s;
+	double train_s = tfj_session_now() - t->t_train0;
+	float acc = 0, tloss = 0;
+	struct tfj_progress p;
+	char path[TFJ_RT_PATH_MAX + 64];
+	double per = (double)cfg->batch_size * (cfg->sync ? cfg->replicas_to_aggregate : 1);
+	int rc;
+
+	/* The final parameters: what the ps hold now. */
+	rc = tfj_session_pull_retry(s, NULL, 0, NULL, 0);
+	if (rc)
+		return rc;
+	if (cfg->checkpoint_dir[0]) {
+		rc = save_checkpoint(s, path, sizeof(path));
+		if (rc) {
+			s->exit_hint = TFJ_EXIT_IO;
+			return rc;
+		}
+		tfj_log_info("final checkpoint saved", "path", path);
+	}
+	rc = tfj_model_eval(s->model, (const float *const *)s->params, t->test.x, t->test.y,
+			    t->test.n, &acc, &tloss);
+	if (rc)
+		return rc;
+	tfj_progress_begin(&p, tfj_role_name(cfg->role), cfg->index);
+	tfj_progress_bool(&p, "final", 1);
+	tfj_progress_int(&p, "step", s->gstep);
+	tfj_progress_num(&p, "test_accuracy", acc);
+	tfj_progress_num(&p, "test_loss", tloss);
+	tfj_progress_num(&p, "examples", (double)(s->gstep - t->init_step) * per);
+	tfj_progress_num(&p, "examples_per_sec",
+			 (double)(s->gstep - t->init_step) * per / train_s);
+	tfj_progress_num(&p, "train_s", train_s);
+	tfj_progress_num(&p, "time_s", tfj_session_now() - s->t0);
+	tfj_progress_end(&p);
+	t->r.first_fail = 0;
+	t->r.delay = 0;
+	do {
+		rc = tfj_session_finish(s);
+	} while ((rc = tfj_session_retry(s, &t->r, rc, "telling the ps tasks to finish")) == 1);
+	return rc;
+}
+
+static void free_values(float **v, size_t n)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void train_free(struct train *t)
+{
+	free_values(t->init_vals, t->s.plan.nvars);
+	free_values(t->init_state, t->s.plan.nvars);
+	free(t->min_step);
+	if (t->it_ok)
+		tfj_data_iter_free(&t->it);
+	tfj_data_free(&t->mine);
+	tfj_data_free(&t->test);
+	tfj_session_free(&t->s);
+}
+
+int tfj_trainer_main(const struct tfj_rtconfig *cfg)
+{
+	struct train t;
+	int rc, code = TFJ_EXIT_OK;
+
+	memset(&t, 0, sizeof(t));
+	t.cfg = cfg;
+	rc = tfj_session_init(&t.s, cfg);
+	if (rc == 0)
+		rc = prepare_data(&t);
+	if (rc == 0 && cfg->is_coordinator)
+		rc = prepare_coordinator(&t);
+	if (rc == 0)
+		rc = wait_for_ps(&t);
+	if (rc == 0)
+		rc = train_loop(&t);
+	if (rc == 0 && cfg->is_coordinator)
+		rc = finish_coordinator(&t);
+	if (rc == 0) {
+		tfj_log_fmt(TFJ_LOG_INFO, "%s done at step %" PRId64 " after %" PRId64
+			    " local steps", t.s.task, t.s.gstep, t.local);
+	} else {
+		code = exit_for(&t.s, rc);
+		tfj_log_error("task failed", "task", t.s.task, "error", tfj_err_name(rc), "detail",
+			      tfj_err_detail(), "exit", tfj_exitcode_name(code));
+	}
+	train_free(&t);
 	return code;
 }
 
