@@ -15,6 +15,17 @@
 /* Values are quoted in details, cut so that a hostile one cannot fill the log. */
 #define QUOTE_MAX 80
 
+/*
+ * After strto*(): the value must have used the whole, non-empty string and
+ * not overflowed (errno). kind names what was expected ("an integer").
+ */
+static int whole(const char *s, const char *end, const char *what, const char *kind)
+{
+	if (errno || end == s || *end != '\0')
+		return tfj_err_set(TFJ_EINVAL, "%s: \"%.*s\" is not %s", what, QUOTE_MAX, s, kind);
+	return 0;
+}
+
 int tfj_parse_i64(int64_t *out, const char *s, int64_t min, int64_t max, const char *what)
 {
 	char *end = NULL;
@@ -24,8 +35,8 @@ int tfj_parse_i64(int64_t *out, const char *s, int64_t min, int64_t max, const c
 		return tfj_err_set(TFJ_EINVAL, "%s: empty value", what);
 	errno = 0;
 	v = strtoll(s, &end, 10);
-	if (errno || end == s || *end != '\0')
-		return tfj_err_set(TFJ_EINVAL, "%s: \"%.*s\" is not an integer", what, QUOTE_MAX, s);
+	if (whole(s, end, what, "an integer"))
+		return TFJ_EINVAL;
 	if (v < min || v > max)
 		return tfj_err_set(TFJ_EINVAL, "%s: %lld is not an integer in [%lld, %lld]", what, v,
 				   (long long)min, (long long)max);
@@ -39,17 +50,17 @@ int tfj_parse_u64(uint64_t *out, const char *s, uint64_t min, uint64_t max, cons
 	char *end = NULL;
 	unsigned long long v;
 
+	/* strtoull() would turn "-1" into the largest value; refuse the sign. */
+	while (p && isspace((unsigned char)*p))
+		p++;
+	if (p && *p == '-')
+		return tfj_err_set(TFJ_EINVAL, "%s: \"%.*s\" is negative", what, QUOTE_MAX, s);
 	if (!s || !*s)
 		return tfj_err_set(TFJ_EINVAL, "%s: empty value", what);
-	/* strtoull() would turn "-1" into the largest value; refuse the sign. */
-	while (isspace((unsigned char)*p))
-		p++;
-	if (*p == '-')
-		return tfj_err_set(TFJ_EINVAL, "%s: \"%.*s\" is negative", what, QUOTE_MAX, s);
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end != '\0')
-		return tfj_err_set(TFJ_EINVAL, "%s: \"%.*s\" is not an integer", what, QUOTE_MAX, s);
+	if (whole(s, end, what, "an integer"))
+		return TFJ_EINVAL;
 	if (v < min || v > max)
 		return tfj_err_set(TFJ_EINVAL, "%s: %llu is not an integer in [%llu, %llu]", what, v,
 				   (unsigned long long)min, (unsigned long long)max);
@@ -76,8 +87,11 @@ int tfj_parse_double(double *out, const char *s, double min, double max, const c
 		return tfj_err_set(TFJ_EINVAL, "%s: empty value", what);
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || *end != '\0' || !isfinite(v))
-		return tfj_err_set(TFJ_EINVAL, "%s: \"%.*s\" is not a number", what, QUOTE_MAX, s);
+	if (whole(s, end, what, "a number"))
+		return TFJ_EINVAL;
+	if (!isfinite(v))
+		return tfj_err_set(TFJ_EINVAL, "%s: \"%.*s\" is not a finite number", what,
+				   QUOTE_MAX, s);
 	if (v < min || v > max)
 		return tfj_err_set(TFJ_EINVAL, "%s: %g is not in [%g, %g]", what, v, min, max);
 	*out = v;
