@@ -21,6 +21,7 @@
 
 #include <tfj/clock.h>
 #include <tfj/err.h>
+#include <tfj/exitcode.h>
 #include <tfj/log.h>
 
 #include "tfj_report.pb-c.h"
@@ -407,7 +408,7 @@ int tfj_report_exit(struct tfj_report *r, const struct tfj_report_exit *e)
 	req.replica = &ref;
 	req.exit_code = e->exit_code;
 	req.reason = reason;
-	req.retryable = e->exit_code >= 128 && e->exit_code <= 255;
+	req.retryable = tfj_exitcode_retryable(e->exit_code);
 	req.has_last_step = e->has_last_step ? 1 : 0;
 	req.last_step = e->last_step;
 	req.message = msg;

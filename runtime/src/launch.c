@@ -23,7 +23,7 @@
 #include <tfj/log.h>
 #include <tfj/tfconfig.h>
 
-#include "exitcode.h"
+#include <tfj/exitcode.h>
 #include "progress.h"
 #include "psserver.h"
 #include "rtconfig.h"
@@ -244,7 +244,7 @@ static int spawn(struct run *r, struct task *t)
 		 */
 		setenv("OPENBLAS_NUM_THREADS", "1", 0);
 		execv(r->o->exe, argv);
-		_exit(127);
+		_exit(TFJ_EXIT_NOTFOUND);
 	}
 	close(fds[1]);
 	t->pid = pid;
@@ -478,7 +478,7 @@ int tfj_launch_run(const struct tfj_launch_opts *o, struct tfj_launch_result *re
 			t->code = WIFEXITED(status) ? WEXITSTATUS(status)
 				  : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 			fprintf(r->out, "[launch] %s exited with %d (%s)\n", t->name, t->code,
-				t->code == 0 ? "ok" : tfj_exit_retryable(t->code) ? "retryable"
+				t->code == 0 ? "ok" : tfj_exitcode_retryable(t->code) ? "retryable"
 				: "permanent");
 			if (t->code == 0) {
 				if (t->coordinator) {
@@ -487,13 +487,13 @@ int tfj_launch_run(const struct tfj_launch_opts *o, struct tfj_launch_result *re
 				}
 			} else if (term_sent || failed) {
 				/* Exits after our own SIGTERM are not failures. */
-			} else if (r->coord_done && tfj_exit_retryable(t->code) &&
+			} else if (r->coord_done && tfj_exitcode_retryable(t->code) &&
 				   strcmp(t->type, "evaluator") == 0) {
 				/*
 				 * Training is over; an evaluator that lost the ps tasks
 				 * after they finished has nothing left to evaluate.
 				 */
-			} else if (tfj_exit_retryable(t->code) && t->restarts < o->max_restarts &&
+			} else if (tfj_exitcode_retryable(t->code) && t->restarts < o->max_restarts &&
 				   !r->coord_done) {
 				t->restarts++;
 				res->restarts++;

@@ -19,7 +19,7 @@
 #include "ckptdir.h"
 #include "compute.h"
 #include "data.h"
-#include "exitcode.h"
+#include <tfj/exitcode.h>
 #include "model.h"
 #include "plan.h"
 #include "progress.h"
