@@ -54,7 +54,7 @@ static int finish(struct agent *a, int code, const char *reason, int sig, const 
 	m.reason = reason;
 	m.exit_code = code;
 	m.signal = sig;
-	if (a->have_tr && (a->tr.state.have & TFJ_PF_BIT(TFJ_PF_STEP))) {
+	if (a->have_tr && (a->tr.state.have & TFJ_PROGREC_BIT(TFJ_PROGREC_STEP))) {
 		m.has_last_step = 1;
 		m.last_step = a->tr.state.step;
 	}

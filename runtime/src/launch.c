@@ -21,10 +21,10 @@
 #include <tfj/err.h>
 #include <tfj/json.h>
 #include <tfj/log.h>
+#include <tfj/progrec.h>
 #include <tfj/tfconfig.h>
 
 #include <tfj/exitcode.h>
-#include "progress.h"
 #include "psserver.h"
 #include "rtconfig.h"
 
@@ -263,29 +263,31 @@ static void parse_record(struct run *r, struct task *t, const char *json, size_t
 	double d;
 	int64_t step;
 
-	if (tfj_json_parse(&doc, json, len, TFJ_PROGRESS_MAX) != 0)
+	if (tfj_json_parse(&doc, json, len, TFJ_PROGREC_MAX) != 0)
 		return;
-	if (t->coordinator && tfj_json_get_int64(&step, doc, "step", 0, TFJ_JSON_INT_MAX) == 0 &&
+	if (t->coordinator &&
+	    tfj_json_get_int64(&step, doc, TFJ_PROGREC_KEY_STEP, 0, TFJ_JSON_INT_MAX) == 0 &&
 	    step > r->coord_step)
 		r->coord_step = step;
-	if (t->coordinator && tfj_json_opt_bool(&fin, doc, "final", 0) == 0 && fin) {
+	if (t->coordinator && tfj_json_opt_bool(&fin, doc, TFJ_PROGREC_KEY_FINAL, 0) == 0 && fin) {
 		r->res->have_final = 1;
-		if (tfj_json_get_number(&d, doc, "test_accuracy") == 0)
+		if (tfj_json_get_number(&d, doc, TFJ_PROGREC_KEY_TEST_ACCURACY) == 0)
 			r->res->test_accuracy = d;
-		if (tfj_json_get_number(&d, doc, "examples_per_sec") == 0)
+		if (tfj_json_get_number(&d, doc, TFJ_PROGREC_KEY_EXAMPLES_PER_SEC) == 0)
 			r->res->examples_per_sec = d;
-		if (tfj_json_get_int64(&step, doc, "step", 0, TFJ_JSON_INT_MAX) == 0)
+		if (tfj_json_get_int64(&step, doc, TFJ_PROGREC_KEY_STEP, 0, TFJ_JSON_INT_MAX) == 0)
 			r->res->step = step;
 	}
-	if (strcmp(t->type, "evaluator") == 0 && tfj_json_get_number(&d, doc, "accuracy") == 0)
+	if (strcmp(t->type, "evaluator") == 0 &&
+	    tfj_json_get_number(&d, doc, TFJ_PROGREC_KEY_ACCURACY) == 0)
 		r->res->eval_accuracy = d;
 	cJSON_Delete(doc);
 }
 
 static void emit_line(struct run *r, struct task *t, const char *line, size_t len)
 {
-	size_t plen = strlen(TFJ_PROGRESS_PREFIX);
-	int is_progress = len > plen && memcmp(line, TFJ_PROGRESS_PREFIX, plen) == 0;
+	size_t plen = strlen(TFJ_PROGREC_PREFIX);
+	int is_progress = len > plen && memcmp(line, TFJ_PROGREC_PREFIX, plen) == 0;
 
 	if (is_progress)
 		parse_record(r, t, line + plen, len - plen);

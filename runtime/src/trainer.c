@@ -14,6 +14,7 @@
 
 #include <tfj/err.h>
 #include <tfj/log.h>
+#include <tfj/progrec.h>
 
 #include "checkpoint.h"
 #include "ckptdir.h"
@@ -22,7 +23,6 @@
 #include <tfj/exitcode.h>
 #include "model.h"
 #include "plan.h"
-#include "progress.h"
 #include "psserver.h"
 #include "session.h"
 
@@ -207,6 +207,19 @@ static int save_checkpoint(struct tfj_session *s, char *path, size_t cap)
 		tfj_ckptdir_prune(s->cfg->checkpoint_dir, CKPT_PREFIX, CKPT_KEEP);
 	free(vars);
 	return rc;
+}
+
+/*
+ * Closes a progress record (tfj/progrec.h) and writes it to stdout with one
+ * fwrite, flushed at once, so records from a task never interleave with its
+ * other output and the agent sees each as soon as it is made.
+ */
+static void emit_progress(struct tfj_progrec_writer *p)
+{
+	size_t n = tfj_progrec_end(p);
+
+	fwrite(p->buf, 1, n, stdout);
+	fflush(stdout);
 }
 
 static int exit_for(struct tfj_session *s, int rc)
@@ -398,22 +411,24 @@ int tfj_trainer_main(const struct tfj_rtconfig *cfg)
 		loss_acc += loss;
 		loss_n++;
 		if (local % cfg->progress_steps == 0) {
-			struct tfj_progress p;
+			struct tfj_progrec_writer p;
+			char line[TFJ_PROGREC_MAX + 1];
 			double t = tfj_session_now();
+			double steps = (double)cfg->progress_steps;
 
-			tfj_progress_begin(&p, tfj_role_name(cfg->role), cfg->index);
-			tfj_progress_int(&p, "step", s.gstep);
-			tfj_progress_int(&p, "local_step", local);
-			tfj_progress_num(&p, "loss", loss_acc / (double)loss_n);
-			tfj_progress_num(&p, "examples_per_sec",
-					 (double)(examples - ex_last) / (t - t_last));
-			tfj_progress_int(&p, "stale", stale_total);
-			tfj_progress_num(&p, "pull_ms", t_pull * 1e3 / (double)cfg->progress_steps);
-			tfj_progress_num(&p, "compute_ms", t_comp * 1e3 / (double)cfg->progress_steps);
-			tfj_progress_num(&p, "push_ms", t_push * 1e3 / (double)cfg->progress_steps);
-			tfj_progress_num(&p, "time_s", t - s.t0);
+			tfj_progrec_begin(&p, line, sizeof(line), tfj_role_name(cfg->role), cfg->index);
+			tfj_progrec_int(&p, TFJ_PROGREC_KEY_STEP, s.gstep);
+			tfj_progrec_int(&p, TFJ_PROGREC_KEY_LOCAL_STEP, local);
+			tfj_progrec_num(&p, TFJ_PROGREC_KEY_LOSS, loss_acc / (double)loss_n);
+			tfj_progrec_num(&p, TFJ_PROGREC_KEY_EXAMPLES_PER_SEC,
+					(double)(examples - ex_last) / (t - t_last));
+			tfj_progrec_int(&p, TFJ_PROGREC_KEY_STALE, stale_total);
+			tfj_progrec_num(&p, TFJ_PROGREC_KEY_PULL_MS, t_pull * 1e3 / steps);
+			tfj_progrec_num(&p, TFJ_PROGREC_KEY_COMPUTE_MS, t_comp * 1e3 / steps);
+			tfj_progrec_num(&p, TFJ_PROGREC_KEY_PUSH_MS, t_push * 1e3 / steps);
+			tfj_progrec_num(&p, TFJ_PROGREC_KEY_TIME_S, t - s.t0);
 			t_pull = t_comp = t_push = 0;
-			tfj_progress_end(&p);
+			emit_progress(&p);
 			t_last = t;
 			ex_last = examples;
 			loss_acc = 0;
@@ -425,7 +440,8 @@ int tfj_trainer_main(const struct tfj_rtconfig *cfg)
 	if (cfg->is_coordinator) {
 		double train_s = tfj_session_now() - t_train0;
 		float acc = 0, tloss = 0;
-		struct tfj_progress p;
+		struct tfj_progrec_writer p;
+		char line[TFJ_PROGREC_MAX + 1];
 		char path[TFJ_RT_PATH_MAX + 64];
 		double per = (double)cfg->batch_size * (cfg->sync ? cfg->replicas_to_aggregate : 1);
 
@@ -445,16 +461,17 @@ int tfj_trainer_main(const struct tfj_rtconfig *cfg)
 				    &acc, &tloss);
 		if (rc)
 			goto fail;
-		tfj_progress_begin(&p, tfj_role_name(cfg->role), cfg->index);
-		tfj_progress_bool(&p, "final", 1);
-		tfj_progress_int(&p, "step", s.gstep);
-		tfj_progress_num(&p, "test_accuracy", acc);
-		tfj_progress_num(&p, "test_loss", tloss);
-		tfj_progress_num(&p, "examples", (double)(s.gstep - init_step) * per);
-		tfj_progress_num(&p, "examples_per_sec", (double)(s.gstep - init_step) * per / train_s);
-		tfj_progress_num(&p, "train_s", train_s);
-		tfj_progress_num(&p, "time_s", tfj_session_now() - s.t0);
-		tfj_progress_end(&p);
+		tfj_progrec_begin(&p, line, sizeof(line), tfj_role_name(cfg->role), cfg->index);
+		tfj_progrec_bool(&p, TFJ_PROGREC_KEY_FINAL, 1);
+		tfj_progrec_int(&p, TFJ_PROGREC_KEY_STEP, s.gstep);
+		tfj_progrec_num(&p, TFJ_PROGREC_KEY_TEST_ACCURACY, acc);
+		tfj_progrec_num(&p, TFJ_PROGREC_KEY_TEST_LOSS, tloss);
+		tfj_progrec_num(&p, TFJ_PROGREC_KEY_EXAMPLES, (double)(s.gstep - init_step) * per);
+		tfj_progrec_num(&p, TFJ_PROGREC_KEY_EXAMPLES_PER_SEC,
+				(double)(s.gstep - init_step) * per / train_s);
+		tfj_progrec_num(&p, TFJ_PROGREC_KEY_TRAIN_S, train_s);
+		tfj_progrec_num(&p, TFJ_PROGREC_KEY_TIME_S, tfj_session_now() - s.t0);
+		emit_progress(&p);
 		r.first_fail = 0;
 		r.delay = 0;
 		do {
@@ -520,7 +537,8 @@ int tfj_evaluator_main(const struct tfj_rtconfig *cfg)
 		goto fail;
 	for (;;) {
 		float acc = 0, loss = 0;
-		struct tfj_progress p;
+		struct tfj_progrec_writer p;
+		char line[TFJ_PROGREC_MAX + 1];
 		uint32_t wait = (uint32_t)(cfg->eval_secs * 1000);
 
 		if (tfj_stop_requested) {
@@ -541,14 +559,14 @@ int tfj_evaluator_main(const struct tfj_rtconfig *cfg)
 					    test.n, &acc, &loss);
 			if (rc)
 				goto fail;
-			tfj_progress_begin(&p, "evaluator", cfg->index);
-			tfj_progress_int(&p, "step", s.gstep);
-			tfj_progress_num(&p, "accuracy", acc);
-			tfj_progress_num(&p, "loss", loss);
+			tfj_progrec_begin(&p, line, sizeof(line), "evaluator", cfg->index);
+			tfj_progrec_int(&p, TFJ_PROGREC_KEY_STEP, s.gstep);
+			tfj_progrec_num(&p, TFJ_PROGREC_KEY_ACCURACY, acc);
+			tfj_progrec_num(&p, TFJ_PROGREC_KEY_LOSS, loss);
 			if (s.finished)
-				tfj_progress_bool(&p, "final", 1);
-			tfj_progress_num(&p, "time_s", tfj_session_now() - s.t0);
-			tfj_progress_end(&p);
+				tfj_progrec_bool(&p, TFJ_PROGREC_KEY_FINAL, 1);
+			tfj_progrec_num(&p, TFJ_PROGREC_KEY_TIME_S, tfj_session_now() - s.t0);
+			emit_progress(&p);
 			last = s.gstep;
 		}
 		if (s.finished || (cfg->max_steps && s.gstep >= cfg->max_steps))
