@@ -249,6 +249,21 @@ static int sub_number(double *d, int64_t *i64, int integer, const char *s, size_
 	return 0;
 }
 
+/* Where a number field goes in a record; NULL for the step (an integer). */
+static double *number_field(struct tfj_progrec *r, int f)
+{
+	switch (f) {
+	case TFJ_PROGREC_LOSS:
+		return &r->loss;
+	case TFJ_PROGREC_ACCURACY:
+		return &r->accuracy;
+	case TFJ_PROGREC_EPS:
+		return &r->examples_per_sec;
+	default:
+		return NULL;
+	}
+}
+
 #define TFJ_PROGRESS_MAX_GROUPS 64
 
 int tfj_progress_regex_match(struct tfj_progrec *out, const struct tfj_progress_regex *re,
@@ -273,24 +288,10 @@ int tfj_progress_regex_match(struct tfj_progrec *out, const struct tfj_progress_
 			continue;
 		s = line + m[g].rm_so;
 		l = (size_t)(m[g].rm_eo - m[g].rm_so);
-		switch (f) {
-		case TFJ_PROGREC_STEP:
-			if (sub_number(NULL, &out->step, 1, s, l) == 0)
-				out->have |= TFJ_PROGREC_BIT(f);
-			break;
-		case TFJ_PROGREC_LOSS:
-			if (sub_number(&out->loss, NULL, 0, s, l) == 0)
-				out->have |= TFJ_PROGREC_BIT(f);
-			break;
-		case TFJ_PROGREC_ACCURACY:
-			if (sub_number(&out->accuracy, NULL, 0, s, l) == 0)
-				out->have |= TFJ_PROGREC_BIT(f);
-			break;
-		case TFJ_PROGREC_EPS:
-			if (sub_number(&out->examples_per_sec, NULL, 0, s, l) == 0)
-				out->have |= TFJ_PROGREC_BIT(f);
-			break;
-		}
+		/* The step is an integer, every other field a number. */
+		if (sub_number(number_field(out, f), f == TFJ_PROGREC_STEP ? &out->step : NULL,
+			       f == TFJ_PROGREC_STEP, s, l) == 0)
+			out->have |= TFJ_PROGREC_BIT(f);
 	}
 	return out->have ? 0 : TFJ_ENOTFOUND;
 }
