@@ -18,7 +18,7 @@ static int re_ready;
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct tfj_progress_tracker t;
-	struct tfj_progress p;
+	struct tfj_progrec p;
 	char tail[TFJ_PROGRESS_TAIL + 1];
 	char *line;
 	size_t split;
@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		re_ready = 1;
 	}
 	/* One line as given. */
-	tfj_progress_parse_record(&p, (const char *)data, size);
+	tfj_progrec_parse(&p, (const char *)data, size);
 	line = malloc(size + 1);
 	if (!line)
 		return 0;
@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		tfj_progress_tracker_feed(&t, TFJ_STREAM_STDOUT, (const char *)data + split, size - split);
 		tfj_progress_tracker_feed(&t, TFJ_STREAM_STDERR, (const char *)data, size);
 		tfj_progress_tracker_flush(&t);
-		if (t.state.have & TFJ_PF_BIT(TFJ_PF_STEP) && t.state.step < 0)
+		if (t.state.have & TFJ_PROGREC_BIT(TFJ_PROGREC_STEP) && t.state.step < 0)
 			abort();
 		tfj_progress_tracker_tail(&t, tail, sizeof(tail));
 		{

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <tfj/err.h>
+#include <tfj/exitcode.h>
 #include <tfj/log.h>
 #include <tfj/tfconfig.h>
 
@@ -53,7 +54,7 @@ static int finish(struct agent *a, int code, const char *reason, int sig, const 
 	m.reason = reason;
 	m.exit_code = code;
 	m.signal = sig;
-	if (a->have_tr && (a->tr.state.have & TFJ_PF_BIT(TFJ_PF_STEP))) {
+	if (a->have_tr && (a->tr.state.have & TFJ_PROGREC_BIT(TFJ_PROGREC_STEP))) {
 		m.has_last_step = 1;
 		m.last_step = a->tr.state.step;
 	}
@@ -73,7 +74,7 @@ static int finish(struct agent *a, int code, const char *reason, int sig, const 
 	}
 	snprintf(codebuf, sizeof(codebuf), "%d", code);
 	tfj_log_info("agent exiting", "reason", reason, "exit_code", codebuf, "retryable",
-		     tfj_termmsg_retryable(code) ? "true" : "false");
+		     tfj_exitcode_retryable(code) ? "true" : "false");
 	return code;
 }
 
@@ -165,7 +166,7 @@ static int wait_peers(struct agent *a)
 	if (rc < 0) {
 		snprintf(detail, sizeof(detail), "TF_CONFIG: %s", tfj_err_detail());
 		tfj_log_error("bad cluster address", "detail", detail);
-		return finish(a, TFJ_AGENT_EXIT_USAGE, "InvalidTFConfig", 0, detail);
+		return finish(a, TFJ_EXIT_USAGE, "InvalidTFConfig", 0, detail);
 	}
 	memset(&o, 0, sizeof(o));
 	o.mode = a->cfg.peer_mode;
@@ -185,7 +186,7 @@ static int wait_peers(struct agent *a)
 	if (rc < 0) {
 		snprintf(detail, sizeof(detail), "%s", tfj_err_detail());
 		tfj_log_error("peers did not appear", "detail", detail);
-		return finish(a, rc == TFJ_ETIMEOUT ? TFJ_AGENT_EXIT_UNAVAILABLE : TFJ_AGENT_EXIT_IO,
+		return finish(a, rc == TFJ_ETIMEOUT ? TFJ_EXIT_UNAVAILABLE : TFJ_EXIT_IO,
 			      rc == TFJ_ETIMEOUT ? "PeerWaitTimeout" : "AgentError", 0, detail);
 	}
 	return -1;
@@ -230,7 +231,7 @@ static int supervise(struct agent *a)
 	if (rc < 0) {
 		snprintf(msg, sizeof(msg), "%s", tfj_err_detail());
 		tfj_log_error("supervisor failed", "detail", msg);
-		return finish(a, rc == TFJ_ENOMEM ? TFJ_AGENT_EXIT_NOMEM : TFJ_AGENT_EXIT_IO,
+		return finish(a, rc == TFJ_ENOMEM ? TFJ_EXIT_NOMEM : TFJ_EXIT_IO,
 			      "AgentError", 0, msg);
 	}
 	reason = reason_of(&r);
@@ -263,7 +264,7 @@ int tfj_agent_main(int argc, char **argv)
 		snprintf(detail, sizeof(detail), "%s", tfj_err_detail());
 		fprintf(stderr, "tfjob-agent: %s\n(see tfjob-agent --help)\n", detail);
 		a.cfg.termination_log = tfj_agent_config_scan_termination_log(argc, argv);
-		code = finish(&a, TFJ_AGENT_EXIT_USAGE, "InvalidArguments", 0, detail);
+		code = finish(&a, TFJ_EXIT_USAGE, "InvalidArguments", 0, detail);
 		goto out;
 	}
 	if (a.cfg.help) {
@@ -282,7 +283,7 @@ int tfj_agent_main(int argc, char **argv)
 		if (rc < 0) {
 			snprintf(detail, sizeof(detail), "TF_CONFIG: %s", tfj_err_detail());
 			tfj_log_error("malformed TF_CONFIG", "detail", detail);
-			code = finish(&a, TFJ_AGENT_EXIT_USAGE, "InvalidTFConfig", 0, detail);
+			code = finish(&a, TFJ_EXIT_USAGE, "InvalidTFConfig", 0, detail);
 			goto out;
 		}
 		a.have_tfc = 1;
@@ -296,13 +297,13 @@ int tfj_agent_main(int argc, char **argv)
 	if (rc < 0) {
 		snprintf(detail, sizeof(detail), "%s", tfj_err_detail());
 		tfj_log_error("bad progress options", "detail", detail);
-		code = finish(&a, TFJ_AGENT_EXIT_USAGE, "InvalidArguments", 0, detail);
+		code = finish(&a, TFJ_EXIT_USAGE, "InvalidArguments", 0, detail);
 		goto out;
 	}
 	rc = tfj_progress_tracker_init(&a.tr, a.cfg.line_max, a.have_re ? &a.re : NULL);
 	if (rc < 0) {
 		snprintf(detail, sizeof(detail), "%s", tfj_err_detail());
-		code = finish(&a, TFJ_AGENT_EXIT_NOMEM, "AgentError", 0, detail);
+		code = finish(&a, TFJ_EXIT_NOMEM, "AgentError", 0, detail);
 		goto out;
 	}
 	a.have_tr = 1;

@@ -1,141 +1,50 @@
 /*
- * progress.c - progress records and line framing (see progress.h); the
- * regular expression for foreign commands is in progress_regex.c.
+ * progress.c - progress tracking and line framing (see progress.h); records
+ * are parsed by common's progrec.c, the regular expression for foreign
+ * commands is in progress_regex.c.
  */
 #include "progress.h"
 #include "progress_regex.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <tfj/clock.h>
 #include <tfj/err.h>
-#include <tfj/json.h>
 
-static const char *const field_names[TFJ_PF_COUNT] = {
-	"step", "loss", "accuracy", "examples_per_sec"
-};
-
-const char *tfj_progress_field_name(enum tfj_progress_field f)
-{
-	if ((int)f < 0 || f >= TFJ_PF_COUNT)
-		return NULL;
-	return field_names[f];
-}
-
-int tfj_progress_field_parse(enum tfj_progress_field *out, const char *name)
+int tfj_progress_field_parse(enum tfj_progrec_field *out, const char *name)
 {
 	int i;
 
-	for (i = 0; i < TFJ_PF_COUNT; i++) {
-		if (strcmp(name, field_names[i]) == 0) {
-			*out = (enum tfj_progress_field)i;
+	for (i = 0; i < TFJ_PROGREC_NFIELDS; i++) {
+		if (strcmp(name, tfj_progrec_field_name((enum tfj_progrec_field)i)) == 0) {
+			*out = (enum tfj_progrec_field)i;
 			return 0;
 		}
 	}
 	if (strcmp(name, "global_step") == 0) {
-		*out = TFJ_PF_STEP;
+		*out = TFJ_PROGREC_STEP;
 		return 0;
 	}
 	if (strcmp(name, "eps") == 0 || strcmp(name, "examples_per_second") == 0) {
-		*out = TFJ_PF_EPS;
+		*out = TFJ_PROGREC_EPS;
 		return 0;
 	}
 	return tfj_err_set(TFJ_EINVAL, "unknown progress field '%s' (step, loss, accuracy, "
 			   "examples_per_sec)", name);
 }
 
-/* Reads an optional finite number under any of two keys. */
-static int opt_number(struct tfj_progress *p, enum tfj_progress_field f, double *dst,
-		      const cJSON *obj, const char *key, const char *alias)
+void tfj_progress_merge(struct tfj_progress_state *state, const struct tfj_progrec *upd)
 {
-	const char *keys[2] = { key, alias };
-	int i, rc;
-
-	for (i = 0; i < 2; i++) {
-		const cJSON *item;
-		double v;
-
-		if (!keys[i])
-			continue;
-		item = cJSON_GetObjectItemCaseSensitive(obj, keys[i]);
-		if (!item || cJSON_IsNull(item))
-			continue;
-		rc = tfj_json_get_number(&v, obj, keys[i]);
-		if (rc < 0)
-			return rc;
-		if (!isfinite(v))
-			return tfj_err_set(TFJ_ERANGE, "progress: '%s' is not finite", keys[i]);
-		*dst = v;
-		p->have |= TFJ_PF_BIT(f);
-		return 0;
-	}
-	return 0;
-}
-
-int tfj_progress_parse_record(struct tfj_progress *out, const char *line, size_t len)
-{
-	const size_t plen = sizeof(TFJ_PROGRESS_PREFIX) - 1;
-	struct tfj_progress p;
-	cJSON *root = NULL;
-	int rc, i;
-
-	memset(out, 0, sizeof(*out));
-	if (len < plen || memcmp(line, TFJ_PROGRESS_PREFIX, plen) != 0)
-		return TFJ_ENOTFOUND;
-	line += plen;
-	len -= plen;
-	while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
-		len--;
-	memset(&p, 0, sizeof(p));
-	rc = tfj_json_parse(&root, line, len, len);
-	if (rc < 0)
-		return tfj_err_set(rc, "progress record: %s", tfj_err_detail());
-	if (!cJSON_IsObject(root)) {
-		rc = tfj_err_set(TFJ_ETYPE, "progress record: not a JSON object");
-		goto out;
-	}
-	{
-		static const char *const step_keys[2] = { "step", "global_step" };
-		for (i = 0; i < 2; i++) {
-			const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, step_keys[i]);
-			if (!item || cJSON_IsNull(item))
-				continue;
-			rc = tfj_json_get_int64(&p.step, root, step_keys[i], 0, TFJ_JSON_INT_MAX);
-			if (rc < 0)
-				goto out;
-			p.have |= TFJ_PF_BIT(TFJ_PF_STEP);
-			break;
-		}
-	}
-	if ((rc = opt_number(&p, TFJ_PF_LOSS, &p.loss, root, "loss", NULL)) < 0 ||
-	    (rc = opt_number(&p, TFJ_PF_ACCURACY, &p.accuracy, root, "accuracy", "test_accuracy")) < 0 ||
-	    (rc = opt_number(&p, TFJ_PF_EPS, &p.examples_per_sec, root, "examples_per_sec",
-			     "examples_per_second")) < 0)
-		goto out;
-	if (p.have == 0) {
-		rc = tfj_err_set(TFJ_EPARSE, "progress record: no known field");
-		goto out;
-	}
-	*out = p;
-	rc = 0;
-out:
-	cJSON_Delete(root);
-	return rc;
-}
-
-void tfj_progress_merge(struct tfj_progress *state, const struct tfj_progress *upd)
-{
-	if (upd->have & TFJ_PF_BIT(TFJ_PF_STEP))
+	if (upd->have & TFJ_PROGREC_BIT(TFJ_PROGREC_STEP))
 		state->step = upd->step;
-	if (upd->have & TFJ_PF_BIT(TFJ_PF_LOSS))
+	if (upd->have & TFJ_PROGREC_BIT(TFJ_PROGREC_LOSS))
 		state->loss = upd->loss;
-	if (upd->have & TFJ_PF_BIT(TFJ_PF_ACCURACY))
+	if (upd->have & TFJ_PROGREC_BIT(TFJ_PROGREC_ACCURACY))
 		state->accuracy = upd->accuracy;
-	if (upd->have & TFJ_PF_BIT(TFJ_PF_EPS))
+	if (upd->have & TFJ_PROGREC_BIT(TFJ_PROGREC_EPS))
 		state->examples_per_sec = upd->examples_per_sec;
 	state->have |= upd->have;
 	state->unix_time_ms = tfj_clock_unix_ms();
@@ -169,7 +78,7 @@ int tfj_progress_tracker_init(struct tfj_progress_tracker *t, size_t line_max,
 static int handle_line(struct tfj_progress_tracker *t, enum tfj_progress_stream s,
 		       char *line, size_t len)
 {
-	struct tfj_progress upd;
+	struct tfj_progrec upd;
 	int rc;
 
 	line[len] = '\0';
@@ -177,7 +86,7 @@ static int handle_line(struct tfj_progress_tracker *t, enum tfj_progress_stream 
 		line[--len] = '\0';
 	t->lines++;
 	if (s == TFJ_STREAM_STDOUT) {
-		rc = tfj_progress_parse_record(&upd, line, len);
+		rc = tfj_progrec_parse(&upd, line, len);
 		if (rc == 0) {
 			tfj_progress_merge(&t->state, &upd);
 			return 1;

@@ -3,9 +3,8 @@
  *
  * Two sources, both line based:
  *  - progress records of tfjob-runtime: a stdout line `TFJ_PROGRESS {json}`
- *    (docs/runtime-protocol.md). The JSON object is parsed with the shared
- *    type-checked getters; unknown keys are ignored, a known key of the wrong
- *    type makes the whole record invalid.
+ *    (docs/runtime-protocol.md), read with common's tfj_progrec_parse
+ *    (tfj/progrec.h, the same module the runtime writes them with).
  *  - for foreign commands (a Python trainer), an optional extended POSIX
  *    regular expression applied to every stdout and stderr line
  *    (progress_regex.h).
@@ -17,32 +16,27 @@
  * borrows the regex (which must outlive it). Free with the _free calls,
  * which accept NULL.
  */
-#ifndef TFJ_PROGRESS_H
-#define TFJ_PROGRESS_H
+#ifndef TFJ_AGENT_PROGRESS_H
+#define TFJ_AGENT_PROGRESS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define TFJ_PROGRESS_PREFIX "TFJ_PROGRESS "
+#include <tfj/progrec.h>
+
 #define TFJ_PROGRESS_LINE_DEFAULT (64u * 1024u)
 #define TFJ_PROGRESS_LINE_MIN 256u
 #define TFJ_PROGRESS_LINE_MAX (16u * 1024u * 1024u)
 #define TFJ_PROGRESS_REGEX_MAX 1024u  /* pattern bytes as given */
 #define TFJ_PROGRESS_TAIL 1024u       /* bytes of stderr kept for the exit message */
 
-enum tfj_progress_field {
-	TFJ_PF_STEP = 0,
-	TFJ_PF_LOSS,
-	TFJ_PF_ACCURACY,
-	TFJ_PF_EPS,      /* examples per second */
-	TFJ_PF_COUNT
-};
-
-/* Bits of tfj_progress.have. */
-#define TFJ_PF_BIT(f) (1u << (f))
-
-struct tfj_progress {
-	unsigned have;          /* TFJ_PF_BIT of every field ever seen */
+/*
+ * What the agent knows of the command's progress: the newest value of each
+ * field of the records (struct tfj_progrec) merged so far, when the latest
+ * arrived and how many were accepted.
+ */
+struct tfj_progress_state {
+	unsigned have;          /* TFJ_PROGREC_BIT of every field ever seen */
 	int64_t step;           /* global step, >= 0 */
 	double loss;
 	double accuracy;
@@ -51,24 +45,18 @@ struct tfj_progress {
 	uint64_t records;       /* records (runtime or regex) accepted */
 };
 
-/* "step", "loss", "accuracy", "examples_per_sec"; NULL when out of range. */
-const char *tfj_progress_field_name(enum tfj_progress_field f);
-/* Field for a name (also "global_step" and "eps"); TFJ_EINVAL if unknown. */
-int tfj_progress_field_parse(enum tfj_progress_field *out, const char *name);
-
 /*
- * Parses one line (without its newline) as a runtime progress record.
- * Returns 0 and fills *out (its `have` says which fields were present),
- * TFJ_ENOTFOUND when the line is not a record at all, or TFJ_EPARSE /
- * TFJ_ETYPE / TFJ_ERANGE for a record that is malformed.
+ * Field for a name as the --progress-field flag and the regex's named groups
+ * spell it: tfj_progrec_field_name's names, also "global_step", "eps" and
+ * "examples_per_second". TFJ_EINVAL if unknown.
  */
-int tfj_progress_parse_record(struct tfj_progress *out, const char *line, size_t len);
+int tfj_progress_field_parse(enum tfj_progrec_field *out, const char *name);
 
 /* The regular expression for foreign commands: progress_regex.h. */
 struct tfj_progress_regex;
 
 /* Copies the fields `upd` has into `state`; counts one record. */
-void tfj_progress_merge(struct tfj_progress *state, const struct tfj_progress *upd);
+void tfj_progress_merge(struct tfj_progress_state *state, const struct tfj_progrec *upd);
 
 enum tfj_progress_stream { TFJ_STREAM_STDOUT = 0, TFJ_STREAM_STDERR = 1 };
 
@@ -82,7 +70,7 @@ struct tfj_progress_tracker {
 	size_t line_max;
 	const struct tfj_progress_regex *regex;   /* borrowed; NULL = none */
 	struct tfj_progress_framer fr[2];
-	struct tfj_progress state;
+	struct tfj_progress_state state;
 	uint64_t lines;           /* complete lines examined */
 	uint64_t long_lines;      /* lines over the cap, not parsed */
 	uint64_t bad_records;     /* TFJ_PROGRESS lines that did not parse */

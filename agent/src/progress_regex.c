@@ -133,7 +133,7 @@ int tfj_progress_regex_compile(struct tfj_progress_regex *re, const char *patter
 				/* (?<name>...): a named group; POSIX sees a plain group. */
 				char name[32];
 				size_t k = 0;
-				enum tfj_progress_field f;
+				enum tfj_progrec_field f;
 
 				i += 2;
 				while (pattern[i] && pattern[i] != '>') {
@@ -173,9 +173,9 @@ int tfj_progress_regex_compile(struct tfj_progress_regex *re, const char *patter
 	return 0;
 }
 
-int tfj_progress_regex_map(struct tfj_progress_regex *re, enum tfj_progress_field f, int group)
+int tfj_progress_regex_map(struct tfj_progress_regex *re, enum tfj_progrec_field f, int group)
 {
-	if ((int)f < 0 || f >= TFJ_PF_COUNT)
+	if ((int)f < 0 || f >= TFJ_PROGREC_NFIELDS)
 		return tfj_err_set(TFJ_EINVAL, "progress regex: bad field");
 	if (group < 1 || (size_t)group > re->nsub)
 		return tfj_err_set(TFJ_ERANGE, "progress regex: group %d does not exist (pattern has %zu)",
@@ -188,7 +188,7 @@ int tfj_progress_regex_map_spec(struct tfj_progress_regex *re, const char *spec)
 {
 	char name[32];
 	const char *eq = strchr(spec, '=');
-	enum tfj_progress_field f;
+	enum tfj_progrec_field f;
 	char *end;
 	long g;
 	int rc;
@@ -212,10 +212,10 @@ int tfj_progress_regex_check(const struct tfj_progress_regex *re)
 
 	if (!re->compiled)
 		return tfj_err_set(TFJ_EINVAL, "progress regex: not compiled");
-	for (i = 0; i < TFJ_PF_COUNT; i++) {
+	for (i = 0; i < TFJ_PROGREC_NFIELDS; i++) {
 		if (re->group[i] && (size_t)re->group[i] > re->nsub)
 			return tfj_err_set(TFJ_ERANGE, "progress regex: field '%s' maps to missing group %d",
-					   tfj_progress_field_name((enum tfj_progress_field)i), re->group[i]);
+					   tfj_progrec_field_name((enum tfj_progrec_field)i), re->group[i]);
 		if (re->group[i])
 			any = 1;
 	}
@@ -249,9 +249,24 @@ static int sub_number(double *d, int64_t *i64, int integer, const char *s, size_
 	return 0;
 }
 
+/* Where a number field goes in a record; NULL for the step (an integer). */
+static double *number_field(struct tfj_progrec *r, int f)
+{
+	switch (f) {
+	case TFJ_PROGREC_LOSS:
+		return &r->loss;
+	case TFJ_PROGREC_ACCURACY:
+		return &r->accuracy;
+	case TFJ_PROGREC_EPS:
+		return &r->examples_per_sec;
+	default:
+		return NULL;
+	}
+}
+
 #define TFJ_PROGRESS_MAX_GROUPS 64
 
-int tfj_progress_regex_match(struct tfj_progress *out, const struct tfj_progress_regex *re,
+int tfj_progress_regex_match(struct tfj_progrec *out, const struct tfj_progress_regex *re,
 			     const char *line)
 {
 	regmatch_t m[TFJ_PROGRESS_MAX_GROUPS];
@@ -264,7 +279,7 @@ int tfj_progress_regex_match(struct tfj_progress *out, const struct tfj_progress
 	nm = re->nsub + 1 < TFJ_PROGRESS_MAX_GROUPS ? re->nsub + 1 : TFJ_PROGRESS_MAX_GROUPS;
 	if (regexec(&re->re, line, nm, m, 0) != 0)
 		return TFJ_ENOTFOUND;
-	for (f = 0; f < TFJ_PF_COUNT; f++) {
+	for (f = 0; f < TFJ_PROGREC_NFIELDS; f++) {
 		int g = re->group[f];
 		const char *s;
 		size_t l;
@@ -273,24 +288,10 @@ int tfj_progress_regex_match(struct tfj_progress *out, const struct tfj_progress
 			continue;
 		s = line + m[g].rm_so;
 		l = (size_t)(m[g].rm_eo - m[g].rm_so);
-		switch (f) {
-		case TFJ_PF_STEP:
-			if (sub_number(NULL, &out->step, 1, s, l) == 0)
-				out->have |= TFJ_PF_BIT(f);
-			break;
-		case TFJ_PF_LOSS:
-			if (sub_number(&out->loss, NULL, 0, s, l) == 0)
-				out->have |= TFJ_PF_BIT(f);
-			break;
-		case TFJ_PF_ACCURACY:
-			if (sub_number(&out->accuracy, NULL, 0, s, l) == 0)
-				out->have |= TFJ_PF_BIT(f);
-			break;
-		case TFJ_PF_EPS:
-			if (sub_number(&out->examples_per_sec, NULL, 0, s, l) == 0)
-				out->have |= TFJ_PF_BIT(f);
-			break;
-		}
+		/* The step is an integer, every other field a number. */
+		if (sub_number(number_field(out, f), f == TFJ_PROGREC_STEP ? &out->step : NULL,
+			       f == TFJ_PROGREC_STEP, s, l) == 0)
+			out->have |= TFJ_PROGREC_BIT(f);
 	}
 	return out->have ? 0 : TFJ_ENOTFOUND;
 }

@@ -24,7 +24,7 @@ struct tfj_progress_regex {
 	regex_t re;
 	int compiled;
 	size_t nsub;                 /* capturing groups in the pattern */
-	int group[TFJ_PF_COUNT];     /* 0 = field not mapped */
+	int group[TFJ_PROGREC_NFIELDS];     /* 0 = field not mapped */
 };
 
 /*
@@ -33,7 +33,7 @@ struct tfj_progress_regex {
  */
 int tfj_progress_regex_compile(struct tfj_progress_regex *re, const char *pattern);
 /* Maps a field to capturing group `group` (1-based). */
-int tfj_progress_regex_map(struct tfj_progress_regex *re, enum tfj_progress_field f, int group);
+int tfj_progress_regex_map(struct tfj_progress_regex *re, enum tfj_progrec_field f, int group);
 /* Parses "field=N". */
 int tfj_progress_regex_map_spec(struct tfj_progress_regex *re, const char *spec);
 /* TFJ_EINVAL unless at least one field is mapped to an existing group. */
@@ -42,7 +42,7 @@ int tfj_progress_regex_check(const struct tfj_progress_regex *re);
  * Matches a NUL-terminated line. 0 with the fields found in *out,
  * TFJ_ENOTFOUND when the line does not match or yields no valid number.
  */
-int tfj_progress_regex_match(struct tfj_progress *out, const struct tfj_progress_regex *re,
+int tfj_progress_regex_match(struct tfj_progrec *out, const struct tfj_progress_regex *re,
 			     const char *line);
 void tfj_progress_regex_free(struct tfj_progress_regex *re);
 

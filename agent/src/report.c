@@ -21,6 +21,7 @@
 
 #include <tfj/clock.h>
 #include <tfj/err.h>
+#include <tfj/exitcode.h>
 #include <tfj/file.h>
 #include <tfj/log.h>
 
@@ -45,7 +46,7 @@ struct tfj_report {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int stop;
-	struct tfj_progress progress;
+	struct tfj_progress_state progress;
 	int child_running;
 	struct tfj_report_stats stats;
 	uint64_t consecutive_failures;
@@ -313,7 +314,8 @@ int tfj_report_register(struct tfj_report *r, uint32_t *heartbeat_s)
 	return 0;
 }
 
-int tfj_report_heartbeat(struct tfj_report *r, const struct tfj_progress *p, int child_running)
+int tfj_report_heartbeat(struct tfj_report *r, const struct tfj_progress_state *p,
+			 int child_running)
 {
 	Tfj__Report__V1__HeartbeatRequest req = TFJ__REPORT__V1__HEARTBEAT_REQUEST__INIT;
 	Tfj__Report__V1__ReplicaRef ref = TFJ__REPORT__V1__REPLICA_REF__INIT;
@@ -323,13 +325,13 @@ int tfj_report_heartbeat(struct tfj_report *r, const struct tfj_progress *p, int
 	int rc;
 
 	fill_ref(r, &ref);
-	pr.has_step = !!(p->have & TFJ_PF_BIT(TFJ_PF_STEP));
+	pr.has_step = !!(p->have & TFJ_PROGREC_BIT(TFJ_PROGREC_STEP));
 	pr.global_step = p->step;
-	pr.has_loss = !!(p->have & TFJ_PF_BIT(TFJ_PF_LOSS));
+	pr.has_loss = !!(p->have & TFJ_PROGREC_BIT(TFJ_PROGREC_LOSS));
 	pr.loss = p->loss;
-	pr.has_accuracy = !!(p->have & TFJ_PF_BIT(TFJ_PF_ACCURACY));
+	pr.has_accuracy = !!(p->have & TFJ_PROGREC_BIT(TFJ_PROGREC_ACCURACY));
 	pr.accuracy = p->accuracy;
-	pr.has_examples_per_sec = !!(p->have & TFJ_PF_BIT(TFJ_PF_EPS));
+	pr.has_examples_per_sec = !!(p->have & TFJ_PROGREC_BIT(TFJ_PROGREC_EPS));
 	pr.examples_per_sec = p->examples_per_sec;
 	pr.unix_time_ms = p->unix_time_ms;
 	pr.records_seen = p->records;
@@ -361,7 +363,7 @@ int tfj_report_exit(struct tfj_report *r, const struct tfj_report_exit *e)
 	req.replica = &ref;
 	req.exit_code = e->exit_code;
 	req.reason = reason;
-	req.retryable = e->exit_code >= 128 && e->exit_code <= 255;
+	req.retryable = tfj_exitcode_retryable(e->exit_code);
 	req.has_last_step = e->has_last_step ? 1 : 0;
 	req.last_step = e->last_step;
 	req.message = msg;
@@ -393,7 +395,7 @@ static void *sender(void *arg)
 
 	pthread_mutex_lock(&r->mu);
 	while (!r->stop) {
-		struct tfj_progress p = r->progress;
+		struct tfj_progress_state p = r->progress;
 		int running = r->child_running;
 		struct timespec until;
 		double hb = r->heartbeat_s;
@@ -513,7 +515,8 @@ int tfj_report_start(struct tfj_report *r)
 	return 0;
 }
 
-void tfj_report_update(struct tfj_report *r, const struct tfj_progress *p, int child_running)
+void tfj_report_update(struct tfj_report *r, const struct tfj_progress_state *p,
+		       int child_running)
 {
 	if (!r)
 		return;
@@ -540,7 +543,7 @@ void tfj_report_finish(struct tfj_report *r, const struct tfj_report_exit *e)
 	 * step and test accuracy) usually arrive after its last beat: send them
 	 * once more before Exit so the job's status ends with the final figures. */
 	if (e && r->progress.records > 0) {
-		struct tfj_progress p = r->progress;
+		struct tfj_progress_state p = r->progress;
 
 		if (tfj_report_heartbeat(r, &p, 0) < 0)
 			tfj_log_debug("final heartbeat failed", "detail", tfj_err_detail());

@@ -74,12 +74,14 @@ int tfj_report_open(struct tfj_report **out, const struct tfj_report_opts *o,
 
 /* Synchronous calls; 0 on an OK status, TFJ_EUNAVAIL/TFJ_ETIMEOUT/TFJ_EAUTH... else. */
 int tfj_report_register(struct tfj_report *r, uint32_t *heartbeat_s);
-int tfj_report_heartbeat(struct tfj_report *r, const struct tfj_progress *p, int child_running);
+int tfj_report_heartbeat(struct tfj_report *r, const struct tfj_progress_state *p,
+			 int child_running);
 int tfj_report_exit(struct tfj_report *r, const struct tfj_report_exit *e);
 
 /* Background sender: registers, then heartbeats every heartbeat_s. */
 int tfj_report_start(struct tfj_report *r);
-void tfj_report_update(struct tfj_report *r, const struct tfj_progress *p, int child_running);
+void tfj_report_update(struct tfj_report *r, const struct tfj_progress_state *p,
+		       int child_running);
 /* Stops the thread, sends Exit once (bounded) and joins. Safe without start. */
 void tfj_report_finish(struct tfj_report *r, const struct tfj_report_exit *e);
 

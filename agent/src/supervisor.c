@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <tfj/err.h>
+#include <tfj/exitcode.h>
 #include <tfj/log.h>
 
 static const int handled[] = { SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGCHLD };
@@ -68,6 +69,13 @@ int tfj_supervisor_exit_code(int st)
 	if (WIFSIGNALED(st))
 		return 128 + WTERMSIG(st);
 	return 255;
+}
+
+/* The shell's code for a command that could not be run: 127 when it does
+ * not exist, 126 for every other exec failure (permissions, bad format). */
+static int exec_exit_code(int err)
+{
+	return err == ENOENT ? TFJ_EXIT_NOTFOUND : TFJ_EXIT_NOEXEC;
 }
 
 int tfj_supervisor_is_terminating(int sig)
@@ -261,7 +269,7 @@ static pid_t spawn(struct sup *s, const char *path, int outp[2], int errp[2], in
 		if (write(ep[1], &e, sizeof(e)) < 0) {
 			/* Nothing left to tell anyone. */
 		}
-		_exit(e == ENOENT ? 127 : 126);
+		_exit(exec_exit_code(e));
 	}
 	/* Both sides set the group so a signal sent right away cannot miss it. */
 	setpgid(pid, pid);
@@ -293,7 +301,7 @@ int tfj_supervisor_run(struct tfj_supervisor_result *r, const struct tfj_supervi
 	e = resolve(path, sizeof(path), o->argv[0]);
 	if (e) {
 		r->exec_errno = e;
-		r->exit_code = e == ENOENT ? 127 : 126;
+		r->exit_code = exec_exit_code(e);
 		return 0;
 	}
 	tfj_supervisor_block_signals();
@@ -383,7 +391,7 @@ int tfj_supervisor_run(struct tfj_supervisor_result *r, const struct tfj_supervi
 		waitpid(r->pid, NULL, 0);
 	}
 	if (r->exec_errno)
-		r->exit_code = r->exec_errno == ENOENT ? 127 : 126;
+		r->exit_code = exec_exit_code(r->exec_errno);
 out:
 	for (e = 0; e < 2; e++) {
 		if (s.pipes[e] >= 0)

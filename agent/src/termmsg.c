@@ -11,11 +11,7 @@
 
 #include <cjson/cJSON.h>
 #include <tfj/err.h>
-
-int tfj_termmsg_retryable(int exit_code)
-{
-	return exit_code >= 128 && exit_code <= 255;
-}
+#include <tfj/exitcode.h>
 
 /* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
 static size_t utf8_seq(const unsigned char *s, size_t n)
@@ -89,7 +85,7 @@ static char *encode_once(const struct tfj_termmsg *m, const char *reason, const 
 		return NULL;
 	if (!cJSON_AddStringToObject(o, "reason", reason) ||
 	    !cJSON_AddNumberToObject(o, "exitCode", m->exit_code) ||
-	    !cJSON_AddBoolToObject(o, "retryable", tfj_termmsg_retryable(m->exit_code)) ||
+	    !cJSON_AddBoolToObject(o, "retryable", tfj_exitcode_retryable(m->exit_code)) ||
 	    (m->has_last_step && !cJSON_AddNumberToObject(o, "lastStep", (double)m->last_step)) ||
 	    !cJSON_AddNumberToObject(o, "signal", m->signal))
 		goto out;

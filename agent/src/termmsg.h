@@ -5,6 +5,7 @@
  * terminationMessagePath (/dev/termination-log by default):
  *   {"reason":"PeerWaitTimeout","exitCode":138,"retryable":true,
  *    "lastStep":1200,"signal":0,"message":"..."}
+ * `retryable` is tfj_exitcode_retryable(exitCode) (tfj/exitcode.h).
  * `lastStep` is omitted when no progress was seen, `message` when empty.
  * Kubernetes keeps at most 4096 bytes, so the encoder shortens `message`
  * (never the other fields) until the whole document fits. Every string is
@@ -29,9 +30,6 @@ struct tfj_termmsg {
 	int64_t last_step;
 	const char *message;    /* free text, may be NULL */
 };
-
-/* 1 for codes the ExitCode restart policy retries (128-255). */
-int tfj_termmsg_retryable(int exit_code);
 
 /*
  * Encodes into out (size outlen, at most TFJ_TERMMSG_MAX + 1 used) and

@@ -10,48 +10,48 @@
 #include "progress_regex.h"
 #include "tfj_test.h"
 
-static int rec(struct tfj_progress *p, const char *line)
+static int rec(struct tfj_progrec *p, const char *line)
 {
-	return tfj_progress_parse_record(p, line, strlen(line));
+	return tfj_progrec_parse(p, line, strlen(line));
 }
 
 static void test_record_fields(void)
 {
-	struct tfj_progress p;
+	struct tfj_progrec p;
 
 	TFJ_CHECK_INT(rec(&p, "TFJ_PROGRESS {\"step\":120,\"loss\":0.25,\"accuracy\":0.9,"
 			  "\"examples_per_sec\":1500.5,\"task\":\"worker:0\"}"), 0);
-	TFJ_CHECK_INT(p.have, TFJ_PF_BIT(TFJ_PF_STEP) | TFJ_PF_BIT(TFJ_PF_LOSS) |
-		      TFJ_PF_BIT(TFJ_PF_ACCURACY) | TFJ_PF_BIT(TFJ_PF_EPS));
+	TFJ_CHECK_INT(p.have, TFJ_PROGREC_BIT(TFJ_PROGREC_STEP) | TFJ_PROGREC_BIT(TFJ_PROGREC_LOSS) |
+		      TFJ_PROGREC_BIT(TFJ_PROGREC_ACCURACY) | TFJ_PROGREC_BIT(TFJ_PROGREC_EPS));
 	TFJ_CHECK_INT(p.step, 120);
 	TFJ_CHECK(p.loss == 0.25);
 	TFJ_CHECK(p.accuracy == 0.9);
 	TFJ_CHECK(p.examples_per_sec == 1500.5);
 	/* Aliases, CR and trailing blanks. */
 	TFJ_CHECK_INT(rec(&p, "TFJ_PROGRESS {\"global_step\":7}\r"), 0);
-	TFJ_CHECK_INT(p.have, TFJ_PF_BIT(TFJ_PF_STEP));
+	TFJ_CHECK_INT(p.have, TFJ_PROGREC_BIT(TFJ_PROGREC_STEP));
 	TFJ_CHECK_INT(p.step, 7);
 	TFJ_CHECK_INT(rec(&p, "TFJ_PROGRESS {\"loss\":1e-3}  "), 0);
-	TFJ_CHECK_INT(p.have, TFJ_PF_BIT(TFJ_PF_LOSS));
+	TFJ_CHECK_INT(p.have, TFJ_PROGREC_BIT(TFJ_PROGREC_LOSS));
 	/* Records exactly as tfjob-runtime writes them (runtime/src/trainer.c):
 	 * a NaN loss arrives as null and is simply absent. */
 	TFJ_CHECK_INT(rec(&p, "TFJ_PROGRESS {\"role\":\"worker\",\"index\":1,\"step\":1200,"
 			  "\"local_step\":600,\"loss\":null,\"examples_per_sec\":812.5,\"stale\":0,"
 			  "\"pull_ms\":1.5,\"compute_ms\":3,\"push_ms\":1.25,\"time_s\":12.5}"), 0);
-	TFJ_CHECK_INT(p.have, TFJ_PF_BIT(TFJ_PF_STEP) | TFJ_PF_BIT(TFJ_PF_EPS));
+	TFJ_CHECK_INT(p.have, TFJ_PROGREC_BIT(TFJ_PROGREC_STEP) | TFJ_PROGREC_BIT(TFJ_PROGREC_EPS));
 	TFJ_CHECK_INT(p.step, 1200);
 	TFJ_CHECK_INT(rec(&p, "TFJ_PROGRESS {\"role\":\"chief\",\"index\":0,\"final\":true,"
 			  "\"step\":5000,\"test_accuracy\":0.861,\"test_loss\":0.39}"), 0);
 	TFJ_CHECK_INT(p.step, 5000);
 	TFJ_CHECK(p.accuracy == 0.861);
-	TFJ_CHECK_INT(p.have, TFJ_PF_BIT(TFJ_PF_STEP) | TFJ_PF_BIT(TFJ_PF_ACCURACY));
+	TFJ_CHECK_INT(p.have, TFJ_PROGREC_BIT(TFJ_PROGREC_STEP) | TFJ_PROGREC_BIT(TFJ_PROGREC_ACCURACY));
 	/* The runtime's overflow record has no progress in it. */
 	TFJ_CHECK(rec(&p, "TFJ_PROGRESS {\"error\":\"record too long\"}") < 0);
 }
 
 static void test_record_rejects(void)
 {
-	struct tfj_progress p;
+	struct tfj_progrec p;
 
 	TFJ_CHECK_INT(rec(&p, "step 5 loss 1"), TFJ_ENOTFOUND);
 	TFJ_CHECK_INT(rec(&p, "TFJ_PROGRESS"), TFJ_ENOTFOUND);
@@ -68,31 +68,31 @@ static void test_record_rejects(void)
 	TFJ_CHECK(rec(&p, "TFJ_PROGRESS {\"step\":1e300}") < 0);
 	TFJ_CHECK_INT(p.have, 0);
 	/* An embedded NUL ends the JSON early: trailing garbage, rejected. */
-	TFJ_CHECK(tfj_progress_parse_record(&p, "TFJ_PROGRESS {\"step\":1}\0x", 26) < 0);
+	TFJ_CHECK(tfj_progrec_parse(&p, "TFJ_PROGRESS {\"step\":1}\0x", 26) < 0);
 }
 
 static void test_regex_named(void)
 {
 	struct tfj_progress_regex re;
-	struct tfj_progress p;
+	struct tfj_progrec p;
 
 	TFJ_CHECK_INT(tfj_progress_regex_compile(&re, "step (?<step>\\d+) loss (?<loss>[0-9.]+)"), 0);
 	TFJ_CHECK_INT(tfj_progress_regex_check(&re), 0);
-	TFJ_CHECK_INT(re.group[TFJ_PF_STEP], 1);
-	TFJ_CHECK_INT(re.group[TFJ_PF_LOSS], 2);
+	TFJ_CHECK_INT(re.group[TFJ_PROGREC_STEP], 1);
+	TFJ_CHECK_INT(re.group[TFJ_PROGREC_LOSS], 2);
 	TFJ_CHECK_INT(tfj_progress_regex_match(&p, &re, "Epoch 1: step 42 loss 0.125 ok"), 0);
 	TFJ_CHECK_INT(p.step, 42);
 	TFJ_CHECK(p.loss == 0.125);
-	TFJ_CHECK_INT(p.have, TFJ_PF_BIT(TFJ_PF_STEP) | TFJ_PF_BIT(TFJ_PF_LOSS));
+	TFJ_CHECK_INT(p.have, TFJ_PROGREC_BIT(TFJ_PROGREC_STEP) | TFJ_PROGREC_BIT(TFJ_PROGREC_LOSS));
 	TFJ_CHECK_INT(tfj_progress_regex_match(&p, &re, "step x loss 1"), TFJ_ENOTFOUND);
 	/* The number matched by [0-9.]+ is not a number: that field is dropped. */
 	TFJ_CHECK_INT(tfj_progress_regex_match(&p, &re, "step 3 loss 1.2.3"), 0);
-	TFJ_CHECK_INT(p.have, TFJ_PF_BIT(TFJ_PF_STEP));
+	TFJ_CHECK_INT(p.have, TFJ_PROGREC_BIT(TFJ_PROGREC_STEP));
 	tfj_progress_regex_free(&re);
 
 	/* Groups inside brackets are not groups; escaped parens neither. */
 	TFJ_CHECK_INT(tfj_progress_regex_compile(&re, "\\(([(]x)?acc=(?<accuracy>[[:digit:].]+)\\)"), 0);
-	TFJ_CHECK_INT(re.group[TFJ_PF_ACCURACY], 2);
+	TFJ_CHECK_INT(re.group[TFJ_PROGREC_ACCURACY], 2);
 	TFJ_CHECK_INT(tfj_progress_regex_match(&p, &re, "(acc=0.75)"), 0);
 	TFJ_CHECK(p.accuracy == 0.75);
 	tfj_progress_regex_free(&re);
@@ -101,7 +101,7 @@ static void test_regex_named(void)
 static void test_regex_mapped_and_errors(void)
 {
 	struct tfj_progress_regex re;
-	struct tfj_progress p;
+	struct tfj_progrec p;
 
 	TFJ_CHECK_INT(tfj_progress_regex_compile(&re, "it=([0-9]+)[[:space:]]+([0-9.]+) ex/s"), 0);
 	TFJ_CHECK(tfj_progress_regex_check(&re) < 0); /* nothing mapped yet */

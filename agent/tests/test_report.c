@@ -254,7 +254,7 @@ static void test_client_calls(void)
 	struct tfj_report *r = NULL;
 	struct tfj_report_opts o = { NULL, token_path, NULL, 2.0, 10.0 };
 	struct tfj_report_ident id = { "team-a", "mnist", "uid-123", "worker", 1, "mnist-worker-1" };
-	struct tfj_progress p;
+	struct tfj_progress_state p;
 	struct tfj_report_exit e = { 138, "PeerWaitTimeout", 1, 99, "peer ps:0 missing", 0 };
 	char addr[64];
 	uint32_t hb = 0;
@@ -272,7 +272,7 @@ static void test_client_calls(void)
 	TFJ_CHECK_INT(tfj_report_register(r, &hb), 0);
 	TFJ_CHECK_INT(hb, 7);
 	memset(&p, 0, sizeof(p));
-	p.have = TFJ_PF_BIT(TFJ_PF_STEP) | TFJ_PF_BIT(TFJ_PF_LOSS);
+	p.have = TFJ_PROGREC_BIT(TFJ_PROGREC_STEP) | TFJ_PROGREC_BIT(TFJ_PROGREC_LOSS);
 	p.step = 1234;
 	p.loss = 0.5;
 	p.records = 3;
@@ -350,7 +350,7 @@ static void test_final_heartbeat_before_exit(void)
 	struct tfj_report_opts o = { NULL, token_path, NULL, 2.0, 3600.0 };
 	struct tfj_report_ident id = { "team-a", "mnist", "uid-123", "worker", 0, "mnist-worker-0" };
 	struct tfj_report_exit e = { 0, "Completed", 0, 939, "", 0 };
-	struct tfj_progress p;
+	struct tfj_progress_state p;
 	char addr[64];
 	int n;
 
@@ -365,7 +365,7 @@ static void test_final_heartbeat_before_exit(void)
 	}
 	TFJ_CHECK_INT(tfj_report_start(r), 0);
 	memset(&p, 0, sizeof(p));
-	p.have = TFJ_PF_BIT(TFJ_PF_STEP) | TFJ_PF_BIT(TFJ_PF_ACCURACY);
+	p.have = TFJ_PROGREC_BIT(TFJ_PROGREC_STEP) | TFJ_PROGREC_BIT(TFJ_PROGREC_ACCURACY);
 	p.step = 939;
 	p.accuracy = 0.875;
 	p.records = 12;
@@ -567,7 +567,7 @@ static void test_tls(void)
 	struct tfj_report *r = NULL;
 	struct tfj_report_opts o = { NULL, token_path, NULL, 3.0, 10.0 };
 	struct tfj_report_ident id = { "team-a", "mnist", "uid-123", "worker", 1, "mnist-worker-1" };
-	struct tfj_progress p;
+	struct tfj_progress_state p;
 
 	snprintf(key, sizeof(key), "%s/key.pem", dir);
 	snprintf(cert, sizeof(cert), "%s/cert.pem", dir);

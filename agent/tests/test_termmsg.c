@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <tfj/err.h>
+#include <tfj/exitcode.h>
 #include <tfj/json.h>
 #include "termmsg.h"
 #include "tfj_test.h"
@@ -55,10 +56,10 @@ static void test_content(void)
 	TFJ_CHECK_INT(tfj_json_get_bool(&b, j, "retryable"), 0);
 	TFJ_CHECK_INT(b, 0);
 	cJSON_Delete(j);
-	TFJ_CHECK_INT(tfj_termmsg_retryable(0), 0);
-	TFJ_CHECK_INT(tfj_termmsg_retryable(127), 0);
-	TFJ_CHECK_INT(tfj_termmsg_retryable(128), 1);
-	TFJ_CHECK_INT(tfj_termmsg_retryable(255), 1);
+	TFJ_CHECK_INT(tfj_exitcode_retryable(0), 0);
+	TFJ_CHECK_INT(tfj_exitcode_retryable(127), 0);
+	TFJ_CHECK_INT(tfj_exitcode_retryable(128), 1);
+	TFJ_CHECK_INT(tfj_exitcode_retryable(255), 1);
 }
 
 static void test_size_cap(void)

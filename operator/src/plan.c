@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include <tfj/err.h>
+#include <tfj/exitcode.h>
 #include <tfj/json.h>
 #include <tfj/names.h>
 
@@ -263,8 +264,8 @@ static void classify(struct tfj_planctx *c, struct verdict *v)
 			case TFJ_RESTART_NEVER:
 				break;
 			case TFJ_RESTART_EXITCODE:
-				restart = ps->has_exit == 2 && ps->exit_code >= 128 &&
-					  ps->exit_code <= 255;
+				restart = ps->has_exit == 2 &&
+					  tfj_exitcode_retryable(ps->exit_code);
 				break;
 			default:
 				restart = 1;

@@ -14,7 +14,7 @@
 #include <tfj/log.h>
 #include <tfj/tfconfig.h>
 
-#include "exitcode.h"
+#include <tfj/exitcode.h>
 #include "launch.h"
 #include "psserver.h"
 #include "rtconfig.h"

@@ -7,7 +7,7 @@
  *   tfjob-runtime launch [flags]   run a whole cluster locally
  *   tfjob-runtime help | version
  *
- * Returns the process exit code (exitcode.h).
+ * Returns the process exit code (tfj/exitcode.h).
  */
 #ifndef TFJ_CLI_H
 #define TFJ_CLI_H

@@ -21,10 +21,10 @@
 #include <tfj/err.h>
 #include <tfj/json.h>
 #include <tfj/log.h>
+#include <tfj/progrec.h>
 #include <tfj/tfconfig.h>
 
-#include "exitcode.h"
-#include "progress.h"
+#include <tfj/exitcode.h>
 #include "psserver.h"
 #include "rtconfig.h"
 
@@ -250,7 +250,7 @@ static int spawn(struct run *r, struct task *t)
 		 */
 		setenv("OPENBLAS_NUM_THREADS", "1", 0);
 		execv(r->o->exe, argv);
-		_exit(127);
+		_exit(TFJ_EXIT_NOTFOUND);
 	}
 	close(fds[1]);
 	t->pid = pid;
@@ -269,29 +269,31 @@ static void parse_record(struct run *r, struct task *t, const char *json, size_t
 	double d;
 	int64_t step;
 
-	if (tfj_json_parse(&doc, json, len, TFJ_PROGRESS_MAX) != 0)
+	if (tfj_json_parse(&doc, json, len, TFJ_PROGREC_MAX) != 0)
 		return;
-	if (t->coordinator && tfj_json_get_int64(&step, doc, "step", 0, TFJ_JSON_INT_MAX) == 0 &&
+	if (t->coordinator &&
+	    tfj_json_get_int64(&step, doc, TFJ_PROGREC_KEY_STEP, 0, TFJ_JSON_INT_MAX) == 0 &&
 	    step > r->coord_step)
 		r->coord_step = step;
-	if (t->coordinator && tfj_json_opt_bool(&fin, doc, "final", 0) == 0 && fin) {
+	if (t->coordinator && tfj_json_opt_bool(&fin, doc, TFJ_PROGREC_KEY_FINAL, 0) == 0 && fin) {
 		r->res->have_final = 1;
-		if (tfj_json_get_number(&d, doc, "test_accuracy") == 0)
+		if (tfj_json_get_number(&d, doc, TFJ_PROGREC_KEY_TEST_ACCURACY) == 0)
 			r->res->test_accuracy = d;
-		if (tfj_json_get_number(&d, doc, "examples_per_sec") == 0)
+		if (tfj_json_get_number(&d, doc, TFJ_PROGREC_KEY_EXAMPLES_PER_SEC) == 0)
 			r->res->examples_per_sec = d;
-		if (tfj_json_get_int64(&step, doc, "step", 0, TFJ_JSON_INT_MAX) == 0)
+		if (tfj_json_get_int64(&step, doc, TFJ_PROGREC_KEY_STEP, 0, TFJ_JSON_INT_MAX) == 0)
 			r->res->step = step;
 	}
-	if (strcmp(t->type, "evaluator") == 0 && tfj_json_get_number(&d, doc, "accuracy") == 0)
+	if (strcmp(t->type, "evaluator") == 0 &&
+	    tfj_json_get_number(&d, doc, TFJ_PROGREC_KEY_ACCURACY) == 0)
 		r->res->eval_accuracy = d;
 	cJSON_Delete(doc);
 }
 
 static void emit_line(struct run *r, struct task *t, const char *line, size_t len)
 {
-	size_t plen = strlen(TFJ_PROGRESS_PREFIX);
-	int is_progress = len > plen && memcmp(line, TFJ_PROGRESS_PREFIX, plen) == 0;
+	size_t plen = strlen(TFJ_PROGREC_PREFIX);
+	int is_progress = len > plen && memcmp(line, TFJ_PROGREC_PREFIX, plen) == 0;
 
 	if (is_progress)
 		parse_record(r, t, line + plen, len - plen);
@@ -484,7 +486,7 @@ int tfj_launch_run(const struct tfj_launch_opts *o, struct tfj_launch_result *re
 			t->code = WIFEXITED(status) ? WEXITSTATUS(status)
 				  : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 			fprintf(r->out, "[launch] %s exited with %d (%s)\n", t->name, t->code,
-				t->code == 0 ? "ok" : tfj_exit_retryable(t->code) ? "retryable"
+				t->code == 0 ? "ok" : tfj_exitcode_retryable(t->code) ? "retryable"
 				: "permanent");
 			if (t->code == 0) {
 				if (t->coordinator) {
@@ -493,13 +495,13 @@ int tfj_launch_run(const struct tfj_launch_opts *o, struct tfj_launch_result *re
 				}
 			} else if (term_sent || failed) {
 				/* Exits after our own SIGTERM are not failures. */
-			} else if (r->coord_done && tfj_exit_retryable(t->code) &&
+			} else if (r->coord_done && tfj_exitcode_retryable(t->code) &&
 				   strcmp(t->type, "evaluator") == 0) {
 				/*
 				 * Training is over; an evaluator that lost the ps tasks
 				 * after they finished has nothing left to evaluate.
 				 */
-			} else if (tfj_exit_retryable(t->code) && t->restarts < o->max_restarts &&
+			} else if (tfj_exitcode_retryable(t->code) && t->restarts < o->max_restarts &&
 				   !r->coord_done) {
 				t->restarts++;
 				res->restarts++;

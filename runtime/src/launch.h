@@ -6,7 +6,7 @@
  * codec (tfj_tfconfig_encode), starts every task as `<exe> train <flags>`,
  * streams their output prefixed with the task ("[worker:1] ..."), and
  * behaves like the operator's ExitCode restart policy: a task that exits
- * with a retryable code (128-255, exitcode.h) is restarted (up to
+ * with a retryable code (128-255, tfj/exitcode.h) is restarted (up to
  * max_restarts), a permanent failure stops the whole cluster. When the
  * coordinator has finished it prints the figures: final test accuracy,
  * examples/s, wall time, and one `TFJ_RESULT {...}` line.

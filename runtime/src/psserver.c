@@ -17,7 +17,7 @@
 
 #include "checkpoint.h"
 #include "ckptdir.h"
-#include "exitcode.h"
+#include <tfj/exitcode.h>
 #include "plan.h"
 #include "rpcnames.h"
 #include "shard.h"

@@ -29,7 +29,7 @@
 /* Set from a signal handler to make every loop of the runtime stop. */
 extern volatile sig_atomic_t tfj_stop_requested;
 
-/* Runs the ps task described by cfg; returns an exit code (exitcode.h). */
+/* Runs the ps task described by cfg; returns an exit code (tfj/exitcode.h). */
 int tfj_psserver_main(const struct tfj_rtconfig *cfg);
 
 #endif

@@ -12,7 +12,7 @@
 #include <tfj/err.h>
 #include <tfj/log.h>
 
-#include "exitcode.h"
+#include <tfj/exitcode.h>
 #include "psserver.h"
 
 double tfj_session_now(void)

@@ -14,15 +14,15 @@
 
 #include <tfj/err.h>
 #include <tfj/log.h>
+#include <tfj/progrec.h>
 
 #include "checkpoint.h"
 #include "ckptdir.h"
 #include "compute.h"
 #include "data.h"
-#include "exitcode.h"
+#include <tfj/exitcode.h>
 #include "model.h"
 #include "plan.h"
-#include "progress.h"
 #include "psserver.h"
 #include "session.h"
 
@@ -207,6 +207,19 @@ static int save_checkpoint(struct tfj_session *s, char *path, size_t cap)
 		tfj_ckptdir_prune(s->cfg->checkpoint_dir, CKPT_PREFIX, CKPT_KEEP);
 	free(vars);
 	return rc;
+}
+
+/*
+ * Closes a progress record (tfj/progrec.h) and writes it to stdout with one
+ * fwrite, flushed at once, so records from a task never interleave with its
+ * other output and the agent sees each as soon as it is made.
+ */
+static void emit_progress(struct tfj_progrec_writer *p)
+{
+	size_t n = tfj_progrec_end(p);
+
+	fwrite(p->buf, 1, n, stdout);
+	fflush(stdout);
 }
 
 static int exit_for(struct tfj_session *s, int rc)
@@ -474,22 +487,24 @@ static int compute_and_push(struct train *t, double t0)
 static void report_progress(struct train *t)
 {
 	const struct tfj_rtconfig *cfg = t->cfg;
-	struct tfj_progress p;
+	struct tfj_progrec_writer p;
+	char line[TFJ_PROGREC_MAX + 1];
 	double now = tfj_session_now();
+	double steps = (double)cfg->progress_steps;
 
-	tfj_progress_begin(&p, tfj_role_name(cfg->role), cfg->index);
-	tfj_progress_int(&p, "step", t->s.gstep);
-	tfj_progress_int(&p, "local_step", t->local);
-	tfj_progress_num(&p, "loss", t->loss_acc / (double)t->loss_n);
-	tfj_progress_num(&p, "examples_per_sec",
+	tfj_progrec_begin(&p, line, sizeof(line), tfj_role_name(cfg->role), cfg->index);
+	tfj_progrec_int(&p, TFJ_PROGREC_KEY_STEP, t->s.gstep);
+	tfj_progrec_int(&p, TFJ_PROGREC_KEY_LOCAL_STEP, t->local);
+	tfj_progrec_num(&p, TFJ_PROGREC_KEY_LOSS, t->loss_acc / (double)t->loss_n);
+	tfj_progrec_num(&p, TFJ_PROGREC_KEY_EXAMPLES_PER_SEC,
 			 (double)(t->examples - t->ex_last) / (now - t->t_last));
-	tfj_progress_int(&p, "stale", t->stale_total);
-	tfj_progress_num(&p, "pull_ms", t->t_pull * 1e3 / (double)cfg->progress_steps);
-	tfj_progress_num(&p, "compute_ms", t->t_comp * 1e3 / (double)cfg->progress_steps);
-	tfj_progress_num(&p, "push_ms", t->t_push * 1e3 / (double)cfg->progress_steps);
-	tfj_progress_num(&p, "time_s", now - t->s.t0);
+	tfj_progrec_int(&p, TFJ_PROGREC_KEY_STALE, t->stale_total);
+	tfj_progrec_num(&p, TFJ_PROGREC_KEY_PULL_MS, t->t_pull * 1e3 / steps);
+	tfj_progrec_num(&p, TFJ_PROGREC_KEY_COMPUTE_MS, t->t_comp * 1e3 / steps);
+	tfj_progrec_num(&p, TFJ_PROGREC_KEY_PUSH_MS, t->t_push * 1e3 / steps);
+	tfj_progrec_num(&p, TFJ_PROGREC_KEY_TIME_S, now - t->s.t0);
 	t->t_pull = t->t_comp = t->t_push = 0;
-	tfj_progress_end(&p);
+	emit_progress(&p);
 	t->t_last = now;
 	t->ex_last = t->examples;
 	t->loss_acc = 0;
@@ -536,7 +551,8 @@ static int finish_coordinator(struct train *t)
 	struct tfj_session *s = &t->s;
 	double train_s = tfj_session_now() - t->t_train0;
 	float acc = 0, tloss = 0;
-	struct tfj_progress p;
+	struct tfj_progrec_writer p;
+	char line[TFJ_PROGREC_MAX + 1];
 	char path[TFJ_RT_PATH_MAX + 64];
 	double per = (double)cfg->batch_size * (cfg->sync ? cfg->replicas_to_aggregate : 1);
 	int rc;
@@ -557,17 +573,17 @@ static int finish_coordinator(struct train *t)
 			    t->test.n, &acc, &tloss);
 	if (rc)
 		return rc;
-	tfj_progress_begin(&p, tfj_role_name(cfg->role), cfg->index);
-	tfj_progress_bool(&p, "final", 1);
-	tfj_progress_int(&p, "step", s->gstep);
-	tfj_progress_num(&p, "test_accuracy", acc);
-	tfj_progress_num(&p, "test_loss", tloss);
-	tfj_progress_num(&p, "examples", (double)(s->gstep - t->init_step) * per);
-	tfj_progress_num(&p, "examples_per_sec",
+	tfj_progrec_begin(&p, line, sizeof(line), tfj_role_name(cfg->role), cfg->index);
+	tfj_progrec_bool(&p, TFJ_PROGREC_KEY_FINAL, 1);
+	tfj_progrec_int(&p, TFJ_PROGREC_KEY_STEP, s->gstep);
+	tfj_progrec_num(&p, TFJ_PROGREC_KEY_TEST_ACCURACY, acc);
+	tfj_progrec_num(&p, TFJ_PROGREC_KEY_TEST_LOSS, tloss);
+	tfj_progrec_num(&p, TFJ_PROGREC_KEY_EXAMPLES, (double)(s->gstep - t->init_step) * per);
+	tfj_progrec_num(&p, TFJ_PROGREC_KEY_EXAMPLES_PER_SEC,
 			 (double)(s->gstep - t->init_step) * per / train_s);
-	tfj_progress_num(&p, "train_s", train_s);
-	tfj_progress_num(&p, "time_s", tfj_session_now() - s->t0);
-	tfj_progress_end(&p);
+	tfj_progrec_num(&p, TFJ_PROGREC_KEY_TRAIN_S, train_s);
+	tfj_progrec_num(&p, TFJ_PROGREC_KEY_TIME_S, tfj_session_now() - s->t0);
+	emit_progress(&p);
 	t->r.first_fail = 0;
 	t->r.delay = 0;
 	do {
@@ -656,7 +672,8 @@ int tfj_evaluator_main(const struct tfj_rtconfig *cfg)
 		goto fail;
 	for (;;) {
 		float acc = 0, loss = 0;
-		struct tfj_progress p;
+		struct tfj_progrec_writer p;
+	char line[TFJ_PROGREC_MAX + 1];
 		uint32_t wait = (uint32_t)(cfg->eval_secs * 1000);
 
 		if (tfj_stop_requested) {
@@ -677,14 +694,14 @@ int tfj_evaluator_main(const struct tfj_rtconfig *cfg)
 					    test.n, &acc, &loss);
 			if (rc)
 				goto fail;
-			tfj_progress_begin(&p, "evaluator", cfg->index);
-			tfj_progress_int(&p, "step", s.gstep);
-			tfj_progress_num(&p, "accuracy", acc);
-			tfj_progress_num(&p, "loss", loss);
+			tfj_progrec_begin(&p, line, sizeof(line), "evaluator", cfg->index);
+			tfj_progrec_int(&p, TFJ_PROGREC_KEY_STEP, s.gstep);
+			tfj_progrec_num(&p, TFJ_PROGREC_KEY_ACCURACY, acc);
+			tfj_progrec_num(&p, TFJ_PROGREC_KEY_LOSS, loss);
 			if (s.finished)
-				tfj_progress_bool(&p, "final", 1);
-			tfj_progress_num(&p, "time_s", tfj_session_now() - s.t0);
-			tfj_progress_end(&p);
+				tfj_progrec_bool(&p, TFJ_PROGREC_KEY_FINAL, 1);
+			tfj_progrec_num(&p, TFJ_PROGREC_KEY_TIME_S, tfj_session_now() - s.t0);
+			emit_progress(&p);
 			last = s.gstep;
 		}
 		if (s.finished || (cfg->max_steps && s.gstep >= cfg->max_steps))

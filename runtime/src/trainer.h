@@ -26,7 +26,7 @@
 
 #include "rtconfig.h"
 
-/* Runs a worker or chief task; returns an exit code (exitcode.h). */
+/* Runs a worker or chief task; returns an exit code (tfj/exitcode.h). */
 int tfj_trainer_main(const struct tfj_rtconfig *cfg);
 
 /* Runs an evaluator task; returns an exit code. */

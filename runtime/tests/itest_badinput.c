@@ -1,12 +1,12 @@
 /*
  * itest_badinput.c - bad input ends with a clear message and the exit code
- * that tells the operator whether a restart can help (exitcode.h).
+ * that tells the operator whether a restart can help (tfj/exitcode.h).
  */
 #include "itest_util.h"
 
 #include <tfj/err.h>
 
-#include "exitcode.h"
+#include <tfj/exitcode.h>
 
 static char hosts_ps[64], hosts_wk[64];
 
@@ -69,7 +69,7 @@ static void test_unreachable_peer(void)
 	snprintf(hosts_wk, sizeof(hosts_wk), "127.0.0.1:%d", itest_free_port());
 	rc = itest_run_self(args, NULL, 1);
 	TFJ_CHECK_INT(rc, TFJ_EXIT_UNAVAILABLE);
-	TFJ_CHECK(tfj_exit_retryable(rc));
+	TFJ_CHECK(tfj_exitcode_retryable(rc));
 	TFJ_CHECK(time(NULL) - t0 < 30); /* gave up after the deadline, no retry storm */
 }
 
@@ -97,12 +97,12 @@ static void test_layout_mismatch(void)
 
 static void test_exit_code_table(void)
 {
-	TFJ_CHECK(!tfj_exit_retryable(TFJ_EXIT_USAGE));
-	TFJ_CHECK(!tfj_exit_retryable(TFJ_EXIT_NUMERIC));
-	TFJ_CHECK(!tfj_exit_retryable(TFJ_EXIT_DATA));
-	TFJ_CHECK(!tfj_exit_retryable(TFJ_EXIT_MISMATCH));
-	TFJ_CHECK(tfj_exit_retryable(TFJ_EXIT_UNAVAILABLE));
-	TFJ_CHECK(tfj_exit_retryable(TFJ_EXIT_IO));
+	TFJ_CHECK(!tfj_exitcode_retryable(TFJ_EXIT_USAGE));
+	TFJ_CHECK(!tfj_exitcode_retryable(TFJ_EXIT_NUMERIC));
+	TFJ_CHECK(!tfj_exitcode_retryable(TFJ_EXIT_DATA));
+	TFJ_CHECK(!tfj_exitcode_retryable(TFJ_EXIT_MISMATCH));
+	TFJ_CHECK(tfj_exitcode_retryable(TFJ_EXIT_UNAVAILABLE));
+	TFJ_CHECK(tfj_exitcode_retryable(TFJ_EXIT_IO));
 	TFJ_CHECK_INT(tfj_exitcode_from_err(TFJ_EPARSE), TFJ_EXIT_USAGE);
 	TFJ_CHECK_INT(tfj_exitcode_from_err(TFJ_EUNAVAIL), TFJ_EXIT_UNAVAILABLE);
 	TFJ_CHECK_INT(tfj_exitcode_from_err(TFJ_ENUMERIC), TFJ_EXIT_NUMERIC);

@@ -1,9 +1,14 @@
 /*
- * exitcode.c - maps error classes to exit codes (see exitcode.h).
+ * exitcode.c - the exit-code table and the retryable rule (see exitcode.h).
  */
-#include "exitcode.h"
+#include "tfj/exitcode.h"
 
-#include <tfj/err.h>
+#include "tfj/err.h"
+
+int tfj_exitcode_retryable(int code)
+{
+	return code >= TFJ_EXIT_RETRYABLE_MIN && code <= TFJ_EXIT_RETRYABLE_MAX;
+}
 
 int tfj_exitcode_from_err(int err)
 {
@@ -43,18 +48,10 @@ int tfj_exitcode_from_err(int err)
 const char *tfj_exitcode_name(int code)
 {
 	switch (code) {
-	case TFJ_EXIT_OK: return "ok";
-	case TFJ_EXIT_INTERNAL: return "internal";
-	case TFJ_EXIT_USAGE: return "usage";
-	case TFJ_EXIT_DATA: return "data";
-	case TFJ_EXIT_NUMERIC: return "numeric";
-	case TFJ_EXIT_MISMATCH: return "mismatch";
-	case TFJ_EXIT_CHECKPOINT: return "checkpoint";
-	case TFJ_EXIT_DEVICE: return "device";
-	case TFJ_EXIT_UNAVAILABLE: return "unavailable";
-	case TFJ_EXIT_IO: return "io";
-	case TFJ_EXIT_NOMEM: return "nomem";
-	case TFJ_EXIT_ABORTED: return "aborted";
-	default: return "unknown";
+#define TFJ_EXIT_NAME(sym, val, name) case val: return name;
+	TFJ_EXIT_TABLE(TFJ_EXIT_NAME)
+#undef TFJ_EXIT_NAME
+	default:
+		return "unknown";
 	}
 }
