@@ -18,7 +18,7 @@
 #include "peers.h"
 #include "progress.h"
 #include "progress_regex.h"
-#include "report.h"
+#include "reporter.h"
 #include "supervisor.h"
 #include "termmsg.h"
 
@@ -30,7 +30,7 @@ struct agent {
 	int have_re;
 	struct tfj_progress_tracker tr;
 	int have_tr;
-	struct tfj_report *rep;
+	struct tfj_reporter *rep;
 	char replica_type[64];
 	int replica_index;
 };
@@ -40,14 +40,14 @@ static void on_output(void *ctx, enum tfj_progress_stream s, const char *data, s
 	struct agent *a = ctx;
 
 	if (tfj_progress_tracker_feed(&a->tr, s, data, len))
-		tfj_report_update(a->rep, &a->tr.state, 1);
+		tfj_reporter_update(a->rep, &a->tr.state, 1);
 }
 
 /* Writes the termination message, sends Exit and returns `code`. */
 static int finish(struct agent *a, int code, const char *reason, int sig, const char *message)
 {
 	struct tfj_termmsg m;
-	struct tfj_report_exit e;
+	struct tfj_reporter_exit e;
 	char codebuf[16];
 
 	memset(&m, 0, sizeof(m));
@@ -69,8 +69,8 @@ static int finish(struct agent *a, int code, const char *reason, int sig, const 
 		e.last_step = m.last_step;
 		e.message = message;
 		e.signal = sig;
-		tfj_report_update(a->rep, NULL, 0);
-		tfj_report_finish(a->rep, &e);
+		tfj_reporter_update(a->rep, NULL, 0);
+		tfj_reporter_finish(a->rep, &e);
 	}
 	snprintf(codebuf, sizeof(codebuf), "%d", code);
 	tfj_log_info("agent exiting", "reason", reason, "exit_code", codebuf, "retryable",
@@ -120,8 +120,8 @@ static int setup_progress(struct agent *a)
 
 static void open_report(struct agent *a)
 {
-	struct tfj_report_opts o;
-	struct tfj_report_ident id;
+	struct tfj_reporter_opts o;
+	struct tfj_reporter_ident id;
 
 	if (!a->cfg.report || !a->cfg.report_addr)
 		return;
@@ -138,16 +138,16 @@ static void open_report(struct agent *a)
 	id.replica_type = a->replica_type;
 	id.replica_index = a->replica_index;
 	id.pod_name = a->cfg.pod_name;
-	if (tfj_report_open(&a->rep, &o, &id) < 0) {
+	if (tfj_reporter_open(&a->rep, &o, &id) < 0) {
 		tfj_log_warn("report channel unusable, continuing without it", "detail",
 			     tfj_err_detail());
 		a->rep = NULL;
 		return;
 	}
-	if (tfj_report_start(a->rep) < 0) {
+	if (tfj_reporter_start(a->rep) < 0) {
 		tfj_log_warn("report thread failed, continuing without it", "detail",
 			     tfj_err_detail());
-		tfj_report_close(a->rep);
+		tfj_reporter_close(a->rep);
 		a->rep = NULL;
 	}
 }
@@ -224,7 +224,7 @@ static int supervise(struct agent *a)
 	o.signal_group = a->cfg.signal_group;
 	o.on_output = on_output;
 	o.ctx = a;
-	tfj_report_update(a->rep, &a->tr.state, 1);
+	tfj_reporter_update(a->rep, &a->tr.state, 1);
 	tfj_log_info("starting command", "command", a->cfg.command[0]);
 	rc = tfj_supervisor_run(&r, &o);
 	tfj_progress_tracker_flush(&a->tr);
@@ -273,7 +273,7 @@ int tfj_agent_main(int argc, char **argv)
 		goto out;
 	}
 	if (a.cfg.version) {
-		printf("tfjob-agent %s\n", TFJ_REPORT_AGENT_VERSION);
+		printf("tfjob-agent %s\n", TFJ_REPORTER_AGENT_VERSION);
 		code = 0;
 		goto out;
 	}
@@ -313,7 +313,7 @@ int tfj_agent_main(int argc, char **argv)
 		goto out;
 	code = supervise(&a);
 out:
-	tfj_report_close(a.rep);
+	tfj_reporter_close(a.rep);
 	if (a.have_tr)
 		tfj_progress_tracker_free(&a.tr);
 	if (a.have_re)

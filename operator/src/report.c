@@ -11,14 +11,9 @@
 #include <strings.h>
 #include <time.h>
 
-#include <grpc/byte_buffer.h>
-#include <grpc/byte_buffer_reader.h>
-#include <grpc/grpc.h>
-#include <grpc/grpc_security.h>
-#include <grpc/support/time.h>
-
 #include <tfj/clock.h>
 #include <tfj/err.h>
+#include <tfj/grpc.h>
 #include <tfj/log.h>
 
 #include "httpd.h"
@@ -42,12 +37,8 @@ struct slot {
 	struct worker *w;
 	enum tfj_reportmsg_kind kind;
 	void *reg;
-	grpc_call *call;
-	gpr_timespec deadline;
-	grpc_metadata_array md;
-	grpc_byte_buffer *payload;
+	struct tfj_grpc_incoming in;
 	grpc_byte_buffer *resp;
-	grpc_slice detail;
 	int cancelled;
 	int sending;          /* the reply batch is in flight */
 	int tag_send;         /* its address tags the reply batch */
@@ -114,23 +105,16 @@ static int allow(struct tfj_report *s, const char *subject)
 /* The bearer token from the call's metadata into tok ("" when none). */
 static void bearer(char *tok, size_t cap, const grpc_metadata_array *md)
 {
-	size_t i, n;
+	const char *p;
+	size_t n;
 
 	tok[0] = '\0';
-	for (i = 0; i < md->count; i++) {
-		const grpc_slice *k = &md->metadata[i].key, *v = &md->metadata[i].value;
-		const char *p = (const char *)GRPC_SLICE_START_PTR(*v);
-
-		n = GRPC_SLICE_LENGTH(*v);
-		if (GRPC_SLICE_LENGTH(*k) != 13 ||
-		    memcmp(GRPC_SLICE_START_PTR(*k), "authorization", 13))
-			continue;
-		if (n <= 7 || strncasecmp(p, "Bearer ", 7) || n - 7 >= cap)
-			return;
-		memcpy(tok, p + 7, n - 7);
-		tok[n - 7] = '\0';
+	if (tfj_grpc_incoming_md(&p, &n, md, "authorization") != 0)
 		return;
-	}
+	if (n <= 7 || strncasecmp(p, "Bearer ", 7) || n - 7 >= cap)
+		return;
+	memcpy(tok, p + 7, n - 7);
+	tok[n - 7] = '\0';
 }
 
 static grpc_status_code to_status(enum tfj_report_code c)
@@ -151,40 +135,35 @@ static grpc_byte_buffer *response(struct tfj_report *s, enum tfj_reportmsg_kind 
 	Tfj__Report__V1__RegisterResponse rr = TFJ__REPORT__V1__REGISTER_RESPONSE__INIT;
 	uint8_t buf[16];
 	size_t n = 0;
-	grpc_slice sl;
-	grpc_byte_buffer *bb;
 
 	if (kind == TFJ_RM_REGISTER) {
 		rr.heartbeat_interval_seconds = s->o.heartbeat_s;
 		n = tfj__report__v1__register_response__pack(&rr, buf);
 	}
-	sl = grpc_slice_from_copied_buffer((const char *)buf, n);
-	bb = grpc_raw_byte_buffer_create(&sl, 1);
-	grpc_slice_unref(sl);
-	return bb;
+	return tfj_grpc_bb_new(buf, n);
 }
 
 /* Decides one call; returns the status and sets *detail (static text). */
 static grpc_status_code handle(struct tfj_report *s, struct slot *sl, const char **detail)
 {
 	struct tfj_reportmsg m;
-	grpc_byte_buffer_reader rd;
-	grpc_slice all;
+	uint8_t *body;
+	size_t len;
 	enum tfj_report_code code;
 	const char *reason = NULL;
 	char *tok = NULL, subject[TFJ_REPORT_SUBJECT_MAX] = "";
 	int rc;
 
 	atomic_fetch_add(&s->requests[sl->kind], 1);
-	if (!sl->payload || !grpc_byte_buffer_reader_init(&rd, sl->payload)) {
+	/* gRPC already refused bodies over the cap; the read is bounded again anyway. */
+	if (!sl->in.payload ||
+	    tfj_grpc_bb_read(&body, &len, sl->in.payload, TFJ_REPORTMSG_MAX) != 0) {
 		count_reject(s, "invalid_argument");
 		*detail = "no request message";
 		return GRPC_STATUS_INVALID_ARGUMENT;
 	}
-	all = grpc_byte_buffer_reader_readall(&rd);
-	grpc_byte_buffer_reader_destroy(&rd);
-	rc = tfj_reportmsg_decode(&m, sl->kind, GRPC_SLICE_START_PTR(all), GRPC_SLICE_LENGTH(all));
-	grpc_slice_unref(all);
+	rc = tfj_reportmsg_decode(&m, sl->kind, body, len);
+	free(body);
 	if (rc) {
 		count_reject(s, "invalid_argument");
 		tfj_log_debug("report refused", "reason", "invalid_argument", "detail",
@@ -196,7 +175,7 @@ static grpc_status_code handle(struct tfj_report *s, struct slot *sl, const char
 		*detail = "out of memory";
 		return GRPC_STATUS_RESOURCE_EXHAUSTED;
 	}
-	bearer(tok, TOKEN_MAX + 1, &sl->md);
+	bearer(tok, TOKEN_MAX + 1, &sl->in.md);
 	if (!tok[0]) {
 		code = TFJ_REPORT_UNAUTHENTICATED;
 		reason = "no_token";
@@ -226,16 +205,11 @@ static grpc_status_code handle(struct tfj_report *s, struct slot *sl, const char
 
 static int arm(struct slot *sl)
 {
-	grpc_call_error e;
-
-	sl->call = NULL;
-	sl->payload = NULL;
 	sl->resp = NULL;
 	sl->sending = 0;
-	grpc_metadata_array_init(&sl->md);
-	e = grpc_server_request_registered_call(sl->w->s->srv, sl->reg, &sl->call, &sl->deadline,
-						&sl->md, &sl->payload, sl->w->cq, sl->w->cq, sl);
-	return e == GRPC_CALL_OK ? 0 : tfj_err_set(TFJ_EINTERNAL, "report: cannot request calls");
+	if (tfj_grpc_incoming_request(&sl->in, sl->w->s->srv, sl->reg, sl->w->cq, sl) != 0)
+		return tfj_err_set(TFJ_EINTERNAL, "report: cannot request calls");
+	return 0;
 }
 
 static void reply(struct slot *sl)
@@ -243,42 +217,23 @@ static void reply(struct slot *sl)
 	struct tfj_report *s = sl->w->s;
 	const char *detail = NULL;
 	grpc_status_code st = handle(s, sl, &detail);
-	grpc_op ops[4];
-	size_t n = 0;
 
-	memset(ops, 0, sizeof(ops));
-	sl->detail = grpc_slice_from_copied_string(detail ? detail : "");
-	ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
-	if (st == GRPC_STATUS_OK && (sl->resp = response(s, sl->kind))) {
-		ops[n].op = GRPC_OP_SEND_MESSAGE;
-		ops[n++].data.send_message.send_message = sl->resp;
-	}
-	ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
-	ops[n].data.send_status_from_server.status = st;
-	ops[n++].data.send_status_from_server.status_details = detail ? &sl->detail : NULL;
-	ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
-	ops[n++].data.recv_close_on_server.cancelled = &sl->cancelled;
+	if (st == GRPC_STATUS_OK)
+		sl->resp = response(s, sl->kind);
 	sl->sending = 1;
-	if (grpc_call_start_batch(sl->call, ops, n, &sl->tag_send, NULL) != GRPC_CALL_OK) {
+	if (tfj_grpc_reply(sl->in.call, st, detail, sl->resp, &sl->cancelled, &sl->tag_send) !=
+	    0) {
 		/* Nothing will complete: clean up here. */
 		sl->sending = 0;
-		grpc_call_cancel(sl->call, NULL);
+		grpc_call_cancel(sl->in.call, NULL);
 	}
 }
 
 static void release(struct slot *sl)
 {
-	if (sl->call)
-		grpc_call_unref(sl->call);
-	if (sl->payload)
-		grpc_byte_buffer_destroy(sl->payload);
+	tfj_grpc_incoming_release(&sl->in);
 	if (sl->resp)
 		grpc_byte_buffer_destroy(sl->resp);
-	grpc_slice_unref(sl->detail);
-	sl->detail = grpc_empty_slice();
-	grpc_metadata_array_destroy(&sl->md);
-	sl->call = NULL;
-	sl->payload = NULL;
 	sl->resp = NULL;
 }
 
@@ -325,9 +280,7 @@ static void *worker_main(void *arg)
 
 int tfj_report_start(struct tfj_report **out, const struct tfj_report_opts *o)
 {
-	grpc_arg args[4];
-	grpc_channel_args cargs;
-	grpc_server_credentials *creds;
+	struct tfj_grpc_args args;
 	struct tfj_report *s;
 	char bind[192];
 	int i, k, rc = 0;
@@ -351,22 +304,17 @@ int tfj_report_start(struct tfj_report **out, const struct tfj_report_opts *o)
 	for (i = 0; i < BUCKETS; i++)
 		tfj_ratelimit_init(&s->buckets[i], s->o.pod_qps, s->o.pod_burst);
 	grpc_init();
-	memset(args, 0, sizeof(args));
-	args[0].type = GRPC_ARG_INTEGER;
-	args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
-	args[0].value.integer = TFJ_REPORTMSG_MAX;
-	args[1].type = GRPC_ARG_INTEGER;
-	args[1].key = (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
-	args[1].value.integer = TFJ_REPORTMSG_MAX;
-	args[2].type = GRPC_ARG_INTEGER;
-	args[2].key = (char *)GRPC_ARG_MAX_METADATA_SIZE;
-	args[2].value.integer = 32 * 1024; /* a bearer token fits; no more */
-	args[3].type = GRPC_ARG_INTEGER;
-	args[3].key = (char *)GRPC_ARG_MAX_CONCURRENT_STREAMS;
-	args[3].value.integer = 16;
-	cargs.num_args = 4;
-	cargs.args = args;
-	s->srv = grpc_server_create(&cargs, NULL);
+	tfj_grpc_args_init(&args);
+	tfj_grpc_args_msg_caps(&args, TFJ_REPORTMSG_MAX, TFJ_REPORTMSG_MAX);
+	/* A bearer token fits in the metadata cap; no more. */
+	tfj_grpc_args_int(&args, GRPC_ARG_MAX_METADATA_SIZE, 32 * 1024);
+	tfj_grpc_args_int(&args, GRPC_ARG_MAX_CONCURRENT_STREAMS, 16);
+	rc = tfj_grpc_server_new(&s->srv, &args);
+	if (rc) {
+		grpc_shutdown();
+		tfj_report_stop(s);
+		return rc;
+	}
 	for (i = 0; i < s->nworkers; i++) {
 		struct worker *w = &s->w[i];
 
@@ -381,14 +329,12 @@ int tfj_report_start(struct tfj_report **out, const struct tfj_report_opts *o)
 		};
 
 		for (k = 0; k < TFJ_RM_COUNT; k++)
-			reg[k] = grpc_server_register_method(s->srv, paths[k], NULL,
-							     GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+			reg[k] = tfj_grpc_server_method(s->srv, paths[k]);
 		for (i = 0; i < s->nworkers; i++)
 			for (k = 0; k < TFJ_RM_COUNT; k++) {
 				s->w[i].slots[k].w = &s->w[i];
 				s->w[i].slots[k].kind = (enum tfj_reportmsg_kind)k;
 				s->w[i].slots[k].reg = reg[k];
-				s->w[i].slots[k].detail = grpc_empty_slice();
 			}
 	}
 	/*
@@ -412,14 +358,10 @@ int tfj_report_start(struct tfj_report **out, const struct tfj_report_opts *o)
 		else
 			snprintf(bind, sizeof(bind), "%s:%d", host, port);
 	}
-	creds = grpc_insecure_server_credentials_create();
-	s->port = grpc_server_add_http2_port(s->srv, bind, creds);
-	grpc_server_credentials_release(creds);
-	if (s->port <= 0) {
+	if (tfj_grpc_server_listen(&s->port, s->srv, bind, NULL) != 0) {
 		rc = tfj_err_set(TFJ_EIO, "report: cannot listen on %s", o->addr);
 		goto out;
 	}
-	grpc_server_start(s->srv);
 	for (i = 0; i < s->nworkers && !rc; i++)
 		for (k = 0; k < TFJ_RM_COUNT && !rc; k++)
 			rc = arm(&s->w[i].slots[k]);

@@ -7,23 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <grpc/grpc.h>
-#include <grpc/grpc_security.h>
-#include <grpc/support/alloc.h>
-#include <grpc/support/time.h>
-
 #include <tfj/err.h>
+#include <tfj/grpc.h>
 #include <tfj/log.h>
 
 #include "wire.h"
 
 struct rpc {
 	int shard;
-	grpc_call *call;
-	grpc_byte_buffer *req, *resp;
-	grpc_metadata_array imd, tmd;
-	grpc_status_code status;
-	grpc_slice details;
+	grpc_byte_buffer *req;
+	struct tfj_grpc_call c; /* c.reply: the answer */
 	int done;
 };
 
@@ -47,11 +40,9 @@ size_t tfj_psclient_nshards(const struct tfj_psclient *cl)
 int tfj_psclient_new(struct tfj_psclient **out, const struct tfj_rtconfig *cfg)
 {
 	struct tfj_psclient *cl;
-	grpc_arg args[TFJ_WIRE_NARGS + 4];
-	size_t n;
-	grpc_channel_args cargs;
-	grpc_channel_credentials *creds;
+	struct tfj_grpc_args args;
 	size_t i;
+	int rc;
 
 	*out = NULL;
 	cl = calloc(1, sizeof(*cl));
@@ -73,35 +64,20 @@ int tfj_psclient_new(struct tfj_psclient **out, const struct tfj_rtconfig *cfg)
 	 * restarted ps should be found again within a second; gRPC's own retries
 	 * off because the runtime retries whole steps with its own deadline.
 	 */
-	n = tfj_wire_transport_args(args, cfg->max_message_bytes);
-	args[n + 0].type = GRPC_ARG_INTEGER;
-	args[n + 0].key = GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS;
-	args[n + 0].value.integer = 100;
-	args[n + 1].type = GRPC_ARG_INTEGER;
-	args[n + 1].key = GRPC_ARG_MIN_RECONNECT_BACKOFF_MS;
-	args[n + 1].value.integer = 100;
-	args[n + 2].type = GRPC_ARG_INTEGER;
-	args[n + 2].key = GRPC_ARG_MAX_RECONNECT_BACKOFF_MS;
-	args[n + 2].value.integer = 1000;
-	args[n + 3].type = GRPC_ARG_INTEGER;
-	args[n + 3].key = GRPC_ARG_ENABLE_RETRIES;
-	args[n + 3].value.integer = 0;
-	cargs.num_args = n + 4;
-	cargs.args = args;
-	creds = grpc_insecure_credentials_create();
+	tfj_grpc_args_init(&args);
+	tfj_wire_transport_args(&args, cfg->max_message_bytes);
+	tfj_grpc_args_reconnect(&args, 100, 100, 1000);
 	for (i = 0; i < cl->n; i++) {
 		const char *h = tfj_rtconfig_host(cfg, "ps", i);
 
 		cl->hosts[i] = strdup(h ? h : "");
-		cl->ch[i] = grpc_channel_create(cl->hosts[i] ? cl->hosts[i] : "", creds, &cargs);
+		rc = cl->hosts[i] ? tfj_grpc_channel_new(&cl->ch[i], cl->hosts[i], NULL, &args) : -1;
 		tfj_wire_arena_init(&cl->arenas[i], 2 * cfg->max_message_bytes + (1u << 20));
-		if (!cl->hosts[i] || !cl->ch[i]) {
-			grpc_channel_credentials_release(creds);
+		if (rc) {
 			tfj_psclient_free(cl);
 			return tfj_err_set(TFJ_ENOMEM, "psclient: cannot create channel %zu", i);
 		}
 	}
-	grpc_channel_credentials_release(creds);
 	cl->cq = grpc_completion_queue_create_for_next(NULL);
 	*out = cl;
 	return 0;
@@ -113,6 +89,8 @@ void tfj_psclient_free(struct tfj_psclient *cl)
 
 	if (!cl)
 		return;
+	/* No call is in flight between tfj_psclient_call()s: the queue drains at once. */
+	tfj_grpc_cq_destroy(cl->cq);
 	for (i = 0; i < cl->n; i++) {
 		if (cl->ch && cl->ch[i])
 			grpc_channel_destroy(cl->ch[i]);
@@ -122,13 +100,6 @@ void tfj_psclient_free(struct tfj_psclient *cl)
 			tfj_wire_arena_free(&cl->arenas[i]);
 		if (cl->kept && cl->kept[i])
 			grpc_byte_buffer_destroy(cl->kept[i]);
-	}
-	if (cl->cq) {
-		grpc_completion_queue_shutdown(cl->cq);
-		while (grpc_completion_queue_next(cl->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL)
-			       .type != GRPC_QUEUE_SHUTDOWN)
-			;
-		grpc_completion_queue_destroy(cl->cq);
 	}
 	free(cl->ch);
 	free(cl->hosts);
@@ -142,20 +113,6 @@ void tfj_psclient_free(struct tfj_psclient *cl)
 const struct tfj_wire_msg *tfj_psclient_tensors(const struct tfj_psclient *cl, size_t i)
 {
 	return &cl->msgs[i];
-}
-
-static const char *status_name(grpc_status_code st)
-{
-	static const char *const names[] = {
-		"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
-		"NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-		"FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL",
-		"UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"
-	};
-
-	if ((int)st >= 0 && (size_t)st < sizeof(names) / sizeof(names[0]))
-		return names[st];
-	return "UNKNOWN";
 }
 
 static int err_of(grpc_status_code st)
@@ -177,57 +134,20 @@ static int err_of(grpc_status_code st)
 static int start(struct tfj_psclient *cl, struct rpc *r, enum tfj_rpc_method method,
 		 const ProtobufCMessage *req, gpr_timespec deadline)
 {
-	grpc_op ops[6];
-	grpc_slice path = grpc_slice_from_static_string(tfj_rpc_methods[method].path);
-	grpc_call_error e;
 	int rc;
 
 	rc = tfj_wire_encode(&r->req, req, getenv("TFJ_NOZC") ? NULL : &cl->lease);
 	if (rc)
 		return rc;
-	r->call = grpc_channel_create_call(cl->ch[r->shard], NULL, GRPC_PROPAGATE_DEFAULTS, cl->cq,
-					   path, NULL, deadline, NULL);
-	if (!r->call)
-		return tfj_err_set(TFJ_EINTERNAL, "grpc: cannot create a call");
-	grpc_metadata_array_init(&r->imd);
-	grpc_metadata_array_init(&r->tmd);
-	r->details = grpc_empty_slice();
-	memset(ops, 0, sizeof(ops));
-	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-	ops[1].op = GRPC_OP_SEND_MESSAGE;
-	ops[1].data.send_message.send_message = r->req;
-	ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-	ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-	ops[3].data.recv_initial_metadata.recv_initial_metadata = &r->imd;
-	ops[4].op = GRPC_OP_RECV_MESSAGE;
-	ops[4].data.recv_message.recv_message = &r->resp;
-	ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-	ops[5].data.recv_status_on_client.trailing_metadata = &r->tmd;
-	ops[5].data.recv_status_on_client.status = &r->status;
-	ops[5].data.recv_status_on_client.status_details = &r->details;
-	e = grpc_call_start_batch(r->call, ops, 6, r, NULL);
-	if (e != GRPC_CALL_OK) {
-		grpc_call_unref(r->call);
-		r->call = NULL;
-		grpc_metadata_array_destroy(&r->imd);
-		grpc_metadata_array_destroy(&r->tmd);
-		return tfj_err_set(TFJ_EINTERNAL, "grpc: start_batch failed (%s)",
-				   grpc_call_error_to_string(e));
-	}
-	return 0;
+	return tfj_grpc_call_start(&r->c, cl->ch[r->shard], cl->cq, tfj_rpc_methods[method].path,
+				   NULL, r->req, deadline, r);
 }
 
 static void finish_rpc(struct rpc *r)
 {
-	if (r->call)
-		grpc_call_unref(r->call);
 	if (r->req)
 		grpc_byte_buffer_destroy(r->req);
-	if (r->resp)
-		grpc_byte_buffer_destroy(r->resp);
-	grpc_metadata_array_destroy(&r->imd);
-	grpc_metadata_array_destroy(&r->tmd);
-	grpc_slice_unref(r->details);
+	tfj_grpc_call_end(&r->c);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -235,9 +155,7 @@ int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 		      const ProtobufCMessage *const *reqs, ProtobufCMessage **resps,
 		      double timeout_s)
 {
-	gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
-					     gpr_time_from_millis((int64_t)(timeout_s * 1000),
-								  GPR_TIMESPAN));
+	gpr_timespec deadline = tfj_grpc_deadline_ms((int64_t)(timeout_s * 1000));
 	size_t i, pending = 0;
 	int rc = 0, first = 0;
 	char detail[TFJ_ERR_DETAIL_MAX];
@@ -260,9 +178,7 @@ int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 				first = rc;
 				snprintf(detail, sizeof(detail), "%s", tfj_err_detail());
 			}
-			if (cl->rpcs[i].req)
-				grpc_byte_buffer_destroy(cl->rpcs[i].req);
-			cl->rpcs[i].req = NULL;
+			finish_rpc(&cl->rpcs[i]);
 			continue;
 		}
 		pending++;
@@ -286,27 +202,26 @@ int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 		struct rpc *r = &cl->rpcs[i];
 		int e;
 
-		if (!reqs[i] || !r->call)
+		if (!reqs[i] || !r->c.call)
 			continue;
-		e = err_of(r->status);
+		e = err_of(r->c.status);
 		if (!e) {
+			/* Tensors stay in the reply's slices (no copy here). */
 			e = tfj_wire_decode_split(&cl->msgs[i], tfj_rpc_methods[method].resp,
-						  r->resp, &cl->arenas[i]);
+						  r->c.reply, &cl->arenas[i]);
 			resps[i] = cl->msgs[i].head;
 			if (e)
 				e = TFJ_EINTERNAL;
 			/* The decoded tensors point into the payload: keep it to the next call. */
-			cl->kept[i] = r->resp;
-			r->resp = NULL;
+			cl->kept[i] = r->c.reply;
+			r->c.reply = NULL;
 		}
 		if (e && !first) {
-			char *d = grpc_slice_to_c_string(r->details);
-
 			first = e;
-			snprintf(detail, sizeof(detail), "ps %zu (%s) %s: %s: %s", i, cl->hosts[i],
-				 tfj_rpc_methods[method].path, status_name(r->status),
-				 d ? d : "");
-			gpr_free(d);
+			snprintf(detail, sizeof(detail), "ps %zu (%s) %s: %s: %.*s", i, cl->hosts[i],
+				 tfj_rpc_methods[method].path, tfj_grpc_status_name(r->c.status),
+				 (int)GRPC_SLICE_LENGTH(r->c.details),
+				 (const char *)GRPC_SLICE_START_PTR(r->c.details));
 		}
 		finish_rpc(r);
 	}

@@ -8,11 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <grpc/grpc.h>
-#include <grpc/grpc_security.h>
-#include <grpc/support/time.h>
-
 #include <tfj/err.h>
+#include <tfj/grpc.h>
 #include <tfj/log.h>
 
 #include "checkpoint.h"
@@ -34,10 +31,7 @@ struct slot {
 	int kind;                /* TAG_NEW_CALL */
 	int method;              /* enum tfj_rpc_method */
 	void *reg;               /* registered method handle */
-	grpc_call *call;
-	gpr_timespec deadline;
-	grpc_metadata_array md;
-	grpc_byte_buffer *payload;
+	struct tfj_grpc_incoming in;
 };
 
 /*
@@ -88,65 +82,23 @@ struct server {
 	int64_t last_logged_step;
 };
 
-static gpr_timespec now_mono(void)
-{
-	return gpr_now(GPR_CLOCK_MONOTONIC);
-}
-
-static gpr_timespec after_ms(int64_t ms)
-{
-	return gpr_time_add(now_mono(), gpr_time_from_millis(ms, GPR_TIMESPAN));
-}
-
 static int arm_slot(struct server *s, struct slot *sl)
 {
-	grpc_call_error e;
-
-	sl->call = NULL;
-	sl->payload = NULL;
-	grpc_metadata_array_init(&sl->md);
-	e = grpc_server_request_registered_call(s->srv, sl->reg, &sl->call, &sl->deadline, &sl->md,
-						&sl->payload, s->cq, s->cq, sl);
-	if (e != GRPC_CALL_OK)
-		return tfj_err_set(TFJ_EINTERNAL, "grpc: cannot request calls (%d)", (int)e);
-	return 0;
+	return tfj_grpc_incoming_request(&sl->in, s->srv, sl->reg, s->cq, sl);
 }
 
 /* Sends the answer (msg may be NULL for an error) and closes the call. */
 static void respond(struct server *s, struct ctx *c, grpc_status_code code, const char *detail,
 		    const ProtobufCMessage *msg)
 {
-	grpc_op ops[4];
-	grpc_slice det;
-	grpc_call_error e;
-	size_t n = 0;
-
-	memset(ops, 0, sizeof(ops));
 	if (msg && tfj_wire_encode(&c->resp, msg, c->snap ? &c->snap->lease : NULL) != 0) {
 		code = GRPC_STATUS_RESOURCE_EXHAUSTED;
 		detail = "cannot encode the response";
 		c->resp = NULL;
 	}
-	det = grpc_slice_from_copied_string(detail ? detail : "");
-	ops[n].op = GRPC_OP_SEND_INITIAL_METADATA;
-	n++;
-	if (c->resp && code == GRPC_STATUS_OK) {
-		ops[n].op = GRPC_OP_SEND_MESSAGE;
-		ops[n].data.send_message.send_message = c->resp;
-		n++;
-	}
-	ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
-	ops[n].data.send_status_from_server.status = code;
-	ops[n].data.send_status_from_server.status_details = detail ? &det : NULL;
-	n++;
-	ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
-	ops[n].data.recv_close_on_server.cancelled = &c->cancelled;
-	n++;
 	c->kind = TAG_CALL_DONE;
-	e = grpc_call_start_batch(c->call, ops, n, c, NULL);
-	grpc_slice_unref(det);
-	if (e != GRPC_CALL_OK) {
-		tfj_log_warn("cannot answer a call", "error", grpc_call_error_to_string(e));
+	if (tfj_grpc_reply(c->call, code, detail, c->resp, &c->cancelled, c) != 0) {
+		tfj_log_warn("cannot answer a call", "error", tfj_err_detail());
 		if (c->resp)
 			grpc_byte_buffer_destroy(c->resp);
 		if (c->snap)
@@ -249,7 +201,7 @@ static void answer_pull(struct server *s, struct ctx *c)
 static void flush_parked(struct server *s, int force)
 {
 	struct ctx **pp = &s->parked;
-	gpr_timespec now = now_mono();
+	gpr_timespec now = tfj_grpc_now();
 
 	while (*pp) {
 		struct ctx *c = *pp;
@@ -365,7 +317,7 @@ static void handle(struct server *s, int method, struct ctx *c, grpc_byte_buffer
 			return;
 		}
 		c->min_step = q->min_step;
-		c->wait_until = after_ms(wait);
+		c->wait_until = tfj_grpc_deadline_ms(wait);
 		c->next = s->parked;
 		s->parked = c;
 		return;
@@ -398,7 +350,7 @@ static void handle(struct server *s, int method, struct ctx *c, grpc_byte_buffer
 			return;
 		if (!s->shard.finished) {
 			s->shard.finished = 1;
-			s->finish_at = now_mono();
+			s->finish_at = tfj_grpc_now();
 			tfj_log_fmt(TFJ_LOG_INFO, "ps %u: chief finished training at step %" PRId64
 				    "; serving %.1fs more", s->shard.id, q->step, s->cfg->ps_linger_s);
 		}
@@ -414,11 +366,14 @@ static void handle(struct server *s, int method, struct ctx *c, grpc_byte_buffer
 
 static void on_new_call(struct server *s, struct slot *sl, int ok)
 {
-	grpc_call *call = sl->call;
-	grpc_byte_buffer *payload = sl->payload;
+	grpc_call *call = sl->in.call;
+	grpc_byte_buffer *payload = sl->in.payload;
 	struct ctx *c;
 
-	grpc_metadata_array_destroy(&sl->md);
+	/* The call and its payload are ours now; the slot is armed again below. */
+	sl->in.call = NULL;
+	sl->in.payload = NULL;
+	tfj_grpc_incoming_release(&sl->in);
 	if (!ok || !call) {
 		if (payload)
 			grpc_byte_buffer_destroy(payload);
@@ -489,7 +444,7 @@ static void teardown(struct server *s)
 		grpc_server_cancel_all_calls(s->srv);
 		/* Drain until the shutdown tag; bounded so a stuck call cannot hang us. */
 		while (!done) {
-			ev = grpc_completion_queue_next(s->cq, after_ms(5000), NULL);
+			ev = grpc_completion_queue_next(s->cq, tfj_grpc_deadline_ms(5000), NULL);
 			if (ev.type == GRPC_QUEUE_TIMEOUT)
 				break;
 			if (ev.type != GRPC_OP_COMPLETE)
@@ -501,22 +456,14 @@ static void teardown(struct server *s)
 			} else if (*(int *)ev.tag == TAG_NEW_CALL) {
 				struct slot *sl = ev.tag;
 
-				grpc_metadata_array_destroy(&sl->md);
-				if (sl->payload)
-					grpc_byte_buffer_destroy(sl->payload);
-				if (ev.success && sl->call)
-					grpc_call_unref(sl->call);
+				if (!ev.success)
+					sl->in.call = NULL; /* never delivered: nothing to unref */
+				tfj_grpc_incoming_release(&sl->in);
 			}
 		}
 		grpc_server_destroy(s->srv);
 	}
-	if (s->cq) {
-		grpc_completion_queue_shutdown(s->cq);
-		while (grpc_completion_queue_next(s->cq, after_ms(1000), NULL).type !=
-		       GRPC_QUEUE_SHUTDOWN)
-			;
-		grpc_completion_queue_destroy(s->cq);
-	}
+	tfj_grpc_cq_destroy(s->cq);
 	/* The pool owns the live parameters once it adopted them (see shard.h). */
 	if (live_buf(s))
 		s->shard.param = NULL;
@@ -534,10 +481,8 @@ static void teardown(struct server *s)
 int tfj_psserver_main(const struct tfj_rtconfig *cfg)
 {
 	struct server *s = calloc(1, sizeof(*s));
-	grpc_arg args[TFJ_WIRE_NARGS];
-	grpc_channel_args cargs;
-	grpc_server_credentials *creds;
-	int rc, code = TFJ_EXIT_OK, i;
+	struct tfj_grpc_args args;
+	int port, rc, code = TFJ_EXIT_OK, i;
 
 	if (!s)
 		return TFJ_EXIT_NOMEM;
@@ -569,17 +514,19 @@ int tfj_psserver_main(const struct tfj_rtconfig *cfg)
 		goto out;
 	}
 	tfj_wire_arena_init(&s->arena, 2 * cfg->max_message_bytes + (1u << 20));
-	cargs.num_args = tfj_wire_transport_args(args, cfg->max_message_bytes);
-	cargs.args = args;
+	tfj_grpc_args_init(&args);
+	tfj_wire_transport_args(&args, cfg->max_message_bytes);
 	s->cq = grpc_completion_queue_create_for_next(NULL);
-	s->srv = grpc_server_create(&cargs, NULL);
+	if (tfj_grpc_server_new(&s->srv, &args) != 0) {
+		tfj_log_error("cannot create the server", "detail", tfj_err_detail());
+		code = TFJ_EXIT_INTERNAL;
+		goto out;
+	}
 	grpc_server_register_completion_queue(s->srv, s->cq, NULL);
 	for (i = 0; i < TFJ_RPC_NMETHODS; i++) {
 		s->slots[i].kind = TAG_NEW_CALL;
 		s->slots[i].method = i;
-		s->slots[i].reg = grpc_server_register_method(
-			s->srv, tfj_rpc_methods[i].path, NULL,
-			GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+		s->slots[i].reg = tfj_grpc_server_method(s->srv, tfj_rpc_methods[i].path);
 		if (!s->slots[i].reg) {
 			tfj_log_error("cannot register a method", "method", tfj_rpc_methods[i].path);
 			code = TFJ_EXIT_INTERNAL;
@@ -588,17 +535,13 @@ int tfj_psserver_main(const struct tfj_rtconfig *cfg)
 			goto out;
 		}
 	}
-	creds = grpc_insecure_server_credentials_create();
-	rc = grpc_server_add_http2_port(s->srv, cfg->bind, creds);
-	grpc_server_credentials_release(creds);
-	if (rc == 0) {
+	if (tfj_grpc_server_listen(&port, s->srv, cfg->bind, NULL) != 0) {
 		tfj_log_error("cannot listen (port in use?)", "address", cfg->bind);
 		code = TFJ_EXIT_IO;
 		grpc_server_destroy(s->srv);
 		s->srv = NULL;
 		goto out;
 	}
-	grpc_server_start(s->srv);
 	for (i = 0; i < TFJ_RPC_NMETHODS; i++)
 		if (arm_slot(s, &s->slots[i]) != 0) {
 			code = TFJ_EXIT_INTERNAL;
@@ -608,7 +551,7 @@ int tfj_psserver_main(const struct tfj_rtconfig *cfg)
 		    cfg->bind, s->shard.nslices, s->shard.n,
 		    s->shard.initialized ? "restored" : "waiting for the chief's Init");
 	for (;;) {
-		grpc_event ev = grpc_completion_queue_next(s->cq, after_ms(100), NULL);
+		grpc_event ev = grpc_completion_queue_next(s->cq, tfj_grpc_deadline_ms(100), NULL);
 
 		if (ev.type == GRPC_OP_COMPLETE) {
 			int kind = *(int *)ev.tag;
@@ -627,7 +570,7 @@ int tfj_psserver_main(const struct tfj_rtconfig *cfg)
 			break;
 		}
 		if (s->shard.finished &&
-		    gpr_time_cmp(now_mono(), gpr_time_add(s->finish_at, gpr_time_from_millis(
+		    gpr_time_cmp(tfj_grpc_now(), gpr_time_add(s->finish_at, gpr_time_from_millis(
 			(int64_t)(cfg->ps_linger_s * 1000), GPR_TIMESPAN))) >= 0) {
 			tfj_log_fmt(TFJ_LOG_INFO, "ps %d done at step %" PRId64 " (applied %" PRIu64
 				    ", stale %" PRIu64 ", duplicate %" PRIu64 ")", cfg->index,

@@ -152,29 +152,19 @@ int tfj_wire_lease_wait(struct tfj_wire_lease *l, int timeout_ms)
 	return 0;
 }
 
-size_t tfj_wire_transport_args(grpc_arg *out, size_t max_message)
+int tfj_wire_transport_args(struct tfj_grpc_args *a, size_t max_message)
 {
-	static const struct {
-		const char *key;
-		int value; /* -1: the message cap */
-	} a[TFJ_WIRE_NARGS] = {
-		{ GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, -1 },
-		{ GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, -1 },
-		{ GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 8 << 20 },
-		{ GRPC_ARG_HTTP2_MAX_FRAME_SIZE, (1 << 24) - 1 },
-		{ GRPC_ARG_HTTP2_WRITE_BUFFER_SIZE, 8 << 20 },
-		{ GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, 4 << 20 },
-	};
-	size_t i;
-	int cap = max_message > (size_t)INT32_MAX ? INT32_MAX : (int)max_message;
+	int rc = tfj_grpc_args_msg_caps(a, max_message, max_message);
 
-	for (i = 0; i < TFJ_WIRE_NARGS; i++) {
-		memset(&out[i], 0, sizeof(out[i]));
-		out[i].type = GRPC_ARG_INTEGER;
-		out[i].key = (char *)a[i].key;
-		out[i].value.integer = a[i].value < 0 ? cap : a[i].value;
-	}
-	return TFJ_WIRE_NARGS;
+	if (!rc)
+		rc = tfj_grpc_args_int(a, GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 8 << 20);
+	if (!rc)
+		rc = tfj_grpc_args_int(a, GRPC_ARG_HTTP2_MAX_FRAME_SIZE, (1 << 24) - 1);
+	if (!rc)
+		rc = tfj_grpc_args_int(a, GRPC_ARG_HTTP2_WRITE_BUFFER_SIZE, 8 << 20);
+	if (!rc)
+		rc = tfj_grpc_args_int(a, GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, 4 << 20);
+	return rc;
 }
 
 /*

@@ -36,6 +36,8 @@
 #include <grpc/grpc.h>
 #include <protobuf-c/protobuf-c.h>
 
+#include <tfj/grpc.h>
+
 #define TFJ_WIRE_ZEROCOPY_MIN 1024
 #define TFJ_WIRE_MAX_SLICES 65536
 
@@ -59,10 +61,9 @@ int tfj_wire_encode(grpc_byte_buffer **out, const ProtobufCMessage *msg,
  * Channel arguments shared by server and clients: explicit message caps
  * (max_message bytes each way) and HTTP/2 windows and frames sized for
  * tensors, so a multi-megabyte push is not paced by 64 KiB flow-control
- * windows. Fills up to TFJ_WIRE_NARGS entries of `out`; returns the count.
+ * windows. Appends them to `a` (common's tfj_grpc layer).
  */
-#define TFJ_WIRE_NARGS 6
-size_t tfj_wire_transport_args(grpc_arg *out, size_t max_message);
+int tfj_wire_transport_args(struct tfj_grpc_args *a, size_t max_message);
 
 /*
  * Process-wide malloc settings for a task that moves tensors through gRPC

@@ -1,24 +1,20 @@
 /*
- * test_report.c - the report client against a real gRPC server on
- * loopback, written here with gRPC core; it records every call (method,
- * authorization metadata, decoded request). Also runs the whole agent
- * against it, and against a channel that is down or hangs.
+ * test_reporter.c - the report client against a real gRPC server on
+ * loopback, written here with gRPC core and common's tfj/grpc.h; it
+ * records every call (method, authorization metadata, decoded request).
+ * Also runs the whole agent against it, and against a channel that is down
+ * or hangs.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <sys/socket.h>
 
-#include <grpc/byte_buffer.h>
-#include <grpc/byte_buffer_reader.h>
-#include <grpc/grpc.h>
-#include <grpc/grpc_security.h>
-#include <grpc/support/time.h>
-
 #include <tfj/err.h>
+#include <tfj/grpc.h>
 #include <tfj/json.h>
 #include "agent_testutil.h"
-#include "report.h"
+#include "reporter.h"
 #include "tfj_report.pb-c.h"
 #include "tfj_test.h"
 
@@ -56,41 +52,30 @@ static grpc_event next_ev(grpc_completion_queue *cq)
 static void handle(struct server *s, grpc_call *call, grpc_call_details *det, grpc_metadata_array *md)
 {
 	grpc_byte_buffer *req = NULL, *resp = NULL;
-	grpc_op ops[4];
+	grpc_op op;
 	grpc_status_code code = GRPC_STATUS_OK;
 	struct rec r;
 	int cancelled = 0;
-	size_t i;
+	const char *auth;
+	size_t alen;
 	uint8_t rbuf[64];
 	size_t rlen = 0;
 
 	memset(&r, 0, sizeof(r));
 	snprintf(r.method, sizeof(r.method), "%.*s", (int)GRPC_SLICE_LENGTH(det->method),
 		 (const char *)GRPC_SLICE_START_PTR(det->method));
-	for (i = 0; i < md->count; i++) {
-		if (grpc_slice_str_cmp(md->metadata[i].key, "authorization") == 0) {
-			r.has_auth = 1;
-			snprintf(r.auth, sizeof(r.auth), "%.*s",
-				 (int)GRPC_SLICE_LENGTH(md->metadata[i].value),
-				 (const char *)GRPC_SLICE_START_PTR(md->metadata[i].value));
-		}
+	if (tfj_grpc_incoming_md(&auth, &alen, md, "authorization") == 0) {
+		r.has_auth = 1;
+		snprintf(r.auth, sizeof(r.auth), "%.*s", (int)alen, auth);
 	}
-	memset(ops, 0, sizeof(ops));
-	ops[0].op = GRPC_OP_RECV_MESSAGE;
-	ops[0].data.recv_message.recv_message = &req;
-	grpc_call_start_batch(call, ops, 1, TAG_OPS, NULL);
+	/* An unregistered call: its message is received on its own. */
+	memset(&op, 0, sizeof(op));
+	op.op = GRPC_OP_RECV_MESSAGE;
+	op.data.recv_message.recv_message = &req;
+	grpc_call_start_batch(call, &op, 1, TAG_OPS, NULL);
 	next_ev(s->cq);
 	if (req) {
-		grpc_byte_buffer_reader rd;
-		grpc_slice all;
-
-		grpc_byte_buffer_reader_init(&rd, req);
-		all = grpc_byte_buffer_reader_readall(&rd);
-		grpc_byte_buffer_reader_destroy(&rd);
-		r.len = GRPC_SLICE_LENGTH(all);
-		r.body = malloc(r.len ? r.len : 1);
-		memcpy(r.body, GRPC_SLICE_START_PTR(all), r.len);
-		grpc_slice_unref(all);
+		TFJ_CHECK(tfj_grpc_bb_read(&r.body, &r.len, req, TFJ_REPORTER_MAX_MSG) == 0);
 		grpc_byte_buffer_destroy(req);
 	}
 	if (s->require_token) {
@@ -106,31 +91,14 @@ static void handle(struct server *s, grpc_call *call, grpc_call_details *det, gr
 	else
 		free(r.body);
 	pthread_mutex_unlock(&s->mu);
-	if (strcmp(r.method, TFJ_REPORT_METHOD_REGISTER) == 0) {
+	if (strcmp(r.method, TFJ_REPORTER_METHOD_REGISTER) == 0) {
 		Tfj__Report__V1__RegisterResponse rr = TFJ__REPORT__V1__REGISTER_RESPONSE__INIT;
 		rr.heartbeat_interval_seconds = s->heartbeat_reply;
 		rlen = tfj__report__v1__register_response__pack(&rr, rbuf);
 	}
-	{
-		grpc_slice sl = grpc_slice_from_copied_buffer((const char *)rbuf, rlen);
-		resp = grpc_raw_byte_buffer_create(&sl, 1);
-		grpc_slice_unref(sl);
-	}
-	memset(ops, 0, sizeof(ops));
-	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-	ops[1].op = GRPC_OP_SEND_MESSAGE;
-	ops[1].data.send_message.send_message = resp;
-	ops[2].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
-	ops[2].data.send_status_from_server.status = code;
-	ops[3].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
-	ops[3].data.recv_close_on_server.cancelled = &cancelled;
-	if (code != GRPC_STATUS_OK) {
-		/* Refused: initial metadata and the status, no message. */
-		ops[1] = ops[2];
-		ops[2] = ops[3];
-	}
-	if (grpc_call_start_batch(call, ops, code == GRPC_STATUS_OK ? 4 : 3, TAG_OPS, NULL) !=
-	    GRPC_CALL_OK) {
+	/* The message goes only with an OK status: a refusal is metadata and status. */
+	resp = tfj_grpc_bb_new(rbuf, rlen);
+	if (tfj_grpc_reply(call, code, NULL, resp, &cancelled, TAG_OPS) != 0) {
 		TFJ_CHECK(!"server start_batch failed");
 		grpc_byte_buffer_destroy(resp);
 		return;
@@ -182,21 +150,17 @@ static void *serve(void *arg)
 /* Starts the server; `creds` NULL = plaintext. Takes ownership of creds. */
 static void server_start_creds(struct server *s, grpc_server_credentials *creds)
 {
-	grpc_arg args[1];
-	grpc_channel_args cargs = { 1, args };
+	struct tfj_grpc_args args;
 
 	memset(s, 0, sizeof(*s));
 	pthread_mutex_init(&s->mu, NULL);
-	args[0].type = GRPC_ARG_INTEGER;
-	args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
-	args[0].value.integer = TFJ_REPORT_MAX_MSG;
+	tfj_grpc_args_init(&args);
+	tfj_grpc_args_int(&args, GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, TFJ_REPORTER_MAX_MSG);
 	s->cq = grpc_completion_queue_create_for_next(NULL);
-	s->srv = grpc_server_create(&cargs, NULL);
+	TFJ_CHECK(tfj_grpc_server_new(&s->srv, &args) == 0);
 	grpc_server_register_completion_queue(s->srv, s->cq, NULL);
-	s->port = grpc_server_add_http2_port(s->srv, "127.0.0.1:0", creds);
-	grpc_server_credentials_release(creds);
+	TFJ_CHECK(tfj_grpc_server_listen(&s->port, s->srv, "127.0.0.1:0", creds) == 0);
 	TFJ_CHECK(s->port > 0);
-	grpc_server_start(s->srv);
 	pthread_create(&s->th, NULL, serve, s);
 }
 
@@ -213,10 +177,7 @@ static void server_stop(struct server *s)
 	grpc_server_cancel_all_calls(s->srv);
 	pthread_join(s->th, NULL);
 	grpc_server_destroy(s->srv);
-	grpc_completion_queue_shutdown(s->cq);
-	while (next_ev(s->cq).type != GRPC_QUEUE_SHUTDOWN)
-		;
-	grpc_completion_queue_destroy(s->cq);
+	tfj_grpc_cq_destroy(s->cq);
 	for (i = 0; i < s->ncalls; i++)
 		free(s->calls[i].body);
 	pthread_mutex_destroy(&s->mu);
@@ -251,11 +212,11 @@ static void check_ref(const Tfj__Report__V1__ReplicaRef *ref, const char *type, 
 static void test_client_calls(void)
 {
 	struct server s;
-	struct tfj_report *r = NULL;
-	struct tfj_report_opts o = { NULL, token_path, NULL, 2.0, 10.0 };
-	struct tfj_report_ident id = { "team-a", "mnist", "uid-123", "worker", 1, "mnist-worker-1" };
+	struct tfj_reporter *r = NULL;
+	struct tfj_reporter_opts o = { NULL, token_path, NULL, 2.0, 10.0 };
+	struct tfj_reporter_ident id = { "team-a", "mnist", "uid-123", "worker", 1, "mnist-worker-1" };
 	struct tfj_progress_state p;
-	struct tfj_report_exit e = { 138, "PeerWaitTimeout", 1, 99, "peer ps:0 missing", 0 };
+	struct tfj_reporter_exit e = { 138, "PeerWaitTimeout", 1, 99, "peer ps:0 missing", 0 };
 	char addr[64];
 	uint32_t hb = 0;
 
@@ -264,12 +225,12 @@ static void test_client_calls(void)
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", s.port);
 	o.addr = addr;
 	TFJ_CHECK_INT(tu_write(token_path, "tok-1\n"), 0);
-	TFJ_CHECK_INT(tfj_report_open(&r, &o, &id), 0);
+	TFJ_CHECK_INT(tfj_reporter_open(&r, &o, &id), 0);
 	if (!r) {
 		server_stop(&s);
 		return;
 	}
-	TFJ_CHECK_INT(tfj_report_register(r, &hb), 0);
+	TFJ_CHECK_INT(tfj_reporter_register(r, &hb), 0);
 	TFJ_CHECK_INT(hb, 7);
 	memset(&p, 0, sizeof(p));
 	p.have = TFJ_PROGREC_BIT(TFJ_PROGREC_STEP) | TFJ_PROGREC_BIT(TFJ_PROGREC_LOSS);
@@ -278,8 +239,8 @@ static void test_client_calls(void)
 	p.records = 3;
 	/* The token is re-read on every call (kubelet rotates it). */
 	TFJ_CHECK_INT(tu_write(token_path, "tok-2"), 0);
-	TFJ_CHECK_INT(tfj_report_heartbeat(r, &p, 1), 0);
-	TFJ_CHECK_INT(tfj_report_exit(r, &e), 0);
+	TFJ_CHECK_INT(tfj_reporter_heartbeat(r, &p, 1), 0);
+	TFJ_CHECK_INT(tfj_reporter_exit(r, &e), 0);
 	TFJ_CHECK_INT(s.ncalls, 3);
 	if (s.ncalls == 3) {
 		Tfj__Report__V1__RegisterRequest *rq;
@@ -292,7 +253,7 @@ static void test_client_calls(void)
 		TFJ_CHECK(rq != NULL);
 		if (rq) {
 			check_ref(rq->replica, "worker", 1);
-			TFJ_CHECK_STR(rq->agent_version, TFJ_REPORT_AGENT_VERSION);
+			TFJ_CHECK_STR(rq->agent_version, TFJ_REPORTER_AGENT_VERSION);
 			TFJ_CHECK(rq->start_unix_time_ms > 0);
 			tfj__report__v1__register_request__free_unpacked(rq, NULL);
 		}
@@ -327,18 +288,18 @@ static void test_client_calls(void)
 	}
 	/* A server that wants another token: UNAUTHENTICATED maps to TFJ_EAUTH. */
 	s.require_token = "tok-3";
-	TFJ_CHECK_INT(tfj_report_heartbeat(r, &p, 1), TFJ_EAUTH);
+	TFJ_CHECK_INT(tfj_reporter_heartbeat(r, &p, 1), TFJ_EAUTH);
 	TFJ_CHECK_INT(tu_write(token_path, "tok-3"), 0);
-	TFJ_CHECK_INT(tfj_report_heartbeat(r, &p, 1), 0);
+	TFJ_CHECK_INT(tfj_reporter_heartbeat(r, &p, 1), 0);
 	/* No token file: the call goes without authorization and is refused. */
 	unlink(token_path);
-	TFJ_CHECK_INT(tfj_report_heartbeat(r, &p, 0), TFJ_EAUTH);
+	TFJ_CHECK_INT(tfj_reporter_heartbeat(r, &p, 0), TFJ_EAUTH);
 	pthread_mutex_lock(&s.mu);
 	TFJ_CHECK_INT(s.calls[s.ncalls - 1].has_auth, 0);
 	pthread_mutex_unlock(&s.mu);
-	tfj_report_close(r);
+	tfj_reporter_close(r);
 	server_stop(&s);
-	TFJ_CHECK(tfj_report_open(&r, &(struct tfj_report_opts){ "", NULL, NULL, 1, 1 }, &id) < 0);
+	TFJ_CHECK(tfj_reporter_open(&r, &(struct tfj_reporter_opts){ "", NULL, NULL, 1, 1 }, &id) < 0);
 }
 
 /* The last progress (the final step and accuracy) goes out in a heartbeat
@@ -346,10 +307,10 @@ static void test_client_calls(void)
 static void test_final_heartbeat_before_exit(void)
 {
 	struct server s;
-	struct tfj_report *r = NULL;
-	struct tfj_report_opts o = { NULL, token_path, NULL, 2.0, 3600.0 };
-	struct tfj_report_ident id = { "team-a", "mnist", "uid-123", "worker", 0, "mnist-worker-0" };
-	struct tfj_report_exit e = { 0, "Completed", 0, 939, "", 0 };
+	struct tfj_reporter *r = NULL;
+	struct tfj_reporter_opts o = { NULL, token_path, NULL, 2.0, 3600.0 };
+	struct tfj_reporter_ident id = { "team-a", "mnist", "uid-123", "worker", 0, "mnist-worker-0" };
+	struct tfj_reporter_exit e = { 0, "Completed", 0, 939, "", 0 };
 	struct tfj_progress_state p;
 	char addr[64];
 	int n;
@@ -358,19 +319,19 @@ static void test_final_heartbeat_before_exit(void)
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", s.port);
 	o.addr = addr;
 	TFJ_CHECK_INT(tu_write(token_path, "tok-1"), 0);
-	TFJ_CHECK_INT(tfj_report_open(&r, &o, &id), 0);
+	TFJ_CHECK_INT(tfj_reporter_open(&r, &o, &id), 0);
 	if (!r) {
 		server_stop(&s);
 		return;
 	}
-	TFJ_CHECK_INT(tfj_report_start(r), 0);
+	TFJ_CHECK_INT(tfj_reporter_start(r), 0);
 	memset(&p, 0, sizeof(p));
 	p.have = TFJ_PROGREC_BIT(TFJ_PROGREC_STEP) | TFJ_PROGREC_BIT(TFJ_PROGREC_ACCURACY);
 	p.step = 939;
 	p.accuracy = 0.875;
 	p.records = 12;
-	tfj_report_update(r, &p, 0);
-	tfj_report_finish(r, &e);
+	tfj_reporter_update(r, &p, 0);
+	tfj_reporter_finish(r, &e);
 	pthread_mutex_lock(&s.mu);
 	n = s.ncalls;
 	TFJ_CHECK(n >= 2);
@@ -391,7 +352,7 @@ static void test_final_heartbeat_before_exit(void)
 			tfj__report__v1__heartbeat_request__free_unpacked(hq, NULL);
 	}
 	pthread_mutex_unlock(&s.mu);
-	tfj_report_close(r);
+	tfj_reporter_close(r);
 	server_stop(&s);
 }
 
@@ -451,15 +412,15 @@ static void test_agent_reports(void)
 	TFJ_CHECK_INT(tu_write(token_path, "secret-token-abc123\n"), 0);
 	TFJ_CHECK_INT(run_agent_with(addr, "2", &dt), 5);
 	check_tm_exit5();
-	TFJ_CHECK_INT(count_method(&s, TFJ_REPORT_METHOD_REGISTER), 1);
-	TFJ_CHECK(count_method(&s, TFJ_REPORT_METHOD_HEARTBEAT) >= 2);
-	TFJ_CHECK_INT(count_method(&s, TFJ_REPORT_METHOD_EXIT), 1);
+	TFJ_CHECK_INT(count_method(&s, TFJ_REPORTER_METHOD_REGISTER), 1);
+	TFJ_CHECK(count_method(&s, TFJ_REPORTER_METHOD_HEARTBEAT) >= 2);
+	TFJ_CHECK_INT(count_method(&s, TFJ_REPORTER_METHOD_EXIT), 1);
 	pthread_mutex_lock(&s.mu);
 	for (i = 0; i < s.ncalls; i++) {
 		struct rec *c = &s.calls[i];
 
 		TFJ_CHECK_STR(c->auth, "Bearer secret-token-abc123");
-		if (strcmp(c->method, TFJ_REPORT_METHOD_HEARTBEAT) == 0) {
+		if (strcmp(c->method, TFJ_REPORTER_METHOD_HEARTBEAT) == 0) {
 			Tfj__Report__V1__HeartbeatRequest *hq =
 				tfj__report__v1__heartbeat_request__unpack(NULL, c->len, c->body);
 			TFJ_CHECK(hq != NULL);
@@ -473,7 +434,7 @@ static void test_agent_reports(void)
 				tfj__report__v1__heartbeat_request__free_unpacked(hq, NULL);
 			}
 		}
-		if (strcmp(c->method, TFJ_REPORT_METHOD_EXIT) == 0) {
+		if (strcmp(c->method, TFJ_REPORTER_METHOD_EXIT) == 0) {
 			Tfj__Report__V1__ExitRequest *eq =
 				tfj__report__v1__exit_request__unpack(NULL, c->len, c->body);
 			TFJ_CHECK(eq != NULL);
@@ -564,9 +525,9 @@ static void test_tls(void)
 	static char kbuf[8192], cbuf[8192];
 	grpc_ssl_pem_key_cert_pair pair;
 	struct server s;
-	struct tfj_report *r = NULL;
-	struct tfj_report_opts o = { NULL, token_path, NULL, 3.0, 10.0 };
-	struct tfj_report_ident id = { "team-a", "mnist", "uid-123", "worker", 1, "mnist-worker-1" };
+	struct tfj_reporter *r = NULL;
+	struct tfj_reporter_opts o = { NULL, token_path, NULL, 3.0, 10.0 };
+	struct tfj_reporter_ident id = { "team-a", "mnist", "uid-123", "worker", 1, "mnist-worker-1" };
 	struct tfj_progress_state p;
 
 	snprintf(key, sizeof(key), "%s/key.pem", dir);
@@ -588,11 +549,11 @@ static void test_tls(void)
 
 	/* Trusting the server's certificate: the calls go through TLS. */
 	o.ca_file = cert;
-	TFJ_CHECK_INT(tfj_report_open(&r, &o, &id), 0);
+	TFJ_CHECK_INT(tfj_reporter_open(&r, &o, &id), 0);
 	if (r) {
-		TFJ_CHECK_INT(tfj_report_register(r, NULL), 0);
-		TFJ_CHECK_INT(tfj_report_heartbeat(r, &p, 1), 0);
-		tfj_report_close(r);
+		TFJ_CHECK_INT(tfj_reporter_register(r, NULL), 0);
+		TFJ_CHECK_INT(tfj_reporter_heartbeat(r, &p, 1), 0);
+		tfj_reporter_close(r);
 		r = NULL;
 	}
 	TFJ_CHECK_INT(s.ncalls, 2);
@@ -601,16 +562,16 @@ static void test_tls(void)
 
 	/* Trusting another certificate: verification fails, nothing arrives. */
 	o.ca_file = other_cert;
-	TFJ_CHECK_INT(tfj_report_open(&r, &o, &id), 0);
+	TFJ_CHECK_INT(tfj_reporter_open(&r, &o, &id), 0);
 	if (r) {
-		TFJ_CHECK(tfj_report_heartbeat(r, &p, 1) < 0);
-		tfj_report_close(r);
+		TFJ_CHECK(tfj_reporter_heartbeat(r, &p, 1) < 0);
+		tfj_reporter_close(r);
 	}
 	TFJ_CHECK_INT(s.ncalls, 2);
 
 	/* A CA file that does not exist is an error at open. */
 	o.ca_file = "/nonexistent/ca.pem";
-	TFJ_CHECK(tfj_report_open(&r, &o, &id) < 0);
+	TFJ_CHECK(tfj_reporter_open(&r, &o, &id) < 0);
 	server_stop(&s);
 	unlink(key);
 	unlink(cert);

@@ -1,7 +1,7 @@
 /*
- * report.c - gRPC client of the operator's report service (see report.h).
+ * reporter.c - gRPC client of the operator's report service (see reporter.h).
  */
-#include "report.h"
+#include "reporter.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,17 +12,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <grpc/byte_buffer.h>
-#include <grpc/byte_buffer_reader.h>
-#include <grpc/grpc.h>
-#include <grpc/grpc_security.h>
-#include <grpc/support/alloc.h>
-#include <grpc/support/time.h>
-
 #include <tfj/clock.h>
 #include <tfj/err.h>
 #include <tfj/exitcode.h>
 #include <tfj/file.h>
+#include <tfj/grpc.h>
 #include <tfj/log.h>
 
 #include "tfj_report.pb-c.h"
@@ -33,7 +27,7 @@
 #define CA_MAX (1u << 20)
 #define LOG_FAIL_EVERY 10   /* log 1 of every N consecutive failures */
 
-struct tfj_report {
+struct tfj_reporter {
 	grpc_channel *ch;
 	char *addr, *token_file;
 	double timeout_s, heartbeat_s;
@@ -48,7 +42,7 @@ struct tfj_report {
 	int stop;
 	struct tfj_progress_state progress;
 	int child_running;
-	struct tfj_report_stats stats;
+	struct tfj_reporter_stats stats;
 	uint64_t consecutive_failures;
 	int warned_token;
 };
@@ -74,13 +68,13 @@ static char *dup_bounded(const char *s, size_t max)
  * negative code when there is no usable token; the call then goes without
  * authorization and the operator rejects it, which is the right outcome.
  */
-static int read_token(struct tfj_report *r, char **tok)
+static int read_token(struct tfj_reporter *r, char **tok)
 {
 	size_t len = 0, i;
 	int rc;
 
 	/* Trailing whitespace is trimmed by the one rule of file.h. */
-	rc = tfj_file_read_secret(tok, &len, r->token_file, TFJ_REPORT_TOKEN_MAX);
+	rc = tfj_file_read_secret(tok, &len, r->token_file, TFJ_REPORTER_TOKEN_MAX);
 	if (rc < 0)
 		return rc;
 	for (i = 0; i < len; i++) {
@@ -115,152 +109,61 @@ static int status_err(grpc_status_code st)
 	}
 }
 
-/*
- * One unary call: packs `req`, sends it with the bearer token and returns
- * the response bytes in *resp (malloc'd, caller frees).
- */
-static int unary(struct tfj_report *r, const char *method, const ProtobufCMessage *req,
-		 uint8_t **resp, size_t *resp_len)
+/* Phase 1 of a call: the request's bytes (malloc'd), within the message cap. */
+static int pack_request(uint8_t **out, size_t *len, const char *method,
+			const ProtobufCMessage *req)
 {
-	grpc_completion_queue *cq = NULL;
-	grpc_call *call = NULL;
-	grpc_byte_buffer *send_bb = NULL, *recv_bb = NULL;
-	grpc_metadata_array imd, tmd;
-	grpc_metadata md;
-	grpc_status_code status = GRPC_STATUS_UNKNOWN;
-	grpc_slice details = grpc_empty_slice();
-	grpc_slice auth = grpc_empty_slice();
-	grpc_op ops[6];
-	grpc_event ev;
-	gpr_timespec deadline;
-	char *tok = NULL, *hdr = NULL;
-	size_t plen, hlen = 0;
-	uint8_t *pbuf = NULL;
-	int rc = 0, have_auth = 0;
-
-	*resp = NULL;
-	*resp_len = 0;
-	grpc_metadata_array_init(&imd);
-	grpc_metadata_array_init(&tmd);
-	plen = protobuf_c_message_get_packed_size(req);
-	if (plen > TFJ_REPORT_MAX_MSG)
-		return tfj_err_set(TFJ_ETOOBIG, "report %s: %zu bytes", method, plen);
-	pbuf = malloc(plen ? plen : 1);
-	if (!pbuf)
+	*len = protobuf_c_message_get_packed_size(req);
+	if (*len > TFJ_REPORTER_MAX_MSG)
+		return tfj_err_set(TFJ_ETOOBIG, "report %s: %zu bytes", method, *len);
+	*out = malloc(*len ? *len : 1);
+	if (!*out)
 		return tfj_err_set(TFJ_ENOMEM, "report message");
-	protobuf_c_message_pack(req, pbuf);
-	{
-		grpc_slice s = grpc_slice_from_copied_buffer((const char *)pbuf, plen);
-		send_bb = grpc_raw_byte_buffer_create(&s, 1);
-		grpc_slice_unref(s);
-	}
+	protobuf_c_message_pack(req, *out);
+	return 0;
+}
+
+/*
+ * Phase 2: the token for this call (caller wipes and frees), or NULL: the
+ * call then goes without authorization, and the first such call says so.
+ */
+static char *call_token(struct tfj_reporter *r)
+{
+	char *tok = NULL;
+
 	if (read_token(r, &tok) == 0) {
-		hlen = strlen(tok) + sizeof("Bearer ");
-		hdr = malloc(hlen);
-		if (hdr) {
-			snprintf(hdr, hlen, "Bearer %s", tok);
-			auth = grpc_slice_from_copied_string(hdr);
-			have_auth = 1;
-		}
-		explicit_bzero(tok, strlen(tok));
-		free(tok);
 		r->warned_token = 0;
-	} else if (!r->warned_token) {
+		return tok;
+	}
+	if (!r->warned_token) {
 		/* The detail names the file, never its contents. */
 		tfj_log_warn("report: no token, calling without authorization", "detail",
 			     tfj_err_detail());
 		r->warned_token = 1;
 	}
-	memset(&md, 0, sizeof(md));
-	md.key = grpc_slice_from_static_string("authorization");
-	md.value = auth;
+	return NULL;
+}
 
-	cq = grpc_completion_queue_create_for_next(NULL);
-	deadline = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
-				gpr_time_from_millis((int64_t)(r->timeout_s * 1000.0), GPR_TIMESPAN));
-	call = grpc_channel_create_call(r->ch, NULL, GRPC_PROPAGATE_DEFAULTS, cq,
-					grpc_slice_from_static_string(method), NULL, deadline, NULL);
-	if (!call) {
-		rc = tfj_err_set(TFJ_EINTERNAL, "report %s: cannot create call", method);
-		goto out;
-	}
-	memset(ops, 0, sizeof(ops));
-	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-	ops[0].data.send_initial_metadata.count = have_auth ? 1 : 0;
-	ops[0].data.send_initial_metadata.metadata = have_auth ? &md : NULL;
-	ops[1].op = GRPC_OP_SEND_MESSAGE;
-	ops[1].data.send_message.send_message = send_bb;
-	ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-	ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-	ops[3].data.recv_initial_metadata.recv_initial_metadata = &imd;
-	ops[4].op = GRPC_OP_RECV_MESSAGE;
-	ops[4].data.recv_message.recv_message = &recv_bb;
-	ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-	ops[5].data.recv_status_on_client.trailing_metadata = &tmd;
-	ops[5].data.recv_status_on_client.status = &status;
-	ops[5].data.recv_status_on_client.status_details = &details;
-	if (grpc_call_start_batch(call, ops, 6, (void *)call, NULL) != GRPC_CALL_OK) {
-		rc = tfj_err_set(TFJ_EINTERNAL, "report %s: start_batch failed", method);
-		goto out;
-	}
-	/* The call's own deadline ends the batch; the margin only guards a bug. */
-	ev = grpc_completion_queue_next(cq, gpr_time_add(deadline, gpr_time_from_seconds(5, GPR_TIMESPAN)),
-					NULL);
-	if (ev.type != GRPC_OP_COMPLETE) {
-		grpc_call_cancel(call, NULL);
-		ev = grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
-	}
-	if (status != GRPC_STATUS_OK) {
-		char *d = grpc_slice_to_c_string(details);
-		char safe[256];
+/* Phase 3: the outcome of a completed call; an OK one hands over its reply bytes. */
+static int call_outcome(uint8_t **resp, size_t *resp_len, const char *method,
+			struct tfj_grpc_result *res)
+{
+	char safe[256];
 
-		tfj_log_redact(safe, sizeof(safe), d ? d : "");
-		rc = tfj_err_set(status_err(status), "report %s: status %d: %s", method, (int)status,
-				 safe);
-		gpr_free(d);
-		goto out;
+	if (res->status != GRPC_STATUS_OK) {
+		tfj_log_redact(safe, sizeof(safe), res->details ? res->details : "");
+		return tfj_err_set(status_err(res->status), "report %s: status %d: %s", method,
+				   (int)res->status, safe);
 	}
-	if (recv_bb) {
-		grpc_byte_buffer_reader rd;
-		grpc_slice all;
+	*resp = res->reply;
+	*resp_len = res->reply_len;
+	res->reply = NULL;
+	return 0;
+}
 
-		if (!grpc_byte_buffer_reader_init(&rd, recv_bb)) {
-			rc = tfj_err_set(TFJ_EPARSE, "report %s: bad response", method);
-			goto out;
-		}
-		all = grpc_byte_buffer_reader_readall(&rd);
-		grpc_byte_buffer_reader_destroy(&rd);
-		*resp_len = GRPC_SLICE_LENGTH(all);
-		*resp = malloc(*resp_len ? *resp_len : 1);
-		if (*resp)
-			memcpy(*resp, GRPC_SLICE_START_PTR(all), *resp_len);
-		grpc_slice_unref(all);
-		if (!*resp)
-			rc = tfj_err_set(TFJ_ENOMEM, "report response");
-	}
-out:
-	if (call)
-		grpc_call_unref(call);
-	if (cq) {
-		grpc_completion_queue_shutdown(cq);
-		while (grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type !=
-		       GRPC_QUEUE_SHUTDOWN)
-			;
-		grpc_completion_queue_destroy(cq);
-	}
-	if (hdr) {
-		explicit_bzero(hdr, hlen);
-		free(hdr);
-	}
-	grpc_slice_unref(auth);
-	grpc_slice_unref(details);
-	grpc_metadata_array_destroy(&imd);
-	grpc_metadata_array_destroy(&tmd);
-	if (send_bb)
-		grpc_byte_buffer_destroy(send_bb);
-	if (recv_bb)
-		grpc_byte_buffer_destroy(recv_bb);
-	free(pbuf);
+/* Phase 4: the counters (the failure streak rate-limits the log). */
+static void count_call(struct tfj_reporter *r, int rc)
+{
 	pthread_mutex_lock(&r->mu);
 	if (rc == 0) {
 		r->stats.calls_ok++;
@@ -270,10 +173,45 @@ out:
 		r->consecutive_failures++;
 	}
 	pthread_mutex_unlock(&r->mu);
+}
+
+/*
+ * One unary call: packs `req`, sends it with the bearer token and returns
+ * the response bytes in *resp (malloc'd, caller frees).
+ */
+static int unary(struct tfj_reporter *r, const char *method, const ProtobufCMessage *req,
+		 uint8_t **resp, size_t *resp_len)
+{
+	struct tfj_grpc_result res;
+	uint8_t *pbuf = NULL;
+	size_t plen = 0;
+	char *tok;
+	int rc;
+
+	*resp = NULL;
+	*resp_len = 0;
+	rc = pack_request(&pbuf, &plen, method, req);
+	if (rc < 0)
+		return rc;
+	tok = call_token(r);
+	rc = tfj_grpc_unary(&res, r->ch, method, tok, pbuf, plen,
+			    tfj_grpc_deadline_ms((int64_t)(r->timeout_s * 1000.0)),
+			    TFJ_REPORTER_MAX_MSG);
+	if (tok) {
+		explicit_bzero(tok, strlen(tok));
+		free(tok);
+	}
+	if (rc < 0)
+		rc = tfj_err_set(rc, "report %s: %s", method, tfj_err_detail());
+	else
+		rc = call_outcome(resp, resp_len, method, &res);
+	tfj_grpc_result_free(&res);
+	free(pbuf);
+	count_call(r, rc);
 	return rc;
 }
 
-static void fill_ref(struct tfj_report *r, Tfj__Report__V1__ReplicaRef *ref)
+static void fill_ref(struct tfj_reporter *r, Tfj__Report__V1__ReplicaRef *ref)
 {
 	ref->namespace_ = r->ns;
 	ref->job_name = r->job;
@@ -283,7 +221,7 @@ static void fill_ref(struct tfj_report *r, Tfj__Report__V1__ReplicaRef *ref)
 	ref->pod_name = r->pod;
 }
 
-int tfj_report_register(struct tfj_report *r, uint32_t *heartbeat_s)
+int tfj_reporter_register(struct tfj_reporter *r, uint32_t *heartbeat_s)
 {
 	Tfj__Report__V1__RegisterRequest req = TFJ__REPORT__V1__REGISTER_REQUEST__INIT;
 	Tfj__Report__V1__ReplicaRef ref = TFJ__REPORT__V1__REPLICA_REF__INIT;
@@ -296,9 +234,9 @@ int tfj_report_register(struct tfj_report *r, uint32_t *heartbeat_s)
 		*heartbeat_s = 0;
 	fill_ref(r, &ref);
 	req.replica = &ref;
-	req.agent_version = (char *)TFJ_REPORT_AGENT_VERSION;
+	req.agent_version = (char *)TFJ_REPORTER_AGENT_VERSION;
 	req.start_unix_time_ms = tfj_clock_unix_ms();
-	rc = unary(r, TFJ_REPORT_METHOD_REGISTER, &req.base, &buf, &len);
+	rc = unary(r, TFJ_REPORTER_METHOD_REGISTER, &req.base, &buf, &len);
 	if (rc < 0)
 		return rc;
 	resp = tfj__report__v1__register_response__unpack(NULL, len, buf);
@@ -314,8 +252,8 @@ int tfj_report_register(struct tfj_report *r, uint32_t *heartbeat_s)
 	return 0;
 }
 
-int tfj_report_heartbeat(struct tfj_report *r, const struct tfj_progress_state *p,
-			 int child_running)
+int tfj_reporter_heartbeat(struct tfj_reporter *r, const struct tfj_progress_state *p,
+			   int child_running)
 {
 	Tfj__Report__V1__HeartbeatRequest req = TFJ__REPORT__V1__HEARTBEAT_REQUEST__INIT;
 	Tfj__Report__V1__ReplicaRef ref = TFJ__REPORT__V1__REPLICA_REF__INIT;
@@ -339,12 +277,12 @@ int tfj_report_heartbeat(struct tfj_report *r, const struct tfj_progress_state *
 	req.progress = &pr;
 	req.unix_time_ms = tfj_clock_unix_ms();
 	req.child_running = child_running ? 1 : 0;
-	rc = unary(r, TFJ_REPORT_METHOD_HEARTBEAT, &req.base, &buf, &len);
+	rc = unary(r, TFJ_REPORTER_METHOD_HEARTBEAT, &req.base, &buf, &len);
 	free(buf);
 	return rc;
 }
 
-int tfj_report_exit(struct tfj_report *r, const struct tfj_report_exit *e)
+int tfj_reporter_exit(struct tfj_reporter *r, const struct tfj_reporter_exit *e)
 {
 	Tfj__Report__V1__ExitRequest req = TFJ__REPORT__V1__EXIT_REQUEST__INIT;
 	Tfj__Report__V1__ReplicaRef ref = TFJ__REPORT__V1__REPLICA_REF__INIT;
@@ -368,14 +306,14 @@ int tfj_report_exit(struct tfj_report *r, const struct tfj_report_exit *e)
 	req.last_step = e->last_step;
 	req.message = msg;
 	req.signal = e->signal;
-	rc = unary(r, TFJ_REPORT_METHOD_EXIT, &req.base, &buf, &len);
+	rc = unary(r, TFJ_REPORTER_METHOD_EXIT, &req.base, &buf, &len);
 	free(buf);
 	free(reason);
 	free(msg);
 	return rc;
 }
 
-static void log_failure(struct tfj_report *r, const char *what)
+static void log_failure(struct tfj_reporter *r, const char *what)
 {
 	uint64_t n;
 
@@ -390,7 +328,7 @@ static void log_failure(struct tfj_report *r, const char *what)
 
 static void *sender(void *arg)
 {
-	struct tfj_report *r = arg;
+	struct tfj_reporter *r = arg;
 	int registered = 0;
 
 	pthread_mutex_lock(&r->mu);
@@ -404,14 +342,14 @@ static void *sender(void *arg)
 		if (!registered) {
 			uint32_t want = 0;
 
-			if (tfj_report_register(r, &want) == 0) {
+			if (tfj_reporter_register(r, &want) == 0) {
 				registered = 1;
 				if (want > 0)
 					hb = want < 1 ? 1 : want > 3600 ? 3600 : want;
 			} else {
 				log_failure(r, "Register");
 			}
-		} else if (tfj_report_heartbeat(r, &p, running) < 0) {
+		} else if (tfj_reporter_heartbeat(r, &p, running) < 0) {
 			log_failure(r, "Heartbeat");
 		}
 		pthread_mutex_lock(&r->mu);
@@ -426,13 +364,11 @@ static void *sender(void *arg)
 	return NULL;
 }
 
-int tfj_report_open(struct tfj_report **out, const struct tfj_report_opts *o,
-		    const struct tfj_report_ident *id)
+int tfj_reporter_open(struct tfj_reporter **out, const struct tfj_reporter_opts *o,
+		      const struct tfj_reporter_ident *id)
 {
-	grpc_channel_credentials *creds = NULL;
-	grpc_arg args[6];
-	grpc_channel_args cargs;
-	struct tfj_report *r;
+	struct tfj_grpc_args args;
+	struct tfj_reporter *r;
 	char *ca = NULL;
 	size_t calen = 0;
 	int rc = 0;
@@ -446,7 +382,7 @@ int tfj_report_open(struct tfj_report **out, const struct tfj_report_opts *o,
 	pthread_mutex_init(&r->mu, NULL);
 	tfj_clock_cond_init(&r->cv);
 	r->addr = dup_bounded(o->addr, 512);
-	r->token_file = dup_bounded(o->token_file ? o->token_file : TFJ_REPORT_TOKEN_DEFAULT, 4096);
+	r->token_file = dup_bounded(o->token_file ? o->token_file : TFJ_REPORTER_TOKEN_DEFAULT, 4096);
 	r->ns = dup_bounded(id->namespace_, IDENT_MAX);
 	r->job = dup_bounded(id->job_name, IDENT_MAX);
 	r->uid = dup_bounded(id->job_uid, IDENT_MAX);
@@ -465,31 +401,10 @@ int tfj_report_open(struct tfj_report **out, const struct tfj_report_opts *o,
 			goto out;
 	}
 	grpc_init();
-	creds = ca ? grpc_ssl_credentials_create(ca, NULL, NULL, NULL)
-		   : grpc_insecure_credentials_create();
-	args[0].type = GRPC_ARG_INTEGER;
-	args[0].key = (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
-	args[0].value.integer = TFJ_REPORT_MAX_MSG;
-	args[1].type = GRPC_ARG_INTEGER;
-	args[1].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
-	args[1].value.integer = TFJ_REPORT_MAX_MSG;
-	args[2].type = GRPC_ARG_INTEGER;
-	args[2].key = (char *)GRPC_ARG_ENABLE_RETRIES;
-	args[2].value.integer = 0;
-	args[3].type = GRPC_ARG_INTEGER;
-	args[3].key = (char *)GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS;
-	args[3].value.integer = 1000;
-	args[4].type = GRPC_ARG_INTEGER;
-	args[4].key = (char *)GRPC_ARG_MAX_RECONNECT_BACKOFF_MS;
-	args[4].value.integer = 10000;
-	args[5].type = GRPC_ARG_INTEGER;
-	args[5].key = (char *)GRPC_ARG_MIN_RECONNECT_BACKOFF_MS;
-	args[5].value.integer = 500;
-	cargs.num_args = 6;
-	cargs.args = args;
-	r->ch = grpc_channel_create(r->addr, creds, &cargs);
-	grpc_channel_credentials_release(creds);
-	if (!r->ch) {
+	tfj_grpc_args_init(&args);
+	tfj_grpc_args_msg_caps(&args, TFJ_REPORTER_MAX_MSG, TFJ_REPORTER_MAX_MSG);
+	tfj_grpc_args_reconnect(&args, 1000, 500, 10000);
+	if (tfj_grpc_channel_new(&r->ch, r->addr, ca, &args) != 0) {
 		grpc_shutdown();
 		rc = tfj_err_set(TFJ_EINVAL, "report address '%s': cannot create channel", r->addr);
 		goto out;
@@ -498,14 +413,14 @@ out:
 	free(ca);
 	if (rc < 0) {
 		r->ch = NULL;
-		tfj_report_close(r);
+		tfj_reporter_close(r);
 		return rc;
 	}
 	*out = r;
 	return 0;
 }
 
-int tfj_report_start(struct tfj_report *r)
+int tfj_reporter_start(struct tfj_reporter *r)
 {
 	int e = pthread_create(&r->thread, NULL, sender, r);
 
@@ -515,8 +430,8 @@ int tfj_report_start(struct tfj_report *r)
 	return 0;
 }
 
-void tfj_report_update(struct tfj_report *r, const struct tfj_progress_state *p,
-		       int child_running)
+void tfj_reporter_update(struct tfj_reporter *r, const struct tfj_progress_state *p,
+			 int child_running)
 {
 	if (!r)
 		return;
@@ -527,7 +442,7 @@ void tfj_report_update(struct tfj_report *r, const struct tfj_progress_state *p,
 	pthread_mutex_unlock(&r->mu);
 }
 
-void tfj_report_finish(struct tfj_report *r, const struct tfj_report_exit *e)
+void tfj_reporter_finish(struct tfj_reporter *r, const struct tfj_reporter_exit *e)
 {
 	if (!r)
 		return;
@@ -545,27 +460,27 @@ void tfj_report_finish(struct tfj_report *r, const struct tfj_report_exit *e)
 	if (e && r->progress.records > 0) {
 		struct tfj_progress_state p = r->progress;
 
-		if (tfj_report_heartbeat(r, &p, 0) < 0)
+		if (tfj_reporter_heartbeat(r, &p, 0) < 0)
 			tfj_log_debug("final heartbeat failed", "detail", tfj_err_detail());
 	}
-	if (e && tfj_report_exit(r, e) < 0)
+	if (e && tfj_reporter_exit(r, e) < 0)
 		tfj_log_warn("report Exit failed (the termination message still holds the reason)",
 			     "detail", tfj_err_detail());
 }
 
-void tfj_report_get_stats(struct tfj_report *r, struct tfj_report_stats *out)
+void tfj_reporter_get_stats(struct tfj_reporter *r, struct tfj_reporter_stats *out)
 {
 	pthread_mutex_lock(&r->mu);
 	*out = r->stats;
 	pthread_mutex_unlock(&r->mu);
 }
 
-void tfj_report_close(struct tfj_report *r)
+void tfj_reporter_close(struct tfj_reporter *r)
 {
 	if (!r)
 		return;
 	if (r->thread_started)
-		tfj_report_finish(r, NULL);
+		tfj_reporter_finish(r, NULL);
 	if (r->ch) {
 		grpc_channel_destroy(r->ch);
 		grpc_shutdown();

@@ -1,5 +1,5 @@
 /*
- * report.h - the agent's client of the operator's report channel.
+ * reporter.h - the agent's client of the operator's report channel.
  *
  * A gRPC (core C API) client of tfj.report.v1.Report (common/proto/
  * tfj_report.proto): RegisterReplica once, Heartbeat periodically with the latest
@@ -11,36 +11,36 @@
  *    fails fast;
  *  - is best effort: failures are logged (rate-limited) and never change
  *    the agent's exit code.
- * Messages are capped at TFJ_REPORT_MAX_MSG in both directions.
+ * Messages are capped at TFJ_REPORTER_MAX_MSG in both directions.
  *
  * Without a CA file the channel is plaintext (in-cluster, pod network);
  * with one (TFJOB_REPORT_CA_FILE) it is TLS with the server verified.
  *
- * A background thread (tfj_report_start) does the calls so the supervisor
- * loop never blocks on the network; tfj_report_update() hands it the
- * latest progress and tfj_report_finish() sends Exit and joins it, bounded
+ * A background thread (tfj_reporter_start) does the calls so the supervisor
+ * loop never blocks on the network; tfj_reporter_update() hands it the
+ * latest progress and tfj_reporter_finish() sends Exit and joins it, bounded
  * by the call deadline.
  *
- * Ownership: struct tfj_report copies every string it is given.
+ * Ownership: struct tfj_reporter copies every string it is given.
  */
-#ifndef TFJ_REPORT_H
-#define TFJ_REPORT_H
+#ifndef TFJ_REPORTER_H
+#define TFJ_REPORTER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "progress.h"
 
-#define TFJ_REPORT_MAX_MSG (64 * 1024)
-#define TFJ_REPORT_TOKEN_MAX (16 * 1024)
-#define TFJ_REPORT_TOKEN_DEFAULT "/var/run/secrets/tfjob/token"
-#define TFJ_REPORT_AGENT_VERSION "0.1.0"
+#define TFJ_REPORTER_MAX_MSG (64 * 1024)
+#define TFJ_REPORTER_TOKEN_MAX (16 * 1024)
+#define TFJ_REPORTER_TOKEN_DEFAULT "/var/run/secrets/tfjob/token"
+#define TFJ_REPORTER_AGENT_VERSION "0.1.0"
 
-#define TFJ_REPORT_METHOD_REGISTER "/tfj.report.v1.Report/RegisterReplica"
-#define TFJ_REPORT_METHOD_HEARTBEAT "/tfj.report.v1.Report/Heartbeat"
-#define TFJ_REPORT_METHOD_EXIT "/tfj.report.v1.Report/Exit"
+#define TFJ_REPORTER_METHOD_REGISTER "/tfj.report.v1.Report/RegisterReplica"
+#define TFJ_REPORTER_METHOD_HEARTBEAT "/tfj.report.v1.Report/Heartbeat"
+#define TFJ_REPORTER_METHOD_EXIT "/tfj.report.v1.Report/Exit"
 
-struct tfj_report_ident {
+struct tfj_reporter_ident {
 	const char *namespace_;
 	const char *job_name;
 	const char *job_uid;
@@ -49,15 +49,15 @@ struct tfj_report_ident {
 	const char *pod_name;
 };
 
-struct tfj_report_opts {
+struct tfj_reporter_opts {
 	const char *addr;         /* host:port of the operator's report service */
-	const char *token_file;   /* NULL = TFJ_REPORT_TOKEN_DEFAULT */
+	const char *token_file;   /* NULL = TFJ_REPORTER_TOKEN_DEFAULT */
 	const char *ca_file;      /* PEM roots; NULL = plaintext */
 	double timeout_s;         /* deadline of one call */
 	double heartbeat_s;       /* heartbeat period */
 };
 
-struct tfj_report_exit {
+struct tfj_reporter_exit {
 	int exit_code;
 	const char *reason;
 	int has_last_step;
@@ -66,34 +66,34 @@ struct tfj_report_exit {
 	int signal;
 };
 
-struct tfj_report;
+struct tfj_reporter;
 
 /* Creates the channel (connects lazily). TFJ_EINVAL on a bad address. */
-int tfj_report_open(struct tfj_report **out, const struct tfj_report_opts *o,
-		    const struct tfj_report_ident *id);
+int tfj_reporter_open(struct tfj_reporter **out, const struct tfj_reporter_opts *o,
+		      const struct tfj_reporter_ident *id);
 
 /* Synchronous calls; 0 on an OK status, TFJ_EUNAVAIL/TFJ_ETIMEOUT/TFJ_EAUTH... else. */
-int tfj_report_register(struct tfj_report *r, uint32_t *heartbeat_s);
-int tfj_report_heartbeat(struct tfj_report *r, const struct tfj_progress_state *p,
-			 int child_running);
-int tfj_report_exit(struct tfj_report *r, const struct tfj_report_exit *e);
+int tfj_reporter_register(struct tfj_reporter *r, uint32_t *heartbeat_s);
+int tfj_reporter_heartbeat(struct tfj_reporter *r, const struct tfj_progress_state *p,
+			   int child_running);
+int tfj_reporter_exit(struct tfj_reporter *r, const struct tfj_reporter_exit *e);
 
 /* Background sender: registers, then heartbeats every heartbeat_s. */
-int tfj_report_start(struct tfj_report *r);
-void tfj_report_update(struct tfj_report *r, const struct tfj_progress_state *p,
-		       int child_running);
+int tfj_reporter_start(struct tfj_reporter *r);
+void tfj_reporter_update(struct tfj_reporter *r, const struct tfj_progress_state *p,
+			 int child_running);
 /* Stops the thread, sends Exit once (bounded) and joins. Safe without start. */
-void tfj_report_finish(struct tfj_report *r, const struct tfj_report_exit *e);
+void tfj_reporter_finish(struct tfj_reporter *r, const struct tfj_reporter_exit *e);
 
 /* Counters for logs and tests. */
-struct tfj_report_stats {
+struct tfj_reporter_stats {
 	uint64_t calls_ok;
 	uint64_t calls_failed;
 	int registered;
 };
-void tfj_report_get_stats(struct tfj_report *r, struct tfj_report_stats *out);
+void tfj_reporter_get_stats(struct tfj_reporter *r, struct tfj_reporter_stats *out);
 
 /* Closes the channel; accepts NULL. Call after finish. */
-void tfj_report_close(struct tfj_report *r);
+void tfj_reporter_close(struct tfj_reporter *r);
 
 #endif
