@@ -30,7 +30,7 @@ static int run_agent(char *const *args, char *const *env, double timeout)
 		full[n++] = args[i];
 	full[n] = NULL;
 	pid = tu_spawn_agent(full, env, out_path, err_path);
-	TFJ_CHECK(pid > 0);
+	TFJ_CHECK_GT(pid, 0);
 	return tu_wait(pid, timeout);
 }
 
@@ -44,7 +44,8 @@ static void check_tm(const char *reason, int code, long long last_step)
 	cJSON *j = NULL;
 	long n = tu_read(tm_path, buf, sizeof(buf));
 
-	TFJ_CHECK(n > 0 && n <= 4096);
+	TFJ_CHECK_GT(n, 0);
+	TFJ_CHECK_LE(n, 4096);
 	if (n <= 0)
 		return;
 	TFJ_CHECK_INT(tfj_json_parse(&j, buf, (size_t)n, 4096), 0);
@@ -105,7 +106,7 @@ static void test_exit_mapping(void)
 	TFJ_CHECK_INT(run_agent(fail, NULL, 10), 5);
 	check_tm("Error", 5, 3);
 	/* The tail of stderr says why. */
-	TFJ_CHECK(tu_read(tm_path, buf, sizeof(buf)) > 0);
+	TFJ_CHECK_GT(tu_read(tm_path, buf, sizeof(buf)), 0);
 	TFJ_CHECK_INT(tfj_json_parse(&j, buf, strlen(buf), 4096), 0);
 	if (j) {
 		TFJ_CHECK_INT(tfj_json_get_string(&s, j, "message"), 0);
@@ -173,7 +174,7 @@ static void test_sigterm_forwarded(void)
 	t0 = tu_now();
 	kill(pid, SIGTERM);
 	TFJ_CHECK_INT(tu_wait(pid, 10), 137);
-	TFJ_CHECK(tu_now() - t0 >= 0.25);
+	TFJ_CHECK_GE(tu_now() - t0, 0.25);
 	check_tm("GracePeriodExpired", 137, -1);
 }
 
@@ -225,7 +226,7 @@ static void test_peer_wait(void)
 	pthread_create(&th, NULL, listen_late, &ps_fd);
 	t0 = tu_now();
 	TFJ_CHECK_INT(run_agent(a, env, 20), 0);
-	TFJ_CHECK(tu_now() - t0 >= 0.7);
+	TFJ_CHECK_GE(tu_now() - t0, 0.7);
 	pthread_join(th, NULL);
 	TFJ_CHECK(tu_read(out_path, buf, sizeof(buf)) > 0 && strstr(buf, "started"));
 	check_tm("Completed", 0, -1);
@@ -238,7 +239,7 @@ static void test_peer_wait(void)
 		 ps_port, self_port);
 	t0 = tu_now();
 	TFJ_CHECK_INT(run_agent(t, env, 20), 138);
-	TFJ_CHECK(tu_now() - t0 < 5);
+	TFJ_CHECK_LT(tu_now() - t0, 5);
 	check_tm("PeerWaitTimeout", 138, -1);
 	TFJ_CHECK(tu_read(out_path, buf, sizeof(buf)) == 0);
 

@@ -83,7 +83,7 @@ static void test_collect(void)
 		enum tfj_peers_mode m;
 		TFJ_CHECK_INT(tfj_peers_parse_mode(&m, "tcp"), 0);
 		TFJ_CHECK_INT(m, TFJ_PEERS_TCP);
-		TFJ_CHECK(tfj_peers_parse_mode(&m, "udp") < 0);
+		TFJ_CHECK_LT(tfj_peers_parse_mode(&m, "udp"), 0);
 	}
 }
 
@@ -141,7 +141,7 @@ static void test_late_listener(void)
 
 	l.fd = bound_socket(&port);
 	l.delay_ms = 700;
-	TFJ_CHECK(l.fd >= 0);
+	TFJ_CHECK_GE(l.fd, 0);
 	make_peers(&p, "127.0.0.1", port);
 	pthread_create(&th, NULL, listen_late, &l);
 	t0 = now_s();
@@ -149,8 +149,8 @@ static void test_late_listener(void)
 	dt = now_s() - t0;
 	pthread_join(th, NULL);
 	/* It did wait for the listener, and not much longer than the max backoff. */
-	TFJ_CHECK(dt >= 0.6);
-	TFJ_CHECK(dt < 6.5);
+	TFJ_CHECK_GE(dt, 0.6);
+	TFJ_CHECK_LT(dt, 6.5);
 	TFJ_CHECK_INT(p.v[0].connected, 1);
 	tfj_peers_free(&p);
 	close(l.fd);
@@ -160,7 +160,7 @@ static void test_late_listener(void)
 	make_peers(&p, "localhost", 1);
 	t0 = now_s();
 	TFJ_CHECK_INT(tfj_peers_wait(&p, &o, &sig), 0);
-	TFJ_CHECK(now_s() - t0 < 2);
+	TFJ_CHECK_LT(now_s() - t0, 2);
 	tfj_peers_free(&p);
 }
 
@@ -177,7 +177,8 @@ static void test_timeout_and_cancel(void)
 	t0 = now_s();
 	TFJ_CHECK_INT(tfj_peers_wait(&p, &o, &sig), TFJ_ETIMEOUT);
 	dt = now_s() - t0;
-	TFJ_CHECK(dt >= 0.9 && dt < 3.0);
+	TFJ_CHECK_GE(dt, 0.9);
+	TFJ_CHECK_LT(dt, 3.0);
 	TFJ_CHECK(strstr(tfj_err_detail(), "ps:0") != NULL);
 
 	/* A readable cancel fd stops the wait. */
@@ -187,14 +188,14 @@ static void test_timeout_and_cancel(void)
 	o.cancel_fd = pfd[0];
 	t0 = now_s();
 	TFJ_CHECK_INT(tfj_peers_wait(&p, &o, &sig), TFJ_ECANCELED);
-	TFJ_CHECK(now_s() - t0 < 1);
+	TFJ_CHECK_LT(now_s() - t0, 1);
 	close(pfd[0]);
 	close(pfd[1]);
 
 	/* The real thing: SIGTERM through the supervisor's cancel signalfd. */
 	tfj_supervisor_block_signals();
 	o.cancel_fd = tfj_supervisor_cancel_fd();
-	TFJ_CHECK(o.cancel_fd >= 0);
+	TFJ_CHECK_GE(o.cancel_fd, 0);
 	kill(getpid(), SIGTERM);
 	TFJ_CHECK_INT(tfj_peers_wait(&p, &o, &sig), TFJ_ECANCELED);
 	TFJ_CHECK_INT(sig, SIGTERM);

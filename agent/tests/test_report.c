@@ -195,7 +195,7 @@ static void server_start_creds(struct server *s, grpc_server_credentials *creds)
 	grpc_server_register_completion_queue(s->srv, s->cq, NULL);
 	s->port = grpc_server_add_http2_port(s->srv, "127.0.0.1:0", creds);
 	grpc_server_credentials_release(creds);
-	TFJ_CHECK(s->port > 0);
+	TFJ_CHECK_GT(s->port, 0);
 	grpc_server_start(s->srv);
 	pthread_create(&s->th, NULL, serve, s);
 }
@@ -293,7 +293,7 @@ static void test_client_calls(void)
 		if (rq) {
 			check_ref(rq->replica, "worker", 1);
 			TFJ_CHECK_STR(rq->agent_version, TFJ_REPORT_AGENT_VERSION);
-			TFJ_CHECK(rq->start_unix_time_ms > 0);
+			TFJ_CHECK_GT(rq->start_unix_time_ms, 0);
 			tfj__report__v1__register_request__free_unpacked(rq, NULL);
 		}
 		TFJ_CHECK_STR(s.calls[1].method, "/tfj.report.v1.Report/Heartbeat");
@@ -338,7 +338,7 @@ static void test_client_calls(void)
 	pthread_mutex_unlock(&s.mu);
 	tfj_report_close(r);
 	server_stop(&s);
-	TFJ_CHECK(tfj_report_open(&r, &(struct tfj_report_opts){ "", NULL, NULL, 1, 1 }, &id) < 0);
+	TFJ_CHECK_LT(tfj_report_open(&r, &(struct tfj_report_opts){ "", NULL, NULL, 1, 1 }, &id), 0);
 }
 
 /* The last progress (the final step and accuracy) goes out in a heartbeat
@@ -373,7 +373,7 @@ static void test_final_heartbeat_before_exit(void)
 	tfj_report_finish(r, &e);
 	pthread_mutex_lock(&s.mu);
 	n = s.ncalls;
-	TFJ_CHECK(n >= 2);
+	TFJ_CHECK_GE(n, 2);
 	if (n >= 2) {
 		Tfj__Report__V1__HeartbeatRequest *hq;
 
@@ -431,7 +431,7 @@ static void check_tm_exit5(void)
 {
 	char buf[8192];
 
-	TFJ_CHECK(tu_read(tm_path, buf, sizeof(buf)) > 0);
+	TFJ_CHECK_GT(tu_read(tm_path, buf, sizeof(buf)), 0);
 	TFJ_CHECK(strstr(buf, "\"reason\":\"Error\"") != NULL);
 	TFJ_CHECK(strstr(buf, "\"exitCode\":5") != NULL);
 	TFJ_CHECK(strstr(buf, "\"lastStep\":7") != NULL);
@@ -452,7 +452,7 @@ static void test_agent_reports(void)
 	TFJ_CHECK_INT(run_agent_with(addr, "2", &dt), 5);
 	check_tm_exit5();
 	TFJ_CHECK_INT(count_method(&s, TFJ_REPORT_METHOD_REGISTER), 1);
-	TFJ_CHECK(count_method(&s, TFJ_REPORT_METHOD_HEARTBEAT) >= 2);
+	TFJ_CHECK_GE(count_method(&s, TFJ_REPORT_METHOD_HEARTBEAT), 2);
 	TFJ_CHECK_INT(count_method(&s, TFJ_REPORT_METHOD_EXIT), 1);
 	pthread_mutex_lock(&s.mu);
 	for (i = 0; i < s.ncalls; i++) {
@@ -492,10 +492,10 @@ static void test_agent_reports(void)
 		}
 	}
 	pthread_mutex_unlock(&s.mu);
-	TFJ_CHECK(hb_with_step >= 1);
+	TFJ_CHECK_GE(hb_with_step, 1);
 	TFJ_CHECK_INT(saw_exit, 1);
 	/* The token never reaches the agent's logs. */
-	TFJ_CHECK(tu_read(err_path, buf, sizeof(buf)) > 0);
+	TFJ_CHECK_GT(tu_read(err_path, buf, sizeof(buf)), 0);
 	TFJ_CHECK(strstr(buf, "secret-token-abc123") == NULL);
 	server_stop(&s);
 }
@@ -530,7 +530,7 @@ static void test_channel_down(void)
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
 	TFJ_CHECK_INT(run_agent_with(addr, "0.5", &dt), 5);
 	check_tm_exit5();
-	TFJ_CHECK(dt < 6);
+	TFJ_CHECK_LT(dt, 6);
 	close(fd);
 
 	/* Hangs: TCP is accepted by the kernel but nobody speaks HTTP/2. */
@@ -538,7 +538,7 @@ static void test_channel_down(void)
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
 	TFJ_CHECK_INT(run_agent_with(addr, "0.5", &dt), 5);
 	check_tm_exit5();
-	TFJ_CHECK(dt < 8);
+	TFJ_CHECK_LT(dt, 8);
 	close(fd);
 
 	/* An address gRPC cannot even parse: the agent goes on without reports. */
@@ -575,8 +575,8 @@ static void test_tls(void)
 	snprintf(other_cert, sizeof(other_cert), "%s/other-cert.pem", dir);
 	TFJ_CHECK_INT(make_cert(key, cert), 0);
 	TFJ_CHECK_INT(make_cert(other_key, other_cert), 0);
-	TFJ_CHECK(tu_read(key, kbuf, sizeof(kbuf)) > 0);
-	TFJ_CHECK(tu_read(cert, cbuf, sizeof(cbuf)) > 0);
+	TFJ_CHECK_GT(tu_read(key, kbuf, sizeof(kbuf)), 0);
+	TFJ_CHECK_GT(tu_read(cert, cbuf, sizeof(cbuf)), 0);
 	pair.private_key = kbuf;
 	pair.cert_chain = cbuf;
 	server_start_creds(&s, grpc_ssl_server_credentials_create(NULL, &pair, 1, 0, NULL));
@@ -603,14 +603,14 @@ static void test_tls(void)
 	o.ca_file = other_cert;
 	TFJ_CHECK_INT(tfj_report_open(&r, &o, &id), 0);
 	if (r) {
-		TFJ_CHECK(tfj_report_heartbeat(r, &p, 1) < 0);
+		TFJ_CHECK_LT(tfj_report_heartbeat(r, &p, 1), 0);
 		tfj_report_close(r);
 	}
 	TFJ_CHECK_INT(s.ncalls, 2);
 
 	/* A CA file that does not exist is an error at open. */
 	o.ca_file = "/nonexistent/ca.pem";
-	TFJ_CHECK(tfj_report_open(&r, &o, &id) < 0);
+	TFJ_CHECK_LT(tfj_report_open(&r, &o, &id), 0);
 	server_stop(&s);
 	unlink(key);
 	unlink(cert);

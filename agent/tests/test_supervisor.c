@@ -134,7 +134,7 @@ static void test_forward_sigterm(void)
 	TFJ_CHECK_INT(r.received, SIGTERM);
 	TFJ_CHECK_INT(r.killed, 0);
 	TFJ_CHECK(strstr(c.out, "got-term") != NULL);
-	TFJ_CHECK(now_s() - t0 < 5);
+	TFJ_CHECK_LT(now_s() - t0, 5);
 
 	/* Other signals are forwarded too and do not start the grace period. */
 	memset(&c, 0, sizeof(c));
@@ -171,9 +171,9 @@ static void test_grace_period(void)
 	TFJ_CHECK_INT(r.exit_code, 137);
 	TFJ_CHECK_INT(r.killed, 1);
 	TFJ_CHECK_INT(r.received, SIGTERM);
-	TFJ_CHECK(dt >= 0.45);
-	TFJ_CHECK(dt < 5);
-	TFJ_CHECK(c.ticks >= 5);
+	TFJ_CHECK_GE(dt, 0.45);
+	TFJ_CHECK_LT(dt, 5);
+	TFJ_CHECK_GE(c.ticks, 5);
 }
 
 static void test_reap_orphans(void)
@@ -217,7 +217,7 @@ static void test_reap_orphans(void)
 			TFJ_CHECK_INT(run_sh(&r2, &c2, "exit 0", 5), 0);
 			total += r2.orphans_reaped;
 		}
-		TFJ_CHECK(total >= 2);
+		TFJ_CHECK_GE(total, 2);
 	}
 	TFJ_CHECK(waitpid(-1, &st, WNOHANG) < 0 && errno == ECHILD);
 }
@@ -235,7 +235,8 @@ static void test_passthrough(void)
 	char buf[65536];
 	ssize_t n;
 
-	TFJ_CHECK(fo >= 0 && fe >= 0);
+	TFJ_CHECK_GE(fo, 0);
+	TFJ_CHECK_GE(fe, 0);
 	memset(&c, 0, sizeof(c));
 	memset(&o, 0, sizeof(o));
 	o.argv = argv;
@@ -272,7 +273,7 @@ static void test_exec_failures(void)
 	struct tfj_supervisor_result r;
 	int fd = mkstemp(path);
 
-	TFJ_CHECK(fd >= 0);
+	TFJ_CHECK_GE(fd, 0);
 	close(fd);
 	chmod(path, 0644);
 	memset(&o, 0, sizeof(o));
@@ -295,7 +296,7 @@ static void test_exec_failures(void)
 	{
 		char *none[] = { NULL };
 		o.argv = none;
-		TFJ_CHECK(tfj_supervisor_run(&r, &o) < 0);
+		TFJ_CHECK_LT(tfj_supervisor_run(&r, &o), 0);
 	}
 }
 

@@ -159,7 +159,7 @@ static void test_deadline(void)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	fprintf(stderr, "deadline 3 s: Failed after %.1f s\n", took);
-	TFJ_CHECK(took >= 2.0);
+	TFJ_CHECK_GE(took, 2.0);
 	IP_EXPECT(&x, ip_cond_reason_is(&x, "Failed", "DeadlineExceeded"), "reason DeadlineExceeded");
 	IP_EXPECT(&x, ip_event_wait(&e, "dl", "DeadlineExceeded", NULL), "event DeadlineExceeded");
 	/* One finish path: the pending worker is cleaned up (cleanPodPolicy

@@ -181,7 +181,7 @@ static void run_agent(const char *tok, const char *job_uid, struct tfj_report *s
 		return;
 	}
 	fd = mkstemp(tokfile);
-	TFJ_CHECK(fd >= 0);
+	TFJ_CHECK_GE(fd, 0);
 	if (fd < 0)
 		return;
 	TFJ_CHECK(write(fd, tok, strlen(tok)) == (ssize_t)strlen(tok));
@@ -298,7 +298,8 @@ static void test_report_channel(void)
 	TFJ_CHECK_INT(heartbeat(ch, tok, JOB, job_uid, 0, JOB "-worker-0", 4322, 2000),
 		      GRPC_STATUS_OK);
 	tfj_tokenreviewer_stats(hub.tr, &reviews, &hits);
-	TFJ_CHECK(reviews == reviews0 && hits >= 1); /* answered from the cache */
+	TFJ_CHECK_EQ(reviews, reviews0);
+	TFJ_CHECK_GE(hits, 1); /* answered from the cache */
 
 	/* Forged: a syntactically plausible JWT no key signed. */
 	TFJ_CHECK_INT(heartbeat(ch, "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.AAAA", JOB, job_uid, 0,

@@ -171,7 +171,7 @@ static void test_job_lifecycle(void)
 	TFJ_CHECK(strstr(tfj_buf_cstr(&m), "tfjob_operator_reconcile_total{result=\"success\"}") != NULL);
 	/* Events go out on their own thread (events.h): wait for it. */
 	TFJ_CHECK_INT(tfj_controller_flush_events(c, 10000), 0);
-	TFJ_CHECK(F.posts[2] >= 1); /* events were posted */
+	TFJ_CHECK_GE(F.posts[2], 1); /* events were posted */
 	tfj_buf_free(&m);
 	tfj_controller_free(c);
 }
@@ -204,7 +204,7 @@ static void test_create_errors_retried(void)
 			 "tfjob_operator_child_writes_total{op=\"create\",result=\"error\"} 4\n") != NULL);
 	TFJ_CHECK(strstr(tfj_buf_cstr(&m), "tfjob_operator_workqueue_retries_total 0\n") == NULL);
 	TFJ_CHECK_INT(tfj_controller_flush_events(c, 10000), 0);
-	TFJ_CHECK(F.posts[2] - events_before >= 4 + 3); /* 4 warnings + creates */
+	TFJ_CHECK_GE(F.posts[2] - events_before, 4 + 3); /* 4 warnings + creates */
 	tfj_buf_free(&m);
 	tfj_controller_free(c);
 	fake_inject(&F, 0, 0, NULL, NULL, NULL);

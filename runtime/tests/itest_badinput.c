@@ -70,7 +70,7 @@ static void test_unreachable_peer(void)
 	rc = itest_run_self(args, NULL, 1);
 	TFJ_CHECK_INT(rc, TFJ_EXIT_UNAVAILABLE);
 	TFJ_CHECK(tfj_exit_retryable(rc));
-	TFJ_CHECK(time(NULL) - t0 < 30); /* gave up after the deadline, no retry storm */
+	TFJ_CHECK_LT(time(NULL) - t0, 30); /* gave up after the deadline, no retry storm */
 }
 
 static void test_layout_mismatch(void)
@@ -86,7 +86,7 @@ static void test_layout_mismatch(void)
 	snprintf(ps, sizeof(ps), "127.0.0.1:%d", itest_free_port());
 	snprintf(wk, sizeof(wk), "127.0.0.1:%d", itest_free_port());
 	pid = itest_spawn_self(ps_args, NULL);
-	TFJ_CHECK(pid > 0);
+	TFJ_CHECK_GT(pid, 0);
 	/* The ps answers, but disagrees on the model: permanent, no retrying. */
 	TFJ_CHECK_INT(itest_run_self(wk_args, NULL, 1), TFJ_EXIT_MISMATCH);
 	kill(pid, SIGTERM);

@@ -16,7 +16,7 @@ static void test_mlp_async(void)
 	       res.examples_per_sec, res.wall_s);
 	TFJ_CHECK_INT(res.exit_code, 0);
 	TFJ_CHECK(res.have_final);
-	TFJ_CHECK(res.test_accuracy >= 0.87);
+	TFJ_CHECK_GE(res.test_accuracy, 0.87);
 }
 
 int main(int argc, char **argv)

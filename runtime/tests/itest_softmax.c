@@ -22,8 +22,8 @@ static void run(int nps, int nworkers, int chief, int sync)
 	       res.eval_accuracy);
 	TFJ_CHECK_INT(res.exit_code, 0);
 	TFJ_CHECK(res.have_final);
-	TFJ_CHECK(res.test_accuracy >= 0.84);
-	TFJ_CHECK(res.eval_accuracy >= 0.5); /* the evaluator saw a trained model */
+	TFJ_CHECK_GE(res.test_accuracy, 0.84);
+	TFJ_CHECK_GE(res.eval_accuracy, 0.5); /* the evaluator saw a trained model */
 }
 
 static void test_async(void)

@@ -144,7 +144,8 @@ static void test_version1(void)
 	fill(&ck, vars, 9);
 	TFJ_CHECK_INT(tfj_ckpt_save(dir, "v1", &ck, path, sizeof(path)), 0);
 	buf = slurp(path, &len);
-	TFJ_CHECK(buf != NULL && len > 40);
+	TFJ_CHECK_NOT_NULL(buf);
+	TFJ_CHECK_GT(len, 40);
 	if (!buf)
 		return;
 	TFJ_CHECK_INT(buf[8], 2);
@@ -208,7 +209,8 @@ static void test_corruption(void)
 	fill(&ck, vars, 77);
 	TFJ_CHECK_INT(tfj_ckpt_save(dir, "corrupt", &ck, path, sizeof(path)), 0);
 	buf = slurp(path, &len);
-	TFJ_CHECK(buf != NULL && len > 100);
+	TFJ_CHECK_NOT_NULL(buf);
+	TFJ_CHECK_GT(len, 100);
 	if (!buf)
 		return;
 	TFJ_CHECK_INT(tfj_ckpt_parse(&back, buf, len), 0);
