@@ -412,7 +412,7 @@ static int run_agent_with(const char *addr, const char *report_timeout, double *
 			 "--report-timeout", (char *)report_timeout, "--", "sh", "-c",
 			 "echo 'TFJ_PROGRESS {\"step\":7,\"loss\":0.25}'; sleep 0.6; "
 			 "echo 'training failed' >&2; exit 5", NULL };
-	double t0 = tu_now();
+	double t0 = tfj_testutil_now_s();
 	pid_t pid;
 	int code;
 
@@ -422,8 +422,8 @@ static int run_agent_with(const char *addr, const char *report_timeout, double *
 	agent_env[1] = t_env;
 	unlink(tm_path);
 	pid = tu_spawn_agent(args, agent_env, out_path, err_path);
-	code = tu_wait(pid, 25);
-	*elapsed = tu_now() - t0;
+	code = tfj_testutil_wait(pid, 25);
+	*elapsed = tfj_testutil_now_s() - t0;
 	return code;
 }
 
@@ -502,19 +502,10 @@ static void test_agent_reports(void)
 
 static int bound_socket(int *port, int do_listen)
 {
-	struct sockaddr_in a;
-	socklen_t al = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = tfj_testutil_bind_loopback(port);
 
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&a, &al) < 0)
-		return -1;
-	if (do_listen)
+	if (fd >= 0 && do_listen)
 		listen(fd, 64);
-	*port = ntohs(a.sin_port);
 	return fd;
 }
 
@@ -621,8 +612,7 @@ static void test_tls(void)
 int main(int argc, char **argv)
 {
 	TFJ_AGENT_TEST_DISPATCH(argc, argv);
-	snprintf(dir, sizeof(dir), "/tmp/tfj-report-test-XXXXXX");
-	if (!mkdtemp(dir))
+	if (tfj_testutil_tmpdir(dir, sizeof(dir), "tfj-report-test"))
 		return 1;
 	snprintf(token_path, sizeof(token_path), "%s/token", dir);
 	snprintf(tm_path, sizeof(tm_path), "%s/termination-log", dir);
@@ -635,10 +625,6 @@ int main(int argc, char **argv)
 	TFJ_RUN(test_channel_down);
 	TFJ_RUN(test_tls);
 	grpc_shutdown();
-	unlink(token_path);
-	unlink(tm_path);
-	unlink(out_path);
-	unlink(err_path);
-	rmdir(dir);
+	tfj_testutil_rmtree(dir);
 	return tfj_test_finish();
 }

@@ -30,6 +30,7 @@
 #include <tfj/err.h>
 
 #include "kubeconfig.h"
+#include "tfj_testutil.h"
 
 #define FAKE_MAX_OBJS 512
 
@@ -101,8 +102,7 @@ static inline int fake_make_pki(struct fake *f)
 	char cmd[2048], p[256];
 	if (fake_sh("command -v openssl >/dev/null 2>&1"))
 		return TFJ_EUNSUPP;
-	snprintf(f->dir, sizeof(f->dir), "/tmp/tfj-fakeapi-XXXXXX");
-	if (!mkdtemp(f->dir))
+	if (tfj_testutil_tmpdir(f->dir, sizeof(f->dir), "tfj-fakeapi"))
 		return TFJ_EIO;
 	snprintf(cmd, sizeof(cmd),
 		 "cd %s && "
@@ -663,7 +663,6 @@ static inline int fake_start(struct fake *f, const char *token)
 
 static inline void fake_stop(struct fake *f)
 {
-	char cmd[256];
 	pthread_mutex_lock(&f->mu);
 	f->stopping = 1;
 	pthread_cond_broadcast(&f->cond);
@@ -679,11 +678,7 @@ static inline void fake_stop(struct fake *f)
 	free(f->wrong_ca_pem);
 	free(f->key_pem);
 	free(f->cert_pem);
-	if (f->dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "cleanup of %s failed\n", f->dir);
-	}
+	tfj_testutil_rmtree(f->dir);
 }
 
 /* A kubeconfig struct pointing at the fake (CA inline); caller frees. */

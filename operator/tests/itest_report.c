@@ -26,6 +26,7 @@
 #include "report_client.h"
 #include "reporthub.h"
 #include "tfj_test.h"
+#include "tfj_testutil.h"
 #include "tokenreview.h"
 
 static struct tfj_kube *K;
@@ -165,16 +166,10 @@ static grpc_status_code heartbeat(grpc_channel *ch, const char *token, const cha
 static void run_agent(const char *tok, const char *job_uid, struct tfj_report *srv)
 {
 	char exe[1024], agent[1100], tokfile[] = "/tmp/tfjob-itest-token-XXXXXX", cmd[4096];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
 	int fd, rc;
 
-	if (n <= 0)
+	if (tfj_testutil_exe_dir(exe, sizeof(exe)))
 		return;
-	exe[n] = '\0';
-	if (!(slash = strrchr(exe, '/')))
-		return;
-	*slash = '\0';
 	snprintf(agent, sizeof(agent), "%s/../agent/tfjob-agent", exe);
 	if (access(agent, X_OK)) {
 		fprintf(stderr, "note: %s not built; agent interop part skipped\n", agent);

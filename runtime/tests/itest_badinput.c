@@ -65,8 +65,8 @@ static void test_unreachable_peer(void)
 	time_t t0 = time(NULL);
 	int rc;
 
-	snprintf(hosts_ps, sizeof(hosts_ps), "127.0.0.1:%d", itest_free_port());
-	snprintf(hosts_wk, sizeof(hosts_wk), "127.0.0.1:%d", itest_free_port());
+	snprintf(hosts_ps, sizeof(hosts_ps), "127.0.0.1:%d", tfj_testutil_free_port());
+	snprintf(hosts_wk, sizeof(hosts_wk), "127.0.0.1:%d", tfj_testutil_free_port());
 	rc = itest_run_self(args, NULL, 1);
 	TFJ_CHECK_INT(rc, TFJ_EXIT_UNAVAILABLE);
 	TFJ_CHECK(tfj_exit_retryable(rc));
@@ -83,8 +83,8 @@ static void test_layout_mismatch(void)
 	pid_t pid;
 	int st;
 
-	snprintf(ps, sizeof(ps), "127.0.0.1:%d", itest_free_port());
-	snprintf(wk, sizeof(wk), "127.0.0.1:%d", itest_free_port());
+	snprintf(ps, sizeof(ps), "127.0.0.1:%d", tfj_testutil_free_port());
+	snprintf(wk, sizeof(wk), "127.0.0.1:%d", tfj_testutil_free_port());
 	pid = itest_spawn_self(ps_args, NULL);
 	TFJ_CHECK_GT(pid, 0);
 	/* The ps answers, but disagrees on the model: permanent, no retrying. */

@@ -155,10 +155,10 @@ static void init_with_state(const char *adir)
 	pid_t pid[2];
 	int st, i;
 
-	snprintf(p0, sizeof(p0), "127.0.0.1:%d", itest_free_port());
-	snprintf(p1, sizeof(p1), "127.0.0.1:%d", itest_free_port());
+	snprintf(p0, sizeof(p0), "127.0.0.1:%d", tfj_testutil_free_port());
+	snprintf(p1, sizeof(p1), "127.0.0.1:%d", tfj_testutil_free_port());
 	snprintf(ps, sizeof(ps), "%s,%s", p0, p1);
-	snprintf(wk, sizeof(wk), "127.0.0.1:%d", itest_free_port());
+	snprintf(wk, sizeof(wk), "127.0.0.1:%d", tfj_testutil_free_port());
 	for (i = 0; i < 2; i++) {
 		ps_args[4] = i ? "1" : "0";
 		pid[i] = itest_spawn_self(ps_args, NULL);
@@ -265,10 +265,10 @@ int main(int argc, char **argv)
 	if (itest_dispatch(argc, argv, &code))
 		return code;
 	itest_require_data();
-	itest_tmpdir(dir, sizeof(dir));
+	tfj_testutil_tmpdir(dir, sizeof(dir), "tfj-itest");
 	TFJ_RUN(test_resume);
 	TFJ_RUN(test_ps_killed);
 	TFJ_RUN(test_adam_state);
-	itest_rmtree(dir);
+	tfj_testutil_rmtree(dir);
 	return tfj_test_finish();
 }

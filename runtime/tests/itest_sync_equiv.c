@@ -147,8 +147,8 @@ int main(int argc, char **argv)
 	if (itest_dispatch(argc, argv, &code))
 		return code;
 	itest_require_data();
-	itest_tmpdir(dir, sizeof(dir));
+	tfj_testutil_tmpdir(dir, sizeof(dir), "tfj-itest");
 	TFJ_RUN(test_sync_equals_combined_batch);
-	itest_rmtree(dir);
+	tfj_testutil_rmtree(dir);
 	return tfj_test_finish();
 }

@@ -16,6 +16,7 @@
 
 #include <tfj/err.h>
 #include <tfj_test.h>
+#include <tfj_testutil.h>
 
 #include "checkpoint.h"
 #include "ckptdir.h"
@@ -306,28 +307,9 @@ static void test_latest_and_prune(void)
 		      TFJ_ENOTFOUND);
 }
 
-/* Removes everything the tests put into dir, then dir. */
-static void cleanup(void)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char p[512];
-
-	while (d && (e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		unlink(p);
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
-}
-
 int main(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/tfj-test-ckpt-XXXXXX");
-	if (!mkdtemp(dir)) {
+	if (tfj_testutil_tmpdir(dir, sizeof(dir), "tfj-test-ckpt")) {
 		perror("mkdtemp");
 		return 1;
 	}
@@ -336,6 +318,6 @@ int main(void)
 	TFJ_RUN(test_save_refusals);
 	TFJ_RUN(test_corruption);
 	TFJ_RUN(test_latest_and_prune);
-	cleanup();
+	tfj_testutil_rmtree(dir);
 	return tfj_test_finish();
 }

@@ -11,6 +11,7 @@
 
 #include <tfj/err.h>
 #include <tfj_test.h>
+#include <tfj_testutil.h>
 
 #include "data.h"
 
@@ -411,8 +412,7 @@ static void test_iterator(void)
 
 int main(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tfj-test-data-XXXXXX");
-	if (!mkdtemp(tmpdir)) {
+	if (tfj_testutil_tmpdir(tmpdir, sizeof(tmpdir), "tfj-test-data")) {
 		perror("mkdtemp");
 		return 1;
 	}
@@ -424,7 +424,6 @@ int main(void)
 	TFJ_RUN(test_shards);
 	TFJ_RUN(test_permutation);
 	TFJ_RUN(test_iterator);
-	clean_set();
-	rmdir(tmpdir);
+	tfj_testutil_rmtree(tmpdir);
 	return tfj_test_finish();
 }

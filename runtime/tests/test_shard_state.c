@@ -29,6 +29,7 @@
 #include "rx_util.h"
 #include "shard.h"
 #include "tfj_test.h"
+#include "tfj_testutil.h"
 #include "wire.h"
 
 #define MAX_PS 2
@@ -263,11 +264,11 @@ static void check_kind(const char *optim, uint32_t kind)
 {
 	struct job a, c, d, e, f;
 	float **val, **st, **g, **st2, **val2;
-	char dir[64] = "/tmp/tfj-shardstate-XXXXXX", path[512];
+	char dir[64], path[512];
 	size_t i, k;
 	int t, ws = -1;
 
-	TFJ_CHECK(mkdtemp(dir) != NULL);
+	TFJ_CHECK_INT(tfj_testutil_tmpdir(dir, sizeof(dir), "tfj-shardstate"), 0);
 	TFJ_CHECK_INT(job_init(&a, optim, "p:1,p:2", 2), 0);
 	TFJ_CHECK_GE(a.sh[0].nslices, 1);
 	TFJ_CHECK_GE(a.sh[1].nslices, 1);
