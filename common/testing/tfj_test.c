@@ -14,7 +14,10 @@
 /* Atomic because tests run checks from their worker threads too. */
 static atomic_int current_failed;
 static atomic_long current_checks;
+static atomic_int running;
 static int passed, failed;
+/* Failed checks in main() itself, outside every test function. */
+static atomic_int outside_failed;
 static uint64_t rng_state;
 static int rng_ready;
 static uint64_t seed_value;
@@ -29,6 +32,8 @@ void tfj_test_fail(const char *file, int line, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	atomic_store(&current_failed, 1);
+	if (!atomic_load(&running))
+		atomic_fetch_add(&outside_failed, 1);
 }
 
 /* One operand of a failed comparison as text, in the notation of its kind. */
@@ -73,7 +78,9 @@ void tfj_test_run(const char *name, void (*fn)(void))
 {
 	atomic_store(&current_failed, 0);
 	atomic_store(&current_checks, 0);
+	atomic_store(&running, 1);
 	fn();
+	atomic_store(&running, 0);
 	if (atomic_load(&current_checks) == 0) {
 		fprintf(stderr, "  FAIL %s: ran no check; a test must assert something\n", name);
 		atomic_store(&current_failed, 1);
@@ -91,8 +98,11 @@ int tfj_test_finish(void)
 {
 	if (rng_ready)
 		fprintf(stderr, "seed was TFJ_TEST_SEED=%" PRIu64 "\n", seed_value);
+	if (atomic_load(&outside_failed))
+		fprintf(stderr, "not ok - %d check(s) in main(), outside every test, failed\n",
+			atomic_load(&outside_failed));
 	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return failed || atomic_load(&outside_failed) ? 1 : 0;
 }
 
 uint64_t tfj_test_rand(void)

@@ -28,7 +28,9 @@
  * check, as it does in C.
  *
  * Checks may run on any thread of the test program; the failure flag and
- * the check counter belong to the test function that is running.
+ * the check counter belong to the test function that is running. A check
+ * in main() itself (setup before the first TFJ_RUN) that fails makes
+ * tfj_test_finish() return 1 as well.
  *
  * Property tests draw from tfj_test_rand(), seeded from TFJ_TEST_SEED or a
  * fixed default; the seed is printed so a failure can be replayed.
