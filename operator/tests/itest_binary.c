@@ -277,6 +277,7 @@ static void test_bad_flags(void)
 int main(void)
 {
 	char self[512];
+	int rc;
 
 	tfj_log_set_component("itest");
 	if (tfj_testutil_exe_dir(self, sizeof(self)))
@@ -286,14 +287,9 @@ int main(void)
 		fprintf(stderr, "%s not built\n", BIN);
 		return 1;
 	}
-	K = it_connect(KC, sizeof(KC));
-	if (!K)
-		return 77;
-	if (it_apply_crd(K, KC)) {
-		fprintf(stderr, "could not apply the CRD\n");
-		tfj_kube_free(K);
-		return 1;
-	}
+	rc = it_start(&K, KC, sizeof(KC));
+	if (rc)
+		return rc;
 	snprintf(NS, sizeof(NS), "tfj-itest-bin-%ld", (long)getpid());
 	TFJ_CHECK_INT(it_create_ns(K, NS), 0);
 	TFJ_RUN(test_bad_flags);

@@ -114,6 +114,26 @@ static inline int it_apply_crd(struct tfj_kube *k, const char *kcpath)
 	return -1;
 }
 
+/*
+ * The start of every itest main(): connect to the test bed (*k, kubeconfig
+ * path in kcpath) and apply the CRD. Returns 0, or the code main() exits
+ * with: 77 (skipped) when no API server answers, 1 when the CRD cannot be
+ * applied (*k is then freed and NULL).
+ */
+static inline int it_start(struct tfj_kube **k, char *kcpath, size_t kclen)
+{
+	*k = it_connect(kcpath, kclen);
+	if (!*k)
+		return 77;
+	if (it_apply_crd(*k, kcpath)) {
+		fprintf(stderr, "could not apply the CRD: %s\n", tfj_err_detail());
+		tfj_kube_free(*k);
+		*k = NULL;
+		return 1;
+	}
+	return 0;
+}
+
 static inline int it_create_ns(struct tfj_kube *k, const char *ns)
 {
 	char s[256];

@@ -339,15 +339,12 @@ out:
 
 int main(void)
 {
+	int rc;
+
 	tfj_log_set_component("itest");
-	K = it_connect(KC, sizeof(KC));
-	if (!K)
-		return 77;
-	if (it_apply_crd(K, KC)) {
-		fprintf(stderr, "could not apply the CRD: %s\n", tfj_err_detail());
-		tfj_kube_free(K);
-		return 1;
-	}
+	rc = it_start(&K, KC, sizeof(KC));
+	if (rc)
+		return rc;
 	snprintf(NS, sizeof(NS), "tfj-itest-rep-%ld", (long)getpid());
 	TFJ_CHECK_INT(it_create_ns(K, NS), 0);
 	grpc_init();
