@@ -110,10 +110,7 @@ static void test_exit_code_table(void)
 
 int main(int argc, char **argv)
 {
-	int code;
-
-	if (itest_dispatch(argc, argv, &code))
-		return code;
+	ITEST_DISPATCH(argc, argv);
 	TFJ_RUN(test_exit_code_table);
 	TFJ_RUN(test_malformed_tf_config);
 	TFJ_RUN(test_unknown_flags);

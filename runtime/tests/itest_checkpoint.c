@@ -260,12 +260,9 @@ static void test_adam_state(void)
 
 int main(int argc, char **argv)
 {
-	int code;
-
-	if (itest_dispatch(argc, argv, &code))
-		return code;
+	ITEST_DISPATCH(argc, argv);
 	itest_require_data();
-	tfj_testutil_tmpdir(dir, sizeof(dir), "tfj-itest");
+	TFJ_CHECK_INT(tfj_testutil_tmpdir(dir, sizeof(dir), "tfj-itest"), 0);
 	TFJ_RUN(test_resume);
 	TFJ_RUN(test_ps_killed);
 	TFJ_RUN(test_adam_state);

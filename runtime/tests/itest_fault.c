@@ -51,10 +51,7 @@ static void test_sync_backup_worker_killed(void)
 
 int main(int argc, char **argv)
 {
-	int code;
-
-	if (itest_dispatch(argc, argv, &code))
-		return code;
+	ITEST_DISPATCH(argc, argv);
 	itest_require_data();
 	TFJ_RUN(test_async_worker_killed);
 	TFJ_RUN(test_sync_worker_killed);

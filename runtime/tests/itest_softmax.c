@@ -38,10 +38,7 @@ static void test_sync(void)
 
 int main(int argc, char **argv)
 {
-	int code;
-
-	if (itest_dispatch(argc, argv, &code))
-		return code;
+	ITEST_DISPATCH(argc, argv);
 	itest_require_data();
 	TFJ_RUN(test_async);
 	TFJ_RUN(test_sync);

@@ -142,12 +142,9 @@ static void test_sync_equals_combined_batch(void)
 
 int main(int argc, char **argv)
 {
-	int code;
-
-	if (itest_dispatch(argc, argv, &code))
-		return code;
+	ITEST_DISPATCH(argc, argv);
 	itest_require_data();
-	tfj_testutil_tmpdir(dir, sizeof(dir), "tfj-itest");
+	TFJ_CHECK_INT(tfj_testutil_tmpdir(dir, sizeof(dir), "tfj-itest"), 0);
 	TFJ_RUN(test_sync_equals_combined_batch);
 	tfj_testutil_rmtree(dir);
 	return tfj_test_finish();

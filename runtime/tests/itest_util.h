@@ -42,6 +42,14 @@ static inline int itest_dispatch(int argc, char **argv, int *code)
 	return 0;
 }
 
+/* The first statement of every main(): itest_dispatch, returning the CLI's code. */
+#define ITEST_DISPATCH(argc, argv)                                              \
+	do {                                                                    \
+		int code_;                                                      \
+		if (itest_dispatch((argc), (argv), &code_))                     \
+			return code_;                                           \
+	} while (0)
+
 static inline void itest_require_data(void)
 {
 	const char *dir = getenv("TFJOB_DATA_DIR");
@@ -126,6 +134,24 @@ static inline pid_t itest_spawn_quiet(char *const *args, const char *tf_config, 
 static inline pid_t itest_spawn_self(char *const *args, const char *tf_config)
 {
 	return itest_spawn_quiet(args, tf_config, 0);
+}
+
+/*
+ * Trains on `nps` ps and `nworkers` workers (no chief, no evaluator) with
+ * `flags`; the run must end cleanly with a final evaluation of at least
+ * `min_accuracy`. Prints `what` and the run's numbers.
+ */
+static inline void itest_train_expect(const char *what, int nps, int nworkers,
+				      char *const *flags, double min_accuracy)
+{
+	struct tfj_launch_result res;
+
+	TFJ_CHECK_INT(itest_launch(&res, nps, nworkers, 0, 0, NULL, 0, flags), 0);
+	printf("%s: test accuracy %.4f, %.0f examples/s, %.1f s\n", what, res.test_accuracy,
+	       res.examples_per_sec, res.wall_s);
+	TFJ_CHECK_INT(res.exit_code, 0);
+	TFJ_CHECK(res.have_final);
+	TFJ_CHECK_GE(res.test_accuracy, min_accuracy);
 }
 
 /* Runs `<self> args...` to its end; returns its exit code or -1. */
