@@ -287,14 +287,10 @@ int main(void)
 		fprintf(stderr, "%s not built\n", BIN);
 		return 1;
 	}
-	rc = it_start(&K, KC, sizeof(KC));
+	rc = it_start(&K, KC, sizeof(KC), NS, sizeof(NS), "bin");
 	if (rc)
 		return rc;
-	snprintf(NS, sizeof(NS), "tfj-itest-bin-%ld", (long)getpid());
-	TFJ_CHECK_INT(it_create_ns(K, NS), 0);
 	TFJ_RUN(test_bad_flags);
 	TFJ_RUN(test_two_replicas);
-	it_delete_ns(K, NS);
-	tfj_kube_free(K);
-	return tfj_test_finish();
+	return it_finish(K, NS);
 }

@@ -162,6 +162,5 @@ int main(void)
 	TFJ_RUN(test_ttl);
 	TFJ_RUN(test_suspend_resume);
 	TFJ_RUN(test_disruption);
-	tfj_kube_free(K);
-	return tfj_test_finish();
+	return it_finish(K, NULL);
 }

@@ -206,13 +206,9 @@ int main(void)
 	int rc;
 
 	tfj_log_set_component("itest");
-	rc = it_start(&K, KC, sizeof(KC));
+	rc = it_start(&K, KC, sizeof(KC), NS, sizeof(NS), "op");
 	if (rc)
 		return rc;
-	snprintf(NS, sizeof(NS), "tfj-itest-op-%ld", (long)getpid());
-	TFJ_CHECK_INT(it_create_ns(K, NS), 0);
 	TFJ_RUN(test_job_end_to_end);
-	it_delete_ns(K, NS);
-	tfj_kube_free(K);
-	return tfj_test_finish();
+	return it_finish(K, NS);
 }

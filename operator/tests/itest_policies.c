@@ -217,6 +217,5 @@ int main(void)
 	TFJ_RUN(test_backoff_limit);
 	TFJ_RUN(test_deadline);
 	TFJ_RUN(test_success_policies);
-	tfj_kube_free(K);
-	return tfj_test_finish();
+	return it_finish(K, NULL);
 }

@@ -53,7 +53,7 @@ static inline void ip_ctx_init(struct ip_ctx *x, struct ip_env *e, const char *j
  * ip_init_rc() (77 without a cluster). */
 static inline int ip_init(void)
 {
-	IP_INIT_RC = it_start(&K, KC, sizeof(KC));
+	IP_INIT_RC = it_start(&K, KC, sizeof(KC), NULL, 0, NULL);
 	return IP_INIT_RC ? -1 : 0;
 }
 

@@ -342,15 +342,11 @@ int main(void)
 	int rc;
 
 	tfj_log_set_component("itest");
-	rc = it_start(&K, KC, sizeof(KC));
+	rc = it_start(&K, KC, sizeof(KC), NS, sizeof(NS), "rep");
 	if (rc)
 		return rc;
-	snprintf(NS, sizeof(NS), "tfj-itest-rep-%ld", (long)getpid());
-	TFJ_CHECK_INT(it_create_ns(K, NS), 0);
 	grpc_init();
 	TFJ_RUN(test_report_channel);
 	grpc_shutdown();
-	it_delete_ns(K, NS);
-	tfj_kube_free(K);
-	return tfj_test_finish();
+	return it_finish(K, NS);
 }
