@@ -29,7 +29,9 @@
 
 #include <tfj/err.h>
 
+#include "kube.h"
 #include "kubeconfig.h"
+#include "tfj_test.h"
 #include "tfj_testutil.h"
 
 #define FAKE_MAX_OBJS 512
@@ -693,6 +695,18 @@ static inline void fake_kubeconfig(struct fake *f, struct tfj_kubeconfig *kc, in
 	kc->ca_len = strlen(ca);
 	if (f->token[0])
 		kc->token = strdup(f->token);
+}
+
+/* A client of the fake (CA inline; `o` may be NULL), checked; NULL on failure. */
+static inline struct tfj_kube *fake_client(struct fake *f, const struct tfj_kube_opts *o)
+{
+	struct tfj_kubeconfig kc;
+	struct tfj_kube *k = NULL;
+
+	fake_kubeconfig(f, &kc, 0);
+	TFJ_CHECK_INT(tfj_kube_new(&k, &kc, o), 0);
+	tfj_kubeconfig_free(&kc);
+	return k;
 }
 
 /* Server-side changes, as a kubelet or another client would make them. */

@@ -228,7 +228,6 @@ static void test_owner_key(void)
 
 int main(void)
 {
-	struct tfj_kubeconfig kc;
 	int rc;
 
 	TFJ_RUN(test_owner_key);
@@ -236,9 +235,7 @@ int main(void)
 	if (fake_unavailable(&F, rc))
 		return 77;
 	TFJ_CHECK_INT(rc, 0);
-	fake_kubeconfig(&F, &kc, 0);
-	TFJ_CHECK_INT(tfj_kube_new(&K, &kc, NULL), 0);
-	tfj_kubeconfig_free(&kc);
+	K = fake_client(&F, NULL);
 	if (rc == 0 && K) {
 		TFJ_RUN(test_job_lifecycle);
 		TFJ_RUN(test_create_errors_retried);

@@ -21,16 +21,11 @@ static struct fake F;
 
 static struct tfj_kube *client(double qps, int burst)
 {
-	struct tfj_kubeconfig kc;
 	struct tfj_kube_opts o = { 0 };
-	struct tfj_kube *k = NULL;
 
 	o.qps = qps;
 	o.burst = burst;
-	fake_kubeconfig(&F, &kc, 0);
-	TFJ_CHECK_INT(tfj_kube_new(&k, &kc, &o), 0);
-	tfj_kubeconfig_free(&kc);
-	return k;
+	return fake_client(&F, &o);
 }
 
 /* The stored event objects of job `name` in namespace ml, in creation order. */

@@ -271,14 +271,11 @@ static void test_transform(void)
 
 int main(void)
 {
-	struct tfj_kubeconfig kc;
 	int rc = fake_start(&F, "tok");
 	if (fake_unavailable(&F, rc))
 		return 77;
 	TFJ_CHECK_INT(rc, 0);
-	fake_kubeconfig(&F, &kc, 0);
-	TFJ_CHECK_INT(tfj_kube_new(&K, &kc, NULL), 0);
-	tfj_kubeconfig_free(&kc);
+	K = fake_client(&F, NULL);
 	if (rc == 0 && K) {
 		TFJ_RUN(test_sync_watch_relist);
 		TFJ_RUN(test_oversized_event_relists);
