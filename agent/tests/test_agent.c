@@ -2,8 +2,6 @@
  * test_agent.c - the whole agent as a real process: exit-code mapping,
  * termination message, signal forwarding, peer wait, bad configuration.
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <sys/socket.h>
 
@@ -30,8 +28,8 @@ static int run_agent(char *const *args, char *const *env, double timeout)
 		full[n++] = args[i];
 	full[n] = NULL;
 	pid = tu_spawn_agent(full, env, out_path, err_path);
-	TFJ_CHECK(pid > 0);
-	return tu_wait(pid, timeout);
+	TFJ_CHECK_GT(pid, 0);
+	return tfj_testutil_wait(pid, timeout);
 }
 
 /* Checks the termination message's reason, code and optional last step. */
@@ -44,7 +42,8 @@ static void check_tm(const char *reason, int code, long long last_step)
 	cJSON *j = NULL;
 	long n = tu_read(tm_path, buf, sizeof(buf));
 
-	TFJ_CHECK(n > 0 && n <= 4096);
+	TFJ_CHECK_GT(n, 0);
+	TFJ_CHECK_LE(n, 4096);
 	if (n <= 0)
 		return;
 	TFJ_CHECK_INT(tfj_json_parse(&j, buf, (size_t)n, 4096), 0);
@@ -105,7 +104,7 @@ static void test_exit_mapping(void)
 	TFJ_CHECK_INT(run_agent(fail, NULL, 10), 5);
 	check_tm("Error", 5, 3);
 	/* The tail of stderr says why. */
-	TFJ_CHECK(tu_read(tm_path, buf, sizeof(buf)) > 0);
+	TFJ_CHECK_GT(tu_read(tm_path, buf, sizeof(buf)), 0);
 	TFJ_CHECK_INT(tfj_json_parse(&j, buf, strlen(buf), 4096), 0);
 	if (j) {
 		TFJ_CHECK_INT(tfj_json_get_string(&s, j, "message"), 0);
@@ -136,9 +135,9 @@ static void test_passthrough(void)
 static int wait_for_text(const char *path, const char *text, double timeout)
 {
 	char buf[4096];
-	double end = tu_now() + timeout;
+	double end = tfj_testutil_now_s() + timeout;
 
-	while (tu_now() < end) {
+	while (tfj_testutil_now_s() < end) {
 		if (tu_read(path, buf, sizeof(buf)) > 0 && strstr(buf, text))
 			return 1;
 		usleep(20 * 1000);
@@ -161,7 +160,7 @@ static void test_sigterm_forwarded(void)
 	pid = tu_spawn_agent(a, NULL, out_path, err_path);
 	TFJ_CHECK(wait_for_text(out_path, "ready", 10));
 	kill(pid, SIGTERM);
-	TFJ_CHECK_INT(tu_wait(pid, 10), 42);
+	TFJ_CHECK_INT(tfj_testutil_wait(pid, 10), 42);
 	check_tm("Terminated", 42, -1);
 	TFJ_CHECK(wait_for_text(out_path, "got-term", 1));
 
@@ -170,27 +169,11 @@ static void test_sigterm_forwarded(void)
 	unlink(tm_path);
 	pid = tu_spawn_agent(b, NULL, out_path, err_path);
 	TFJ_CHECK(wait_for_text(out_path, "ready", 10));
-	t0 = tu_now();
+	t0 = tfj_testutil_now_s();
 	kill(pid, SIGTERM);
-	TFJ_CHECK_INT(tu_wait(pid, 10), 137);
-	TFJ_CHECK(tu_now() - t0 >= 0.25);
+	TFJ_CHECK_INT(tfj_testutil_wait(pid, 10), 137);
+	TFJ_CHECK_GE(tfj_testutil_now_s() - t0, 0.25);
 	check_tm("GracePeriodExpired", 137, -1);
-}
-
-static int bound_socket(int *port)
-{
-	struct sockaddr_in a;
-	socklen_t al = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&a, &al) < 0)
-		return -1;
-	*port = ntohs(a.sin_port);
-	return fd;
 }
 
 static void *listen_late(void *arg)
@@ -215,30 +198,30 @@ static void test_peer_wait(void)
 	pid_t pid;
 
 	/* Our own address is refused (our server would start in the child). */
-	self_fd = bound_socket(&self_port);
-	ps_fd = bound_socket(&ps_port);
+	self_fd = tfj_testutil_bind_loopback(&self_port);
+	ps_fd = tfj_testutil_bind_loopback(&ps_port);
 	snprintf(tfc, sizeof(tfc), "{\"cluster\":{\"ps\":[\"127.0.0.1:%d\"],\"worker\":[\"127.0.0.1:%d\"]},"
 		 "\"task\":{\"type\":\"worker\",\"index\":0}}", ps_port, self_port);
 	snprintf(envbuf, sizeof(envbuf), "TF_CONFIG=%s", tfc);
 
 	/* The ps starts listening late: the command starts after it does. */
 	pthread_create(&th, NULL, listen_late, &ps_fd);
-	t0 = tu_now();
+	t0 = tfj_testutil_now_s();
 	TFJ_CHECK_INT(run_agent(a, env, 20), 0);
-	TFJ_CHECK(tu_now() - t0 >= 0.7);
+	TFJ_CHECK_GE(tfj_testutil_now_s() - t0, 0.7);
 	pthread_join(th, NULL);
 	TFJ_CHECK(tu_read(out_path, buf, sizeof(buf)) > 0 && strstr(buf, "started"));
 	check_tm("Completed", 0, -1);
 	close(ps_fd);
 
 	/* Nobody ever listens: retryable timeout, the command never ran. */
-	ps_fd = bound_socket(&ps_port);
+	ps_fd = tfj_testutil_bind_loopback(&ps_port);
 	snprintf(envbuf, sizeof(envbuf), "TF_CONFIG={\"cluster\":{\"ps\":[\"127.0.0.1:%d\"],"
 		 "\"worker\":[\"127.0.0.1:%d\"]},\"task\":{\"type\":\"worker\",\"index\":0}}",
 		 ps_port, self_port);
-	t0 = tu_now();
+	t0 = tfj_testutil_now_s();
 	TFJ_CHECK_INT(run_agent(t, env, 20), 138);
-	TFJ_CHECK(tu_now() - t0 < 5);
+	TFJ_CHECK_LT(tfj_testutil_now_s() - t0, 5);
 	check_tm("PeerWaitTimeout", 138, -1);
 	TFJ_CHECK(tu_read(out_path, buf, sizeof(buf)) == 0);
 
@@ -254,7 +237,7 @@ static void test_peer_wait(void)
 		pid = tu_spawn_agent(w, env, out_path, err_path);
 		TFJ_CHECK(wait_for_text(err_path, "waiting for peer", 10));
 		kill(pid, SIGTERM);
-		TFJ_CHECK_INT(tu_wait(pid, 10), 143);
+		TFJ_CHECK_INT(tfj_testutil_wait(pid, 10), 143);
 		check_tm("TerminatedBeforeStart", 143, -1);
 	}
 	close(ps_fd);
@@ -264,8 +247,7 @@ static void test_peer_wait(void)
 int main(int argc, char **argv)
 {
 	TFJ_AGENT_TEST_DISPATCH(argc, argv);
-	snprintf(dir, sizeof(dir), "/tmp/tfj-agent-test-XXXXXX");
-	if (!mkdtemp(dir))
+	if (tfj_testutil_tmpdir(dir, sizeof(dir), "tfj-agent-test"))
 		return 1;
 	snprintf(tm_path, sizeof(tm_path), "%s/termination-log", dir);
 	snprintf(out_path, sizeof(out_path), "%s/stdout", dir);
@@ -275,9 +257,6 @@ int main(int argc, char **argv)
 	TFJ_RUN(test_passthrough);
 	TFJ_RUN(test_sigterm_forwarded);
 	TFJ_RUN(test_peer_wait);
-	unlink(tm_path);
-	unlink(out_path);
-	unlink(err_path);
-	rmdir(dir);
+	tfj_testutil_rmtree(dir);
 	return tfj_test_finish();
 }

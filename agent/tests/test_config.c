@@ -98,7 +98,7 @@ static void test_errors(void)
 		if (tfj_agent_config_parse(&c, argc, cases[i]) != TFJ_EINVAL)
 			tfj_test_fail(__FILE__, __LINE__, "case %zu (%s) accepted", i,
 				      argc > 1 ? cases[i][1] : "");
-		TFJ_CHECK(strlen(tfj_err_detail()) > 0);
+		TFJ_CHECK_GT(strlen(tfj_err_detail()), 0);
 	}
 	{
 		char *h[] = { "tfjob-agent", "--help", NULL };

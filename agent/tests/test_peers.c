@@ -3,8 +3,6 @@
  * real sockets on 127.0.0.1 (a listener that appears late, one that never
  * does, cancellation).
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,14 +16,7 @@
 #include "peers.h"
 #include "supervisor.h"
 #include "tfj_test.h"
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "tfj_testutil.h"
 
 static int decode(struct tfj_tfconfig *c, const char *json)
 {
@@ -83,25 +74,8 @@ static void test_collect(void)
 		enum tfj_peers_mode m;
 		TFJ_CHECK_INT(tfj_peers_parse_mode(&m, "tcp"), 0);
 		TFJ_CHECK_INT(m, TFJ_PEERS_TCP);
-		TFJ_CHECK(tfj_peers_parse_mode(&m, "udp") < 0);
+		TFJ_CHECK_LT(tfj_peers_parse_mode(&m, "udp"), 0);
 	}
-}
-
-/* A socket bound to a free loopback port, not yet listening. */
-static int bound_socket(int *port)
-{
-	struct sockaddr_in a;
-	socklen_t al = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&a, &al) < 0)
-		return -1;
-	*port = ntohs(a.sin_port);
-	return fd;
 }
 
 struct late {
@@ -139,18 +113,18 @@ static void test_late_listener(void)
 	double t0, dt;
 	int port = 0, sig;
 
-	l.fd = bound_socket(&port);
+	l.fd = tfj_testutil_bind_loopback(&port);
 	l.delay_ms = 700;
-	TFJ_CHECK(l.fd >= 0);
+	TFJ_CHECK_GE(l.fd, 0);
 	make_peers(&p, "127.0.0.1", port);
 	pthread_create(&th, NULL, listen_late, &l);
-	t0 = now_s();
+	t0 = tfj_testutil_now_s();
 	TFJ_CHECK_INT(tfj_peers_wait(&p, &o, &sig), 0);
-	dt = now_s() - t0;
+	dt = tfj_testutil_now_s() - t0;
 	pthread_join(th, NULL);
 	/* It did wait for the listener, and not much longer than the max backoff. */
-	TFJ_CHECK(dt >= 0.6);
-	TFJ_CHECK(dt < 6.5);
+	TFJ_CHECK_GE(dt, 0.6);
+	TFJ_CHECK_LT(dt, 6.5);
 	TFJ_CHECK_INT(p.v[0].connected, 1);
 	tfj_peers_free(&p);
 	close(l.fd);
@@ -158,9 +132,9 @@ static void test_late_listener(void)
 	/* DNS mode: a name that resolves is ready at once, no listener needed. */
 	o.mode = TFJ_PEERS_DNS;
 	make_peers(&p, "localhost", 1);
-	t0 = now_s();
+	t0 = tfj_testutil_now_s();
 	TFJ_CHECK_INT(tfj_peers_wait(&p, &o, &sig), 0);
-	TFJ_CHECK(now_s() - t0 < 2);
+	TFJ_CHECK_LT(tfj_testutil_now_s() - t0, 2);
 	tfj_peers_free(&p);
 }
 
@@ -172,12 +146,13 @@ static void test_timeout_and_cancel(void)
 	int fd, port = 0, sig, pfd[2];
 
 	/* Bound but never listening: connection refused until the deadline. */
-	fd = bound_socket(&port);
+	fd = tfj_testutil_bind_loopback(&port);
 	make_peers(&p, "127.0.0.1", port);
-	t0 = now_s();
+	t0 = tfj_testutil_now_s();
 	TFJ_CHECK_INT(tfj_peers_wait(&p, &o, &sig), TFJ_ETIMEOUT);
-	dt = now_s() - t0;
-	TFJ_CHECK(dt >= 0.9 && dt < 3.0);
+	dt = tfj_testutil_now_s() - t0;
+	TFJ_CHECK_GE(dt, 0.9);
+	TFJ_CHECK_LT(dt, 3.0);
 	TFJ_CHECK(strstr(tfj_err_detail(), "ps:0") != NULL);
 
 	/* A readable cancel fd stops the wait. */
@@ -185,16 +160,16 @@ static void test_timeout_and_cancel(void)
 	TFJ_CHECK_INT(pipe(pfd), 0);
 	TFJ_CHECK_INT(write(pfd[1], "x", 1), 1);
 	o.cancel_fd = pfd[0];
-	t0 = now_s();
+	t0 = tfj_testutil_now_s();
 	TFJ_CHECK_INT(tfj_peers_wait(&p, &o, &sig), TFJ_ECANCELED);
-	TFJ_CHECK(now_s() - t0 < 1);
+	TFJ_CHECK_LT(tfj_testutil_now_s() - t0, 1);
 	close(pfd[0]);
 	close(pfd[1]);
 
 	/* The real thing: SIGTERM through the supervisor's cancel signalfd. */
 	tfj_supervisor_block_signals();
 	o.cancel_fd = tfj_supervisor_cancel_fd();
-	TFJ_CHECK(o.cancel_fd >= 0);
+	TFJ_CHECK_GE(o.cancel_fd, 0);
 	kill(getpid(), SIGTERM);
 	TFJ_CHECK_INT(tfj_peers_wait(&p, &o, &sig), TFJ_ECANCELED);
 	TFJ_CHECK_INT(sig, SIGTERM);

@@ -46,7 +46,7 @@ static void test_record_fields(void)
 	TFJ_CHECK(p.accuracy == 0.861);
 	TFJ_CHECK_INT(p.have, TFJ_PROGREC_BIT(TFJ_PROGREC_STEP) | TFJ_PROGREC_BIT(TFJ_PROGREC_ACCURACY));
 	/* The runtime's overflow record has no progress in it. */
-	TFJ_CHECK(rec(&p, "TFJ_PROGRESS {\"error\":\"record too long\"}") < 0);
+	TFJ_CHECK_LT(rec(&p, "TFJ_PROGRESS {\"error\":\"record too long\"}"), 0);
 }
 
 static void test_record_rejects(void)
@@ -56,19 +56,19 @@ static void test_record_rejects(void)
 	TFJ_CHECK_INT(rec(&p, "step 5 loss 1"), TFJ_ENOTFOUND);
 	TFJ_CHECK_INT(rec(&p, "TFJ_PROGRESS"), TFJ_ENOTFOUND);
 	TFJ_CHECK_INT(rec(&p, " TFJ_PROGRESS {\"step\":1}"), TFJ_ENOTFOUND);
-	TFJ_CHECK(rec(&p, "TFJ_PROGRESS {\"step\":1") < 0);
-	TFJ_CHECK(rec(&p, "TFJ_PROGRESS {\"step\":1} trailing") < 0);
-	TFJ_CHECK(rec(&p, "TFJ_PROGRESS [1,2]") < 0);
-	TFJ_CHECK(rec(&p, "TFJ_PROGRESS {}") < 0);
-	TFJ_CHECK(rec(&p, "TFJ_PROGRESS {\"other\":1}") < 0);
-	TFJ_CHECK(rec(&p, "TFJ_PROGRESS {\"step\":\"12\"}") < 0);
-	TFJ_CHECK(rec(&p, "TFJ_PROGRESS {\"step\":-1}") < 0);
-	TFJ_CHECK(rec(&p, "TFJ_PROGRESS {\"step\":1.5}") < 0);
-	TFJ_CHECK(rec(&p, "TFJ_PROGRESS {\"step\":1,\"loss\":\"nan\"}") < 0);
-	TFJ_CHECK(rec(&p, "TFJ_PROGRESS {\"step\":1e300}") < 0);
+	TFJ_CHECK_LT(rec(&p, "TFJ_PROGRESS {\"step\":1"), 0);
+	TFJ_CHECK_LT(rec(&p, "TFJ_PROGRESS {\"step\":1} trailing"), 0);
+	TFJ_CHECK_LT(rec(&p, "TFJ_PROGRESS [1,2]"), 0);
+	TFJ_CHECK_LT(rec(&p, "TFJ_PROGRESS {}"), 0);
+	TFJ_CHECK_LT(rec(&p, "TFJ_PROGRESS {\"other\":1}"), 0);
+	TFJ_CHECK_LT(rec(&p, "TFJ_PROGRESS {\"step\":\"12\"}"), 0);
+	TFJ_CHECK_LT(rec(&p, "TFJ_PROGRESS {\"step\":-1}"), 0);
+	TFJ_CHECK_LT(rec(&p, "TFJ_PROGRESS {\"step\":1.5}"), 0);
+	TFJ_CHECK_LT(rec(&p, "TFJ_PROGRESS {\"step\":1,\"loss\":\"nan\"}"), 0);
+	TFJ_CHECK_LT(rec(&p, "TFJ_PROGRESS {\"step\":1e300}"), 0);
 	TFJ_CHECK_INT(p.have, 0);
 	/* An embedded NUL ends the JSON early: trailing garbage, rejected. */
-	TFJ_CHECK(tfj_progrec_parse(&p, "TFJ_PROGRESS {\"step\":1}\0x", 26) < 0);
+	TFJ_CHECK_LT(tfj_progrec_parse(&p, "TFJ_PROGRESS {\"step\":1}\0x", 26), 0);
 }
 
 static void test_regex_named(void)
@@ -104,27 +104,27 @@ static void test_regex_mapped_and_errors(void)
 	struct tfj_progrec p;
 
 	TFJ_CHECK_INT(tfj_progress_regex_compile(&re, "it=([0-9]+)[[:space:]]+([0-9.]+) ex/s"), 0);
-	TFJ_CHECK(tfj_progress_regex_check(&re) < 0); /* nothing mapped yet */
+	TFJ_CHECK_LT(tfj_progress_regex_check(&re), 0); /* nothing mapped yet */
 	TFJ_CHECK_INT(tfj_progress_regex_map_spec(&re, "step=1"), 0);
 	TFJ_CHECK_INT(tfj_progress_regex_map_spec(&re, "examples_per_sec=2"), 0);
-	TFJ_CHECK(tfj_progress_regex_map_spec(&re, "loss=3") < 0);
-	TFJ_CHECK(tfj_progress_regex_map_spec(&re, "bogus=1") < 0);
-	TFJ_CHECK(tfj_progress_regex_map_spec(&re, "step") < 0);
-	TFJ_CHECK(tfj_progress_regex_map_spec(&re, "step=x") < 0);
+	TFJ_CHECK_LT(tfj_progress_regex_map_spec(&re, "loss=3"), 0);
+	TFJ_CHECK_LT(tfj_progress_regex_map_spec(&re, "bogus=1"), 0);
+	TFJ_CHECK_LT(tfj_progress_regex_map_spec(&re, "step"), 0);
+	TFJ_CHECK_LT(tfj_progress_regex_map_spec(&re, "step=x"), 0);
 	TFJ_CHECK_INT(tfj_progress_regex_check(&re), 0);
 	TFJ_CHECK_INT(tfj_progress_regex_match(&p, &re, "it=9   300.5 ex/s"), 0);
 	TFJ_CHECK_INT(p.step, 9);
 	TFJ_CHECK(p.examples_per_sec == 300.5);
 	tfj_progress_regex_free(&re);
 
-	TFJ_CHECK(tfj_progress_regex_compile(&re, "") < 0);
-	TFJ_CHECK(tfj_progress_regex_compile(&re, "(?<nope>1)") < 0);
-	TFJ_CHECK(tfj_progress_regex_compile(&re, "(?<step>1)(?<step>2)") < 0);
-	TFJ_CHECK(tfj_progress_regex_compile(&re, "(?:x)") < 0);
-	TFJ_CHECK(tfj_progress_regex_compile(&re, "(?<step") < 0);
-	TFJ_CHECK(tfj_progress_regex_compile(&re, "([0-9]") < 0);
-	TFJ_CHECK(tfj_progress_regex_compile(&re, "[abc") < 0);
-	TFJ_CHECK(tfj_progress_regex_compile(&re, "abc\\") < 0);
+	TFJ_CHECK_LT(tfj_progress_regex_compile(&re, ""), 0);
+	TFJ_CHECK_LT(tfj_progress_regex_compile(&re, "(?<nope>1)"), 0);
+	TFJ_CHECK_LT(tfj_progress_regex_compile(&re, "(?<step>1)(?<step>2)"), 0);
+	TFJ_CHECK_LT(tfj_progress_regex_compile(&re, "(?:x)"), 0);
+	TFJ_CHECK_LT(tfj_progress_regex_compile(&re, "(?<step"), 0);
+	TFJ_CHECK_LT(tfj_progress_regex_compile(&re, "([0-9]"), 0);
+	TFJ_CHECK_LT(tfj_progress_regex_compile(&re, "[abc"), 0);
+	TFJ_CHECK_LT(tfj_progress_regex_compile(&re, "abc\\"), 0);
 	{
 		char big[TFJ_PROGRESS_REGEX_MAX + 2];
 		memset(big, 'a', sizeof(big) - 1);
@@ -219,8 +219,8 @@ static void test_tracker_long_lines(void)
 		tfj_progress_tracker_flush(&t);
 	}
 	tfj_progress_tracker_free(&t);
-	TFJ_CHECK(tfj_progress_tracker_init(&t, 10, NULL) < 0);
-	TFJ_CHECK(tfj_progress_tracker_init(&t, TFJ_PROGRESS_LINE_MAX + 1, NULL) < 0);
+	TFJ_CHECK_LT(tfj_progress_tracker_init(&t, 10, NULL), 0);
+	TFJ_CHECK_LT(tfj_progress_tracker_init(&t, TFJ_PROGRESS_LINE_MAX + 1, NULL), 0);
 	tfj_progress_tracker_free(&t);
 	tfj_progress_tracker_free(NULL);
 	free(big);
@@ -242,7 +242,7 @@ static void test_tail(void)
 		tfj_progress_tracker_feed(&t, TFJ_STREAM_STDERR, line, (size_t)n);
 	}
 	tfj_progress_tracker_tail(&t, out, sizeof(out));
-	TFJ_CHECK(strlen(out) <= TFJ_PROGRESS_TAIL);
+	TFJ_CHECK_LE(strlen(out), TFJ_PROGRESS_TAIL);
 	TFJ_CHECK(strncmp(out, "error line ", 11) == 0); /* starts at a line */
 	TFJ_CHECK(strstr(out, "error line 199") != NULL);
 	TFJ_CHECK(out[strlen(out) - 1] == '9');

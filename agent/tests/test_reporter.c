@@ -160,7 +160,7 @@ static void server_start_creds(struct server *s, grpc_server_credentials *creds)
 	TFJ_CHECK(tfj_grpc_server_new(&s->srv, &args) == 0);
 	grpc_server_register_completion_queue(s->srv, s->cq, NULL);
 	TFJ_CHECK(tfj_grpc_server_listen(&s->port, s->srv, "127.0.0.1:0", creds) == 0);
-	TFJ_CHECK(s->port > 0);
+	TFJ_CHECK_GT(s->port, 0);
 	pthread_create(&s->th, NULL, serve, s);
 }
 
@@ -254,7 +254,7 @@ static void test_client_calls(void)
 		if (rq) {
 			check_ref(rq->replica, "worker", 1);
 			TFJ_CHECK_STR(rq->agent_version, TFJ_REPORTER_AGENT_VERSION);
-			TFJ_CHECK(rq->start_unix_time_ms > 0);
+			TFJ_CHECK_GT(rq->start_unix_time_ms, 0);
 			tfj__report__v1__register_request__free_unpacked(rq, NULL);
 		}
 		TFJ_CHECK_STR(s.calls[1].method, "/tfj.report.v1.Report/Heartbeat");
@@ -299,7 +299,7 @@ static void test_client_calls(void)
 	pthread_mutex_unlock(&s.mu);
 	tfj_reporter_close(r);
 	server_stop(&s);
-	TFJ_CHECK(tfj_reporter_open(&r, &(struct tfj_reporter_opts){ "", NULL, NULL, 1, 1 }, &id) < 0);
+	TFJ_CHECK_LT(tfj_reporter_open(&r, &(struct tfj_reporter_opts){ "", NULL, NULL, 1, 1 }, &id), 0);
 }
 
 /* The last progress (the final step and accuracy) goes out in a heartbeat
@@ -334,7 +334,7 @@ static void test_final_heartbeat_before_exit(void)
 	tfj_reporter_finish(r, &e);
 	pthread_mutex_lock(&s.mu);
 	n = s.ncalls;
-	TFJ_CHECK(n >= 2);
+	TFJ_CHECK_GE(n, 2);
 	if (n >= 2) {
 		Tfj__Report__V1__HeartbeatRequest *hq;
 
@@ -373,7 +373,7 @@ static int run_agent_with(const char *addr, const char *report_timeout, double *
 			 "--report-timeout", (char *)report_timeout, "--", "sh", "-c",
 			 "echo 'TFJ_PROGRESS {\"step\":7,\"loss\":0.25}'; sleep 0.6; "
 			 "echo 'training failed' >&2; exit 5", NULL };
-	double t0 = tu_now();
+	double t0 = tfj_testutil_now_s();
 	pid_t pid;
 	int code;
 
@@ -383,8 +383,8 @@ static int run_agent_with(const char *addr, const char *report_timeout, double *
 	agent_env[1] = t_env;
 	unlink(tm_path);
 	pid = tu_spawn_agent(args, agent_env, out_path, err_path);
-	code = tu_wait(pid, 25);
-	*elapsed = tu_now() - t0;
+	code = tfj_testutil_wait(pid, 25);
+	*elapsed = tfj_testutil_now_s() - t0;
 	return code;
 }
 
@@ -392,7 +392,7 @@ static void check_tm_exit5(void)
 {
 	char buf[8192];
 
-	TFJ_CHECK(tu_read(tm_path, buf, sizeof(buf)) > 0);
+	TFJ_CHECK_GT(tu_read(tm_path, buf, sizeof(buf)), 0);
 	TFJ_CHECK(strstr(buf, "\"reason\":\"Error\"") != NULL);
 	TFJ_CHECK(strstr(buf, "\"exitCode\":5") != NULL);
 	TFJ_CHECK(strstr(buf, "\"lastStep\":7") != NULL);
@@ -413,7 +413,7 @@ static void test_agent_reports(void)
 	TFJ_CHECK_INT(run_agent_with(addr, "2", &dt), 5);
 	check_tm_exit5();
 	TFJ_CHECK_INT(count_method(&s, TFJ_REPORTER_METHOD_REGISTER), 1);
-	TFJ_CHECK(count_method(&s, TFJ_REPORTER_METHOD_HEARTBEAT) >= 2);
+	TFJ_CHECK_GE(count_method(&s, TFJ_REPORTER_METHOD_HEARTBEAT), 2);
 	TFJ_CHECK_INT(count_method(&s, TFJ_REPORTER_METHOD_EXIT), 1);
 	pthread_mutex_lock(&s.mu);
 	for (i = 0; i < s.ncalls; i++) {
@@ -453,29 +453,20 @@ static void test_agent_reports(void)
 		}
 	}
 	pthread_mutex_unlock(&s.mu);
-	TFJ_CHECK(hb_with_step >= 1);
+	TFJ_CHECK_GE(hb_with_step, 1);
 	TFJ_CHECK_INT(saw_exit, 1);
 	/* The token never reaches the agent's logs. */
-	TFJ_CHECK(tu_read(err_path, buf, sizeof(buf)) > 0);
+	TFJ_CHECK_GT(tu_read(err_path, buf, sizeof(buf)), 0);
 	TFJ_CHECK(strstr(buf, "secret-token-abc123") == NULL);
 	server_stop(&s);
 }
 
 static int bound_socket(int *port, int do_listen)
 {
-	struct sockaddr_in a;
-	socklen_t al = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = tfj_testutil_bind_loopback(port);
 
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&a, &al) < 0)
-		return -1;
-	if (do_listen)
+	if (fd >= 0 && do_listen)
 		listen(fd, 64);
-	*port = ntohs(a.sin_port);
 	return fd;
 }
 
@@ -491,7 +482,7 @@ static void test_channel_down(void)
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
 	TFJ_CHECK_INT(run_agent_with(addr, "0.5", &dt), 5);
 	check_tm_exit5();
-	TFJ_CHECK(dt < 6);
+	TFJ_CHECK_LT(dt, 6);
 	close(fd);
 
 	/* Hangs: TCP is accepted by the kernel but nobody speaks HTTP/2. */
@@ -499,7 +490,7 @@ static void test_channel_down(void)
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
 	TFJ_CHECK_INT(run_agent_with(addr, "0.5", &dt), 5);
 	check_tm_exit5();
-	TFJ_CHECK(dt < 8);
+	TFJ_CHECK_LT(dt, 8);
 	close(fd);
 
 	/* An address gRPC cannot even parse: the agent goes on without reports. */
@@ -536,8 +527,8 @@ static void test_tls(void)
 	snprintf(other_cert, sizeof(other_cert), "%s/other-cert.pem", dir);
 	TFJ_CHECK_INT(make_cert(key, cert), 0);
 	TFJ_CHECK_INT(make_cert(other_key, other_cert), 0);
-	TFJ_CHECK(tu_read(key, kbuf, sizeof(kbuf)) > 0);
-	TFJ_CHECK(tu_read(cert, cbuf, sizeof(cbuf)) > 0);
+	TFJ_CHECK_GT(tu_read(key, kbuf, sizeof(kbuf)), 0);
+	TFJ_CHECK_GT(tu_read(cert, cbuf, sizeof(cbuf)), 0);
 	pair.private_key = kbuf;
 	pair.cert_chain = cbuf;
 	server_start_creds(&s, grpc_ssl_server_credentials_create(NULL, &pair, 1, 0, NULL));
@@ -564,14 +555,14 @@ static void test_tls(void)
 	o.ca_file = other_cert;
 	TFJ_CHECK_INT(tfj_reporter_open(&r, &o, &id), 0);
 	if (r) {
-		TFJ_CHECK(tfj_reporter_heartbeat(r, &p, 1) < 0);
+		TFJ_CHECK_LT(tfj_reporter_heartbeat(r, &p, 1), 0);
 		tfj_reporter_close(r);
 	}
 	TFJ_CHECK_INT(s.ncalls, 2);
 
 	/* A CA file that does not exist is an error at open. */
 	o.ca_file = "/nonexistent/ca.pem";
-	TFJ_CHECK(tfj_reporter_open(&r, &o, &id) < 0);
+	TFJ_CHECK_LT(tfj_reporter_open(&r, &o, &id), 0);
 	server_stop(&s);
 	unlink(key);
 	unlink(cert);
@@ -582,8 +573,7 @@ static void test_tls(void)
 int main(int argc, char **argv)
 {
 	TFJ_AGENT_TEST_DISPATCH(argc, argv);
-	snprintf(dir, sizeof(dir), "/tmp/tfj-report-test-XXXXXX");
-	if (!mkdtemp(dir))
+	if (tfj_testutil_tmpdir(dir, sizeof(dir), "tfj-report-test"))
 		return 1;
 	snprintf(token_path, sizeof(token_path), "%s/token", dir);
 	snprintf(tm_path, sizeof(tm_path), "%s/termination-log", dir);
@@ -596,10 +586,6 @@ int main(int argc, char **argv)
 	TFJ_RUN(test_channel_down);
 	TFJ_RUN(test_tls);
 	grpc_shutdown();
-	unlink(token_path);
-	unlink(tm_path);
-	unlink(out_path);
-	unlink(err_path);
-	rmdir(dir);
+	tfj_testutil_rmtree(dir);
 	return tfj_test_finish();
 }

@@ -15,6 +15,7 @@
 
 #include "supervisor.h"
 #include "tfj_test.h"
+#include "tfj_testutil.h"
 
 struct cap {
 	char out[65536];
@@ -48,14 +49,6 @@ static void on_output(void *ctx, enum tfj_progress_stream s, const char *data, s
 static void on_tick(void *ctx)
 {
 	((struct cap *)ctx)->ticks++;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static int devnull(void)
@@ -126,7 +119,7 @@ static void test_forward_sigterm(void)
 	memset(&c, 0, sizeof(c));
 	c.trigger = "ready";
 	c.sig = SIGTERM;
-	t0 = now_s();
+	t0 = tfj_testutil_now_s();
 	TFJ_CHECK_INT(run_sh(&r, &c, "trap 'echo got-term; exit 42' TERM; echo ready; "
 			   "while :; do sleep 0.05; done", 10), 0);
 	TFJ_CHECK_INT(c.fired, 1);
@@ -134,7 +127,7 @@ static void test_forward_sigterm(void)
 	TFJ_CHECK_INT(r.received, SIGTERM);
 	TFJ_CHECK_INT(r.killed, 0);
 	TFJ_CHECK(strstr(c.out, "got-term") != NULL);
-	TFJ_CHECK(now_s() - t0 < 5);
+	TFJ_CHECK_LT(tfj_testutil_now_s() - t0, 5);
 
 	/* Other signals are forwarded too and do not start the grace period. */
 	memset(&c, 0, sizeof(c));
@@ -165,15 +158,15 @@ static void test_grace_period(void)
 	memset(&c, 0, sizeof(c));
 	c.trigger = "ready";
 	c.sig = SIGTERM;
-	t0 = now_s();
+	t0 = tfj_testutil_now_s();
 	TFJ_CHECK_INT(run_sh(&r, &c, "trap '' TERM; echo ready; sleep 30", 0.5), 0);
-	dt = now_s() - t0;
+	dt = tfj_testutil_now_s() - t0;
 	TFJ_CHECK_INT(r.exit_code, 137);
 	TFJ_CHECK_INT(r.killed, 1);
 	TFJ_CHECK_INT(r.received, SIGTERM);
-	TFJ_CHECK(dt >= 0.45);
-	TFJ_CHECK(dt < 5);
-	TFJ_CHECK(c.ticks >= 5);
+	TFJ_CHECK_GE(dt, 0.45);
+	TFJ_CHECK_LT(dt, 5);
+	TFJ_CHECK_GE(c.ticks, 5);
 }
 
 static void test_reap_orphans(void)
@@ -200,7 +193,7 @@ static void test_reap_orphans(void)
 	 */
 	{
 		uint64_t total = r.orphans_reaped;
-		double end = now_s() + 5;
+		double end = tfj_testutil_now_s() + 5;
 		siginfo_t si;
 
 		for (;;) {
@@ -210,14 +203,14 @@ static void test_reap_orphans(void)
 			memset(&si, 0, sizeof(si));
 			if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD)
 				break;
-			if (now_s() > end)
+			if (tfj_testutil_now_s() > end)
 				break;
 			usleep(100 * 1000);
 			memset(&c2, 0, sizeof(c2));
 			TFJ_CHECK_INT(run_sh(&r2, &c2, "exit 0", 5), 0);
 			total += r2.orphans_reaped;
 		}
-		TFJ_CHECK(total >= 2);
+		TFJ_CHECK_GE(total, 2);
 	}
 	TFJ_CHECK(waitpid(-1, &st, WNOHANG) < 0 && errno == ECHILD);
 }
@@ -235,7 +228,8 @@ static void test_passthrough(void)
 	char buf[65536];
 	ssize_t n;
 
-	TFJ_CHECK(fo >= 0 && fe >= 0);
+	TFJ_CHECK_GE(fo, 0);
+	TFJ_CHECK_GE(fe, 0);
 	memset(&c, 0, sizeof(c));
 	memset(&o, 0, sizeof(o));
 	o.argv = argv;
@@ -272,7 +266,7 @@ static void test_exec_failures(void)
 	struct tfj_supervisor_result r;
 	int fd = mkstemp(path);
 
-	TFJ_CHECK(fd >= 0);
+	TFJ_CHECK_GE(fd, 0);
 	close(fd);
 	chmod(path, 0644);
 	memset(&o, 0, sizeof(o));
@@ -295,7 +289,7 @@ static void test_exec_failures(void)
 	{
 		char *none[] = { NULL };
 		o.argv = none;
-		TFJ_CHECK(tfj_supervisor_run(&r, &o) < 0);
+		TFJ_CHECK_LT(tfj_supervisor_run(&r, &o), 0);
 	}
 }
 

@@ -30,7 +30,7 @@ static void test_content(void)
 	cJSON *j;
 
 	n = tfj_termmsg_encode(out, sizeof(out), &m);
-	TFJ_CHECK(n > 0);
+	TFJ_CHECK_GT(n, 0);
 	j = parse(out);
 	TFJ_CHECK_INT(tfj_json_get_string(&s, j, "reason"), 0);
 	TFJ_CHECK_STR(s, "PeerWaitTimeout");
@@ -49,7 +49,7 @@ static void test_content(void)
 	m.exit_code = 2;
 	m.has_last_step = 0;
 	m.message = NULL;
-	TFJ_CHECK(tfj_termmsg_encode(out, sizeof(out), &m) > 0);
+	TFJ_CHECK_GT(tfj_termmsg_encode(out, sizeof(out), &m), 0);
 	j = parse(out);
 	TFJ_CHECK(cJSON_GetObjectItem(j, "lastStep") == NULL);
 	TFJ_CHECK(cJSON_GetObjectItem(j, "message") == NULL);
@@ -81,11 +81,12 @@ static void test_size_cap(void)
 	memcpy(big + 19990, "THE END", 8);
 	m.message = big;
 	n = tfj_termmsg_encode(out, sizeof(out), &m);
-	TFJ_CHECK(n > 0 && n <= (int)TFJ_TERMMSG_MAX);
+	TFJ_CHECK_GT(n, 0);
+	TFJ_CHECK_LE(n, (int)TFJ_TERMMSG_MAX);
 	TFJ_CHECK_INT(strlen(out), n);
 	j = parse(out);
 	TFJ_CHECK_INT(tfj_json_get_string(&s, j, "message"), 0);
-	TFJ_CHECK(strlen(s) > 500);
+	TFJ_CHECK_GT(strlen(s), 500);
 	TFJ_CHECK(strcmp(s + strlen(s) - 7, "THE END") == 0);
 	TFJ_CHECK(strchr(s, '\x01') == NULL);
 	cJSON_Delete(j);
@@ -95,7 +96,8 @@ static void test_size_cap(void)
 		memcpy(big + i, "\xe2\x82\xac", 3);
 	big[i] = '\0';
 	n = tfj_termmsg_encode(out, sizeof(out), &m);
-	TFJ_CHECK(n > 0 && n <= (int)TFJ_TERMMSG_MAX);
+	TFJ_CHECK_GT(n, 0);
+	TFJ_CHECK_LE(n, (int)TFJ_TERMMSG_MAX);
 	j = parse(out);
 	TFJ_CHECK_INT(tfj_json_get_string(&s, j, "message"), 0);
 	TFJ_CHECK(strlen(s) % 3 == 0);
@@ -103,7 +105,8 @@ static void test_size_cap(void)
 
 	/* A small buffer shortens the message; a tiny one is an error. */
 	n = tfj_termmsg_encode(out, 120, &m);
-	TFJ_CHECK(n > 0 && n < 120);
+	TFJ_CHECK_GT(n, 0);
+	TFJ_CHECK_LT(n, 120);
 	TFJ_CHECK_INT(tfj_termmsg_encode(out, 30, &m), TFJ_ETOOBIG);
 	free(big);
 }
@@ -130,7 +133,7 @@ static void test_write(void)
 	size_t n;
 	int fd = mkstemp(path);
 
-	TFJ_CHECK(fd >= 0);
+	TFJ_CHECK_GE(fd, 0);
 	/* Old longer content must be truncated. */
 	TFJ_CHECK(write(fd, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 97) == 97);
 	close(fd);

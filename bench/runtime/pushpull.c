@@ -41,17 +41,10 @@
 #include "rtconfig.h"
 #include "session.h"
 #include "wire.h"
+#include "tfj_testutil.h"
 
 #define MAX_SIZES 16
 #define MAX_REPS 1000
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -65,25 +58,6 @@ static double median(double *v, size_t n)
 {
 	qsort(v, n, sizeof(*v), cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* A free port: bind 0, read it back, close. Racy in theory, fine here. */
-static int free_port(void)
-{
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	if (fd < 0)
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-		port = ntohs(a.sin_port);
-	close(fd);
-	return port;
 }
 
 /* ---- raw TCP baseline ---------------------------------------------------- */
@@ -170,11 +144,11 @@ static int tcp_bench(double *t, int reps, size_t bytes)
 		goto out;
 	setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	for (i = 0; i < reps; i++) {
-		double t0 = now_s();
+		double t0 = tfj_testutil_now_s();
 
 		if (write_full(cfd, out, bytes) || read_full(cfd, &ack, 1))
 			goto out;
-		t[i] = now_s() - t0;
+		t[i] = tfj_testutil_now_s() - t0;
 	}
 	rc = 0;
 out:
@@ -213,9 +187,9 @@ static int model_args(char **argv, char *hidden, size_t hlen, size_t h)
 static pid_t start_ps(const char *runtime, const char *ps_hosts, size_t h)
 {
 	char hidden[32];
+	struct tfj_testutil_spawn sp = { 0 };
 	char *argv[40];
 	int n = 0;
-	pid_t pid;
 
 	argv[n++] = (char *)runtime;
 	argv[n++] = "train";
@@ -229,12 +203,9 @@ static pid_t start_ps(const char *runtime, const char *ps_hosts, size_t h)
 	argv[n++] = "127.0.0.1:1";
 	n += model_args(argv + n, hidden, sizeof(hidden), h);
 	argv[n] = NULL;
-	pid = fork();
-	if (pid == 0) {
-		execv(runtime, argv);
-		_exit(127);
-	}
-	return pid;
+	sp.exe = runtime;
+	sp.args = argv + 1;
+	return tfj_testutil_spawn(&sp);
 }
 
 struct result {
@@ -248,7 +219,7 @@ static int ps_bench(struct result *res, const char *runtime, size_t h, int reps,
 	struct tfj_session s;
 	char ps_hosts[64], hidden[32];
 	char *argv[40];
-	int port = free_port(), n = 0, rc, i, stale, have_cfg = 0, have_s = 0;
+	int port = tfj_testutil_free_port(), n = 0, rc, i, stale, have_cfg = 0, have_s = 0;
 	pid_t pid;
 	double t0;
 
@@ -257,7 +228,7 @@ static int ps_bench(struct result *res, const char *runtime, size_t h, int reps,
 	snprintf(ps_hosts, sizeof(ps_hosts), "127.0.0.1:%d", port);
 	pid = start_ps(runtime, ps_hosts, h);
 	if (pid < 0)
-		return tfj_err_set(TFJ_EIO, "fork: %s", strerror(errno));
+		return tfj_err_set(TFJ_EIO, "could not start %s", runtime);
 	argv[n++] = "--job_name";
 	argv[n++] = "worker";
 	argv[n++] = "--task_index";
@@ -276,9 +247,9 @@ static int ps_bench(struct result *res, const char *runtime, size_t h, int reps,
 	if (rc)
 		goto out;
 	/* The ps needs a moment to listen: retry Status/Init for up to 30 s. */
-	t0 = now_s();
+	t0 = tfj_testutil_now_s();
 	while ((rc = tfj_session_ensure_ready(&s, (const float *const *)s.params, 0)) ==
-	       TFJ_EUNAVAIL && now_s() - t0 < 30)
+	       TFJ_EUNAVAIL && tfj_testutil_now_s() - t0 < 30)
 		usleep(100 * 1000);
 	if (rc)
 		goto out;
@@ -289,14 +260,14 @@ static int ps_bench(struct result *res, const char *runtime, size_t h, int reps,
 		    (rc = tfj_session_push(&s, 1000000, &stale)))
 			goto out;
 	for (i = 0; i < reps; i++) {
-		t0 = now_s();
+		t0 = tfj_testutil_now_s();
 		if ((rc = tfj_session_pull(&s, NULL, 0)))
 			goto out;
-		res->pull[i] = now_s() - t0;
-		t0 = now_s();
+		res->pull[i] = tfj_testutil_now_s() - t0;
+		t0 = tfj_testutil_now_s();
 		if ((rc = tfj_session_push(&s, 1000000, &stale)))
 			goto out;
-		res->push[i] = now_s() - t0;
+		res->push[i] = tfj_testutil_now_s() - t0;
 	}
 out:
 	if (have_s)

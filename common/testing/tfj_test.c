@@ -2,14 +2,22 @@
  * tfj_test.c - the harness behind tfj_test.h.
  */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "tfj/err.h"
 #include "tfj_test.h"
 
-static int current_failed;
+/* Atomic because tests run checks from their worker threads too. */
+static atomic_int current_failed;
+static atomic_long current_checks;
+static atomic_int running;
 static int passed, failed;
+/* Failed checks in main() itself, outside every test function. */
+static atomic_int outside_failed;
 static uint64_t rng_state;
 static int rng_ready;
 static uint64_t seed_value;
@@ -23,14 +31,61 @@ void tfj_test_fail(const char *file, int line, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	current_failed = 1;
+	atomic_store(&current_failed, 1);
+	if (!atomic_load(&running))
+		atomic_fetch_add(&outside_failed, 1);
+}
+
+/* One operand of a failed comparison as text, in the notation of its kind. */
+static void fmt_value(char *buf, size_t cap, int kind, long double v)
+{
+	if (kind == 2)
+		snprintf(buf, cap, "%.9Lg", v);
+	else if (kind == 1)
+		snprintf(buf, cap, "%llu", (unsigned long long)v);
+	else
+		snprintf(buf, cap, "%lld", (long long)v);
+}
+
+void tfj_test_fail_cmp(const char *file, int line, const char *expr_a, const char *op,
+		       const char *expr_b, int kind_a, long double a, int kind_b, long double b)
+{
+	char va[64], vb[64];
+
+	fmt_value(va, sizeof(va), kind_a, a);
+	fmt_value(vb, sizeof(vb), kind_b, b);
+	tfj_test_fail(file, line, "%s %s %s (%s vs %s)", expr_a, op, expr_b, va, vb);
+}
+
+void tfj_test_count(void)
+{
+	atomic_fetch_add(&current_checks, 1);
+}
+
+void tfj_test_check_ok(const char *file, int line, const char *expr, long long rc)
+{
+	tfj_test_count();
+	if (rc != 0) {
+		const char *detail = tfj_err_detail();
+
+		tfj_test_fail(file, line, "%s == 0 (%lld, %s%s%s)", expr, rc,
+			      rc >= INT_MIN && rc <= INT_MAX ? tfj_err_name((int)rc) : "unknown",
+			      detail[0] ? ": " : "", detail);
+	}
 }
 
 void tfj_test_run(const char *name, void (*fn)(void))
 {
-	current_failed = 0;
+	atomic_store(&current_failed, 0);
+	atomic_store(&current_checks, 0);
+	atomic_store(&running, 1);
 	fn();
-	if (current_failed) {
+	atomic_store(&running, 0);
+	if (atomic_load(&current_checks) == 0) {
+		fprintf(stderr, "  FAIL %s: ran no check; a test must assert something\n", name);
+		atomic_store(&current_failed, 1);
+	}
+	if (atomic_load(&current_failed)) {
 		failed++;
 		fprintf(stderr, "not ok - %s\n", name);
 	} else {
@@ -43,8 +98,11 @@ int tfj_test_finish(void)
 {
 	if (rng_ready)
 		fprintf(stderr, "seed was TFJ_TEST_SEED=%" PRIu64 "\n", seed_value);
+	if (atomic_load(&outside_failed))
+		fprintf(stderr, "not ok - %d check(s) in main(), outside every test, failed\n",
+			atomic_load(&outside_failed));
 	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return failed || atomic_load(&outside_failed) ? 1 : 0;
 }
 
 uint64_t tfj_test_rand(void)

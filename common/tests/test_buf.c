@@ -27,7 +27,7 @@ static void test_limit_is_an_error_and_keeps_contents(void)
 	TFJ_CHECK_INT(tfj_buf_putc(&b, '9'), TFJ_ETOOBIG);
 	TFJ_CHECK_INT(tfj_buf_printf(&b, "%s", "x"), TFJ_ETOOBIG);
 	TFJ_CHECK_STR(tfj_buf_cstr(&b), "12345678");
-	TFJ_CHECK(b.cap <= 8);
+	TFJ_CHECK_LE(b.cap, 8);
 	/* A size that would overflow len + n must not wrap around. */
 	TFJ_CHECK_INT(tfj_buf_append(&b, "", (size_t)-1), TFJ_ETOOBIG);
 	tfj_buf_free(&b);

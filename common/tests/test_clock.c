@@ -23,30 +23,33 @@ static void test_timed_wait(void)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	/* The deadline is on the monotonic clock, 50 ms ahead. */
 	TFJ_CHECK(ts.tv_sec > now.tv_sec || (ts.tv_sec == now.tv_sec && ts.tv_nsec > now.tv_nsec));
-	TFJ_CHECK(ts.tv_nsec >= 0 && ts.tv_nsec < 1000000000L);
-	TFJ_CHECK(ts.tv_sec - now.tv_sec <= 1);
+	TFJ_CHECK_GE(ts.tv_nsec, 0);
+	TFJ_CHECK_LT(ts.tv_nsec, 1000000000L);
+	TFJ_CHECK_LE(ts.tv_sec - now.tv_sec, 1);
 	t0 = tfj_clock_mono_ns();
 	pthread_mutex_lock(&mu);
 	while (rc != ETIMEDOUT)
 		rc = pthread_cond_timedwait(&cv, &mu, &ts);
 	pthread_mutex_unlock(&mu);
 	t1 = tfj_clock_mono_ns();
-	TFJ_CHECK(t1 - t0 >= 40000000ull);       /* not before the deadline */
-	TFJ_CHECK(t1 - t0 < 30000000000ull);     /* and not a realtime-clock misreading */
+	TFJ_CHECK_GE(t1 - t0, 40000000ull);       /* not before the deadline */
+	TFJ_CHECK_LT(t1 - t0, 30000000000ull);     /* and not a realtime-clock misreading */
 	pthread_cond_destroy(&cv);
 	/* Sub-second parts carry into seconds; absurd delays are capped, not wrapped. */
 	tfj_clock_deadline(&ts, 1999);
-	TFJ_CHECK(ts.tv_nsec >= 0 && ts.tv_nsec < 1000000000L);
+	TFJ_CHECK_GE(ts.tv_nsec, 0);
+	TFJ_CHECK_LT(ts.tv_nsec, 1000000000L);
 	tfj_clock_deadline(&ts, UINT64_MAX);
-	TFJ_CHECK(ts.tv_sec > now.tv_sec);
+	TFJ_CHECK_GT(ts.tv_sec, now.tv_sec);
 }
 
 static void test_unix_ms(void)
 {
 	int64_t a = (int64_t)time(NULL) * 1000, b = tfj_clock_unix_ms();
 
-	TFJ_CHECK(b >= a - 1000 && b <= a + 2000);
-	TFJ_CHECK(tfj_clock_mono_ns() > 0);
+	TFJ_CHECK_GE(b, a - 1000);
+	TFJ_CHECK_LE(b, a + 2000);
+	TFJ_CHECK_GT(tfj_clock_mono_ns(), 0);
 }
 
 int main(void)

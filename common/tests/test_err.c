@@ -22,7 +22,7 @@ static void test_codes_are_distinct_and_negative(void)
 	size_t n = sizeof(codes) / sizeof(codes[0]), i, j;
 
 	for (i = 1; i < n; i++) {
-		TFJ_CHECK(codes[i] < 0);
+		TFJ_CHECK_LT(codes[i], 0);
 		for (j = 0; j < i; j++)
 			TFJ_CHECK(codes[i] != codes[j]);
 	}

@@ -136,7 +136,7 @@ static void test_long_line_truncated(void)
 {
 	char *s = capture(long_line);
 
-	TFJ_CHECK(strlen(s) <= TFJ_LOG_LINE_MAX);
+	TFJ_CHECK_LE(strlen(s), TFJ_LOG_LINE_MAX);
 	TFJ_CHECK(strstr(s, "...\n") != NULL);
 }
 

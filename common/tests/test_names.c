@@ -35,7 +35,7 @@ static void test_long_and_odd_names_are_hashed(void)
 
 	TFJ_CHECK_INT(tfj_names_replica(n, sizeof(n), long_job, "evaluator", 0), 0);
 	TFJ_CHECK(tfj_names_is_dns1035(n));
-	TFJ_CHECK(strlen(n) <= 63);
+	TFJ_CHECK_LE(strlen(n), 63);
 	snprintf(want, sizeof(want), "-%08x-evaluator-0", tfj_names_hash(long_job));
 	TFJ_CHECK(strstr(n, want) != NULL);
 	TFJ_CHECK(strncmp(n, "a-very-long", 11) == 0);

@@ -143,6 +143,7 @@ static void test_property_roundtrip(void)
 		free(s);
 		tfj_tfconfig_free(&a);
 	}
+	TFJ_CHECK_INT(failures, 0);
 }
 
 struct bad_case {

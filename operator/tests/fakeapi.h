@@ -30,7 +30,10 @@
 #include <tfj/err.h>
 #include <tfj/file.h>
 
+#include "kube.h"
 #include "kubeconfig.h"
+#include "tfj_test.h"
+#include "tfj_testutil.h"
 
 #define FAKE_MAX_OBJS 512
 
@@ -92,8 +95,7 @@ static inline int fake_make_pki(struct fake *f)
 	char cmd[2048], p[256];
 	if (fake_sh("command -v openssl >/dev/null 2>&1"))
 		return TFJ_EUNSUPP;
-	snprintf(f->dir, sizeof(f->dir), "/tmp/tfj-fakeapi-XXXXXX");
-	if (!mkdtemp(f->dir))
+	if (tfj_testutil_tmpdir(f->dir, sizeof(f->dir), "tfj-fakeapi"))
 		return TFJ_EIO;
 	snprintf(cmd, sizeof(cmd),
 		 "cd %s && "
@@ -654,7 +656,6 @@ static inline int fake_start(struct fake *f, const char *token)
 
 static inline void fake_stop(struct fake *f)
 {
-	char cmd[256];
 	pthread_mutex_lock(&f->mu);
 	f->stopping = 1;
 	pthread_cond_broadcast(&f->cond);
@@ -670,11 +671,7 @@ static inline void fake_stop(struct fake *f)
 	free(f->wrong_ca_pem);
 	free(f->key_pem);
 	free(f->cert_pem);
-	if (f->dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "cleanup of %s failed\n", f->dir);
-	}
+	tfj_testutil_rmtree(f->dir);
 }
 
 /* A kubeconfig struct pointing at the fake (CA inline); caller frees. */
@@ -689,6 +686,18 @@ static inline void fake_kubeconfig(struct fake *f, struct tfj_kubeconfig *kc, in
 	kc->ca_len = strlen(ca);
 	if (f->token[0])
 		kc->token = strdup(f->token);
+}
+
+/* A client of the fake (CA inline; `o` may be NULL), checked; NULL on failure. */
+static inline struct tfj_kube *fake_client(struct fake *f, const struct tfj_kube_opts *o)
+{
+	struct tfj_kubeconfig kc;
+	struct tfj_kube *k = NULL;
+
+	fake_kubeconfig(f, &kc, 0);
+	TFJ_CHECK_INT(tfj_kube_new(&k, &kc, o), 0);
+	tfj_kubeconfig_free(&kc);
+	return k;
 }
 
 /* Server-side changes, as a kubelet or another client would make them. */

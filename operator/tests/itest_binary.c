@@ -21,6 +21,7 @@
 #include "itest_common.h"
 #include "kube.h"
 #include "tfj_test.h"
+#include "tfj_testutil.h"
 
 static struct tfj_kube *K;
 static char NS[64], KC[512], BIN[600];
@@ -77,13 +78,13 @@ static long http_get(int port, const char *path, char *out, size_t outlen)
 static int spawn(struct op *o, int port)
 {
 	char addr[64], logp[128], host[256] = "";
-	const char *argv[16];
+	struct tfj_testutil_spawn sp = { 0 };
+	char *argv[16];
 	int n = 0;
 
 	o->port = port;
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
 	snprintf(logp, sizeof(logp), "/tmp/tfj-itest-binary-%d.log", port);
-	argv[n++] = BIN;
 	argv[n++] = "--kubeconfig";
 	argv[n++] = KC;
 	argv[n++] = "--namespace";
@@ -98,15 +99,12 @@ static int spawn(struct op *o, int port)
 	argv[n++] = "--managed-by";
 	argv[n++] = MANAGER;
 	argv[n] = NULL;
-	o->pid = fork();
+	sp.exe = BIN;
+	sp.args = argv;
+	sp.stderr_path = logp;
+	o->pid = tfj_testutil_spawn(&sp);
 	if (o->pid < 0)
 		return -1;
-	if (o->pid == 0) {
-		FILE *f = freopen(logp, "w", stderr);
-		(void)f;
-		execv(BIN, (char *const *)argv);
-		_exit(127);
-	}
 	gethostname(host, sizeof(host) - 1);
 	snprintf(o->identity, sizeof(o->identity), "%s_%ld", host[0] ? host : "tfjob-operator",
 		 (long)o->pid);
@@ -279,32 +277,20 @@ static void test_bad_flags(void)
 int main(void)
 {
 	char self[512];
-	ssize_t n;
+	int rc;
 
 	tfj_log_set_component("itest");
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
+	if (tfj_testutil_exe_dir(self, sizeof(self)))
 		return 1;
-	self[n] = '\0';
-	*strrchr(self, '/') = '\0';
 	snprintf(BIN, sizeof(BIN), "%s/tfjob-operator", self);
 	if (access(BIN, X_OK) != 0) {
 		fprintf(stderr, "%s not built\n", BIN);
 		return 1;
 	}
-	K = it_connect(KC, sizeof(KC));
-	if (!K)
-		return 77;
-	if (it_apply_crd(K, KC)) {
-		fprintf(stderr, "could not apply the CRD\n");
-		tfj_kube_free(K);
-		return 1;
-	}
-	snprintf(NS, sizeof(NS), "tfj-itest-bin-%ld", (long)getpid());
-	TFJ_CHECK_INT(it_create_ns(K, NS), 0);
+	rc = it_start(&K, KC, sizeof(KC), NS, sizeof(NS), "bin");
+	if (rc)
+		return rc;
 	TFJ_RUN(test_bad_flags);
 	TFJ_RUN(test_two_replicas);
-	it_delete_ns(K, NS);
-	tfj_kube_free(K);
-	return tfj_test_finish();
+	return it_finish(K, NS);
 }

@@ -134,6 +134,41 @@ static inline void it_delete_ns(struct tfj_kube *k, const char *ns)
 	tfj_kube_delete(k, p, NULL, "Background");
 }
 
+/*
+ * The start of every itest main(): connect to the test bed (*k, kubeconfig
+ * path in kcpath) and apply the CRD; with `ns`, also make the scratch
+ * namespace tfj-itest-<tag>-<pid> (checked). Returns 0, or the code main()
+ * exits with: 77 (skipped) when no API server answers, 1 when the CRD
+ * cannot be applied (*k is then freed and NULL).
+ */
+static inline int it_start(struct tfj_kube **k, char *kcpath, size_t kclen, char *ns,
+			   size_t nslen, const char *tag)
+{
+	*k = it_connect(kcpath, kclen);
+	if (!*k)
+		return 77;
+	if (it_apply_crd(*k, kcpath)) {
+		fprintf(stderr, "could not apply the CRD: %s\n", tfj_err_detail());
+		tfj_kube_free(*k);
+		*k = NULL;
+		return 1;
+	}
+	if (ns) {
+		snprintf(ns, nslen, "tfj-itest-%s-%ld", tag, (long)getpid());
+		TFJ_CHECK_INT(it_create_ns(*k, ns), 0);
+	}
+	return 0;
+}
+
+/* The end of every itest main(): delete the namespace, free k, report. */
+static inline int it_finish(struct tfj_kube *k, const char *ns)
+{
+	if (ns)
+		it_delete_ns(k, ns);
+	tfj_kube_free(k);
+	return tfj_test_finish();
+}
+
 /* Pods of a job, as a new LIST result (NULL on error). */
 static inline cJSON *it_job_pods(struct tfj_kube *k, const char *ns, const char *job,
 				 const char *res)

@@ -63,14 +63,8 @@ static void test_suspend_resume(void)
 
 	if (ip_setup(&e, "sus", MANAGER))
 		goto out;
-	TFJ_CHECK_INT(ip_create_job(&e, "sus", 1, 1, "OnFailure", "", ""), 0);
 	ip_ctx_init(&x, &e, "sus");
-	x.n = 2;
-	IP_EXPECT(&x, ip_wait(ip_live_pods_eq, &x, 30), "2 pods");
-	TFJ_CHECK_INT(it_pod_phase(K, e.ns, "sus-ps-0", "Running", 0), 0);
-	TFJ_CHECK_INT(it_pod_phase(K, e.ns, "sus-worker-0", "Running", 0), 0);
-	x.type = "Running";
-	IP_EXPECT(&x, ip_wait(ip_cond_true, &x, 30), "Running condition");
+	ip_start_job(&x, 1, 1, "OnFailure", "");
 	ip_status_str(&x, "startTime", start1, sizeof(start1));
 	IP_EXPECT(&x, start1[0] != '\0', "startTime set");
 	/* startTime has second resolution: make the resumed one differ. */
@@ -100,8 +94,7 @@ static void test_suspend_resume(void)
 	ip_status_str(&x, "startTime", start2, sizeof(start2));
 	IP_EXPECT(&x, start2[0] != '\0' && strcmp(start2, start1) > 0, "startTime reset on resume");
 	IP_EXPECT(&x, ip_event_wait(&e, "sus", "TFJobResumed", NULL), "event TFJobResumed");
-	TFJ_CHECK_INT(it_pod_phase(K, e.ns, "sus-ps-0", "Running", 0), 0);
-	TFJ_CHECK_INT(it_pod_phase(K, e.ns, "sus-worker-0", "Running", 0), 0);
+	ip_pods_phase(&x, 1, 1, "Running");
 	x.type = "Running";
 	IP_EXPECT(&x, ip_wait(ip_cond_true, &x, 30), "Running again after resume");
 	IP_EXPECT(&x, ip_status_str_is(&x, "phase", "Running"), "phase Running after resume");
@@ -119,14 +112,8 @@ static void test_disruption(void)
 
 	if (ip_setup(&e, "dis", MANAGER))
 		goto out;
-	TFJ_CHECK_INT(ip_create_job(&e, "dis", 0, 2, "OnFailure", "\"backoffLimit\":0,", ""), 0);
 	ip_ctx_init(&x, &e, "dis");
-	x.n = 2;
-	IP_EXPECT(&x, ip_wait(ip_live_pods_eq, &x, 30), "2 pods");
-	TFJ_CHECK_INT(it_pod_phase(K, e.ns, "dis-worker-0", "Running", 0), 0);
-	TFJ_CHECK_INT(it_pod_phase(K, e.ns, "dis-worker-1", "Running", 0), 0);
-	x.type = "Running";
-	IP_EXPECT(&x, ip_wait(ip_cond_true, &x, 30), "Running condition");
+	ip_start_job(&x, 0, 2, "OnFailure", "\"backoffLimit\":0,");
 	TFJ_CHECK_INT(ip_pod_uid(&e, "dis-worker-0", uid0, sizeof(uid0)), 0);
 	TFJ_CHECK_INT(ip_pod_uid(&e, "dis-worker-1", uid1, sizeof(uid1)), 0);
 
@@ -158,8 +145,7 @@ static void test_disruption(void)
 	x.n = 2;
 	IP_EXPECT(&x, ip_live_pods_eq(&x), "2 pods after the replacements");
 	/* And the replacements run the job to its end. */
-	TFJ_CHECK_INT(it_pod_phase(K, e.ns, "dis-worker-0", "Running", 0), 0);
-	TFJ_CHECK_INT(it_pod_phase(K, e.ns, "dis-worker-1", "Running", 0), 0);
+	ip_pods_phase(&x, 0, 2, "Running");
 	TFJ_CHECK_INT(it_pod_phase(K, e.ns, "dis-worker-0", "Succeeded", 0), 0);
 	x.type = "Succeeded";
 	IP_EXPECT(&x, ip_wait(ip_cond_true, &x, 30), "Succeeded after disruptions");
@@ -176,6 +162,5 @@ int main(void)
 	TFJ_RUN(test_ttl);
 	TFJ_RUN(test_suspend_resume);
 	TFJ_RUN(test_disruption);
-	tfj_kube_free(K);
-	return tfj_test_finish();
+	return it_finish(K, NULL);
 }

@@ -203,19 +203,12 @@ static void test_job_end_to_end(void)
 
 int main(void)
 {
+	int rc;
+
 	tfj_log_set_component("itest");
-	K = it_connect(KC, sizeof(KC));
-	if (!K)
-		return 77;
-	if (it_apply_crd(K, KC)) {
-		fprintf(stderr, "could not apply the CRD: %s\n", tfj_err_detail());
-		tfj_kube_free(K);
-		return 1;
-	}
-	snprintf(NS, sizeof(NS), "tfj-itest-op-%ld", (long)getpid());
-	TFJ_CHECK_INT(it_create_ns(K, NS), 0);
+	rc = it_start(&K, KC, sizeof(KC), NS, sizeof(NS), "op");
+	if (rc)
+		return rc;
 	TFJ_RUN(test_job_end_to_end);
-	it_delete_ns(K, NS);
-	tfj_kube_free(K);
-	return tfj_test_finish();
+	return it_finish(K, NS);
 }

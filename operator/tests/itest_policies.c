@@ -39,14 +39,8 @@ static void test_exit_code(void)
 
 	if (ip_setup(&e, "ec", MANAGER))
 		goto out;
-	TFJ_CHECK_INT(ip_create_job(&e, "ec", 0, 2, "ExitCode", "", ""), 0);
 	ip_ctx_init(&x, &e, "ec");
-	x.n = 2;
-	IP_EXPECT(&x, ip_wait(ip_live_pods_eq, &x, 30), "2 worker pods");
-	TFJ_CHECK_INT(it_pod_phase(K, e.ns, "ec-worker-0", "Running", 0), 0);
-	TFJ_CHECK_INT(it_pod_phase(K, e.ns, "ec-worker-1", "Running", 0), 0);
-	x.type = "Running";
-	IP_EXPECT(&x, ip_wait(ip_cond_true, &x, 30), "Running condition");
+	ip_start_job(&x, 0, 2, "ExitCode", "");
 	TFJ_CHECK_INT(ip_pod_uid(&e, "ec-worker-0", uid0, sizeof(uid0)), 0);
 
 	/* 137 (SIGKILL, e.g. OOM): retryable. */
@@ -95,16 +89,8 @@ static void test_backoff_limit(void)
 
 	if (ip_setup(&e, "bo", MANAGER))
 		goto out;
-	TFJ_CHECK_INT(ip_create_job(&e, "bo", 1, 2, "OnFailure",
-				    "\"backoffLimit\":1,\"cleanPodPolicy\":\"Running\",", ""), 0);
 	ip_ctx_init(&x, &e, "bo");
-	x.n = 3;
-	IP_EXPECT(&x, ip_wait(ip_live_pods_eq, &x, 30), "3 pods");
-	TFJ_CHECK_INT(it_pod_phase(K, e.ns, "bo-ps-0", "Running", 0), 0);
-	TFJ_CHECK_INT(it_pod_phase(K, e.ns, "bo-worker-0", "Running", 0), 0);
-	TFJ_CHECK_INT(it_pod_phase(K, e.ns, "bo-worker-1", "Running", 0), 0);
-	x.type = "Running";
-	IP_EXPECT(&x, ip_wait(ip_cond_true, &x, 30), "Running condition");
+	ip_start_job(&x, 1, 2, "OnFailure", "\"backoffLimit\":1,\"cleanPodPolicy\":\"Running\",");
 
 	/* First failure: the kubelet restarted worker 0's container in place. */
 	TFJ_CHECK_INT(ip_pod_running(&e, "bo-worker-0", 1), 0);
@@ -159,7 +145,7 @@ static void test_deadline(void)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	fprintf(stderr, "deadline 3 s: Failed after %.1f s\n", took);
-	TFJ_CHECK(took >= 2.0);
+	TFJ_CHECK_GE(took, 2.0);
 	IP_EXPECT(&x, ip_cond_reason_is(&x, "Failed", "DeadlineExceeded"), "reason DeadlineExceeded");
 	IP_EXPECT(&x, ip_event_wait(&e, "dl", "DeadlineExceeded", NULL), "event DeadlineExceeded");
 	/* One finish path: the pending worker is cleaned up (cleanPodPolicy
@@ -187,10 +173,8 @@ static void test_success_policies(void)
 	d.n = a.n = 2;
 	IP_EXPECT(&d, ip_wait(ip_live_pods_eq, &d, 30), "2 pods");
 	IP_EXPECT(&a, ip_wait(ip_live_pods_eq, &a, 30), "2 pods");
-	TFJ_CHECK_INT(it_pod_phase(K, e.ns, "spd-worker-0", "Running", 0), 0);
-	TFJ_CHECK_INT(it_pod_phase(K, e.ns, "spd-worker-1", "Running", 0), 0);
-	TFJ_CHECK_INT(it_pod_phase(K, e.ns, "spa-worker-0", "Running", 0), 0);
-	TFJ_CHECK_INT(it_pod_phase(K, e.ns, "spa-worker-1", "Running", 0), 0);
+	ip_pods_phase(&d, 0, 2, "Running");
+	ip_pods_phase(&a, 0, 2, "Running");
 	d.type = a.type = "Running";
 	IP_EXPECT(&d, ip_wait(ip_cond_true, &d, 30), "Running condition");
 	IP_EXPECT(&a, ip_wait(ip_cond_true, &a, 30), "Running condition");
@@ -233,6 +217,5 @@ int main(void)
 	TFJ_RUN(test_backoff_limit);
 	TFJ_RUN(test_deadline);
 	TFJ_RUN(test_success_policies);
-	tfj_kube_free(K);
-	return tfj_test_finish();
+	return it_finish(K, NULL);
 }

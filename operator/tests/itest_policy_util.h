@@ -53,18 +53,8 @@ static inline void ip_ctx_init(struct ip_ctx *x, struct ip_env *e, const char *j
  * ip_init_rc() (77 without a cluster). */
 static inline int ip_init(void)
 {
-	K = it_connect(KC, sizeof(KC));
-	if (!K) {
-		IP_INIT_RC = 77;
-		return -1;
-	}
-	if (it_apply_crd(K, KC)) {
-		fprintf(stderr, "could not apply the CRD: %s\n", tfj_err_detail());
-		tfj_kube_free(K);
-		IP_INIT_RC = 1;
-		return -1;
-	}
-	return 0;
+	IP_INIT_RC = it_start(&K, KC, sizeof(KC), NULL, 0, NULL);
+	return IP_INIT_RC ? -1 : 0;
 }
 
 static inline int ip_init_rc(void)
@@ -165,6 +155,7 @@ static inline void ip_dump(struct ip_ctx *x)
 /* A check that prints what it wanted and the job's status when it fails. */
 #define IP_EXPECT(x, c, what)                                                   \
 	do {                                                                    \
+		tfj_test_count();                                               \
 		if (!(c)) {                                                     \
 			tfj_test_fail(__FILE__, __LINE__, "%s: %s", (x)->job, what); \
 			ip_dump(x);                                             \
@@ -357,6 +348,27 @@ static inline int ip_live_pods_eq(void *ud)
 	return ip_live(x, "pods") == x->n;
 }
 
+/*
+ * Plays kubelet: pods <job>-ps-0.. and <job>-worker-0.. (`ps` and `workers`
+ * of them, PS first) move to `phase`, each step checked.
+ */
+static inline void ip_pods_phase(struct ip_ctx *x, int ps, int workers, const char *phase)
+{
+	char pod[128];
+
+	for (int i = 0; i < ps + workers; i++) {
+		int rc;
+
+		snprintf(pod, sizeof(pod), "%s-%s-%d", x->job, i < ps ? "ps" : "worker",
+			 i < ps ? i : i - ps);
+		rc = it_pod_phase(K, x->e->ns, pod, phase, 0);
+		tfj_test_count();
+		if (rc)
+			tfj_test_fail(__FILE__, __LINE__, "pod %s to %s: %s", pod, phase,
+				      tfj_err_detail());
+	}
+}
+
 /* A Running pod whose `tensorflow` container the kubelet restarted
  * `restarts` times in place (OnFailure). */
 static inline int ip_pod_running(struct ip_env *e, const char *pod, int restarts)
@@ -425,6 +437,22 @@ static inline int ip_suspend(struct ip_ctx *x, int on)
 static inline int ip_wait(int (*cond)(void *), struct ip_ctx *x, int seconds)
 {
 	return it_wait(cond, x, seconds);
+}
+
+/*
+ * Creates TFJob x->job (as ip_create_job, no spec_extra), waits for all its
+ * pods, runs them and waits for the Running condition. Leaves x->n at the
+ * pod count and x->type at "Running".
+ */
+static inline void ip_start_job(struct ip_ctx *x, int ps, int workers, const char *restart,
+				const char *run_extra)
+{
+	TFJ_CHECK_INT(ip_create_job(x->e, x->job, ps, workers, restart, run_extra, ""), 0);
+	x->n = ps + workers;
+	IP_EXPECT(x, ip_wait(ip_live_pods_eq, x, 30), "all pods created");
+	ip_pods_phase(x, ps, workers, "Running");
+	x->type = "Running";
+	IP_EXPECT(x, ip_wait(ip_cond_true, x, 30), "Running condition");
 }
 
 #endif

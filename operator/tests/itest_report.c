@@ -26,6 +26,7 @@
 #include "report_client.h"
 #include "reporthub.h"
 #include "tfj_test.h"
+#include "tfj_testutil.h"
 #include "tokenreview.h"
 
 static struct tfj_kube *K;
@@ -165,23 +166,17 @@ static grpc_status_code heartbeat(grpc_channel *ch, const char *token, const cha
 static void run_agent(const char *tok, const char *job_uid, struct tfj_report *srv)
 {
 	char exe[1024], agent[1100], tokfile[] = "/tmp/tfjob-itest-token-XXXXXX", cmd[4096];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
 	int fd, rc;
 
-	if (n <= 0)
+	if (tfj_testutil_exe_dir(exe, sizeof(exe)))
 		return;
-	exe[n] = '\0';
-	if (!(slash = strrchr(exe, '/')))
-		return;
-	*slash = '\0';
 	snprintf(agent, sizeof(agent), "%s/../agent/tfjob-agent", exe);
 	if (access(agent, X_OK)) {
 		fprintf(stderr, "note: %s not built; agent interop part skipped\n", agent);
 		return;
 	}
 	fd = mkstemp(tokfile);
-	TFJ_CHECK(fd >= 0);
+	TFJ_CHECK_GE(fd, 0);
 	if (fd < 0)
 		return;
 	TFJ_CHECK(write(fd, tok, strlen(tok)) == (ssize_t)strlen(tok));
@@ -298,7 +293,8 @@ static void test_report_channel(void)
 	TFJ_CHECK_INT(heartbeat(ch, tok, JOB, job_uid, 0, JOB "-worker-0", 4322, 2000),
 		      GRPC_STATUS_OK);
 	tfj_tokenreviewer_stats(hub.tr, &reviews, &hits);
-	TFJ_CHECK(reviews == reviews0 && hits >= 1); /* answered from the cache */
+	TFJ_CHECK_EQ(reviews, reviews0);
+	TFJ_CHECK_GE(hits, 1); /* answered from the cache */
 
 	/* Forged: a syntactically plausible JWT no key signed. */
 	TFJ_CHECK_INT(heartbeat(ch, "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.AAAA", JOB, job_uid, 0,
@@ -343,21 +339,14 @@ out:
 
 int main(void)
 {
+	int rc;
+
 	tfj_log_set_component("itest");
-	K = it_connect(KC, sizeof(KC));
-	if (!K)
-		return 77;
-	if (it_apply_crd(K, KC)) {
-		fprintf(stderr, "could not apply the CRD: %s\n", tfj_err_detail());
-		tfj_kube_free(K);
-		return 1;
-	}
-	snprintf(NS, sizeof(NS), "tfj-itest-rep-%ld", (long)getpid());
-	TFJ_CHECK_INT(it_create_ns(K, NS), 0);
+	rc = it_start(&K, KC, sizeof(KC), NS, sizeof(NS), "rep");
+	if (rc)
+		return rc;
 	grpc_init();
 	TFJ_RUN(test_report_channel);
 	grpc_shutdown();
-	it_delete_ns(K, NS);
-	tfj_kube_free(K);
-	return tfj_test_finish();
+	return it_finish(K, NS);
 }

@@ -100,7 +100,7 @@ static void test_serve(void)
 	if (!h)
 		return;
 	port = tfj_httpd_port(h);
-	TFJ_CHECK(port > 0);
+	TFJ_CHECK_GT(port, 0);
 	TFJ_CHECK_INT(req(port, "GET", "/healthz", &b, NULL, 0), 200);
 	TFJ_CHECK_STR(b.buf, "ok\n");
 	TFJ_CHECK_INT(req(port, "GET", "/readyz", &b, NULL, 0), 503);

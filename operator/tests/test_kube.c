@@ -14,6 +14,7 @@
 #include "fakeapi.h"
 #include "kube.h"
 #include "tfj_test.h"
+#include "tfj_testutil.h"
 
 static struct fake F;
 
@@ -261,13 +262,6 @@ static void test_stream(void)
 	tfj_kube_free(k);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void inject(int n, int status, const char *path, const char *retry_after)
 {
 	fake_inject(&F, n, status, path, NULL, retry_after);
@@ -291,24 +285,26 @@ static void test_retry_after(void)
 
 	/* Two 429s asking for 1 s each, then the list goes through. */
 	inject(2, 429, "/namespaces/thr1/", "1");
-	t0 = now_s();
+	t0 = tfj_testutil_now_s();
 	TFJ_CHECK_INT(tfj_kube_list(k, &out, "/api/v1/namespaces/thr1/pods"), 0);
-	dt = now_s() - t0;
+	dt = tfj_testutil_now_s() - t0;
 	TFJ_CHECK(out != NULL);
 	cJSON_Delete(out);
 	out = NULL;
 	TFJ_CHECK_INT(left(), 0);
-	TFJ_CHECK(dt >= 2.0 && dt < 10.0);
+	TFJ_CHECK_GE(dt, 2.0);
+	TFJ_CHECK_LT(dt, 10.0);
 	TFJ_CHECK_INT(tfj_kube_count(k, TFJ_KUBE_LIST, 429), 2);
 	TFJ_CHECK_INT(tfj_kube_count(k, TFJ_KUBE_LIST, 200), 1);
 
 	/* Endless throttling: three retries, then the error reaches the caller. */
 	inject(10, 429, "/namespaces/thr2/", "0");
-	t0 = now_s();
+	t0 = tfj_testutil_now_s();
 	TFJ_CHECK_INT(tfj_kube_list(k, &out, "/api/v1/namespaces/thr2/pods"), TFJ_EUNAVAIL);
-	dt = now_s() - t0;
+	dt = tfj_testutil_now_s() - t0;
 	TFJ_CHECK_INT(left(), 10 - 1 - 3);
-	TFJ_CHECK(dt >= 0.3 && dt < 10.0); /* "0" still pauses 100 ms per retry */
+	TFJ_CHECK_GE(dt, 0.3);
+	TFJ_CHECK_LT(dt, 10.0); /* "0" still pauses 100 ms per retry */
 
 	/* A 503 is retried only when the server says when. */
 	inject(1, 503, "/namespaces/thr3/", "");

@@ -13,6 +13,7 @@
 
 #include "kubeconfig.h"
 #include "tfj_test.h"
+#include "tfj_testutil.h"
 
 static char dir[256];
 
@@ -242,9 +243,7 @@ static void test_read_file_cap(void)
 
 int main(void)
 {
-	char cmd[300];
-	snprintf(dir, sizeof(dir), "/tmp/tfj-kubeconfig-XXXXXX");
-	if (!mkdtemp(dir)) {
+	if (tfj_testutil_tmpdir(dir, sizeof(dir), "tfj-kubeconfig")) {
 		perror("mkdtemp");
 		return 1;
 	}
@@ -254,8 +253,6 @@ int main(void)
 	TFJ_RUN(test_oversized_and_missing);
 	TFJ_RUN(test_in_cluster);
 	TFJ_RUN(test_read_file_cap);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cleanup of %s failed\n", dir);
+	tfj_testutil_rmtree(dir);
 	return tfj_test_finish();
 }

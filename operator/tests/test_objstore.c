@@ -357,9 +357,19 @@ static void test_prune(void)
 
 static void test_free_null(void)
 {
+	struct tfj_objstore *s = NULL;
+	cJSON **l = NULL;
+	size_t n = 1;
+
 	tfj_objstore_free(NULL);
 	tfj_objstore_entry_free(NULL);
 	tfj_objstore_free_list(NULL, 0);
+	/* What an empty store hands out is freed the same way. */
+	TFJ_CHECK_INT(tfj_objstore_new(&s, NULL), 0);
+	TFJ_CHECK_INT(tfj_objstore_list(&l, &n, s), 0);
+	TFJ_CHECK_INT(n, 0);
+	tfj_objstore_free_list(l, n);
+	tfj_objstore_free(s);
 }
 
 /* ---- one writer, concurrent readers ---- */

@@ -604,7 +604,7 @@ static void test_not_ours_or_deleting(void)
 	cJSON_AddStringToObject(fx_run_policy(j), "managedBy", TFJ_TFJOB_MANAGER);
 	fx_world_init(&w, j);
 	TFJ_CHECK_INT(fx_plan(&w), 0);
-	TFJ_CHECK(w.plan.n > 0);
+	TFJ_CHECK_GT(w.plan.n, 0);
 	fx_world_free(&w);
 
 	j = ps_worker_job(NULL);

@@ -49,7 +49,9 @@ static void test_progress(void)
 		return;
 	/* Nothing known: an empty snapshot, but with the clock. */
 	TFJ_CHECK_INT(tfj_progress_snapshot(st, &p, "job-1"), 0);
-	TFJ_CHECK(p.report_ms == 0 && p.nreplicas == 0 && p.since_ms > 0);
+	TFJ_CHECK_EQ(p.report_ms, 0);
+	TFJ_CHECK_EQ(p.nreplicas, 0);
+	TFJ_CHECK_GT(p.since_ms, 0);
 
 	/* Register starts the replica's hang clock. */
 	m = hb("job-1", TFJ_RT_WORKER, 0, 0, 0);

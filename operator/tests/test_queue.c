@@ -67,13 +67,13 @@ static void test_delayed(void)
 	TFJ_CHECK_INT(tfj_queue_len(q), 0);
 	TFJ_CHECK_INT(tfj_queue_get(q, &k), 0);
 	TFJ_CHECK_STR(k, "early");
-	TFJ_CHECK(ms_now() - t0 >= 95);
+	TFJ_CHECK_GE(ms_now() - t0, 95);
 	tfj_queue_done(q, k);
 	free(k);
 	TFJ_CHECK_INT(tfj_queue_get(q, &k), 0);
 	TFJ_CHECK_STR(k, "late");
-	TFJ_CHECK(ms_now() - t0 >= 295);
-	TFJ_CHECK(ms_now() - t0 < 3000);
+	TFJ_CHECK_GE(ms_now() - t0, 295);
+	TFJ_CHECK_LT(ms_now() - t0, 3000);
 	tfj_queue_done(q, k);
 	free(k);
 	/* The superseded entry for "early" is not delivered a second time. */
@@ -83,7 +83,7 @@ static void test_delayed(void)
 	tfj_queue_add_after(q, "x", 5000);
 	tfj_queue_add_after(q, "x", 50);
 	TFJ_CHECK_INT(tfj_queue_get_timeout(q, &k, 2000), 0);
-	TFJ_CHECK(ms_now() - t0 < 2000);
+	TFJ_CHECK_LT(ms_now() - t0, 2000);
 	if (k) {
 		tfj_queue_done(q, k);
 		free(k);
@@ -134,7 +134,7 @@ static void test_global_bucket(void)
 		}
 	}
 	/* 4 tokens beyond the burst at 20/s: at least ~200 ms. */
-	TFJ_CHECK(ms_now() - t0 >= 180);
+	TFJ_CHECK_GE(ms_now() - t0, 180);
 	tfj_queue_free(q);
 }
 
@@ -190,10 +190,10 @@ static void test_workers(void)
 	}
 	tfj_queue_stop(q);
 	TFJ_CHECK_INT(atomic_load(&w.overlap), 0);
-	TFJ_CHECK(atomic_load(&w.calls) >= 8);
-	TFJ_CHECK(atomic_load(&w.calls) <= 200 + 4 + 1);
-	TFJ_CHECK(atomic_load(&w.fails_left) < 0);   /* k7 retried past its failures */
-	TFJ_CHECK(atomic_load(&w.requeued) >= 2);    /* k6 came back after its timer */
+	TFJ_CHECK_GE(atomic_load(&w.calls), 8);
+	TFJ_CHECK_LE(atomic_load(&w.calls), 200 + 4 + 1);
+	TFJ_CHECK_LT(atomic_load(&w.fails_left), 0);   /* k7 retried past its failures */
+	TFJ_CHECK_GE(atomic_load(&w.requeued), 2);    /* k6 came back after its timer */
 	TFJ_CHECK_INT(tfj_queue_failures(q, "k7"), 0); /* success forgot the backoff */
 	tfj_queue_free(q);
 }

@@ -25,7 +25,7 @@ static void test_burst_then_rate(void)
 	TFJ_CHECK_INT(tfj_ratelimit_reserve(&rl, t), 0);
 	TFJ_CHECK_INT(tfj_ratelimit_reserve(&rl, t), 0);
 	TFJ_CHECK_INT(tfj_ratelimit_reserve(&rl, t), 0);
-	TFJ_CHECK(tfj_ratelimit_reserve(&rl, t) > 0);
+	TFJ_CHECK_GT(tfj_ratelimit_reserve(&rl, t), 0);
 	tfj_ratelimit_destroy(&rl);
 }
 
@@ -68,7 +68,7 @@ static void test_wait_blocks(void)
 	for (int i = 0; i < 6; i++)
 		tfj_ratelimit_wait(&rl);
 	/* 5 waits of 20 ms after the first free token. */
-	TFJ_CHECK((tfj_clock_mono_ns() - t0) / MS >= 90);
+	TFJ_CHECK_GE((tfj_clock_mono_ns() - t0) / MS, 90);
 	tfj_ratelimit_destroy(&rl);
 }
 

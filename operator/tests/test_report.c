@@ -104,7 +104,7 @@ static void test_server(void)
 	TFJ_CHECK_INT(tfj_report_start(&srv, &o), 0);
 	if (!srv)
 		return;
-	TFJ_CHECK(tfj_report_port(srv) > 0);
+	TFJ_CHECK_GT(tfj_report_port(srv), 0);
 	ch = rc_channel(tfj_report_port(srv));
 
 	/* A valid heartbeat reaches deliver, decoded. */
@@ -195,7 +195,7 @@ static void test_bad_address(void)
 	o.addr = "256.1.1.1:1";
 	o.auth = fake_auth;
 	o.deliver = fake_deliver;
-	TFJ_CHECK(tfj_report_start(&srv, &o) < 0);
+	TFJ_CHECK_LT(tfj_report_start(&srv, &o), 0);
 	TFJ_CHECK(srv == NULL);
 	o.addr = NULL;
 	TFJ_CHECK_INT(tfj_report_start(&srv, &o), TFJ_EINVAL);

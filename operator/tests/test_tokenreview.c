@@ -93,19 +93,19 @@ static void test_parse(void)
 
 	/* Malformed answers are errors, not identities. */
 	j = parse("{\"status\":{\"authenticated\":true,\"user\":{\"username\":7}}}");
-	TFJ_CHECK(tfj_tokenreview_parse(&tr, j, NULL) < 0);
+	TFJ_CHECK_LT(tfj_tokenreview_parse(&tr, j, NULL), 0);
 	TFJ_CHECK_INT(tr.authenticated, 0);
 	cJSON_Delete(j);
 	j = parse("{\"status\":{\"authenticated\":true,\"user\":{\"username\":"
 		  "\"system:serviceaccount:nocolon\"}}}");
-	TFJ_CHECK(tfj_tokenreview_parse(&tr, j, NULL) < 0);
+	TFJ_CHECK_LT(tfj_tokenreview_parse(&tr, j, NULL), 0);
 	cJSON_Delete(j);
 	j = parse("{\"status\":{\"authenticated\":true,\"user\":{\"username\":\"alice\","
 		  "\"extra\":{\"authentication.kubernetes.io/pod-name\":\"notarray\"}}}}");
-	TFJ_CHECK(tfj_tokenreview_parse(&tr, j, NULL) < 0);
+	TFJ_CHECK_LT(tfj_tokenreview_parse(&tr, j, NULL), 0);
 	cJSON_Delete(j);
 	j = parse("[]");
-	TFJ_CHECK(tfj_tokenreview_parse(&tr, j, NULL) < 0);
+	TFJ_CHECK_LT(tfj_tokenreview_parse(&tr, j, NULL), 0);
 	cJSON_Delete(j);
 }
 

@@ -91,7 +91,7 @@ static void test_huge_line(void)
 	big[999] = 'x';
 	TFJ_CHECK_INT(tfj_watch_framer_feed(&f, big, 60, collect, &l), 0);
 	TFJ_CHECK_INT(tfj_watch_framer_feed(&f, big, 60, collect, &l), TFJ_ETOOBIG);
-	TFJ_CHECK(tfj_watch_framer_pending(&f) <= 100);
+	TFJ_CHECK_LE(tfj_watch_framer_pending(&f), 100);
 	/* Exactly at the cap is fine. */
 	tfj_watch_framer_reset(&f);
 	big[100] = '\n';
@@ -184,7 +184,7 @@ static void test_deep_nesting(void)
 	buf[o++] = '}';
 	buf[o++] = '}';
 	buf[o] = '\0';
-	TFJ_CHECK(decode(&ev, buf) < 0);
+	TFJ_CHECK_LT(decode(&ev, buf), 0);
 	TFJ_CHECK(ev.root == NULL);
 }
 

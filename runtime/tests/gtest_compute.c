@@ -136,18 +136,18 @@ static void test_elementwise_agree(void)
 	TFJ_CHECK_INT(tfj_compute_colsum(gpu, gs, gd, R, C), 0);
 	TFJ_CHECK_INT(tfj_compute_download(cpu, r1, cs, C), 0);
 	TFJ_CHECK_INT(tfj_compute_download(gpu, r2, gs, C), 0);
-	TFJ_CHECK(max_diff(r1, r2, C) < 1e-3);
+	TFJ_CHECK_LT(max_diff(r1, r2, C), 1e-3);
 	cl = put(cpu, lab, R);
 	gl = put(gpu, lab, R);
 	TFJ_CHECK_INT(tfj_compute_upload(cpu, cz, z, R * C), 0);
 	TFJ_CHECK_INT(tfj_compute_upload(gpu, gz, z, R * C), 0);
 	TFJ_CHECK_INT(tfj_compute_softmax_xent(cpu, cz, cl, R, C, 1, 1.0f / R, &l1, &h1), 0);
 	TFJ_CHECK_INT(tfj_compute_softmax_xent(gpu, gz, gl, R, C, 1, 1.0f / R, &l2, &h2), 0);
-	TFJ_CHECK(fabs(l1 - l2) < 1e-3);
+	TFJ_CHECK_LT(fabs(l1 - l2), 1e-3);
 	TFJ_CHECK_INT(h1, h2);
 	TFJ_CHECK_INT(tfj_compute_download(cpu, r1, cz, R * C), 0);
 	TFJ_CHECK_INT(tfj_compute_download(gpu, r2, gz, R * C), 0);
-	TFJ_CHECK(max_diff(r1, r2, R * C) < 1e-6);
+	TFJ_CHECK_LT(max_diff(r1, r2, R * C), 1e-6);
 	/* The GPU path flags bad labels too. */
 	lab[5] = (float)C;
 	TFJ_CHECK_INT(tfj_compute_upload(gpu, gl, lab, R), 0);
@@ -194,17 +194,17 @@ static void test_model_agrees(void)
 		y[i] = (uint8_t)tfj_test_below(10);
 	TFJ_CHECK_INT(tfj_model_grad(mc, (const float *const *)params, x, y, N, g1, &loss1), 0);
 	TFJ_CHECK_INT(tfj_model_grad(mg, (const float *const *)params, x, y, N, g2, &loss2), 0);
-	TFJ_CHECK(fabsf(loss1 - loss2) < 1e-4f);
+	TFJ_CHECK_LT(fabsf(loss1 - loss2), 1e-4f);
 	for (t = 0; t < 6; t++) {
 		double d = max_diff(g1[t], g2[t], tfj_model_tensor(mc, t)->count);
 
 		printf("  %s: max |cpu - gpu| = %.3g\n", tfj_model_tensor(mc, t)->name, d);
-		TFJ_CHECK(d < 1e-4);
+		TFJ_CHECK_LT(d, 1e-4);
 	}
 	TFJ_CHECK_INT(tfj_model_eval(mc, (const float *const *)params, x, y, N, &acc1, &loss1), 0);
 	TFJ_CHECK_INT(tfj_model_eval(mg, (const float *const *)params, x, y, N, &acc2, &loss2), 0);
-	TFJ_CHECK(fabsf(loss1 - loss2) < 1e-4f);
-	TFJ_CHECK(fabsf(acc1 - acc2) <= 1.0f / N);
+	TFJ_CHECK_LT(fabsf(loss1 - loss2), 1e-4f);
+	TFJ_CHECK_LE(fabsf(acc1 - acc2), 1.0f / N);
 	for (t = 0; t < 6; t++) {
 		free(params[t]);
 		free(g1[t]);

@@ -65,12 +65,12 @@ static void test_unreachable_peer(void)
 	time_t t0 = time(NULL);
 	int rc;
 
-	snprintf(hosts_ps, sizeof(hosts_ps), "127.0.0.1:%d", itest_free_port());
-	snprintf(hosts_wk, sizeof(hosts_wk), "127.0.0.1:%d", itest_free_port());
+	snprintf(hosts_ps, sizeof(hosts_ps), "127.0.0.1:%d", tfj_testutil_free_port());
+	snprintf(hosts_wk, sizeof(hosts_wk), "127.0.0.1:%d", tfj_testutil_free_port());
 	rc = itest_run_self(args, NULL, 1);
 	TFJ_CHECK_INT(rc, TFJ_EXIT_UNAVAILABLE);
 	TFJ_CHECK(tfj_exitcode_retryable(rc));
-	TFJ_CHECK(time(NULL) - t0 < 30); /* gave up after the deadline, no retry storm */
+	TFJ_CHECK_LT(time(NULL) - t0, 30); /* gave up after the deadline, no retry storm */
 }
 
 static void test_layout_mismatch(void)
@@ -83,10 +83,10 @@ static void test_layout_mismatch(void)
 	pid_t pid;
 	int st;
 
-	snprintf(ps, sizeof(ps), "127.0.0.1:%d", itest_free_port());
-	snprintf(wk, sizeof(wk), "127.0.0.1:%d", itest_free_port());
+	snprintf(ps, sizeof(ps), "127.0.0.1:%d", tfj_testutil_free_port());
+	snprintf(wk, sizeof(wk), "127.0.0.1:%d", tfj_testutil_free_port());
 	pid = itest_spawn_self(ps_args, NULL);
-	TFJ_CHECK(pid > 0);
+	TFJ_CHECK_GT(pid, 0);
 	/* The ps answers, but disagrees on the model: permanent, no retrying. */
 	TFJ_CHECK_INT(itest_run_self(wk_args, NULL, 1), TFJ_EXIT_MISMATCH);
 	kill(pid, SIGTERM);
@@ -110,10 +110,7 @@ static void test_exit_code_table(void)
 
 int main(int argc, char **argv)
 {
-	int code;
-
-	if (itest_dispatch(argc, argv, &code))
-		return code;
+	ITEST_DISPATCH(argc, argv);
 	TFJ_RUN(test_exit_code_table);
 	TFJ_RUN(test_malformed_tf_config);
 	TFJ_RUN(test_unknown_flags);

@@ -50,7 +50,7 @@ static void test_resume(void)
 	struct tfj_ckpt ck = { 0 };
 
 	run(&a, "60", NULL, 0);
-	TFJ_CHECK(a.step >= 60);
+	TFJ_CHECK_GE(a.step, 60);
 	TFJ_CHECK_INT(latest(), a.step);
 	TFJ_CHECK_INT(tfj_ckptdir_latest(path, sizeof(path), &a.step, dir, "model"), 0);
 	TFJ_CHECK_INT(tfj_ckpt_load(&ck, path), 0);
@@ -66,8 +66,9 @@ static void test_resume(void)
 
 	/* Longer job: resumes from the checkpoint rather than from scratch. */
 	run(&c, "100", NULL, 0);
-	TFJ_CHECK(c.step >= 100 && c.step < 100 + 10);
-	TFJ_CHECK(c.test_accuracy > 0.5);
+	TFJ_CHECK_GE(c.step, 100);
+	TFJ_CHECK_LT(c.step, 100 + 10);
+	TFJ_CHECK_GT(c.test_accuracy, 0.5);
 }
 
 static void test_ps_killed(void)
@@ -111,10 +112,10 @@ static void test_ps_killed(void)
 	printf("ps killed: restarts %d, restores %d, final step %lld, acc %.4f\n", r.restarts,
 	       restored, (long long)r.step, r.test_accuracy);
 	TFJ_CHECK_INT(r.exit_code, 0);
-	TFJ_CHECK(r.restarts >= 1);
-	TFJ_CHECK(restored >= 2); /* at the first start and after the kill */
-	TFJ_CHECK(r.step >= 12000);
-	TFJ_CHECK(r.test_accuracy > 0.75);
+	TFJ_CHECK_GE(r.restarts, 1);
+	TFJ_CHECK_GE(restored, 2); /* at the first start and after the kill */
+	TFJ_CHECK_GE(r.step, 12000);
+	TFJ_CHECK_GT(r.test_accuracy, 0.75);
 	base[9] = "20";
 }
 
@@ -154,14 +155,14 @@ static void init_with_state(const char *adir)
 	pid_t pid[2];
 	int st, i;
 
-	snprintf(p0, sizeof(p0), "127.0.0.1:%d", itest_free_port());
-	snprintf(p1, sizeof(p1), "127.0.0.1:%d", itest_free_port());
+	snprintf(p0, sizeof(p0), "127.0.0.1:%d", tfj_testutil_free_port());
+	snprintf(p1, sizeof(p1), "127.0.0.1:%d", tfj_testutil_free_port());
 	snprintf(ps, sizeof(ps), "%s,%s", p0, p1);
-	snprintf(wk, sizeof(wk), "127.0.0.1:%d", itest_free_port());
+	snprintf(wk, sizeof(wk), "127.0.0.1:%d", tfj_testutil_free_port());
 	for (i = 0; i < 2; i++) {
 		ps_args[4] = i ? "1" : "0";
 		pid[i] = itest_spawn_self(ps_args, NULL);
-		TFJ_CHECK(pid[i] > 0);
+		TFJ_CHECK_GT(pid[i], 0);
 	}
 	TFJ_CHECK_INT(itest_run_self(wk_args, NULL, 1), 0);
 	for (i = 0; i < 2; i++) {
@@ -172,7 +173,7 @@ static void init_with_state(const char *adir)
 	TFJ_CHECK_INT(tfj_ckpt_load(&ck, path), 0);
 	printf("adam via Init: final step %lld, t %lld\n", (long long)ck.global_step,
 	       (long long)ck.optim_steps);
-	TFJ_CHECK(ck.global_step >= 1560);
+	TFJ_CHECK_GE(ck.global_step, 1560);
 	TFJ_CHECK_INT(ck.optim_steps, ck.global_step);
 	tfj_ckpt_free(&ck);
 }
@@ -220,7 +221,7 @@ static void test_adam_state(void)
 		for (size_t e = 0; ck.vars[i].state && e < ck.vars[i].count; e++)
 			positive += ck.vars[i].state[ck.vars[i].count + e] > 0.0f; /* v */
 	}
-	TFJ_CHECK(positive > 1000);
+	TFJ_CHECK_GT(positive, 1000);
 	tfj_ckpt_free(&ck);
 
 	/*
@@ -234,22 +235,22 @@ static void test_adam_state(void)
 	o.kill_at_step = 400;
 	TFJ_CHECK_INT(tfj_launch_run(&o, &r), 0);
 	TFJ_CHECK_INT(r.exit_code, 0);
-	TFJ_CHECK(r.restarts >= 1);
+	TFJ_CHECK_GE(r.restarts, 1);
 	printf("adam: ps:0 restored state %d time(s), ps:1 %d, chief %d; restarts %d\n",
 	       count_lines(out, "[ps:0]", "optimizer state restored"),
 	       count_lines(out, "[ps:1]", "optimizer state restored"),
 	       count_lines(out, "[chief:0]", "restoring adam optimizer state"), r.restarts);
-	TFJ_CHECK(count_lines(out, "[ps:0]", "optimizer state restored") >= 1);
-	TFJ_CHECK(count_lines(out, "[ps:1]", "optimizer state restored") >= 2);
-	TFJ_CHECK(count_lines(out, "[chief:0]", "restoring adam optimizer state") >= 1);
+	TFJ_CHECK_GE(count_lines(out, "[ps:0]", "optimizer state restored"), 1);
+	TFJ_CHECK_GE(count_lines(out, "[ps:1]", "optimizer state restored"), 2);
+	TFJ_CHECK_GE(count_lines(out, "[chief:0]", "restoring adam optimizer state"), 1);
 	TFJ_CHECK_INT(count_lines(out, "[ps:", "starts afresh"), 0);
 	/* ps 0 never stopped after the resume: its t went on from 60, so t = step. */
 	TFJ_CHECK_INT(tfj_ckptdir_latest(path, sizeof(path), &step, adir, "model"), 0);
 	TFJ_CHECK_INT(tfj_ckpt_load(&ck, path), 0);
-	TFJ_CHECK(ck.global_step >= 1500);
+	TFJ_CHECK_GE(ck.global_step, 1500);
 	TFJ_CHECK_INT(ck.optim_steps, ck.global_step);
 	TFJ_CHECK_INT(ck.vars[0].state_count, 2 * ck.vars[0].count);
-	TFJ_CHECK(r.test_accuracy > 0.6);
+	TFJ_CHECK_GT(r.test_accuracy, 0.6);
 	printf("adam: final step %lld, t %lld, acc %.4f\n", (long long)ck.global_step,
 	       (long long)ck.optim_steps, r.test_accuracy);
 	tfj_ckpt_free(&ck);
@@ -259,15 +260,12 @@ static void test_adam_state(void)
 
 int main(int argc, char **argv)
 {
-	int code;
-
-	if (itest_dispatch(argc, argv, &code))
-		return code;
+	ITEST_DISPATCH(argc, argv);
 	itest_require_data();
-	itest_tmpdir(dir, sizeof(dir));
+	TFJ_CHECK_INT(tfj_testutil_tmpdir(dir, sizeof(dir), "tfj-itest"), 0);
 	TFJ_RUN(test_resume);
 	TFJ_RUN(test_ps_killed);
 	TFJ_RUN(test_adam_state);
-	itest_rmtree(dir);
+	tfj_testutil_rmtree(dir);
 	return tfj_test_finish();
 }

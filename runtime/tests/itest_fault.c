@@ -30,8 +30,8 @@ static void run(const char *mode, const char *k, int64_t at_step, int want_resta
 	TFJ_CHECK_INT(r.exit_code, 0);
 	TFJ_CHECK(r.have_final);
 	if (want_restart)
-		TFJ_CHECK(r.restarts >= 1);
-	TFJ_CHECK(r.test_accuracy > 0.75);
+		TFJ_CHECK_GE(r.restarts, 1);
+	TFJ_CHECK_GT(r.test_accuracy, 0.75);
 }
 
 static void test_async_worker_killed(void)
@@ -51,10 +51,7 @@ static void test_sync_backup_worker_killed(void)
 
 int main(int argc, char **argv)
 {
-	int code;
-
-	if (itest_dispatch(argc, argv, &code))
-		return code;
+	ITEST_DISPATCH(argc, argv);
 	itest_require_data();
 	TFJ_RUN(test_async_worker_killed);
 	TFJ_RUN(test_sync_worker_killed);

@@ -8,24 +8,15 @@
 
 static void test_mlp_sync(void)
 {
-	struct tfj_launch_result res;
 	char *flags[] = { "--model", "mlp", "--epochs", "4", "--progress_steps", "500",
 			  "--sync", NULL };
 
-	TFJ_CHECK_INT(itest_launch(&res, 2, 2, 0, 0, NULL, 0, flags), 0);
-	printf("mlp sync: test accuracy %.4f, %.0f examples/s, %.1f s\n", res.test_accuracy,
-	       res.examples_per_sec, res.wall_s);
-	TFJ_CHECK_INT(res.exit_code, 0);
-	TFJ_CHECK(res.have_final);
-	TFJ_CHECK(res.test_accuracy >= 0.87);
+	itest_train_expect("mlp sync", 2, 2, flags, 0.87);
 }
 
 int main(int argc, char **argv)
 {
-	int code;
-
-	if (itest_dispatch(argc, argv, &code))
-		return code;
+	ITEST_DISPATCH(argc, argv);
 	itest_require_data();
 	TFJ_RUN(test_mlp_sync);
 	return tfj_test_finish();

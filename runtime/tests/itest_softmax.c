@@ -22,8 +22,8 @@ static void run(int nps, int nworkers, int chief, int sync)
 	       res.eval_accuracy);
 	TFJ_CHECK_INT(res.exit_code, 0);
 	TFJ_CHECK(res.have_final);
-	TFJ_CHECK(res.test_accuracy >= 0.84);
-	TFJ_CHECK(res.eval_accuracy >= 0.5); /* the evaluator saw a trained model */
+	TFJ_CHECK_GE(res.test_accuracy, 0.84);
+	TFJ_CHECK_GE(res.eval_accuracy, 0.5); /* the evaluator saw a trained model */
 }
 
 static void test_async(void)
@@ -38,10 +38,7 @@ static void test_sync(void)
 
 int main(int argc, char **argv)
 {
-	int code;
-
-	if (itest_dispatch(argc, argv, &code))
-		return code;
+	ITEST_DISPATCH(argc, argv);
 	itest_require_data();
 	TFJ_RUN(test_async);
 	TFJ_RUN(test_sync);

@@ -87,7 +87,7 @@ static void reference(const struct tfj_ckpt *ck)
 		int vi = tfj_ckpt_find(ck, t->name);
 		size_t j;
 
-		TFJ_CHECK(vi >= 0);
+		TFJ_CHECK_GE(vi, 0);
 		if (vi < 0)
 			continue;
 		TFJ_CHECK_INT(ck->vars[vi].count, t->count);
@@ -102,7 +102,7 @@ static void reference(const struct tfj_ckpt *ck)
 	}
 	printf("max |distributed - combined-batch| = %.3g (parameters up to %.3g)\n", maxdiff,
 	       maxabs);
-	TFJ_CHECK(maxdiff < 1e-5);
+	TFJ_CHECK_LT(maxdiff, 1e-5);
 	for (i = 0; i < nv; i++) {
 		free(params[i]);
 		free(grads[i]);
@@ -142,13 +142,10 @@ static void test_sync_equals_combined_batch(void)
 
 int main(int argc, char **argv)
 {
-	int code;
-
-	if (itest_dispatch(argc, argv, &code))
-		return code;
+	ITEST_DISPATCH(argc, argv);
 	itest_require_data();
-	itest_tmpdir(dir, sizeof(dir));
+	TFJ_CHECK_INT(tfj_testutil_tmpdir(dir, sizeof(dir), "tfj-itest"), 0);
 	TFJ_RUN(test_sync_equals_combined_batch);
-	itest_rmtree(dir);
+	tfj_testutil_rmtree(dir);
 	return tfj_test_finish();
 }

@@ -11,14 +11,10 @@
 #define TFJ_ITEST_UTIL_H
 
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <ftw.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -28,6 +24,7 @@
 #include "data.h"
 #include "launch.h"
 #include "tfj_test.h"
+#include "tfj_testutil.h"
 
 /*
  * Runs the CLI when the test binary was started as the runtime: by launch
@@ -44,6 +41,14 @@ static inline int itest_dispatch(int argc, char **argv, int *code)
 	}
 	return 0;
 }
+
+/* The first statement of every main(): itest_dispatch, returning the CLI's code. */
+#define ITEST_DISPATCH(argc, argv)                                              \
+	do {                                                                    \
+		int code_;                                                      \
+		if (itest_dispatch((argc), (argv), &code_))                     \
+			return code_;                                           \
+	} while (0)
 
 static inline void itest_require_data(void)
 {
@@ -93,102 +98,68 @@ static inline int itest_launch(struct tfj_launch_result *res, int nps, int nwork
 	return tfj_launch_run(&o, res);
 }
 
-/* Runs `<self> args...` with TF_CONFIG (NULL: unset); returns its exit code. */
-static inline int itest_run_self(char *const *args, const char *tf_config, int quiet)
+/*
+ * Starts `<self> args...` in the background, marked TFJ_ITEST_CHILD, with
+ * TF_CONFIG set to tf_config (NULL: unset, so a TF_CONFIG in the test's own
+ * environment never leaks in) and stdout silenced when `quiet`. Returns
+ * the pid or -1.
+ */
+static inline pid_t itest_spawn_quiet(char *const *args, const char *tf_config, int quiet)
 {
-	pid_t pid;
-	int st;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		char *argv[64];
-		int n = 0;
-
-		argv[n++] = "/proc/self/exe";
-		while (args[n - 1] && n < 63) {
-			argv[n] = args[n - 1];
-			n++;
-		}
-		argv[n] = NULL;
-		setenv("TFJ_ITEST_CHILD", "1", 1);
-		if (tf_config)
-			setenv("TF_CONFIG", tf_config, 1);
-		else
-			unsetenv("TF_CONFIG");
-		if (quiet) {
-			FILE *f = freopen("/dev/null", "w", stdout);
-			(void)f;
-		}
-		execv("/proc/self/exe", argv);
-		_exit(126);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* Starts `<self> args...` in the background; returns the pid. */
-static inline pid_t itest_spawn_self(char *const *args, const char *tf_config)
-{
+	static char *const drop[] = { "TF_CONFIG=", NULL };
+	char *set[3] = { "TFJ_ITEST_CHILD=1", NULL, NULL };
+	struct tfj_testutil_spawn s = { 0 };
+	char *tf = NULL;
 	pid_t pid;
 
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		char *argv[64];
-		int n = 0;
+	if (tf_config) {
+		size_t n = strlen(tf_config) + sizeof("TF_CONFIG=");
 
-		argv[n++] = "/proc/self/exe";
-		while (args[n - 1] && n < 63) {
-			argv[n] = args[n - 1];
-			n++;
-		}
-		argv[n] = NULL;
-		setenv("TFJ_ITEST_CHILD", "1", 1);
-		if (tf_config)
-			setenv("TF_CONFIG", tf_config, 1);
-		execv("/proc/self/exe", argv);
-		_exit(126);
+		tf = malloc(n);
+		if (!tf)
+			return -1;
+		snprintf(tf, n, "TF_CONFIG=%s", tf_config);
+		set[1] = tf;
 	}
+	s.args = args;
+	s.drop = drop;
+	s.set = set;
+	s.stdout_path = quiet ? "/dev/null" : NULL;
+	pid = tfj_testutil_spawn(&s);
+	free(tf);
 	return pid;
 }
 
-static inline int itest_free_port(void)
+/* Starts `<self> args...` in the background; returns the pid or -1. */
+static inline pid_t itest_spawn_self(char *const *args, const char *tf_config)
 {
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-		port = ntohs(a.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
+	return itest_spawn_quiet(args, tf_config, 0);
 }
 
-static int itest_rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+/*
+ * Trains on `nps` ps and `nworkers` workers (no chief, no evaluator) with
+ * `flags`; the run must end cleanly with a final evaluation of at least
+ * `min_accuracy`. Prints `what` and the run's numbers.
+ */
+static inline void itest_train_expect(const char *what, int nps, int nworkers,
+				      char *const *flags, double min_accuracy)
 {
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
+	struct tfj_launch_result res;
+
+	TFJ_CHECK_INT(itest_launch(&res, nps, nworkers, 0, 0, NULL, 0, flags), 0);
+	printf("%s: test accuracy %.4f, %.0f examples/s, %.1f s\n", what, res.test_accuracy,
+	       res.examples_per_sec, res.wall_s);
+	TFJ_CHECK_INT(res.exit_code, 0);
+	TFJ_CHECK(res.have_final);
+	TFJ_CHECK_GE(res.test_accuracy, min_accuracy);
 }
 
-static inline void itest_rmtree(const char *dir)
+/* Runs `<self> args...` to its end; returns its exit code or -1. */
+static inline int itest_run_self(char *const *args, const char *tf_config, int quiet)
 {
-	nftw(dir, itest_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-}
+	pid_t pid = itest_spawn_quiet(args, tf_config, quiet);
 
-static inline void itest_tmpdir(char *buf, size_t cap)
-{
-	snprintf(buf, cap, "/tmp/tfj-itest-XXXXXX");
-	if (!mkdtemp(buf))
-		buf[0] = '\0';
+	return pid < 0 ? -1 : tfj_testutil_wait(pid, 0);
 }
 
 #endif

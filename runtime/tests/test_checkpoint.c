@@ -17,6 +17,7 @@
 #include <tfj/err.h>
 #include <tfj/file.h>
 #include <tfj_test.h>
+#include <tfj_testutil.h>
 
 #include "checkpoint.h"
 #include "ckptdir.h"
@@ -137,7 +138,8 @@ static void test_version1(void)
 	fill(&ck, vars, 9);
 	TFJ_CHECK_INT(tfj_ckpt_save(dir, "v1", &ck, path, sizeof(path)), 0);
 	buf = slurp(path, &len);
-	TFJ_CHECK(buf != NULL && len > 40);
+	TFJ_CHECK_NOT_NULL(buf);
+	TFJ_CHECK_GT(len, 40);
 	if (!buf)
 		return;
 	TFJ_CHECK_INT(buf[8], 2);
@@ -201,7 +203,8 @@ static void test_corruption(void)
 	fill(&ck, vars, 77);
 	TFJ_CHECK_INT(tfj_ckpt_save(dir, "corrupt", &ck, path, sizeof(path)), 0);
 	buf = slurp(path, &len);
-	TFJ_CHECK(buf != NULL && len > 100);
+	TFJ_CHECK_NOT_NULL(buf);
+	TFJ_CHECK_GT(len, 100);
 	if (!buf)
 		return;
 	TFJ_CHECK_INT(tfj_ckpt_parse(&back, buf, len), 0);
@@ -297,28 +300,9 @@ static void test_latest_and_prune(void)
 		      TFJ_ENOTFOUND);
 }
 
-/* Removes everything the tests put into dir, then dir. */
-static void cleanup(void)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char p[512];
-
-	while (d && (e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		unlink(p);
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
-}
-
 int main(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/tfj-test-ckpt-XXXXXX");
-	if (!mkdtemp(dir)) {
+	if (tfj_testutil_tmpdir(dir, sizeof(dir), "tfj-test-ckpt")) {
 		perror("mkdtemp");
 		return 1;
 	}
@@ -327,6 +311,6 @@ int main(void)
 	TFJ_RUN(test_save_refusals);
 	TFJ_RUN(test_corruption);
 	TFJ_RUN(test_latest_and_prune);
-	cleanup();
+	tfj_testutil_rmtree(dir);
 	return tfj_test_finish();
 }

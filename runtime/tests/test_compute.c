@@ -91,7 +91,7 @@ static void test_gemm(void)
 						worst = fabs(ref - out[i * N + j]);
 				}
 			}
-			TFJ_CHECK(worst < 1e-4);
+			TFJ_CHECK_LT(worst, 1e-4);
 			tfj_compute_buf_free(c, ba);
 			tfj_compute_buf_free(c, bb);
 			tfj_compute_buf_free(c, bc);
@@ -142,7 +142,7 @@ static void test_elementwise(void)
 
 		for (i = 0; i < R; i++)
 			s += out[i * C + j];
-		TFJ_CHECK(fabsf(s - col[j]) < 1e-5f);
+		TFJ_CHECK_LT(fabsf(s - col[j]), 1e-5f);
 	}
 	/* Softmax cross-entropy and its gradient against a double reference. */
 	tfj_compute_buf_free(c, bz);
@@ -166,10 +166,10 @@ static void test_elementwise(void)
 		for (j = 0; j < C; j++) {
 			double g = (exp(logits[i * C + j] - mx) / s - (j == y)) * 0.25;
 
-			TFJ_CHECK(fabs(g - out[i * C + j]) < 1e-6);
+			TFJ_CHECK_LT(fabs(g - out[i * C + j]), 1e-6);
 		}
 	}
-	TFJ_CHECK(fabs(ref_loss - loss) < 1e-5);
+	TFJ_CHECK_LT(fabs(ref_loss - loss), 1e-5);
 	TFJ_CHECK_INT(correct, ref_correct);
 	/* A label outside [0, C) is refused. */
 	labels[1] = 3.0f;

@@ -11,6 +11,7 @@
 
 #include <tfj/err.h>
 #include <tfj_test.h>
+#include <tfj_testutil.h>
 
 #include "data.h"
 
@@ -168,7 +169,7 @@ static void test_idx_files(void)
 			raw[sz / 2 + 1] ^= 0x55;
 			write_file("bad.gz", raw, (size_t)sz, 0);
 			snprintf(path, sizeof(path), "%s/bad.gz", tmpdir);
-			TFJ_CHECK(tfj_idx_read_file(&out, &len, path) < 0);
+			TFJ_CHECK_LT(tfj_idx_read_file(&out, &len, path), 0);
 		}
 	}
 	/* A gzip bomb stops at the cap instead of inflating without bound. */
@@ -276,8 +277,10 @@ static void test_load_real(void)
 	/* Fashion-MNIST is balanced: 6000 per class. */
 	for (i = 0; i < 10; i++)
 		TFJ_CHECK_INT(counts[i], 6000);
-	for (i = 0; i < tr.n * tr.dim; i += 997)
-		TFJ_CHECK(tr.x[i] >= 0.0f && tr.x[i] <= 1.0f);
+	for (i = 0; i < tr.n * tr.dim; i += 997) {
+		TFJ_CHECK_GE(tr.x[i], 0.0f);
+		TFJ_CHECK_LE(tr.x[i], 1.0f);
+	}
 	TFJ_CHECK_INT(tfj_data_load_named(&te, "fashion-mnist", NULL, 0, 0, 0), 0);
 	TFJ_CHECK_INT(te.n, 10000);
 	tfj_data_free(&tr);
@@ -352,12 +355,12 @@ static void test_permutation(void)
 	tfj_data_permutation(b, 1000, 5, 1);
 	for (i = 0; i < 1000; i++)
 		same += a[i] == b[i];
-	TFJ_CHECK(same < 20); /* different epochs: essentially independent orders */
+	TFJ_CHECK_LT(same, 20); /* different epochs: essentially independent orders */
 	tfj_data_permutation(b, 1000, 6, 0);
 	same = 0;
 	for (i = 0; i < 1000; i++)
 		same += a[i] == b[i];
-	TFJ_CHECK(same < 20);
+	TFJ_CHECK_LT(same, 20);
 }
 
 static void test_iterator(void)
@@ -409,8 +412,7 @@ static void test_iterator(void)
 
 int main(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tfj-test-data-XXXXXX");
-	if (!mkdtemp(tmpdir)) {
+	if (tfj_testutil_tmpdir(tmpdir, sizeof(tmpdir), "tfj-test-data")) {
 		perror("mkdtemp");
 		return 1;
 	}
@@ -422,7 +424,6 @@ int main(void)
 	TFJ_RUN(test_shards);
 	TFJ_RUN(test_permutation);
 	TFJ_RUN(test_iterator);
-	clean_set();
-	rmdir(tmpdir);
+	tfj_testutil_rmtree(tmpdir);
 	return tfj_test_finish();
 }

@@ -126,7 +126,7 @@ static void gradcheck(const struct tfj_model_spec *spec)
 	uint64_t kink;
 	size_t skipped = 0;
 
-	TFJ_CHECK(spec->input_dim <= 8);
+	TFJ_CHECK_LE(spec->input_dim, 8);
 	TFJ_CHECK_INT(fixture_open(&f, spec, 42), 0);
 	random_batch(x, y, N, spec->input_dim, spec->classes);
 	/* Non-zero biases so the bias gradients see a general point. */
@@ -135,10 +135,11 @@ static void gradcheck(const struct tfj_model_spec *spec)
 			f.params[t][i] = 0.05f * (float)((int)tfj_test_below(21) - 10);
 	TFJ_CHECK_INT(tfj_model_grad(f.m, (const float *const *)f.params, x, y, N, f.grads, &loss),
 		      0);
-	TFJ_CHECK(loss > 0.0f && isfinite(loss));
-	TFJ_CHECK(fabs(loss - ref_loss(spec, f.params, x, y, N, &kink)) < 1e-5);
+	TFJ_CHECK_GT(loss, 0.0f);
+	TFJ_CHECK(isfinite(loss));
+	TFJ_CHECK_LT(fabs(loss - ref_loss(spec, f.params, x, y, N, &kink)), 1e-5);
 	TFJ_CHECK_INT(tfj_model_eval(f.m, (const float *const *)f.params, x, y, N, &acc, &loss), 0);
-	TFJ_CHECK(fabs(loss - ref_loss(spec, f.params, x, y, N, &kink)) < 1e-5);
+	TFJ_CHECK_LT(fabs(loss - ref_loss(spec, f.params, x, y, N, &kink)), 1e-5);
 	for (t = 0; t < f.nt; t++) {
 		for (i = 0; i < tfj_model_tensor(f.m, t)->count; i++) {
 			float keep = f.params[t][i];
@@ -168,8 +169,8 @@ static void gradcheck(const struct tfj_model_spec *spec)
 	}
 	printf("  %s: %zu partials checked, %zu skipped at a kink, %zu off\n",
 	       tfj_model_kind_name(spec->kind), checked, skipped, bad);
-	TFJ_CHECK(checked > 20);
-	TFJ_CHECK(skipped * 10 < checked);
+	TFJ_CHECK_GT(checked, 20);
+	TFJ_CHECK_LT(skipped * 10, checked);
 	TFJ_CHECK_INT(bad, 0);
 	fixture_close(&f);
 }
@@ -250,7 +251,8 @@ static void test_tensors_and_init(void)
 	for (i = 0; i < 100 * 64; i++)
 		sum2 += (double)a.params[0][i] * a.params[0][i];
 	sum2 /= 100 * 64;
-	TFJ_CHECK(sum2 > 0.8 * 2.0 / 100 && sum2 < 1.2 * 2.0 / 100);
+	TFJ_CHECK_GT(sum2, 0.8 * 2.0 / 100);
+	TFJ_CHECK_LT(sum2, 1.2 * 2.0 / 100);
 	fixture_close(&b);
 	TFJ_CHECK_INT(fixture_open(&b, &s, 8), 0);
 	TFJ_CHECK(memcmp(a.params[0], b.params[0], 64 * sizeof(float)) != 0);
@@ -305,10 +307,11 @@ static void test_stable_softmax(void)
 	f.params[1][2] = -1e4f;
 	TFJ_CHECK_INT(tfj_model_grad(f.m, (const float *const *)f.params, x, y, 1, f.grads, &loss),
 		      0);
-	TFJ_CHECK(loss >= 0.0f && loss < 1e-6f);
+	TFJ_CHECK_GE(loss, 0.0f);
+	TFJ_CHECK_LT(loss, 1e-6f);
 	y[0] = 2;
 	TFJ_CHECK_INT(tfj_model_eval(f.m, (const float *const *)f.params, x, y, 1, &acc, &loss), 0);
-	TFJ_CHECK(fabsf(loss - 2e4f) < 1.0f);
+	TFJ_CHECK_LT(fabsf(loss - 2e4f), 1.0f);
 	TFJ_CHECK(acc == 0.0f);
 	fixture_close(&f);
 }
@@ -358,8 +361,8 @@ static void test_learns_synthetic(void)
 	TFJ_CHECK_INT(tfj_model_eval(f.m, (const float *const *)f.params, te.x, te.y, te.n, &acc,
 				     &loss), 0);
 	printf("  synthetic: test accuracy %.3f -> %.3f after 60 steps\n", acc0, acc);
-	TFJ_CHECK(acc0 < 0.5f);
-	TFJ_CHECK(acc > 0.95f);
+	TFJ_CHECK_LT(acc0, 0.5f);
+	TFJ_CHECK_GT(acc, 0.95f);
 	for (t = 0; t < f.nt; t++)
 		free(state[t]);
 	tfj_data_iter_free(&it);

@@ -54,25 +54,25 @@ static void test_converges(void)
 	h.lr = 0.2f;
 	d = run(TFJ_OPTIM_SGD, &h, 200);
 	printf("  sgd: %.2e\n", d);
-	TFJ_CHECK(d < 1e-4);
+	TFJ_CHECK_LT(d, 1e-4);
 
 	tfj_optim_defaults(&h, TFJ_OPTIM_MOMENTUM);
 	h.lr = 0.05f;
 	d = run(TFJ_OPTIM_MOMENTUM, &h, 300);
 	printf("  momentum: %.2e\n", d);
-	TFJ_CHECK(d < 1e-4);
+	TFJ_CHECK_LT(d, 1e-4);
 	h.nesterov = 1;
 	d = run(TFJ_OPTIM_MOMENTUM, &h, 300);
 	printf("  nesterov: %.2e\n", d);
-	TFJ_CHECK(d < 1e-4);
+	TFJ_CHECK_LT(d, 1e-4);
 
 	tfj_optim_defaults(&h, TFJ_OPTIM_ADAM);
 	h.lr = 0.05f;
 	d = run(TFJ_OPTIM_ADAM, &h, 2000);
 	printf("  adam: %.2e\n", d);
-	TFJ_CHECK(d < 1e-3);
+	TFJ_CHECK_LT(d, 1e-3);
 	/* Too few steps must not pass: the check can fail. */
-	TFJ_CHECK(run(TFJ_OPTIM_ADAM, &h, 5) > 0.5);
+	TFJ_CHECK_GT(run(TFJ_OPTIM_ADAM, &h, 5), 0.5);
 }
 
 static void test_first_steps(void)
@@ -87,8 +87,8 @@ static void test_first_steps(void)
 	p[0] = 1.0f;
 	p[1] = 2.0f;
 	TFJ_CHECK_INT(tfj_optim_apply(TFJ_OPTIM_SGD, &h, p, g, NULL, 2, 0), 0);
-	TFJ_CHECK(fabsf(p[0] - (1.0f - 0.1f * 2.5f)) < 1e-6f);
-	TFJ_CHECK(fabsf(p[1] - (2.0f - 0.1f * 0.5f)) < 1e-6f);
+	TFJ_CHECK_LT(fabsf(p[0] - (1.0f - 0.1f * 2.5f)), 1e-6f);
+	TFJ_CHECK_LT(fabsf(p[1] - (2.0f - 0.1f * 0.5f)), 1e-6f);
 
 	/* Momentum: v1 = g, v2 = mu g + g. */
 	tfj_optim_defaults(&h, TFJ_OPTIM_MOMENTUM);
@@ -97,10 +97,10 @@ static void test_first_steps(void)
 	memset(p, 0, sizeof(p));
 	memset(st, 0, sizeof(st));
 	TFJ_CHECK_INT(tfj_optim_apply(TFJ_OPTIM_MOMENTUM, &h, p, g, st, 2, 0), 0);
-	TFJ_CHECK(fabsf(p[0] + 0.2f) < 1e-6f);
+	TFJ_CHECK_LT(fabsf(p[0] + 0.2f), 1e-6f);
 	TFJ_CHECK_INT(tfj_optim_apply(TFJ_OPTIM_MOMENTUM, &h, p, g, st, 2, 1), 0);
-	TFJ_CHECK(fabsf(p[0] + 0.2f + 0.1f * 3.8f) < 1e-5f);
-	TFJ_CHECK(fabsf(st[0] - 3.8f) < 1e-6f);
+	TFJ_CHECK_LT(fabsf(p[0] + 0.2f + 0.1f * 3.8f), 1e-5f);
+	TFJ_CHECK_LT(fabsf(st[0] - 3.8f), 1e-6f);
 
 	/* Adam's bias-corrected first step is lr * sign(g) (up to eps). */
 	tfj_optim_defaults(&h, TFJ_OPTIM_ADAM);
@@ -108,10 +108,10 @@ static void test_first_steps(void)
 	memset(p, 0, sizeof(p));
 	memset(st, 0, sizeof(st));
 	TFJ_CHECK_INT(tfj_optim_apply(TFJ_OPTIM_ADAM, &h, p, g, st, 2, 0), 0);
-	TFJ_CHECK(fabsf(p[0] + 0.01f) < 1e-6f);
-	TFJ_CHECK(fabsf(p[1] - 0.01f) < 1e-6f);
-	TFJ_CHECK(fabsf(st[0] - 0.2f) < 1e-6f);           /* m = (1 - b1) g */
-	TFJ_CHECK(fabsf(st[2] - 0.001f * 4.0f) < 1e-7f);  /* v = (1 - b2) g^2 */
+	TFJ_CHECK_LT(fabsf(p[0] + 0.01f), 1e-6f);
+	TFJ_CHECK_LT(fabsf(p[1] - 0.01f), 1e-6f);
+	TFJ_CHECK_LT(fabsf(st[0] - 0.2f), 1e-6f);           /* m = (1 - b1) g */
+	TFJ_CHECK_LT(fabsf(st[2] - 0.001f * 4.0f), 1e-7f);  /* v = (1 - b2) g^2 */
 }
 
 static void test_state_and_parse(void)

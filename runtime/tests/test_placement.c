@@ -18,9 +18,9 @@ static void check_cover(const struct tfj_placement *p, const size_t *counts, siz
 	for (i = 0; i < p->nslices; i++) {
 		const struct tfj_place_slice *s = &p->slices[i];
 
-		TFJ_CHECK(s->var < nvars);
-		TFJ_CHECK(s->count > 0);
-		TFJ_CHECK(s->ps < p->nps);
+		TFJ_CHECK_LT(s->var, nvars);
+		TFJ_CHECK_GT(s->count, 0);
+		TFJ_CHECK_LT(s->ps, p->nps);
 		if (s->var >= nvars || s->ps >= p->nps)
 			continue;
 		TFJ_CHECK_INT(s->offset, next[s->var]);
@@ -51,7 +51,7 @@ static void test_round_robin(void)
 	TFJ_CHECK_INT(p.slices[2].ps, 0);
 	TFJ_CHECK_INT(p.slices[3].ps, 1);
 	/* The big kernel makes ps 0 hold almost everything. */
-	TFJ_CHECK(tfj_placement_imbalance(&p) > 1.9);
+	TFJ_CHECK_GT(tfj_placement_imbalance(&p), 1.9);
 	tfj_placement_free(&p);
 }
 
@@ -64,7 +64,7 @@ static void test_balanced_splits_large_tensor(void)
 		TFJ_CHECK_INT(tfj_placement_build(&p, mlp, 4, nps, TFJ_PLACE_BALANCED, 1024), 0);
 		check_cover(&p, mlp, 4);
 		/* Within min_slice of perfect on every ps. */
-		TFJ_CHECK(tfj_placement_imbalance(&p) < 1.0 + 1024.0 * (double)nps / 203530.0 + 1e-9);
+		TFJ_CHECK_LT(tfj_placement_imbalance(&p), 1.0 + 1024.0 * (double)nps / 203530.0 + 1e-9);
 		if (nps > 1) {
 			/* The 784x256 kernel is cut between ps tasks. */
 			TFJ_CHECK(p.slices[0].var == 0 && p.slices[1].var == 0);

@@ -39,7 +39,8 @@ static void test_classic_flags(void)
 	TFJ_CHECK_INT(c.spec.kind, TFJ_MODEL_MLP);
 	TFJ_CHECK_INT(c.spec.n_hidden, 2);
 	TFJ_CHECK_INT(c.optim, TFJ_OPTIM_MOMENTUM);
-	TFJ_CHECK(c.hp.lr > 0.0499f && c.hp.lr < 0.0501f);
+	TFJ_CHECK_GT(c.hp.lr, 0.0499f);
+	TFJ_CHECK_LT(c.hp.lr, 0.0501f);
 	TFJ_CHECK_STR(tfj_rtconfig_host(&c, "ps", 1), "b:2");
 	TFJ_CHECK(tfj_rtconfig_host(&c, "ps", 2) == NULL);
 	tfj_rtconfig_free(&c);
@@ -106,35 +107,35 @@ static void test_rejects(void)
 	for (i = 0; i < sizeof(bad_tfc) / sizeof(bad_tfc[0]); i++) {
 		int rc = PARSE(&c, bad_tfc[i], "--epochs", "1");
 
-		TFJ_CHECK(rc < 0);
+		TFJ_CHECK_LT(rc, 0);
 		if (rc == 0)
 			tfj_test_fail(__FILE__, __LINE__, "accepted TF_CONFIG %s", bad_tfc[i]);
 	}
-	TFJ_CHECK(PARSE(&c, NULL, "--epochs", "1") < 0); /* no cluster at all */
-	TFJ_CHECK(PARSE(&c, tfc_chief, "--job_name", "ps") < 0); /* cluster twice */
-	TFJ_CHECK(PARSE(&c, tfc_chief, "--bogus", "1") < 0);
-	TFJ_CHECK(PARSE(&c, tfc_chief, "--batch_size", "12x") < 0);
-	TFJ_CHECK(PARSE(&c, tfc_chief, "--batch_size", "0") < 0);
-	TFJ_CHECK(PARSE(&c, tfc_chief, "--batch_size") < 0);
-	TFJ_CHECK(PARSE(&c, tfc_chief, "--epochs", "nan") < 0);
-	TFJ_CHECK(PARSE(&c, tfc_chief, "--model", "resnet") < 0);
-	TFJ_CHECK(PARSE(&c, tfc_chief, "--model", "softmax", "--hidden", "10") < 0);
-	TFJ_CHECK(PARSE(&c, tfc_chief, "--model", "mlp", "--hidden", "10,,3") < 0);
-	TFJ_CHECK(PARSE(&c, tfc_chief, "--optimizer", "rmsprop") < 0);
-	TFJ_CHECK(PARSE(&c, tfc_chief, "--replicas_to_aggregate", "2") < 0); /* needs --sync */
-	TFJ_CHECK(PARSE(&c, tfc_chief, "--sync", "--replicas_to_aggregate", "4") < 0);
-	TFJ_CHECK(PARSE(&c, tfc_chief, "--placement", "hash") < 0);
-	TFJ_CHECK(PARSE(&c, tfc_chief, "--epochs", "1", "--epochs", "2") < 0);
-	TFJ_CHECK(PARSE(&c, tfc_chief, "positional") < 0);
-	TFJ_CHECK(PARSE(&c, tfc_chief, "--dataset", "cifar") < 0);
-	TFJ_CHECK(PARSE(&c, tfc_chief, "--device", "tpu") < 0);
+	TFJ_CHECK_LT(PARSE(&c, NULL, "--epochs", "1"), 0); /* no cluster at all */
+	TFJ_CHECK_LT(PARSE(&c, tfc_chief, "--job_name", "ps"), 0); /* cluster twice */
+	TFJ_CHECK_LT(PARSE(&c, tfc_chief, "--bogus", "1"), 0);
+	TFJ_CHECK_LT(PARSE(&c, tfc_chief, "--batch_size", "12x"), 0);
+	TFJ_CHECK_LT(PARSE(&c, tfc_chief, "--batch_size", "0"), 0);
+	TFJ_CHECK_LT(PARSE(&c, tfc_chief, "--batch_size"), 0);
+	TFJ_CHECK_LT(PARSE(&c, tfc_chief, "--epochs", "nan"), 0);
+	TFJ_CHECK_LT(PARSE(&c, tfc_chief, "--model", "resnet"), 0);
+	TFJ_CHECK_LT(PARSE(&c, tfc_chief, "--model", "softmax", "--hidden", "10"), 0);
+	TFJ_CHECK_LT(PARSE(&c, tfc_chief, "--model", "mlp", "--hidden", "10,,3"), 0);
+	TFJ_CHECK_LT(PARSE(&c, tfc_chief, "--optimizer", "rmsprop"), 0);
+	TFJ_CHECK_LT(PARSE(&c, tfc_chief, "--replicas_to_aggregate", "2"), 0); /* needs --sync */
+	TFJ_CHECK_LT(PARSE(&c, tfc_chief, "--sync", "--replicas_to_aggregate", "4"), 0);
+	TFJ_CHECK_LT(PARSE(&c, tfc_chief, "--placement", "hash"), 0);
+	TFJ_CHECK_LT(PARSE(&c, tfc_chief, "--epochs", "1", "--epochs", "2"), 0);
+	TFJ_CHECK_LT(PARSE(&c, tfc_chief, "positional"), 0);
+	TFJ_CHECK_LT(PARSE(&c, tfc_chief, "--dataset", "cifar"), 0);
+	TFJ_CHECK_LT(PARSE(&c, tfc_chief, "--device", "tpu"), 0);
 	TFJ_CHECK(PARSE(&c, NULL, "--job_name", "worker", "--ps_hosts", "a:1,,b:2",
 			"--worker_hosts", "w:1") < 0);
 	TFJ_CHECK(PARSE(&c, NULL, "--job_name", "worker", "--task_index", "-1", "--ps_hosts",
 			"a:1", "--worker_hosts", "w:1") < 0);
 	TFJ_CHECK(PARSE(&c, NULL, "--job_name", "gardener", "--ps_hosts", "a:1",
 			"--worker_hosts", "w:1") < 0);
-	TFJ_CHECK(strlen(tfj_err_detail()) > 0);
+	TFJ_CHECK_GT(strlen(tfj_err_detail()), 0);
 }
 
 /* Flags are spelled with dashes; the underscore spelling stays an alias. */
@@ -166,11 +167,11 @@ static void test_numbers_and_steps(void)
 
 	TFJ_CHECK_INT(tfj_parse_i64(&v, "42", 0, 100, "x"), 0);
 	TFJ_CHECK_INT(v, 42);
-	TFJ_CHECK(tfj_parse_i64(&v, "99999999999999999999", 0, INT64_MAX, "x") < 0);
+	TFJ_CHECK_LT(tfj_parse_i64(&v, "99999999999999999999", 0, INT64_MAX, "x"), 0);
 	TFJ_CHECK(tfj_parse_i64(&v, " 4", 0, 100, "x") < 0 || v == 4);
-	TFJ_CHECK(tfj_parse_i64(&v, "", 0, 100, "x") < 0);
+	TFJ_CHECK_LT(tfj_parse_i64(&v, "", 0, 100, "x"), 0);
 	TFJ_CHECK_INT(tfj_parse_double(&d, "0.5", 0, 1, "x"), 0);
-	TFJ_CHECK(tfj_parse_double(&d, "inf", 0, 1e300, "x") < 0);
+	TFJ_CHECK_LT(tfj_parse_double(&d, "inf", 0, 1e300, "x"), 0);
 	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--batch_size", "100", "--epochs", "2"), 0);
 	TFJ_CHECK_INT(tfj_rtconfig_steps_for(&c, 60000), 1200);
 	c.sync = 1;

@@ -29,6 +29,7 @@
 #include "rx_util.h"
 #include "shard.h"
 #include "tfj_test.h"
+#include "tfj_testutil.h"
 #include "wire.h"
 
 #define MAX_PS 2
@@ -263,13 +264,14 @@ static void check_kind(const char *optim, uint32_t kind)
 {
 	struct job a, c, d, e, f;
 	float **val, **st, **g, **st2, **val2;
-	char dir[64] = "/tmp/tfj-shardstate-XXXXXX", path[512];
+	char dir[64], path[512];
 	size_t i, k;
 	int t, ws = -1;
 
-	TFJ_CHECK(mkdtemp(dir) != NULL);
+	TFJ_CHECK_INT(tfj_testutil_tmpdir(dir, sizeof(dir), "tfj-shardstate"), 0);
 	TFJ_CHECK_INT(job_init(&a, optim, "p:1,p:2", 2), 0);
-	TFJ_CHECK(a.sh[0].nslices >= 1 && a.sh[1].nslices >= 1);
+	TFJ_CHECK_GE(a.sh[0].nslices, 1);
+	TFJ_CHECK_GE(a.sh[1].nslices, 1);
 	k = tfj_shard_state_k(&a.sh[0]);
 	TFJ_CHECK(k == (kind == 2 ? 2u : 1u));
 	val = vars_new(&a.plan, 1);
@@ -348,7 +350,7 @@ static void check_kind(const char *optim, uint32_t kind)
 	TFJ_CHECK_INT(diff_params(&a, &c), 0);
 	TFJ_CHECK_INT(diff_params(&a, &d), 0);
 	TFJ_CHECK_INT(diff_params(&a, &e), 0);
-	TFJ_CHECK(diff_params(&a, &f) > 0); /* without state the update differs */
+	TFJ_CHECK_GT(diff_params(&a, &f), 0); /* without state the update differs */
 	st2 = vars_new(&a.plan, k);
 	val2 = vars_new(&a.plan, 1);
 	gather(&a, val, st);

@@ -44,7 +44,8 @@ static void test_aggregator(void)
 	add_const(&a, 3.0f);
 	TFJ_CHECK_INT(tfj_syncagg_commit(&a, 2), 1); /* 2 of 3: replica 0 is the backup */
 	m = tfj_syncagg_mean(&a);
-	TFJ_CHECK(fabsf(m[0] - 2.0f) < 1e-6f && fabsf(m[3] - 2.0f) < 1e-6f);
+	TFJ_CHECK_LT(fabsf(m[0] - 2.0f), 1e-6f);
+	TFJ_CHECK_LT(fabsf(m[3] - 2.0f), 1e-6f);
 	tfj_syncagg_reset(&a, 6);
 	/* The backup's late gradient for step 5 is stale now. */
 	TFJ_CHECK_INT(tfj_syncagg_check(&a, 5, 0), TFJ_SYNCAGG_STALE);
@@ -53,8 +54,8 @@ static void test_aggregator(void)
 	TFJ_CHECK(a.sum[0] == 0.0f);
 	TFJ_CHECK_INT(a.dropped_stale, 3);
 	tfj_syncagg_free(&a);
-	TFJ_CHECK(tfj_syncagg_init(&a, 4, 4, 3, 0) < 0);
-	TFJ_CHECK(tfj_syncagg_init(&a, 0, 1, 1, 0) < 0);
+	TFJ_CHECK_LT(tfj_syncagg_init(&a, 4, 4, 3, 0), 0);
+	TFJ_CHECK_LT(tfj_syncagg_init(&a, 0, 1, 1, 0), 0);
 }
 
 /* A softmax model on 2 ps, 3 replicas, sync with 2 to aggregate, SGD lr 1. */
@@ -185,12 +186,12 @@ static void test_shard_sync(void)
 	TFJ_CHECK_INT(r, TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_AGGREGATED);
 	/* Mean of 1 and 3, SGD lr 1: every parameter moved by -2. */
 	TFJ_CHECK_INT(f.shard.step, 11);
-	TFJ_CHECK(fabsf(f.shard.param[0] + 2.0f) < 1e-6f);
-	TFJ_CHECK(fabsf(f.shard.param[f.shard.n - 1] + 2.0f) < 1e-6f);
+	TFJ_CHECK_LT(fabsf(f.shard.param[0] + 2.0f), 1e-6f);
+	TFJ_CHECK_LT(fabsf(f.shard.param[f.shard.n - 1] + 2.0f), 1e-6f);
 	/* Replica 1 was the backup worker: its step-10 gradient is dropped. */
 	TFJ_CHECK_INT(push(&f.shard, 10, 1, 100.0f, &r), 0);
 	TFJ_CHECK_INT(r, TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_STALE);
-	TFJ_CHECK(fabsf(f.shard.param[0] + 2.0f) < 1e-6f);
+	TFJ_CHECK_LT(fabsf(f.shard.param[0] + 2.0f), 1e-6f);
 	TFJ_CHECK_INT(f.shard.stale, 2);
 	TFJ_CHECK_INT(f.shard.duplicate, 1);
 	/* NaN is refused and leaves the accumulator untouched. */
@@ -198,7 +199,7 @@ static void test_shard_sync(void)
 	TFJ_CHECK_INT(push(&f.shard, 11, 1, 1.0f, &r), 0);
 	TFJ_CHECK_INT(push(&f.shard, 11, 0, 1.0f, &r), 0);
 	TFJ_CHECK_INT(f.shard.step, 12);
-	TFJ_CHECK(fabsf(f.shard.param[0] + 3.0f) < 1e-6f);
+	TFJ_CHECK_LT(fabsf(f.shard.param[0] + 3.0f), 1e-6f);
 	/* Unknown replica index. */
 	TFJ_CHECK_INT(push(&f.shard, 12, 7, 1.0f, &r), TFJ_EINVAL);
 	/* After Finish nothing is applied. */
@@ -220,7 +221,7 @@ static void test_shard_async_and_bad_slices(void)
 	TFJ_CHECK_INT(r, TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_APPLIED);
 	TFJ_CHECK_INT(push(&f.shard, 0, 1, 1.0f, &r), 0); /* old step: async applies anyway */
 	TFJ_CHECK_INT(f.shard.step, 2);
-	TFJ_CHECK(fabsf(f.shard.param[0] + 2.0f) < 1e-6f);
+	TFJ_CHECK_LT(fabsf(f.shard.param[0] + 2.0f), 1e-6f);
 	/* Slices that do not match the placement are refused. */
 	make_push(&p, &f.shard, 2, 0, 1.0f);
 	p.msgs[0].count--;
@@ -235,13 +236,13 @@ static void test_shard_async_and_bad_slices(void)
 	/* One Inf in the last chunk: refused, and nothing was applied. */
 	p.vals[f.shard.n - 1] = INFINITY;
 	TFJ_CHECK_INT(push_msg(&f.shard, &p, &r), TFJ_ENUMERIC);
-	TFJ_CHECK(fabsf(f.shard.param[0] + 2.0f) < 1e-6f);
-	TFJ_CHECK(fabsf(f.shard.param[f.shard.n - 1] + 2.0f) < 1e-6f);
+	TFJ_CHECK_LT(fabsf(f.shard.param[0] + 2.0f), 1e-6f);
+	TFJ_CHECK_LT(fabsf(f.shard.param[f.shard.n - 1] + 2.0f), 1e-6f);
 	free_push(&p);
 	TFJ_CHECK_INT(f.shard.step, 2);
 	/* A non-finite Init value leaves the parameters as they were. */
 	TFJ_CHECK_INT(load_const(&f.shard, 5, NAN), TFJ_ENUMERIC);
-	TFJ_CHECK(fabsf(f.shard.param[0] + 2.0f) < 1e-6f);
+	TFJ_CHECK_LT(fabsf(f.shard.param[0] + 2.0f), 1e-6f);
 	TFJ_CHECK_INT(f.shard.step, 2);
 	fixture_free(&f);
 }
@@ -265,7 +266,7 @@ static void test_shard_chunked_apply(void)
 	TFJ_CHECK_INT(tfj_rtconfig_parse(&f.cfg, 14, argv, NULL), 0);
 	TFJ_CHECK_INT(tfj_plan_build(&f.plan, &f.cfg), 0);
 	TFJ_CHECK_INT(tfj_shard_init(&f.shard, &f.plan, &f.cfg, 0), 0);
-	TFJ_CHECK(f.shard.n > 2 * TFJ_SHARD_CHUNK);
+	TFJ_CHECK_GT(f.shard.n, 2 * TFJ_SHARD_CHUNK);
 	load_zero(&f.shard, 0);
 	make_push(&p, &f.shard, 0, 0, 0.0f);
 	for (i = 0; i < f.shard.n; i++)

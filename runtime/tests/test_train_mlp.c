@@ -17,7 +17,7 @@ static void test_mlp_accuracy(void)
 		return;
 	}
 	printf("  mlp: best test accuracy %.4f after %d epochs\n", acc, epochs);
-	TFJ_CHECK(acc >= 0.87f);
+	TFJ_CHECK_GE(acc, 0.87f);
 }
 
 int main(void)

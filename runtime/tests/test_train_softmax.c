@@ -17,7 +17,7 @@ static void test_softmax_accuracy(void)
 		return;
 	}
 	printf("  softmax: best test accuracy %.4f after %d epochs\n", acc, epochs);
-	TFJ_CHECK(acc >= 0.84f);
+	TFJ_CHECK_GE(acc, 0.84f);
 }
 
 int main(void)

@@ -211,7 +211,8 @@ static void check_floats(const struct tfj_wire_bytes *run, const float *want, si
 	float tmp, f;
 
 	while ((k = tfj_wire_bytes_floats(&b, &p, &tmp, 1000)) > 0) {
-		TFJ_CHECK(k <= 1000 && got + k <= N);
+		TFJ_CHECK_LE(k, 1000);
+		TFJ_CHECK_LE(got + k, N);
 		if (p == &tmp) {
 			TFJ_CHECK_INT(k, 1);
 			viatmp++;
@@ -229,8 +230,10 @@ static void check_floats(const struct tfj_wire_bytes *run, const float *want, si
 		TFJ_CHECK_INT(viatmp, N);
 	if (piece == 0)
 		TFJ_CHECK(runs == (N + 999) / 1000 && viatmp == 0);
-	if (piece == 997) /* 997 is odd: some floats straddle two slices */
-		TFJ_CHECK(viatmp > 0 && runs > viatmp);
+	if (piece == 997) { /* 997 is odd: some floats straddle two slices */
+		TFJ_CHECK_GT(viatmp, 0);
+		TFJ_CHECK_GT(runs, viatmp);
+	}
 }
 
 static void test_split_roundtrip(void)

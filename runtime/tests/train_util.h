@@ -18,6 +18,7 @@
 #include "data.h"
 #include "model.h"
 #include "optim.h"
+#include "tfj_testutil.h"
 
 struct train_cfg {
 	const char *kind;       /* "softmax" or "mlp" */
@@ -29,14 +30,6 @@ struct train_cfg {
 	float target;           /* test accuracy to reach */
 	uint64_t seed;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /*
  * Trains until the test accuracy reaches cfg->target or max_epochs pass.
@@ -54,7 +47,7 @@ static int train_run(const struct train_cfg *cfg, float *best_acc, int *epochs_u
 	size_t nt = 0, i;
 	int64_t step = 0;
 	int epoch, rc;
-	double t0 = now_s();
+	double t0 = tfj_testutil_now_s();
 
 	*best_acc = 0.0f;
 	*epochs_used = 0;
@@ -91,7 +84,7 @@ static int train_run(const struct train_cfg *cfg, float *best_acc, int *epochs_u
 	h.lr = cfg->lr;
 	TFJ_CHECK_INT(tfj_data_iter_init(&it, &tr, cfg->batch, cfg->seed), 0);
 	printf("  %s on %s, %zu params, load %.1fs\n", cfg->kind, tfj_compute_name(c),
-	       tfj_model_num_params(m), now_s() - t0);
+	       tfj_model_num_params(m), tfj_testutil_now_s() - t0);
 	for (epoch = 0; epoch < cfg->max_epochs; epoch++) {
 		double loss_sum = 0.0, te0;
 		size_t batches = 0;
@@ -116,13 +109,13 @@ static int train_run(const struct train_cfg *cfg, float *best_acc, int *epochs_u
 			loss_sum += loss;
 			batches++;
 		}
-		te0 = now_s();
+		te0 = tfj_testutil_now_s();
 		TFJ_CHECK_INT(tfj_model_eval(m, (const float *const *)params, te.x, te.y, te.n, &acc,
 					     &tloss), 0);
 		printf("  epoch %d: train loss %.4f, test loss %.4f, test acc %.4f "
 		       "(eval %.2fs, total %.1fs)\n",
-		       epoch + 1, loss_sum / (double)batches, tloss, acc, now_s() - te0,
-		       now_s() - t0);
+		       epoch + 1, loss_sum / (double)batches, tloss, acc, tfj_testutil_now_s() - te0,
+		       tfj_testutil_now_s() - t0);
 		if (acc > *best_acc)
 			*best_acc = acc;
 		*epochs_used = epoch + 1;
