@@ -29,7 +29,7 @@
 
 #include <tfj/err.h>
 
-#include "kubeconfig.h"
+#include "kube/kubeconfig.h"
 
 #define FAKE_MAX_OBJS 512
 

@@ -8,7 +8,7 @@
 
 #include <tfj/err.h>
 
-#include "httpd.h"
+#include "app/httpd.h"
 #include "tfj_test.h"
 
 static atomic_int ready_flag;

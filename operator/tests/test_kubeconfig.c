@@ -10,7 +10,7 @@
 
 #include <tfj/err.h>
 
-#include "kubeconfig.h"
+#include "kube/kubeconfig.h"
 #include "tfj_test.h"
 
 static char dir[256];
