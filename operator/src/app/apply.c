@@ -14,28 +14,10 @@
 #include <tfj/json.h>
 #include <tfj/log.h>
 
+#include "kube/apipath.h"
 #include "tfjob/jobstatus.h"
 
 #define PATH_MAX_ 1024
-
-
-/* ---- API paths ---- */
-
-int tfj_apply_coll_path(char *out, size_t outlen, const char *group_path, const char *ns,
-		     const char *res)
-{
-	int n = ns && *ns ? snprintf(out, outlen, "%s/namespaces/%s/%s", group_path, ns, res)
-			  : snprintf(out, outlen, "%s/%s", group_path, res);
-	return n < 0 || (size_t)n >= outlen ? tfj_err_set(TFJ_ETOOBIG, "path too long") : 0;
-}
-
-int tfj_apply_obj_path(char *out, size_t outlen, const char *group_path, const char *ns,
-		    const char *res, const char *name, const char *sub)
-{
-	int n = snprintf(out, outlen, "%s/namespaces/%s/%s/%s%s%s", group_path, ns, res, name,
-			 sub ? "/" : "", sub ? sub : "");
-	return n < 0 || (size_t)n >= outlen ? tfj_err_set(TFJ_ETOOBIG, "path too long") : 0;
-}
 
 
 /* ---- events ---- */
@@ -61,7 +43,8 @@ static int write_status(struct tfj_apply *c, const struct tfj_tfjob *job,
 	int rc;
 
 	new_rv[0] = '\0';
-	if ((rc = tfj_apply_obj_path(path, sizeof(path), TFJ_API_TFJOB, job->ns, "tfjobs", job->name, "status")))
+	if ((rc = tfj_apipath_obj(path, sizeof(path), TFJ_TFJOB_API_PATH, job->ns, "tfjobs",
+				  job->name, "status")))
 		return rc;
 	doc = cJSON_Duplicate(job->doc, 1);
 	st = cJSON_Duplicate(status, 1);
@@ -128,7 +111,7 @@ static int do_create(struct apply_ctx *a, const struct tfj_action *act, const ch
 	char path[PATH_MAX_];
 	int rc;
 
-	if ((rc = tfj_apply_coll_path(path, sizeof(path), TFJ_API_CORE, a->job->ns, res)))
+	if ((rc = tfj_apipath_coll(path, sizeof(path), TFJ_APIPATH_CORE, a->job->ns, res)))
 		return rc;
 	if ((rc = tfj_expect_create(c->exp, a->key, kind, act->name)))
 		return rc;
@@ -162,7 +145,7 @@ static int do_delete(struct apply_ctx *a, const struct tfj_action *act, const ch
 	char path[PATH_MAX_];
 	int rc;
 
-	if ((rc = tfj_apply_obj_path(path, sizeof(path), TFJ_API_CORE, a->job->ns, res, act->name, NULL)))
+	if ((rc = tfj_apipath_obj(path, sizeof(path), TFJ_APIPATH_CORE, a->job->ns, res, act->name, NULL)))
 		return rc;
 	if ((rc = tfj_expect_delete(c->exp, a->key, kind, act->name)))
 		return rc;
@@ -241,7 +224,7 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 				a->create_failed = 1;
 			break;
 		case TFJ_ACT_DELETE_JOB:
-			if ((rc = tfj_apply_obj_path(path, sizeof(path), TFJ_API_TFJOB, a->job->ns, "tfjobs",
+			if ((rc = tfj_apipath_obj(path, sizeof(path), TFJ_TFJOB_API_PATH, a->job->ns, "tfjobs",
 					   a->job->name, NULL)))
 				break;
 			rc = tfj_kube_delete(c->k, path, a->job->uid, "Background");

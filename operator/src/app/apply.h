@@ -35,9 +35,6 @@
 #include "tfjob/plan.h"
 #include "tfjob/tfjob.h"
 
-#define TFJ_API_CORE "/api/v1"
-#define TFJ_API_TFJOB "/apis/kubeflow.org/v1"
-
 struct tfj_apply {
 	struct tfj_kube *k;          /* borrowed */
 	struct tfj_expect *exp;      /* borrowed */
@@ -62,11 +59,5 @@ void tfj_apply_event(struct tfj_apply *ap, const struct tfj_tfjob *job, const ch
 
 /* Appends the job, write and event counters (events.h) as Prometheus text. */
 int tfj_apply_metrics(struct tfj_apply *ap, struct tfj_buf *out);
-
-/* "<group>[/namespaces/<ns>]/<res>" and "<group>/namespaces/<ns>/<res>/<name>[/<sub>]". */
-int tfj_apply_coll_path(char *out, size_t outlen, const char *group_path, const char *ns,
-			const char *res);
-int tfj_apply_obj_path(char *out, size_t outlen, const char *group_path, const char *ns,
-		       const char *res, const char *name, const char *sub);
 
 #endif

@@ -16,6 +16,7 @@
 #include <tfj/log.h>
 
 #include "app/apply.h"
+#include "kube/apipath.h"
 #include "kube/expect.h"
 #include "kube/informer.h"
 #include "tfjob/jobstatus.h"
@@ -244,7 +245,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			}
 		} else {
 			/* A status conflict: read the TFJob fresh from the API server. */
-			if ((rc = tfj_apply_obj_path(path, sizeof(path), TFJ_API_TFJOB, ns, "tfjobs", name, NULL)))
+			if ((rc = tfj_apipath_obj(path, sizeof(path), TFJ_TFJOB_API_PATH, ns, "tfjobs", name, NULL)))
 				goto done;
 			rc = tfj_kube_get(c->k, &doc, path);
 			if (rc == TFJ_ENOTFOUND) {
@@ -374,7 +375,7 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	memset(&io, 0, sizeof(io));
 	io.watch_timeout_s = o->watch_timeout_s;
 	io.ud = c;
-	if ((rc = tfj_apply_coll_path(path, sizeof(path), TFJ_API_TFJOB, c->ns, "tfjobs")))
+	if ((rc = tfj_apipath_coll(path, sizeof(path), TFJ_TFJOB_API_PATH, c->ns, "tfjobs")))
 		goto out;
 	io.name = "tfjobs";
 	io.path = path;
@@ -385,7 +386,7 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	/* Children are selected by label so the caches hold only our pods/services. */
 	io.label_selector = TFJ_LABEL_JOB_NAME;
 	io.index_label = TFJ_LABEL_JOB_NAME;
-	if ((rc = tfj_apply_coll_path(path, sizeof(path), TFJ_API_CORE, c->ns, "pods")))
+	if ((rc = tfj_apipath_coll(path, sizeof(path), TFJ_APIPATH_CORE, c->ns, "pods")))
 		goto out;
 	io.name = "pods";
 	io.fn = on_pod;
@@ -395,7 +396,7 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	io.page_size = CHILD_PAGE_SIZE;
 	if ((rc = tfj_informer_new(&c->pods, k, &io)))
 		goto out;
-	if ((rc = tfj_apply_coll_path(path, sizeof(path), TFJ_API_CORE, c->ns, "services")))
+	if ((rc = tfj_apipath_coll(path, sizeof(path), TFJ_APIPATH_CORE, c->ns, "services")))
 		goto out;
 	io.name = "services";
 	io.fn = on_svc;

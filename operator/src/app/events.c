@@ -17,7 +17,7 @@
 #include <tfj/err.h>
 #include <tfj/log.h>
 
-#include "app/apply.h"
+#include "kube/apipath.h"
 #include "tfjob/jobstatus.h"
 #include "tfjob/tfjob.h"
 
@@ -112,7 +112,7 @@ static void send_one(struct tfj_events *rec, const struct ev *e)
 		atomic_fetch_add(&rec->errors, 1);
 		return;
 	}
-	rc = tfj_apply_coll_path(path, sizeof(path), TFJ_API_CORE, e->ns, "events");
+	rc = tfj_apipath_coll(path, sizeof(path), TFJ_APIPATH_CORE, e->ns, "events");
 	if (!rc)
 		rc = tfj_kube_create(rec->k, NULL, path, obj);
 	if (rc) {

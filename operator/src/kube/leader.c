@@ -16,6 +16,7 @@
 #include <tfj/json.h>
 #include <tfj/log.h>
 
+#include "kube/apipath.h"
 #include "kube/ratelimit.h"
 
 struct tfj_leader {
@@ -121,9 +122,9 @@ static int set_spec(cJSON *lease, const char *holder, int64_t lease_s, int64_t t
 
 static int lease_path(struct tfj_leader *l, char *out, size_t outlen, int item)
 {
-	int n = snprintf(out, outlen, "/apis/coordination.k8s.io/v1/namespaces/%s/leases%s%s",
-			 l->ns, item ? "/" : "", item ? l->name : "");
-	return n < 0 || (size_t)n >= outlen ? tfj_err_set(TFJ_ETOOBIG, "lease path") : 0;
+	return item ? tfj_apipath_obj(out, outlen, TFJ_APIPATH_COORDINATION, l->ns, "leases",
+				      l->name, NULL)
+		    : tfj_apipath_coll(out, outlen, TFJ_APIPATH_COORDINATION, l->ns, "leases");
 }
 
 /* One attempt to acquire or renew; 1 if we hold the lease afterwards. */

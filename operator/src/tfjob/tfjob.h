@@ -51,6 +51,8 @@
 /* The API group/version and kind written into ownerReferences. */
 #define TFJ_TFJOB_API_VERSION "kubeflow.org/v1"
 #define TFJ_TFJOB_KIND "TFJob"
+/* The API root of TFJob paths (kube/apipath.h). */
+#define TFJ_TFJOB_API_PATH "/apis/" TFJ_TFJOB_API_VERSION
 /* runPolicy.managedBy value that means "this operator" (the reference's value). */
 #define TFJ_TFJOB_MANAGER "kubeflow.org/training-operator"
 
