@@ -15,6 +15,7 @@
 #include <tfj/log.h>
 
 #include "kube/apipath.h"
+#include "kube/objmeta.h"
 #include "tfjob/jobstatus.h"
 
 #define PATH_MAX_ 1024
@@ -61,7 +62,7 @@ static int write_status(struct tfj_apply *c, const struct tfj_tfjob *job,
 	rc = tfj_kube_replace(c->k, &res, path, doc);
 	if (rc == 0) {
 		atomic_fetch_add(&c->status_writes, 1);
-		rv = tfj_kube_meta_str(res, "resourceVersion");
+		rv = tfj_objmeta_str(res, "resourceVersion");
 		if (rv)
 			snprintf(new_rv, rvlen, "%s", rv);
 	}

@@ -17,6 +17,7 @@
 
 #include "app/apply.h"
 #include "kube/apipath.h"
+#include "kube/objmeta.h"
 #include "kube/expect.h"
 #include "kube/informer.h"
 #include "tfjob/jobstatus.h"
@@ -127,11 +128,11 @@ static void on_job(void *ud, enum tfj_informer_event ev, const cJSON *obj, const
 	if (ev == TFJ_INF_DELETE) {
 		/* Children go with the TFJob through ownerReferences (GC). */
 		tfj_expect_forget(c->exp, key);
-		if (c->prog && tfj_kube_meta_str(obj, "uid"))
-			tfj_progress_forget(c->prog, tfj_kube_meta_str(obj, "uid"));
+		if (c->prog && tfj_objmeta_str(obj, "uid"))
+			tfj_progress_forget(c->prog, tfj_objmeta_str(obj, "uid"));
 		return;
 	}
-	tfj_expect_observe_job(c->exp, key, tfj_kube_meta_str(obj, "resourceVersion"));
+	tfj_expect_observe_job(c->exp, key, tfj_objmeta_str(obj, "resourceVersion"));
 	tfj_queue_add(c->q, key);
 }
 
@@ -139,7 +140,7 @@ static void on_child(struct tfj_controller *c, const char *kind, enum tfj_inform
 		     const cJSON *obj)
 {
 	char key[KEY_MAX];
-	const char *name = tfj_kube_meta_str(obj, "name");
+	const char *name = tfj_objmeta_str(obj, "name");
 
 	if (!name || tfj_controller_owner_key(key, sizeof(key), obj))
 		return;

@@ -21,6 +21,7 @@
 #include <tfj/json.h>
 #include <tfj/log.h>
 
+#include "kube/objmeta.h"
 #include "kube/objstore.h"
 #include "kube/ratelimit.h"
 #include "kube/strmap.h"
@@ -84,7 +85,7 @@ static void notify(struct tfj_informer *inf, enum tfj_informer_event ev, const c
 
 static int same_rv(const struct tfj_objstore_entry *old, const cJSON *obj)
 {
-	const char *rv = tfj_kube_meta_str(obj, "resourceVersion");
+	const char *rv = tfj_objmeta_str(obj, "resourceVersion");
 	const char *was = tfj_objstore_entry_rv(old);
 
 	return rv && *was && strcmp(was, rv) == 0;

@@ -774,13 +774,3 @@ int tfj_kube_metrics(const struct tfj_kube *k, struct tfj_buf *out)
 	}
 	return rc ? TFJ_ETOOBIG : 0;
 }
-
-const char *tfj_kube_meta_str(const cJSON *obj, const char *key)
-{
-	const cJSON *meta;
-	const char *v;
-
-	if (tfj_json_get_object(&meta, obj, "metadata") || tfj_json_get_string(&v, meta, key))
-		return NULL;
-	return v;
-}

@@ -118,12 +118,6 @@ int tfj_kube_stream(struct tfj_kube *k, const char *path, tfj_kube_stream_fn fn,
  */
 int tfj_kube_map_status(long status, const char *reason);
 
-/*
- * metadata.<key> of an API object as a string, or NULL when it is missing
- * or not a string. Points into obj.
- */
-const char *tfj_kube_meta_str(const cJSON *obj, const char *key);
-
 /* Percent-encodes s for a URL query value into out. TFJ_ETOOBIG if it won't fit. */
 int tfj_kube_escape(char *out, size_t outlen, const char *s);
 

@@ -10,7 +10,7 @@
 #include <tfj/json.h>
 
 #include "tfjob/jobstatus.h"
-#include "kube/kube.h"
+#include "kube/objmeta.h"
 #include "tfjob/podspec.h"
 #include "tfjob/podstate.h"
 
@@ -63,7 +63,7 @@ static int read_meta(struct tfj_podstate *out, const cJSON *obj)
 		return rc;
 	if (strlen(out->name) > 253)
 		return tfj_err_set(TFJ_EINVAL, "object name longer than 253 characters");
-	out->uid = tfj_kube_meta_str(obj, "uid");
+	out->uid = tfj_objmeta_str(obj, "uid");
 	if (!out->uid || strlen(out->uid) > 127)
 		out->uid = "";
 	del = cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp");
