@@ -21,7 +21,7 @@
 #include "data.h"
 #include "exitcode.h"
 #include "model.h"
-#include "plan.h"
+#include "layout.h"
 #include "progress.h"
 #include "psserver.h"
 #include "session.h"

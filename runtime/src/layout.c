@@ -1,7 +1,7 @@
 /*
- * plan.c - variables, placement and layout fingerprint (plan.h).
+ * layout.c - variables, placement and layout fingerprint (layout.h).
  */
-#include "plan.h"
+#include "layout.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +22,7 @@ static uint64_t mix(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-int tfj_plan_build(struct tfj_plan *out, const struct tfj_rtconfig *cfg)
+int tfj_layout_build(struct tfj_layout *out, const struct tfj_rtconfig *cfg)
 {
 	struct tfj_compute *c = NULL;
 	struct tfj_model *m = NULL;
@@ -73,11 +73,11 @@ out:
 	tfj_model_free(m);
 	tfj_compute_free(c);
 	if (rc)
-		tfj_plan_free(out);
+		tfj_layout_free(out);
 	return rc;
 }
 
-void tfj_plan_free(struct tfj_plan *p)
+void tfj_layout_free(struct tfj_layout *p)
 {
 	if (!p)
 		return;
