@@ -444,34 +444,190 @@ static int pause_ms(long ms, const _Atomic int *cancel)
 	return cancel && atomic_load(cancel) ? 1 : 0;
 }
 
-static int perform(struct tfj_kube *k, enum tfj_kube_verb verb, const char *path,
-		   const char *ctype, const char *body, size_t body_len, struct tfj_buf *resp,
-		   long *status_out, tfj_kube_stream_fn fn, void *ud, const _Atomic int *cancel,
-		   long max_s)
+/* One request as its caller asked for it; the same for every attempt. */
+struct req {
+	enum tfj_kube_verb verb;
+	const char *path;
+	const char *ctype;            /* of body; NULL: application/json */
+	const char *body;             /* NULL: none */
+	size_t body_len;
+	tfj_kube_stream_fn fn;        /* a watch's consumer, or NULL */
+	void *ud;
+	const _Atomic int *cancel;    /* may be NULL */
+	long max_s;                   /* a watch's longest life */
+};
+
+/*
+ * The request headers, or NULL when out of memory. The token is re-read
+ * first when it is due or reload_token is set; the copy of the
+ * Authorization header on the stack is wiped once curl has its own.
+ */
+static struct curl_slist *headers(struct tfj_kube *k, const struct req *r, int reload_token)
+{
+	struct curl_slist *hdrs = NULL;
+	char auth[TOKEN_MAX + 32];
+	char ct[128];
+
+	auth_header(k, auth, sizeof(auth), reload_token);
+	hdrs = curl_slist_append(hdrs, "Accept: application/json");
+	if (auth[0])
+		hdrs = curl_slist_append(hdrs, auth);
+	explicit_bzero(auth, sizeof(auth));
+	if (r->body) {
+		snprintf(ct, sizeof(ct), "Content-Type: %s", r->ctype ? r->ctype : "application/json");
+		hdrs = curl_slist_append(hdrs, ct);
+	}
+	/* Content is small JSON; a 100-continue round trip only adds latency. */
+	hdrs = curl_slist_append(hdrs, "Expect:");
+	return hdrs;
+}
+
+/* Everything but TLS that one attempt sets on its handle. */
+static void set_options(struct tfj_kube *k, CURL *h, const struct req *r, const char *url,
+			struct curl_slist *hdrs, struct xfer *x)
 {
 	static const char *methods[TFJ_KUBE_NVERBS] = {
 		"GET", "GET", "GET", "POST", "PUT", "PATCH", "DELETE"
 	};
+
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https");
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, k->user_agent);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, methods[r->verb]);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+	if (r->fn) {
+		curl_easy_setopt(h, CURLOPT_TIMEOUT, r->max_s > 0 ? r->max_s : 600L);
+		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+		curl_easy_setopt(h, CURLOPT_XFERINFODATA, x);
+		/* A quiet watch is normal (no events, maybe no bookmarks), so
+		 * no low-speed limit: TCP keepalive probes find a dead peer
+		 * (about 30 s idle + 9 probes 10 s apart) and max_s bounds
+		 * the stream. */
+		curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
+		curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 10L);
+	} else {
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, k->timeout_ms);
+	}
+	if (r->body) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->body);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
+	}
+}
+
+/*
+ * Readies handle h for one attempt: the transfer state x (the response goes
+ * to resp), the headers (*hdrs: the caller frees them, also on failure),
+ * TLS and the other options.
+ */
+static int prepare(struct tfj_kube *k, CURL *h, const struct req *r, const char *url,
+		   struct tfj_buf *resp, int reload_token, struct xfer *x,
+		   struct curl_slist **hdrs)
+{
+	memset(x, 0, sizeof(*x));
+	x->k = k;
+	x->h = h;
+	x->body = resp;
+	x->fn = r->fn;
+	x->ud = r->ud;
+	x->cancel = r->cancel;
+	*hdrs = headers(k, r, reload_token);
+	if (!*hdrs)
+		return tfj_err_set(TFJ_ENOMEM, "kube: headers");
+	if (setup_tls(k, h))
+		return TFJ_EINTERNAL;
+	set_options(k, h, r, url, *hdrs, x);
+	return 0;
+}
+
+/* Runs one prepared attempt and counts it; *status gets the HTTP code (0: none). */
+static CURLcode attempt(struct tfj_kube *k, CURL *h, enum tfj_kube_verb verb, long *status)
+{
+	uint64_t t0 = tfj_clock_mono_ns();
+	CURLcode c = curl_easy_perform(h);
+
+	*status = 0;
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+	atomic_fetch_add(&k->lat_us[verb], (tfj_clock_mono_ns() - t0) / 1000);
+	atomic_fetch_add(&k->nreq[verb], 1);
+	atomic_fetch_add(&k->counts[verb][*status > 0 && *status < MAX_CODE ? *status : 0], 1);
+	return c;
+}
+
+/*
+ * 1 when the transfer itself decides the request (*rc: the consumer's own
+ * error, 0 for a watch's planned end, or the mapped curl failure); 0 when
+ * the HTTP status is to be looked at.
+ */
+static int transfer_ended(int *rc, const struct req *r, CURLcode c, long status,
+			  const struct xfer *x, size_t max)
+{
+	if (r->fn && c == CURLE_WRITE_ERROR && x->fn_rc) {
+		*rc = x->fn_rc; /* the consumer's own error, detail already set */
+		return 1;
+	}
+	if (r->fn && c == CURLE_OPERATION_TIMEDOUT && status >= 200 && status < 300) {
+		*rc = 0; /* the watch's planned end */
+		return 1;
+	}
+	if (c != CURLE_OK) {
+		*rc = map_curl(c, r->path, x->toobig, max);
+		return 1;
+	}
+	return 0;
+}
+
+/* Before another attempt: the handle goes back and the response is forgotten. */
+static void release_for_retry(struct tfj_kube *k, CURL **h, struct tfj_buf *resp, size_t mark)
+{
+	rewind_body(resp, mark);
+	pool_put(k, *h);
+	*h = NULL;
+}
+
+/* Counts and logs a throttled response, then waits wait_ms (TFJ_ECANCELED if canceled). */
+static int back_off(struct tfj_kube *k, const struct req *r, long status, long wait_ms)
+{
+	atomic_fetch_add(&k->throttled, 1);
+	tfj_log_info("API server asked to retry later", "verb", tfj_kube_verb_name(r->verb),
+		     "status", status == 429 ? "429" : "503");
+	if (pause_ms(wait_ms, r->cancel))
+		return tfj_err_set(TFJ_ECANCELED, "%s: canceled", r->path);
+	return 0;
+}
+
+/*
+ * One request, retried once after a 401 with a re-read token and after
+ * throttling (throttle_wait). The response body is appended to resp (NULL:
+ * a buffer of our own, dropped) and *status_out (may be NULL) gets the
+ * last HTTP code.
+ */
+static int perform(struct tfj_kube *k, const struct req *r, struct tfj_buf *resp,
+		   long *status_out)
+{
 	struct tfj_buf own = TFJ_BUF_INIT(1u << 20);
 	struct curl_slist *hdrs = NULL;
 	char url[TFJ_KUBE_MAX_PATH + 2100];
-	char auth[TOKEN_MAX + 32];
-	char ct[128];
 	struct xfer x;
 	long status = 0, wait_ms;
 	int rc = 0, reauth = 0, retries = 0;
-	uint64_t t0;
 	CURL *h = NULL;
 	CURLcode c;
 
 	if (status_out)
 		*status_out = 0;
-	if (!path || path[0] != '/' || strlen(path) > TFJ_KUBE_MAX_PATH)
+	if (!r->path || r->path[0] != '/' || strlen(r->path) > TFJ_KUBE_MAX_PATH)
 		return tfj_err_set(TFJ_EINVAL, "kube: bad request path");
-	if (body_len > TFJ_KUBE_MAX_REQUEST)
+	if (r->body_len > TFJ_KUBE_MAX_REQUEST)
 		return tfj_err_set(TFJ_ETOOBIG, "kube: request body of %zu bytes over the cap",
-				   body_len);
-	snprintf(url, sizeof(url), "%s%s", k->server, path);
+				   r->body_len);
+	snprintf(url, sizeof(url), "%s%s", k->server, r->path);
 	if (!resp) {
 		tfj_buf_init(&own, k->max_body);
 		resp = &own;
@@ -479,123 +635,38 @@ static int perform(struct tfj_kube *k, enum tfj_kube_verb verb, const char *path
 
 	for (;;) {
 		size_t mark = resp->len;
+
 		tfj_ratelimit_wait(&k->rl);
 		h = pool_get(k);
 		if (!h) {
 			rc = tfj_err_set(TFJ_ENOMEM, "kube: curl handle");
 			goto out;
 		}
-		memset(&x, 0, sizeof(x));
-		x.k = k;
-		x.h = h;
-		x.body = resp;
-		x.fn = fn;
-		x.ud = ud;
-		x.cancel = cancel;
-		auth_header(k, auth, sizeof(auth), reauth == 1);
-		hdrs = NULL;
-		hdrs = curl_slist_append(hdrs, "Accept: application/json");
-		if (auth[0])
-			hdrs = curl_slist_append(hdrs, auth);
-		memset(auth, 0, sizeof(auth));
-		if (body) {
-			snprintf(ct, sizeof(ct), "Content-Type: %s",
-				 ctype ? ctype : "application/json");
-			hdrs = curl_slist_append(hdrs, ct);
-		}
-		/* Content is small JSON; a 100-continue round trip only adds latency. */
-		hdrs = curl_slist_append(hdrs, "Expect:");
-		if (!hdrs) {
-			rc = tfj_err_set(TFJ_ENOMEM, "kube: headers");
+		if ((rc = prepare(k, h, r, url, resp, reauth == 1, &x, &hdrs)))
 			goto out;
-		}
-		if (setup_tls(k, h)) {
-			rc = TFJ_EINTERNAL;
-			goto out;
-		}
-		curl_easy_setopt(h, CURLOPT_URL, url);
-		curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https");
-		curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(h, CURLOPT_USERAGENT, k->user_agent);
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, methods[verb]);
-		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
-		curl_easy_setopt(h, CURLOPT_WRITEDATA, &x);
-		curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-		curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-		curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-		if (fn) {
-			curl_easy_setopt(h, CURLOPT_TIMEOUT, max_s > 0 ? max_s : 600L);
-			curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-			curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-			curl_easy_setopt(h, CURLOPT_XFERINFODATA, &x);
-			/* A quiet watch is normal (no events, maybe no bookmarks), so
-			 * no low-speed limit: TCP keepalive probes find a dead peer
-			 * (about 30 s idle + 9 probes 10 s apart) and max_s bounds
-			 * the stream. */
-			curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
-			curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 10L);
-		} else {
-			curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, k->timeout_ms);
-		}
-		if (body) {
-			curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-			curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
-		}
-
-		t0 = tfj_clock_mono_ns();
-		c = curl_easy_perform(h);
-		status = 0;
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-		atomic_fetch_add(&k->lat_us[verb], (tfj_clock_mono_ns() - t0) / 1000);
-		atomic_fetch_add(&k->nreq[verb], 1);
-		atomic_fetch_add(&k->counts[verb][status > 0 && status < MAX_CODE ? status : 0], 1);
+		c = attempt(k, h, r->verb, &status);
 		curl_slist_free_all(hdrs);
 		hdrs = NULL;
-
-		if (fn && c == CURLE_WRITE_ERROR && x.fn_rc) {
-			rc = x.fn_rc; /* the consumer's own error, detail already set */
+		if (transfer_ended(&rc, r, c, status, &x, resp->max))
 			goto out;
-		}
-		if (fn && c == CURLE_OPERATION_TIMEDOUT && status >= 200 && status < 300) {
-			rc = 0; /* the watch's planned end */
-			goto out;
-		}
-		if (c != CURLE_OK) {
-			rc = map_curl(c, path, x.toobig, resp->max);
-			goto out;
-		}
 		if (status == 401 && !reauth && k->token_file) {
 			/* The token may have rotated: re-read it and try once more. */
 			reauth = 1;
-			rewind_body(resp, mark);
-			pool_put(k, h);
-			h = NULL;
+			release_for_retry(k, &h, resp, mark);
 			continue;
 		}
 		if (reauth == 1)
 			reauth = 2; /* the token is re-read once per request, not per retry */
 		wait_ms = throttle_wait(h, status, retries);
-		if (wait_ms >= 0) {
-			retries++;
-			atomic_fetch_add(&k->throttled, 1);
-			tfj_log_info("API server asked to retry later", "verb",
-				     tfj_kube_verb_name(verb), "status", status == 429 ? "429" : "503");
-			rewind_body(resp, mark);
-			pool_put(k, h);
-			h = NULL;
-			if (pause_ms(wait_ms, cancel)) {
-				rc = tfj_err_set(TFJ_ECANCELED, "%s: canceled", path);
-				goto out;
-			}
-			continue;
-		}
-		break;
+		if (wait_ms < 0)
+			break;
+		retries++;
+		release_for_retry(k, &h, resp, mark);
+		if ((rc = back_off(k, r, status, wait_ms)))
+			goto out;
 	}
-	if (status_out)
-		*status_out = status;
 	if (status < 200 || status >= 300)
-		rc = status_error(status, resp, verb, path);
+		rc = status_error(status, resp, r->verb, r->path);
 out:
 	if (status_out)
 		*status_out = status;
@@ -612,8 +683,9 @@ int tfj_kube_do(struct tfj_kube *k, enum tfj_kube_verb verb, const char *path,
 {
 	if ((unsigned)verb >= TFJ_KUBE_NVERBS || verb == TFJ_KUBE_WATCH)
 		return tfj_err_set(TFJ_EINVAL, "kube: bad verb");
-	return perform(k, verb, path, content_type, body, body_len, resp, status, NULL, NULL,
-		       NULL, 0);
+	return perform(k, &(struct req){ .verb = verb, .path = path, .ctype = content_type,
+					 .body = body, .body_len = body_len },
+		       resp, status);
 }
 
 static int do_json(struct tfj_kube *k, cJSON **out, enum tfj_kube_verb verb, const char *path,
@@ -625,7 +697,9 @@ static int do_json(struct tfj_kube *k, cJSON **out, enum tfj_kube_verb verb, con
 	if (out)
 		*out = NULL;
 	tfj_buf_init(&resp, k->max_body);
-	rc = perform(k, verb, path, ctype, body, len, &resp, NULL, NULL, NULL, NULL, 0);
+	rc = perform(k, &(struct req){ .verb = verb, .path = path, .ctype = ctype, .body = body,
+				       .body_len = len },
+		     &resp, NULL);
 	if (rc == 0 && out) {
 		rc = tfj_json_parse(out, tfj_buf_cstr(&resp), resp.len, k->max_body);
 		if (rc)
@@ -727,7 +801,9 @@ int tfj_kube_stream(struct tfj_kube *k, const char *path, tfj_kube_stream_fn fn,
 		return tfj_err_set(TFJ_EINVAL, "kube: stream without a consumer");
 	/* Only a non-2xx body lands here (a Status object), so it is small. */
 	tfj_buf_init(&err, 1u << 20);
-	rc = perform(k, TFJ_KUBE_WATCH, path, NULL, NULL, 0, &err, NULL, fn, ud, cancel, max_s);
+	rc = perform(k, &(struct req){ .verb = TFJ_KUBE_WATCH, .path = path, .fn = fn, .ud = ud,
+				       .cancel = cancel, .max_s = max_s },
+		     &err, NULL);
 	tfj_buf_free(&err);
 	return rc;
 }
