@@ -110,6 +110,13 @@ static void limit_arenas(void)
 #endif
 }
 
+/* Logs a start-up step that failed, with the error's detail; returns rc. */
+static int failed(const char *what, int rc)
+{
+	tfj_log_error(what, "error", tfj_err_detail());
+	return rc;
+}
+
 /*
  * Parses the flags. Returns -1 to go on, or the exit status when the
  * process is done: 0 after --help or --version, 2 for bad flags.
@@ -147,25 +154,19 @@ static int start_clients(struct app *a, const struct tfj_config *cfg)
 	struct tfj_kube_opts ko = { 0 }, eko;
 	int rc;
 
-	if ((rc = tfj_kubeconfig_load_default(&a->kc, cfg->kubeconfig))) {
-		tfj_log_error("no usable Kubernetes configuration", "error", tfj_err_detail());
-		return rc;
-	}
+	if ((rc = tfj_kubeconfig_load_default(&a->kc, cfg->kubeconfig)))
+		return failed("no usable Kubernetes configuration", rc);
 	ko.qps = cfg->qps;
 	ko.burst = cfg->burst;
-	if ((rc = tfj_kube_new(&a->kube, &a->kc, &ko))) {
-		tfj_log_error("API client setup failed", "error", tfj_err_detail());
-		return rc;
-	}
+	if ((rc = tfj_kube_new(&a->kube, &a->kc, &ko)))
+		return failed("API client setup failed", rc);
 	/* Events get a client, and so a token bucket, of their own (events.h). */
 	eko = ko;
 	eko.qps = cfg->event_qps;
 	eko.burst = cfg->event_burst;
 	eko.timeout_ms = 10000; /* a hung post must not hold up shutdown for long */
-	if ((rc = tfj_kube_new(&a->event_kube, &a->kc, &eko))) {
-		tfj_log_error("API client setup failed", "error", tfj_err_detail());
-		return rc;
-	}
+	if ((rc = tfj_kube_new(&a->event_kube, &a->kc, &eko)))
+		return failed("API client setup failed", rc);
 	return 0;
 }
 
@@ -185,10 +186,8 @@ static int start_controller(struct app *a, const struct tfj_config *cfg)
 	co.report_addr = cfg->report_service[0] ? cfg->report_service : NULL;
 	co.report_audience = cfg->report_audience;
 	co.event_kube = a->event_kube;
-	if ((rc = tfj_controller_new(&a->ctl, a->kube, &co))) {
-		tfj_log_error("controller setup failed", "error", tfj_err_detail());
-		return rc;
-	}
+	if ((rc = tfj_controller_new(&a->ctl, a->kube, &co)))
+		return failed("controller setup failed", rc);
 	return 0;
 }
 
@@ -201,10 +200,8 @@ static int start_report(struct app *a, const struct tfj_config *cfg)
 	if (!cfg->report_addr[0])
 		return 0;
 	if ((rc = tfj_progress_new(&a->prog, 0)) ||
-	    (rc = tfj_tokenreviewer_new(&a->hub.tr, a->kube, cfg->report_audience, 0, 0))) {
-		tfj_log_error("report channel setup failed", "error", tfj_err_detail());
-		return rc;
-	}
+	    (rc = tfj_tokenreviewer_new(&a->hub.tr, a->kube, cfg->report_audience, 0, 0)))
+		return failed("report channel setup failed", rc);
 	a->hub.ctl = a->ctl;
 	a->hub.prog = a->prog;
 	tfj_controller_set_progress(a->ctl, a->prog);
@@ -212,10 +209,8 @@ static int start_report(struct app *a, const struct tfj_config *cfg)
 	ro.auth = tfj_reporthub_auth;
 	ro.deliver = tfj_reporthub_deliver;
 	ro.ud = &a->hub;
-	if ((rc = tfj_report_start(&a->report, &ro))) {
-		tfj_log_error("report service failed", "error", tfj_err_detail());
-		return rc;
-	}
+	if ((rc = tfj_report_start(&a->report, &ro)))
+		return failed("report service failed", rc);
 	tfj_log_info("report service listening", "address", cfg->report_addr, "pods_use",
 		     cfg->report_service, "audience", cfg->report_audience);
 	return 0;
@@ -235,10 +230,8 @@ static int start_metrics(struct app *a, const struct tfj_config *cfg)
 
 	if (!metrics_on(cfg))
 		return 0;
-	if ((rc = tfj_httpd_start(&a->httpd, &ho))) {
-		tfj_log_error("metrics endpoint failed", "error", tfj_err_detail());
-		return rc;
-	}
+	if ((rc = tfj_httpd_start(&a->httpd, &ho)))
+		return failed("metrics endpoint failed", rc);
 	return 0;
 }
 
@@ -272,10 +265,8 @@ static int start_election(struct app *a, const struct tfj_config *cfg)
 	ko.burst = cfg->burst;
 	if ((rc = tfj_kube_new(&a->lease_kube, &a->kc, &ko)) ||
 	    (rc = tfj_leader_new(&a->leader, a->lease_kube, &lo)) ||
-	    (rc = tfj_leader_start(a->leader))) {
-		tfj_log_error("leader election setup failed", "error", tfj_err_detail());
-		return rc;
-	}
+	    (rc = tfj_leader_start(a->leader)))
+		return failed("leader election setup failed", rc);
 	tfj_log_info("waiting for leadership", "lease", cfg->leader_name, "namespace", lns,
 		     "identity", a->identity);
 	return 0;
