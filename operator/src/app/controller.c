@@ -330,6 +330,26 @@ static char *dup_or_null(const char *s)
 	return s && *s ? strdup(s) : NULL;
 }
 
+/*
+ * The informer of one collection (API root `group`, resource `res`) in the
+ * controller's namespace, with the options io shares between the three.
+ */
+static int new_informer(struct tfj_informer **out, struct tfj_controller *c,
+			struct tfj_informer_opts *io, const char *group, const char *res,
+			tfj_informer_fn fn, tfj_informer_transform_fn transform)
+{
+	char path[PATH_MAX_];
+	int rc;
+
+	if ((rc = tfj_apipath_coll(path, sizeof(path), group, c->ns, res)))
+		return rc;
+	io->name = res;
+	io->path = path; /* copied by the informer */
+	io->fn = fn;
+	io->transform = transform;
+	return tfj_informer_new(out, c->k, io);
+}
+
 int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 		       const struct tfj_controller_opts *o)
 {
@@ -338,7 +358,6 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	struct tfj_informer_opts io;
 	struct tfj_events_opts eo = { 0 };
 	struct tfj_controller *c;
-	char path[PATH_MAX_];
 	int rc;
 
 	*out = NULL;
@@ -376,33 +395,19 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	memset(&io, 0, sizeof(io));
 	io.watch_timeout_s = o->watch_timeout_s;
 	io.ud = c;
-	if ((rc = tfj_apipath_coll(path, sizeof(path), TFJ_TFJOB_API_PATH, c->ns, "tfjobs")))
-		goto out;
-	io.name = "tfjobs";
-	io.path = path;
-	io.fn = on_job;
-	io.transform = tfj_slim_tfjob;
-	if ((rc = tfj_informer_new(&c->jobs, k, &io)))
+	if ((rc = new_informer(&c->jobs, c, &io, TFJ_TFJOB_API_PATH, "tfjobs", on_job,
+			       tfj_slim_tfjob)))
 		goto out;
 	/* Children are selected by label so the caches hold only our pods/services. */
 	io.label_selector = TFJ_LABEL_JOB_NAME;
 	io.index_label = TFJ_LABEL_JOB_NAME;
-	if ((rc = tfj_apipath_coll(path, sizeof(path), TFJ_APIPATH_CORE, c->ns, "pods")))
-		goto out;
-	io.name = "pods";
-	io.fn = on_pod;
-	io.transform = tfj_slim_pod;
 	/* Smaller pages: a relist holds one whole parsed page at a time, and
 	 * full pods are large next to the trimmed copies the cache keeps. */
 	io.page_size = CHILD_PAGE_SIZE;
-	if ((rc = tfj_informer_new(&c->pods, k, &io)))
+	if ((rc = new_informer(&c->pods, c, &io, TFJ_APIPATH_CORE, "pods", on_pod, tfj_slim_pod)))
 		goto out;
-	if ((rc = tfj_apipath_coll(path, sizeof(path), TFJ_APIPATH_CORE, c->ns, "services")))
-		goto out;
-	io.name = "services";
-	io.fn = on_svc;
-	io.transform = tfj_slim_service;
-	rc = tfj_informer_new(&c->svcs, k, &io);
+	rc = new_informer(&c->svcs, c, &io, TFJ_APIPATH_CORE, "services", on_svc,
+			  tfj_slim_service);
 out:
 	if (rc) {
 		tfj_controller_free(c);
