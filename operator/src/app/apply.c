@@ -105,6 +105,26 @@ struct apply_ctx {
 	int create_failed;   /* a create failed: skip the plan's remaining creates */
 };
 
+/*
+ * A child's create or delete failed (the error detail says why): logged and
+ * told on the TFJob as a Warning event.
+ */
+static void write_failed(struct apply_ctx *a, const struct tfj_action *act, const char *kind,
+			 int deleting)
+{
+	int pod = strcmp(kind, "pod") == 0;
+	char msg[600];
+
+	snprintf(msg, sizeof(msg), "Error %s %s %s: %.500s", deleting ? "deleting" : "creating",
+		 kind, act->name, tfj_err_detail());
+	tfj_log_warn(deleting ? "delete failed" : "create failed", "job", a->key, "kind", kind,
+		     "name", act->name, "error", tfj_err_detail());
+	tfj_apply_event(a->c, a->job, "Warning",
+			deleting ? (pod ? "FailedDeletePod" : "FailedDeleteService")
+				 : (pod ? "FailedCreatePod" : "FailedCreateService"),
+			msg);
+}
+
 static int do_create(struct apply_ctx *a, const struct tfj_action *act, const char *kind,
 		     const char *res)
 {
@@ -123,15 +143,9 @@ static int do_create(struct apply_ctx *a, const struct tfj_action *act, const ch
 		return 0;
 	}
 	if (rc) {
-		char msg[600];
 		tfj_expect_cancel_create(c->exp, a->key, kind, act->name);
 		atomic_fetch_add(&c->create_errors, 1);
-		snprintf(msg, sizeof(msg), "Error creating %s %s: %.500s", kind, act->name,
-			 tfj_err_detail());
-		tfj_log_warn("create failed", "job", a->key, "kind", kind, "name", act->name,
-			     "error", tfj_err_detail());
-		tfj_apply_event(c, a->job, "Warning",
-			   strcmp(kind, "pod") == 0 ? "FailedCreatePod" : "FailedCreateService", msg);
+		write_failed(a, act, kind, 0);
 		return rc;
 	}
 	atomic_fetch_add(&c->creates, 1);
@@ -146,7 +160,8 @@ static int do_delete(struct apply_ctx *a, const struct tfj_action *act, const ch
 	char path[PATH_MAX_];
 	int rc;
 
-	if ((rc = tfj_apipath_obj(path, sizeof(path), TFJ_APIPATH_CORE, a->job->ns, res, act->name, NULL)))
+	if ((rc = tfj_apipath_obj(path, sizeof(path), TFJ_APIPATH_CORE, a->job->ns, res, act->name,
+				  NULL)))
 		return rc;
 	if ((rc = tfj_expect_delete(c->exp, a->key, kind, act->name)))
 		return rc;
@@ -157,15 +172,9 @@ static int do_delete(struct apply_ctx *a, const struct tfj_action *act, const ch
 		return 0;
 	}
 	if (rc) {
-		char msg[600];
 		tfj_expect_cancel_delete(c->exp, a->key, kind, act->name);
 		atomic_fetch_add(&c->delete_errors, 1);
-		snprintf(msg, sizeof(msg), "Error deleting %s %s: %.500s", kind, act->name,
-			 tfj_err_detail());
-		tfj_log_warn("delete failed", "job", a->key, "kind", kind, "name", act->name,
-			     "error", tfj_err_detail());
-		tfj_apply_event(c, a->job, "Warning",
-			   strcmp(kind, "pod") == 0 ? "FailedDeletePod" : "FailedDeleteService", msg);
+		write_failed(a, act, kind, 1);
 		return rc;
 	}
 	atomic_fetch_add(&c->deletes, 1);
