@@ -329,32 +329,37 @@ static void auth_header(struct tfj_kube *k, char *hdr, size_t hlen, int force_re
 	pthread_mutex_unlock(&k->tok_mu);
 }
 
+/*
+ * One PEM credential: from memory when data is set (curl copies it), else
+ * from file when there is one. type_opt is 0 where curl takes no type.
+ */
+static CURLcode set_pem(CURL *h, char *data, size_t len, const char *file, CURLoption blob_opt,
+			CURLoption type_opt, CURLoption file_opt)
+{
+	CURLcode c = CURLE_OK;
+
+	if (data) {
+		struct curl_blob b = { data, len, CURL_BLOB_COPY };
+		c |= curl_easy_setopt(h, blob_opt, &b);
+		if (type_opt)
+			c |= curl_easy_setopt(h, type_opt, "PEM");
+	} else if (file) {
+		c |= curl_easy_setopt(h, file_opt, file);
+	}
+	return c;
+}
+
 static int setup_tls(struct tfj_kube *k, CURL *h)
 {
 	CURLcode c = CURLE_OK;
 
 	c |= curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
 	c |= curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (k->ca_data) {
-		struct curl_blob b = { k->ca_data, k->ca_len, CURL_BLOB_COPY };
-		c |= curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
-	} else if (k->ca_file) {
-		c |= curl_easy_setopt(h, CURLOPT_CAINFO, k->ca_file);
-	}
-	if (k->cert_data) {
-		struct curl_blob b = { k->cert_data, k->cert_len, CURL_BLOB_COPY };
-		c |= curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &b);
-		c |= curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
-	} else if (k->cert_file) {
-		c |= curl_easy_setopt(h, CURLOPT_SSLCERT, k->cert_file);
-	}
-	if (k->key_data) {
-		struct curl_blob b = { k->key_data, k->key_len, CURL_BLOB_COPY };
-		c |= curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &b);
-		c |= curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
-	} else if (k->key_file) {
-		c |= curl_easy_setopt(h, CURLOPT_SSLKEY, k->key_file);
-	}
+	c |= set_pem(h, k->ca_data, k->ca_len, k->ca_file, CURLOPT_CAINFO_BLOB, 0, CURLOPT_CAINFO);
+	c |= set_pem(h, k->cert_data, k->cert_len, k->cert_file, CURLOPT_SSLCERT_BLOB,
+		     CURLOPT_SSLCERTTYPE, CURLOPT_SSLCERT);
+	c |= set_pem(h, k->key_data, k->key_len, k->key_file, CURLOPT_SSLKEY_BLOB,
+		     CURLOPT_SSLKEYTYPE, CURLOPT_SSLKEY);
 	return c == CURLE_OK ? 0 : tfj_err_set(TFJ_EINTERNAL, "kube client: TLS options");
 }
 
