@@ -12,6 +12,9 @@
 
 #include <tfj/err.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 /* Values are quoted in details, cut so that a hostile one cannot fill the log. */
 #define QUOTE_MAX 80
 
@@ -162,6 +165,19 @@ int tfj_parse_hostport(char *host, size_t hostcap, int *port, const char *s, uns
 	if (rc)
 		return tfj_err_set(rc, "%s \"%.*s\": port must be %d-65535", what, QUOTE_MAX, s,
 				   (flags & TFJ_HOSTPORT_PORT_ZERO) ? 0 : 1);
+	if (hl && (flags & TFJ_HOSTPORT_NUMERIC)) {
+		char ip[INET6_ADDRSTRLEN];
+		unsigned char tmp[sizeof(struct in6_addr)];
+
+		if (hl >= sizeof(ip))
+			return tfj_err_set(TFJ_EINVAL, "%s \"%.*s\": host must be a numeric IP",
+					   what, QUOTE_MAX, s);
+		memcpy(ip, h, hl);
+		ip[hl] = '\0';
+		if (inet_pton(AF_INET, ip, tmp) != 1 && inet_pton(AF_INET6, ip, tmp) != 1)
+			return tfj_err_set(TFJ_EINVAL, "%s \"%.*s\": host must be a numeric IP",
+					   what, QUOTE_MAX, s);
+	}
 	memcpy(host, h, hl);
 	host[hl] = '\0';
 	*port = (int)v;

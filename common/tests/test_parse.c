@@ -179,6 +179,31 @@ static void test_hostport(void)
 	TFJ_CHECK_STR(host, "::");
 }
 
+/* The listen-address form of the servers' flags (--metrics-addr, --report-addr). */
+#define LISTEN(s) tfj_parse_hostport(host, sizeof(host), &port, s, TFJ_HOSTPORT_LISTEN, "a")
+
+static void test_hostport_listen(void)
+{
+	char host[64];
+	int port;
+
+	TFJ_CHECK_INT(LISTEN(":8080"), 0);
+	TFJ_CHECK_STR(host, "");
+	TFJ_CHECK_INT(port, 8080);
+	TFJ_CHECK_INT(LISTEN("127.0.0.1:0"), 0);
+	TFJ_CHECK_STR(host, "127.0.0.1");
+	TFJ_CHECK_INT(LISTEN("[::1]:9090"), 0);
+	TFJ_CHECK_STR(host, "::1");
+	TFJ_CHECK_INT(port, 9090);
+	TFJ_CHECK_INT(LISTEN("9091"), 0);
+	TFJ_CHECK_INT(port, 9091);
+	TFJ_CHECK_INT(LISTEN("localhost:80"), TFJ_EINVAL);
+	TFJ_CHECK_INT(LISTEN(":70000"), TFJ_EINVAL);
+	TFJ_CHECK_INT(LISTEN("1.2.3.4:"), TFJ_EINVAL);
+	TFJ_CHECK_INT(LISTEN("[::1]80"), TFJ_EINVAL);
+	TFJ_CHECK_INT(LISTEN(""), TFJ_EINVAL);
+}
+
 static void test_flag_eq(void)
 {
 	TFJ_CHECK(tfj_parse_flag_eq("peer-timeout", 12, "peer-timeout"));
@@ -199,5 +224,6 @@ int main(void)
 	TFJ_RUN(test_double_and_seconds);
 	TFJ_RUN(test_bool);
 	TFJ_RUN(test_hostport);
+	TFJ_RUN(test_hostport_listen);
 	return tfj_test_finish();
 }

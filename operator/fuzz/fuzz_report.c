@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reportmsg.h"
-#include "tfjob.h"
+#include "report/reportmsg.h"
+#include "tfjob/tfjob.h"
 
 static void check_name(const char *s, size_t cap)
 {

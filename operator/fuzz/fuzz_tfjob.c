@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "plan.h"
-#include "tfjob.h"
+#include "tfjob/plan.h"
+#include "tfjob/tfjob.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -13,7 +13,7 @@
 
 #include <tfj/err.h>
 
-#include "watch.h"
+#include "kube/watch.h"
 
 #define LINE_CAP 4096
 

@@ -30,8 +30,8 @@
 #include <tfj/err.h>
 #include <tfj/file.h>
 
-#include "kube.h"
-#include "kubeconfig.h"
+#include "kube/kube.h"
+#include "kube/kubeconfig.h"
 #include "tfj_test.h"
 #include "tfj_testutil.h"
 

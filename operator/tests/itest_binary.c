@@ -19,7 +19,7 @@
 #include <tfj/log.h>
 
 #include "itest_common.h"
-#include "kube.h"
+#include "kube/kube.h"
 #include "tfj_test.h"
 #include "tfj_testutil.h"
 

@@ -16,8 +16,8 @@
 
 #include <tfj/err.h>
 
-#include "kube.h"
-#include "kubeconfig.h"
+#include "kube/kube.h"
+#include "kube/kubeconfig.h"
 #include "tfj_test.h"
 
 #define IT_TESTBED_KUBECONFIG "/var/lib/tfjob-testbed/kubeconfig"

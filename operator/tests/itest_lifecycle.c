@@ -17,10 +17,10 @@
 #include <tfj/err.h>
 #include <tfj/log.h>
 
-#include "controller.h"
+#include "app/controller.h"
 #include "itest_common.h"
 #include "itest_policy_util.h"
-#include "kube.h"
+#include "kube/kube.h"
 #include "tfj_test.h"
 
 #define MANAGER "tfjob.test/itest-lifecycle"

@@ -16,9 +16,9 @@
 #include <tfj/err.h>
 #include <tfj/log.h>
 
-#include "controller.h"
+#include "app/controller.h"
 #include "itest_common.h"
-#include "kube.h"
+#include "kube/kube.h"
 #include "tfj_test.h"
 
 static struct tfj_kube *K;

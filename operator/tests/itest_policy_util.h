@@ -14,9 +14,9 @@
 #include <unistd.h>
 #include <cjson/cJSON.h>
 
-#include "controller.h"
+#include "app/controller.h"
 #include "itest_common.h"
-#include "kube.h"
+#include "kube/kube.h"
 #include "tfj_test.h"
 
 static struct tfj_kube *K;

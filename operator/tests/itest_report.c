@@ -19,15 +19,15 @@
 
 #include <tfj/log.h>
 
-#include "controller.h"
+#include "app/controller.h"
 #include "itest_common.h"
-#include "progress.h"
-#include "report.h"
+#include "report/progress.h"
+#include "report/report.h"
 #include "report_client.h"
-#include "reporthub.h"
+#include "app/reporthub.h"
 #include "tfj_test.h"
+#include "report/tokenreview.h"
 #include "tfj_testutil.h"
-#include "tokenreview.h"
 
 static struct tfj_kube *K;
 static char NS[64];

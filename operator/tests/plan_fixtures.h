@@ -17,8 +17,8 @@
 
 #include <tfj/err.h>
 
-#include "plan.h"
-#include "podspec.h"
+#include "tfjob/plan.h"
+#include "tfjob/podspec.h"
 #include "tfj_test.h"
 
 #define FX_T0_MS 1700000000000LL /* 2023-11-14T22:13:20Z */

@@ -6,7 +6,7 @@
 
 #include <tfj/err.h>
 
-#include "config.h"
+#include "app/config.h"
 #include "tfj_test.h"
 
 static int parse(struct tfj_config *c, int argc, const char **argv)

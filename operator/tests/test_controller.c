@@ -11,9 +11,9 @@
 #include <tfj/err.h>
 #include <tfj/json.h>
 
-#include "controller.h"
+#include "app/controller.h"
 #include "fakeapi.h"
-#include "kube.h"
+#include "kube/kube.h"
 #include "tfj_test.h"
 
 static struct fake F;

@@ -11,9 +11,9 @@
 
 #include <tfj/err.h>
 
-#include "events.h"
+#include "app/events.h"
 #include "fakeapi.h"
-#include "kube.h"
+#include "kube/kube.h"
 #include "tfj_test.h"
 #include "tfj_testutil.h"
 

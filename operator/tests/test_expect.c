@@ -3,7 +3,7 @@
  */
 #include <unistd.h>
 
-#include "expect.h"
+#include "kube/expect.h"
 #include "tfj_test.h"
 
 static void test_create_delete_cycle(void)

@@ -8,7 +8,7 @@
 
 #include <tfj/err.h>
 
-#include "httpd.h"
+#include "app/httpd.h"
 #include "tfj_test.h"
 
 static atomic_int ready_flag;
@@ -67,27 +67,6 @@ static long req(int port, const char *method, const char *path, struct body *b, 
 	return code;
 }
 
-static void test_parse_addr(void)
-{
-	char host[64];
-	int port;
-	TFJ_CHECK_INT(tfj_httpd_parse_addr(host, sizeof(host), &port, ":8080"), 0);
-	TFJ_CHECK_STR(host, "");
-	TFJ_CHECK_INT(port, 8080);
-	TFJ_CHECK_INT(tfj_httpd_parse_addr(host, sizeof(host), &port, "127.0.0.1:0"), 0);
-	TFJ_CHECK_STR(host, "127.0.0.1");
-	TFJ_CHECK_INT(tfj_httpd_parse_addr(host, sizeof(host), &port, "[::1]:9090"), 0);
-	TFJ_CHECK_STR(host, "::1");
-	TFJ_CHECK_INT(port, 9090);
-	TFJ_CHECK_INT(tfj_httpd_parse_addr(host, sizeof(host), &port, "9091"), 0);
-	TFJ_CHECK_INT(port, 9091);
-	TFJ_CHECK_INT(tfj_httpd_parse_addr(host, sizeof(host), &port, "localhost:80"), TFJ_EINVAL);
-	TFJ_CHECK_INT(tfj_httpd_parse_addr(host, sizeof(host), &port, ":70000"), TFJ_EINVAL);
-	TFJ_CHECK_INT(tfj_httpd_parse_addr(host, sizeof(host), &port, "1.2.3.4:"), TFJ_EINVAL);
-	TFJ_CHECK_INT(tfj_httpd_parse_addr(host, sizeof(host), &port, "[::1]80"), TFJ_EINVAL);
-	TFJ_CHECK_INT(tfj_httpd_parse_addr(host, sizeof(host), &port, ""), TFJ_EINVAL);
-}
-
 static void test_serve(void)
 {
 	struct tfj_httpd_opts o = { "127.0.0.1:0", metrics, ready, NULL };
@@ -120,7 +99,6 @@ static void test_serve(void)
 
 int main(void)
 {
-	TFJ_RUN(test_parse_addr);
 	TFJ_RUN(test_serve);
 	return tfj_test_finish();
 }

@@ -14,9 +14,9 @@
 #include <tfj/err.h>
 
 #include "fakeapi.h"
-#include "informer.h"
-#include "kube.h"
-#include "slim.h"
+#include "kube/informer.h"
+#include "kube/kube.h"
+#include "app/slim.h"
 #include "tfj_test.h"
 
 static struct fake F;

@@ -6,7 +6,7 @@
 
 #include <tfj/err.h>
 
-#include "jobstatus.h"
+#include "tfjob/jobstatus.h"
 #include "tfj_test.h"
 
 static void test_time_roundtrip(void)

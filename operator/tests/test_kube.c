@@ -12,7 +12,7 @@
 #include <tfj/err.h>
 
 #include "fakeapi.h"
-#include "kube.h"
+#include "kube/kube.h"
 #include "tfj_test.h"
 #include "tfj_testutil.h"
 

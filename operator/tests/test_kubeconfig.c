@@ -11,7 +11,7 @@
 #include <tfj/err.h>
 #include <tfj/file.h>
 
-#include "kubeconfig.h"
+#include "kube/kubeconfig.h"
 #include "tfj_test.h"
 #include "tfj_testutil.h"
 

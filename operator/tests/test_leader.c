@@ -6,7 +6,7 @@
 
 #include <tfj/err.h>
 
-#include "leader.h"
+#include "kube/leader.h"
 #include "tfj_test.h"
 
 static struct tfj_leader_record rec(const char *holder, int64_t lease_s)

@@ -11,7 +11,7 @@
 
 #include <tfj/err.h>
 
-#include "objstore.h"
+#include "kube/objstore.h"
 #include "tfj_test.h"
 
 #define JOB_LABEL "training.kubeflow.org/job-name"

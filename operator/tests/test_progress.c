@@ -8,8 +8,8 @@
 
 #include <tfj_test.h>
 
-#include "progress.h"
-#include "tfjob.h"
+#include "report/progress.h"
+#include "tfjob/tfjob.h"
 
 static struct tfj_reportmsg hb(const char *job_uid, int type, int index, int64_t step,
 			       int64_t agent_ms)

@@ -13,8 +13,8 @@
 #include <tfj/clock.h>
 #include <tfj/err.h>
 
-#include "queue.h"
-#include "ratelimit.h"
+#include "kube/queue.h"
+#include "kube/ratelimit.h"
 #include "tfj_test.h"
 
 static uint64_t ms_now(void)

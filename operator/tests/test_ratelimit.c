@@ -3,7 +3,7 @@
  */
 #include <tfj/clock.h>
 
-#include "ratelimit.h"
+#include "kube/ratelimit.h"
 #include "tfj_test.h"
 
 #define MS 1000000ull

@@ -11,7 +11,7 @@
 #include <tfj/err.h>
 #include <tfj_test.h>
 
-#include "report.h"
+#include "report/report.h"
 #include "report_client.h"
 
 struct seen {

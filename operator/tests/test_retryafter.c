@@ -5,7 +5,7 @@
 
 #include <tfj/err.h>
 
-#include "retryafter.h"
+#include "kube/retryafter.h"
 #include "tfj_test.h"
 
 /* Wed, 21 Oct 2015 07:28:00 GMT */

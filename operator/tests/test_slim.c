@@ -11,10 +11,10 @@
 
 #include <tfj/err.h>
 
-#include "controller.h"
-#include "podstate.h"
-#include "slim.h"
-#include "tfjob.h"
+#include "app/controller.h"
+#include "tfjob/podstate.h"
+#include "app/slim.h"
+#include "tfjob/tfjob.h"
 #include "tfj_test.h"
 
 /* A worker pod as kube-apiserver returns it, terminated by the agent. */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strmap.h"
+#include "kube/strmap.h"
 #include "tfj_test.h"
 
 #define N 2000

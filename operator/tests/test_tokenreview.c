@@ -9,8 +9,8 @@
 #include <tfj/json.h>
 #include <tfj_test.h>
 
-#include "podspec.h"
-#include "tokenreview.h"
+#include "tfjob/podspec.h"
+#include "report/tokenreview.h"
 
 static cJSON *parse(const char *s)
 {

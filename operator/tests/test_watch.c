@@ -8,7 +8,7 @@
 #include <tfj/err.h>
 
 #include "tfj_test.h"
-#include "watch.h"
+#include "kube/watch.h"
 
 struct lines {
 	char got[16][256];

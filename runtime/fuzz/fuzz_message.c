@@ -21,14 +21,14 @@
 
 #include <tfj/err.h>
 
-#include "plan.h"
+#include "layout.h"
 #include "rpcnames.h"
 #include "rtconfig.h"
 #include "shard.h"
 #include "wire.h"
 
 static struct tfj_rtconfig cfg, acfg;
-static struct tfj_plan plan, aplan;
+static struct tfj_layout plan, aplan;
 static struct tfj_shard shard, ashard;
 static struct tfj_wire_arena arena;
 static int ready;
@@ -40,10 +40,10 @@ static void setup(void)
 	char *aargv[] = { "--job_name", "ps", "--ps_hosts", "p:1,p:2", "--worker_hosts",
 			  "w:1,w:2", "--optimizer", "adam", "--min_slice", "1" };
 
-	if (tfj_rtconfig_parse(&cfg, 11, argv, NULL) || tfj_plan_build(&plan, &cfg) ||
+	if (tfj_rtconfig_parse(&cfg, 11, argv, NULL) || tfj_layout_build(&plan, &cfg) ||
 	    tfj_shard_init(&shard, &plan, &cfg, 1))
 		__builtin_trap();
-	if (tfj_rtconfig_parse(&acfg, 10, aargv, NULL) || tfj_plan_build(&aplan, &acfg) ||
+	if (tfj_rtconfig_parse(&acfg, 10, aargv, NULL) || tfj_layout_build(&aplan, &acfg) ||
 	    tfj_shard_init(&ashard, &aplan, &acfg, 1))
 		__builtin_trap();
 	tfj_wire_arena_init(&arena, 4u << 20);

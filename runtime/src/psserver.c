@@ -15,7 +15,7 @@
 #include "checkpoint.h"
 #include "ckptdir.h"
 #include <tfj/exitcode.h>
-#include "plan.h"
+#include "layout.h"
 #include "rpcnames.h"
 #include "shard.h"
 #include "wire.h"
@@ -63,7 +63,7 @@ struct ctx {
 
 struct server {
 	const struct tfj_rtconfig *cfg;
-	struct tfj_plan plan;
+	struct tfj_layout plan;
 	struct tfj_shard shard;
 	grpc_server *srv;
 	grpc_completion_queue *cq;
@@ -475,7 +475,7 @@ static void teardown(struct server *s)
 	free(s->stptrs);
 	tfj_wire_arena_free(&s->arena);
 	tfj_shard_free(&s->shard);
-	tfj_plan_free(&s->plan);
+	tfj_layout_free(&s->plan);
 }
 
 int tfj_psserver_main(const struct tfj_rtconfig *cfg)
@@ -487,7 +487,7 @@ int tfj_psserver_main(const struct tfj_rtconfig *cfg)
 	if (!s)
 		return TFJ_EXIT_NOMEM;
 	s->cfg = cfg;
-	rc = tfj_plan_build(&s->plan, cfg);
+	rc = tfj_layout_build(&s->plan, cfg);
 	if (rc == 0)
 		rc = tfj_shard_init(&s->shard, &s->plan, cfg, (uint32_t)cfg->index);
 	if (rc) {

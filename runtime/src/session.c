@@ -62,7 +62,7 @@ void tfj_session_free(struct tfj_session *s)
 	tfj_model_free(s->model);
 	tfj_compute_free(s->comp);
 	tfj_psclient_free(s->cl);
-	tfj_plan_free(&s->plan);
+	tfj_layout_free(&s->plan);
 }
 
 int tfj_session_init(struct tfj_session *s, const struct tfj_rtconfig *cfg)
@@ -74,7 +74,7 @@ int tfj_session_init(struct tfj_session *s, const struct tfj_rtconfig *cfg)
 	s->cfg = cfg;
 	s->t0 = tfj_session_now();
 	snprintf(s->task, sizeof(s->task), "%s:%d", tfj_role_name(cfg->role), cfg->index);
-	rc = tfj_plan_build(&s->plan, cfg);
+	rc = tfj_layout_build(&s->plan, cfg);
 	if (rc)
 		return rc;
 	rc = tfj_compute_open(&s->comp, cfg->device, 0);

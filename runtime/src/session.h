@@ -22,14 +22,14 @@
 
 #include "compute.h"
 #include "model.h"
-#include "plan.h"
+#include "layout.h"
 #include "psclient.h"
 #include "rtconfig.h"
 #include "tfj_runtime.pb-c.h"
 
 struct tfj_session {
 	const struct tfj_rtconfig *cfg;
-	struct tfj_plan plan;
+	struct tfj_layout plan;
 	struct tfj_psclient *cl;
 	struct tfj_compute *comp;
 	struct tfj_model *model;

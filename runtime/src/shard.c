@@ -9,7 +9,7 @@
 
 #include <tfj/err.h>
 
-int tfj_shard_init(struct tfj_shard *s, const struct tfj_plan *plan,
+int tfj_shard_init(struct tfj_shard *s, const struct tfj_layout *plan,
 		   const struct tfj_rtconfig *cfg, uint32_t id)
 {
 	size_t i, k = 0, st = 0;

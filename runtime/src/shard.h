@@ -30,7 +30,7 @@
 
 #include "checkpoint.h"
 #include "optim.h"
-#include "plan.h"
+#include "layout.h"
 #include "rtconfig.h"
 #include "syncagg.h"
 #include "tfj_runtime.pb-c.h"
@@ -41,7 +41,7 @@
 
 struct tfj_shard {
 	uint32_t id;
-	const struct tfj_plan *plan;
+	const struct tfj_layout *plan;
 	const struct tfj_rtconfig *cfg;
 	size_t nslices;
 	const struct tfj_place_slice **slices; /* this ps's slices, in plan order */
@@ -65,7 +65,7 @@ struct tfj_shard {
 	void *prewrite_ud;
 };
 
-int tfj_shard_init(struct tfj_shard *s, const struct tfj_plan *plan,
+int tfj_shard_init(struct tfj_shard *s, const struct tfj_layout *plan,
 		   const struct tfj_rtconfig *cfg, uint32_t id);
 void tfj_shard_free(struct tfj_shard *s);
 

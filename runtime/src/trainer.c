@@ -22,7 +22,7 @@
 #include "data.h"
 #include <tfj/exitcode.h>
 #include "model.h"
-#include "plan.h"
+#include "layout.h"
 #include "psserver.h"
 #include "session.h"
 

@@ -24,7 +24,7 @@
 #include <tfj/err.h>
 
 #include "checkpoint.h"
-#include "plan.h"
+#include "layout.h"
 #include "rtconfig.h"
 #include "rx_util.h"
 #include "shard.h"
@@ -36,7 +36,7 @@
 
 struct job {
 	struct tfj_rtconfig cfg;
-	struct tfj_plan plan;
+	struct tfj_layout plan;
 	struct tfj_shard sh[MAX_PS];
 	size_t nps;
 };
@@ -50,7 +50,7 @@ static int job_init(struct job *j, const char *optim, const char *ps_hosts, size
 
 	memset(j, 0, sizeof(*j));
 	j->nps = nps;
-	if (tfj_rtconfig_parse(&j->cfg, 12, argv, NULL) || tfj_plan_build(&j->plan, &j->cfg))
+	if (tfj_rtconfig_parse(&j->cfg, 12, argv, NULL) || tfj_layout_build(&j->plan, &j->cfg))
 		return -1;
 	for (i = 0; i < nps; i++)
 		if (tfj_shard_init(&j->sh[i], &j->plan, &j->cfg, (uint32_t)i))
@@ -64,12 +64,12 @@ static void job_free(struct job *j)
 
 	for (i = 0; i < j->nps; i++)
 		tfj_shard_free(&j->sh[i]);
-	tfj_plan_free(&j->plan);
+	tfj_layout_free(&j->plan);
 	tfj_rtconfig_free(&j->cfg);
 }
 
 /* Per-variable arrays of the model (values or gradients). */
-static float **vars_new(const struct tfj_plan *p, size_t k)
+static float **vars_new(const struct tfj_layout *p, size_t k)
 {
 	float **v = calloc(p->nvars, sizeof(*v));
 	size_t i;
@@ -79,7 +79,7 @@ static float **vars_new(const struct tfj_plan *p, size_t k)
 	return v;
 }
 
-static void vars_free(const struct tfj_plan *p, float **v)
+static void vars_free(const struct tfj_layout *p, float **v)
 {
 	size_t i;
 
@@ -164,7 +164,7 @@ static int push_all(struct job *j, float **g)
 }
 
 /* Deterministic, varied gradient for step t. */
-static void fill_grad(const struct tfj_plan *p, float **g, int t)
+static void fill_grad(const struct tfj_layout *p, float **g, int t)
 {
 	size_t i, e;
 

@@ -50,6 +50,15 @@ int tfj_parse_bool(int *out, const char *s, const char *what);
 #define TFJ_HOSTPORT_EMPTY_HOST 1u  /* ":8080": the host may be empty */
 #define TFJ_HOSTPORT_BARE_PORT  2u  /* "8080": no colon at all, host "" */
 #define TFJ_HOSTPORT_PORT_ZERO  4u  /* port 0 (let the kernel pick) */
+#define TFJ_HOSTPORT_NUMERIC    8u  /* the host, if any, is a numeric IPv4/IPv6 address */
+/*
+ * A listen address as every server flag takes it (--metrics-addr,
+ * --report-addr): ":8080" and "8080" mean every interface, port 0 lets the
+ * kernel pick, and a host must be numeric so that binding never waits on DNS.
+ */
+#define TFJ_HOSTPORT_LISTEN \
+	(TFJ_HOSTPORT_EMPTY_HOST | TFJ_HOSTPORT_BARE_PORT | TFJ_HOSTPORT_PORT_ZERO | \
+	 TFJ_HOSTPORT_NUMERIC)
 
 /*
  * Splits "host:port", "[v6addr]:port" or an unbracketed "v6::addr:port"

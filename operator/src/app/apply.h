@@ -1,0 +1,63 @@
+/*
+ * apply.h - carrying out a plan (plan.h): the only code that writes a
+ * TFJob's children, its status and its events.
+ *
+ *  - WRITE_STATUS: PUT .../tfjobs/<name>/status with the job's
+ *    resourceVersion. A 409 sets res->status_conflict and stops (the caller
+ *    re-reads the TFJob and replans); any other failure also stops.
+ *  - CREATE_*: POST; 409 AlreadyExists is success.
+ *  - DELETE_*: DELETE with preconditions.uid, propagation Background; 404
+ *    and 409 (a newer incarnation) are success.
+ *  - EVENT: a core/v1 Event on the TFJob, queued for the events thread
+ *    (events.h; best effort, its own rate budget).
+ *  - DELETE_JOB: DELETE the TFJob with its uid.
+ *  - REQUEUE: the smallest after_ms lands in res->requeue_ms.
+ * Every create/delete is recorded in the expectations before it is sent and
+ * withdrawn when it fails or changes nothing. A failed child write posts a
+ * Warning event and does not stop the other, independent writes; the first
+ * such error is returned so the key is retried with backoff.
+ *
+ * Ownership: struct tfj_apply borrows the client, the expectations and the
+ * event recorder.
+ */
+#ifndef TFJ_APPLY_H
+#define TFJ_APPLY_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tfj/buf.h>
+
+#include "app/events.h"
+#include "kube/expect.h"
+#include "kube/kube.h"
+#include "tfjob/plan.h"
+#include "tfjob/tfjob.h"
+
+struct tfj_apply {
+	struct tfj_kube *k;          /* borrowed */
+	struct tfj_expect *exp;      /* borrowed */
+	struct tfj_events *events;   /* borrowed; NULL = no events */
+	_Atomic uint64_t jobs_created, jobs_succeeded, jobs_failed, jobs_restarted;
+	_Atomic uint64_t creates, deletes, create_errors, delete_errors;
+	_Atomic uint64_t status_writes, status_conflicts;
+};
+
+struct tfj_apply_result {
+	uint64_t requeue_ms;   /* nearest timer from REQUEUE actions, 0 = none */
+	int status_conflict;   /* the status write got 409 */
+};
+
+/* Applies plan for TFJob `job` (key "ns/name"). 0 or the first error. */
+int tfj_apply_plan(struct tfj_apply *ap, const struct tfj_tfjob *job, const char *key,
+		   const struct tfj_plan *plan, struct tfj_apply_result *res);
+
+/* Queues a core/v1 Event about job (type/reason NULL: nothing). Best effort. */
+void tfj_apply_event(struct tfj_apply *ap, const struct tfj_tfjob *job, const char *type,
+		     const char *reason, const char *msg);
+
+/* Appends the job, write and event counters (events.h) as Prometheus text. */
+int tfj_apply_metrics(struct tfj_apply *ap, struct tfj_buf *out);
+
+#endif

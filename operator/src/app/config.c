@@ -1,0 +1,197 @@
+/*
+ * config.c - flags and environment.
+ */
+#include "app/config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tfj/err.h>
+#include <tfj/parse.h>
+
+struct opt {
+	const char *flag;   /* without "--" */
+	const char *env;
+	int is_bool;
+};
+
+static const struct opt opts[] = {
+	{ "namespace", "TFJOB_NAMESPACE", 0 },
+	{ "workers", "TFJOB_WORKERS", 0 },
+	{ "qps", "TFJOB_QPS", 0 },
+	{ "burst", "TFJOB_BURST", 0 },
+	{ "event-qps", "TFJOB_EVENT_QPS", 0 },
+	{ "event-burst", "TFJOB_EVENT_BURST", 0 },
+	{ "cluster-domain", "TFJOB_CLUSTER_DOMAIN", 0 },
+	{ "log-level", "TFJOB_LOG_LEVEL", 0 },
+	{ "log-format", "TFJOB_LOG_FORMAT", 0 },
+	{ "metrics-addr", "TFJOB_METRICS_ADDR", 0 },
+	{ "leader-elect", "TFJOB_LEADER_ELECT", 1 },
+	{ "leader-elect-namespace", "TFJOB_LEADER_ELECT_NAMESPACE", 0 },
+	{ "leader-elect-name", "TFJOB_LEADER_ELECT_NAME", 0 },
+	{ "kubeconfig", "TFJOB_KUBECONFIG", 0 },
+	{ "operator-name", "TFJOB_OPERATOR_NAME", 0 },
+	{ "report-addr", "TFJOB_REPORT_ADDR", 0 },
+	{ "report-service", "TFJOB_REPORT_SERVICE", 0 },
+	{ "report-audience", "TFJOB_REPORT_AUDIENCE", 0 },
+	{ "managed-by", "TFJOB_MANAGED_BY", 0 },
+	{ "help", NULL, 1 },
+	{ "version", NULL, 1 },
+};
+#define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+const char *tfj_config_usage(void)
+{
+	return "usage: tfjob-operator [flags]\n"
+	       "  --namespace NS            watch only NS (default: all namespaces)\n"
+	       "  --workers N               reconcile threads, 1-256 (default 4)\n"
+	       "  --qps Q                   API requests per second (default 50)\n"
+	       "  --burst B                 API request burst (default 100)\n"
+	       "  --event-qps Q             Events posted per second, a budget of their own\n"
+	       "                            (default 10)\n"
+	       "  --event-burst B           Event burst (default 100)\n"
+	       "  --cluster-domain D        append D to TF_CONFIG hosts (default: none)\n"
+	       "  --log-level L             debug|info|warn|error (default info)\n"
+	       "  --log-format F            kv|json (default kv)\n"
+	       "  --metrics-addr A          [host]:port for /metrics, /healthz, /readyz;\n"
+	       "                            0 disables (default :8080)\n"
+	       "  --leader-elect[=BOOL]     use a Lease so one replica is active\n"
+	       "  --leader-elect-namespace  namespace of the Lease\n"
+	       "  --leader-elect-name       name of the Lease (default tfjob-operator)\n"
+	       "  --kubeconfig PATH         kubeconfig (default: $KUBECONFIG, in-cluster,\n"
+	       "                            ~/.kube/config)\n"
+	       "  --operator-name NAME      value of the operator-name label\n"
+	       "  --report-addr A           [host]:port of the agents' report service (gRPC);\n"
+	       "                            empty disables the channel (default)\n"
+	       "  --report-service H:P      address pods reach it at, injected as\n"
+	       "                            TFJOB_REPORT_ADDR (e.g. tfjob-operator.NS.svc:9443);\n"
+	       "                            required with --report-addr\n"
+	       "  --report-audience AUD     audience of the pods' report token\n"
+	       "                            (default tfjob-report)\n"
+	       "  --managed-by VALUE        act only on TFJobs whose runPolicy.managedBy is\n"
+	       "                            VALUE (default: unset or kubeflow.org/training-operator)\n"
+	       "Every flag can also be set as TFJOB_<FLAG> (e.g. TFJOB_WORKERS=8).\n";
+}
+
+/* A rate in requests per second, [0, 100000]; 0 = unlimited. */
+static int parse_rate(double *out, const char *v, const char *flag)
+{
+	return tfj_parse_double(out, v, 0, 100000, flag);
+}
+
+static int apply(struct tfj_config *cfg, const char *name, const char *v)
+{
+	char flag[48];
+
+	snprintf(flag, sizeof(flag), "--%s", name);
+	if (!strcmp(name, "namespace")) {
+		cfg->namespace = v;
+	} else if (!strcmp(name, "workers")) {
+		return tfj_parse_int(&cfg->workers, v, 1, 256, flag);
+	} else if (!strcmp(name, "qps")) {
+		return parse_rate(&cfg->qps, v, flag);
+	} else if (!strcmp(name, "burst")) {
+		return tfj_parse_int(&cfg->burst, v, 1, 100000, flag);
+	} else if (!strcmp(name, "event-qps")) {
+		return parse_rate(&cfg->event_qps, v, flag);
+	} else if (!strcmp(name, "event-burst")) {
+		return tfj_parse_int(&cfg->event_burst, v, 1, 100000, flag);
+	} else if (!strcmp(name, "cluster-domain")) {
+		cfg->cluster_domain = v;
+	} else if (!strcmp(name, "managed-by")) {
+		if (strlen(v) > 63)
+			return tfj_err_set(TFJ_EINVAL, "--managed-by: longer than 63 characters");
+		cfg->managed_by = v;
+	} else if (!strcmp(name, "log-level")) {
+		if (tfj_log_parse_level(&cfg->log_level, v))
+			return tfj_err_set(TFJ_EINVAL, "--log-level: %s is not debug|info|warn|error", v);
+	} else if (!strcmp(name, "log-format")) {
+		if (tfj_log_parse_format(&cfg->log_format, v))
+			return tfj_err_set(TFJ_EINVAL, "--log-format: %s is not kv|json", v);
+	} else if (!strcmp(name, "metrics-addr")) {
+		cfg->metrics_addr = v;
+	} else if (!strcmp(name, "leader-elect")) {
+		return tfj_parse_bool(&cfg->leader_elect, v, flag);
+	} else if (!strcmp(name, "leader-elect-namespace")) {
+		cfg->leader_namespace = v;
+	} else if (!strcmp(name, "leader-elect-name")) {
+		cfg->leader_name = v;
+	} else if (!strcmp(name, "kubeconfig")) {
+		cfg->kubeconfig = v;
+	} else if (!strcmp(name, "operator-name")) {
+		cfg->operator_name = v;
+	} else if (!strcmp(name, "report-addr")) {
+		cfg->report_addr = v;
+	} else if (!strcmp(name, "report-service")) {
+		cfg->report_service = v;
+	} else if (!strcmp(name, "report-audience")) {
+		if (!*v || strlen(v) > 253)
+			return tfj_err_set(TFJ_EINVAL, "--report-audience: 1 to 253 characters");
+		cfg->report_audience = v;
+	} else if (!strcmp(name, "help")) {
+		return tfj_parse_bool(&cfg->help, v, flag);
+	} else if (!strcmp(name, "version")) {
+		return tfj_parse_bool(&cfg->version, v, flag);
+	}
+	return 0;
+}
+
+int tfj_config_parse(struct tfj_config *cfg, int argc, char **argv)
+{
+	int rc;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->namespace = "";
+	cfg->workers = 4;
+	cfg->qps = 50;
+	cfg->burst = 100;
+	cfg->event_qps = 10;
+	cfg->event_burst = 100;
+	cfg->cluster_domain = "";
+	cfg->managed_by = "";
+	cfg->log_level = TFJ_LOG_INFO;
+	cfg->log_format = TFJ_LOG_FMT_KV;
+	cfg->metrics_addr = ":8080";
+	cfg->leader_namespace = "";
+	cfg->leader_name = "tfjob-operator";
+	cfg->kubeconfig = "";
+	cfg->operator_name = "";
+	cfg->report_addr = "";
+	cfg->report_service = "";
+	cfg->report_audience = "tfjob-report";
+
+	for (size_t i = 0; i < NOPTS; i++) {
+		const char *v = opts[i].env ? getenv(opts[i].env) : NULL;
+		if (v && (rc = apply(cfg, opts[i].flag, v)))
+			return tfj_err_set(rc, "%s: %s", opts[i].env, tfj_err_detail());
+	}
+	for (int a = 1; a < argc; a++) {
+		const char *arg = argv[a], *eq, *val = NULL;
+		size_t nlen, i;
+		if (strncmp(arg, "--", 2) != 0)
+			return tfj_err_set(TFJ_EINVAL, "unexpected argument %s (flags start with --)",
+					   arg);
+		arg += 2;
+		eq = strchr(arg, '=');
+		nlen = eq ? (size_t)(eq - arg) : strlen(arg);
+		for (i = 0; i < NOPTS; i++)
+			if (strlen(opts[i].flag) == nlen && !strncmp(opts[i].flag, arg, nlen))
+				break;
+		if (i == NOPTS)
+			return tfj_err_set(TFJ_EINVAL, "unknown flag --%.*s", (int)nlen, arg);
+		if (eq) {
+			val = eq + 1;
+		} else if (!opts[i].is_bool) {
+			if (a + 1 >= argc)
+				return tfj_err_set(TFJ_EINVAL, "--%s needs a value", opts[i].flag);
+			val = argv[++a];
+		}
+		if ((rc = apply(cfg, opts[i].flag, val)))
+			return rc;
+	}
+	/* Serving without telling pods where, or the reverse, is a mistake. */
+	if (!*cfg->report_addr != !*cfg->report_service)
+		return tfj_err_set(TFJ_EINVAL, "--report-addr and --report-service go together");
+	return 0;
+}

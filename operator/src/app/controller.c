@@ -1,0 +1,591 @@
+/*
+ * controller.c - reconcile loop: caches -> plan -> apply.
+ */
+#include "app/controller.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <tfj/clock.h>
+#include <tfj/err.h>
+#include <tfj/json.h>
+#include <tfj/log.h>
+
+#include "app/apply.h"
+#include "kube/apipath.h"
+#include "kube/objmeta.h"
+#include "kube/expect.h"
+#include "kube/informer.h"
+#include "tfjob/jobstatus.h"
+#include "tfjob/plan.h"
+#include "tfjob/podspec.h"
+#include "report/progress.h"
+#include "kube/queue.h"
+#include "kube/ratelimit.h"
+#include "app/slim.h"
+#include "tfjob/tfjob.h"
+
+#define KEY_MAX 512
+#define PATH_MAX_ 1024
+#define STATUS_ATTEMPTS 3
+/* While expectations are pending, look again after this long even without events. */
+#define EXPECT_RECHECK_MS 5000
+/* LIST page size of the pod and service informers (the TFJob one keeps 500). */
+#define CHILD_PAGE_SIZE 100
+
+static const double dur_buckets[] = { 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10 };
+#define NBUCKETS (sizeof(dur_buckets) / sizeof(dur_buckets[0]))
+
+struct tfj_controller {
+	struct tfj_kube *k;
+	char *ns;            /* NULL = all namespaces */
+	char *domain, *opname, *instance, *report_addr, *report_aud, *manager;
+	struct tfj_progress *prog;   /* borrowed; NULL = report channel off */
+	int workers;
+	struct tfj_plan_config pcfg;
+
+	struct tfj_informer *jobs, *pods, *svcs;
+	struct tfj_queue *q;
+	struct tfj_expect *exp;
+	int started;  /* informers running */
+	int running;  /* workers running */
+
+	struct tfj_apply ap;  /* writes and their counters */
+	struct tfj_events *events;
+
+	/* metrics */
+	_Atomic uint64_t rec_ok, rec_err, rec_skipped, rec_requeued;
+	_Atomic uint64_t rec_us_sum, rec_count;
+	_Atomic uint64_t rec_buckets[NBUCKETS];
+};
+
+/* ---- keys and ownership ---- */
+
+int tfj_controller_owner_key(char *out, size_t outlen, const void *child_json)
+{
+	const cJSON *child = child_json, *meta, *refs, *r;
+	const char *ns;
+
+	if (tfj_json_get_object(&meta, child, "metadata") ||
+	    tfj_json_opt_string(&ns, meta, "namespace", "") ||
+	    tfj_json_get_array(&refs, meta, "ownerReferences"))
+		return tfj_err_set(TFJ_ENOTFOUND, "no owner");
+	cJSON_ArrayForEach(r, refs) {
+		const char *kind, *name, *api;
+		int ctl = 0;
+		if (tfj_json_opt_bool(&ctl, r, "controller", 0) || !ctl ||
+		    tfj_json_get_string(&kind, r, "kind") || strcmp(kind, TFJ_TFJOB_KIND) != 0 ||
+		    tfj_json_get_string(&api, r, "apiVersion") ||
+		    strncmp(api, "kubeflow.org/", 13) != 0 ||
+		    tfj_json_get_string(&name, r, "name") || !*name)
+			continue;
+		if (snprintf(out, outlen, "%s/%s", ns, name) >= (int)outlen)
+			return tfj_err_set(TFJ_ETOOBIG, "owner key too long");
+		return 0;
+	}
+	return tfj_err_set(TFJ_ENOTFOUND, "no TFJob controller reference");
+}
+
+static int controlled_by(const cJSON *child, const char *uid)
+{
+	const cJSON *meta, *refs, *r;
+	if (tfj_json_get_object(&meta, child, "metadata") ||
+	    tfj_json_get_array(&refs, meta, "ownerReferences"))
+		return 0;
+	cJSON_ArrayForEach(r, refs) {
+		const char *u;
+		int ctl = 0;
+		if (tfj_json_opt_bool(&ctl, r, "controller", 0) == 0 && ctl &&
+		    tfj_json_get_string(&u, r, "uid") == 0 && strcmp(u, uid) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+
+static int has_deletion_ts(const cJSON *obj)
+{
+	const cJSON *meta;
+	if (tfj_json_get_object(&meta, obj, "metadata"))
+		return 0;
+	return cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp") != NULL &&
+	       !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp"));
+}
+
+/* ---- informer callbacks: expectations and enqueueing ---- */
+
+static void on_job(void *ud, enum tfj_informer_event ev, const cJSON *obj, const cJSON *old)
+{
+	struct tfj_controller *c = ud;
+	char key[KEY_MAX];
+
+	if (tfj_informer_key(key, sizeof(key), obj))
+		return;
+	if (ev == TFJ_INF_DELETE) {
+		/* Children go with the TFJob through ownerReferences (GC). */
+		tfj_expect_forget(c->exp, key);
+		if (c->prog && tfj_objmeta_str(obj, "uid"))
+			tfj_progress_forget(c->prog, tfj_objmeta_str(obj, "uid"));
+		return;
+	}
+	tfj_expect_observe_job(c->exp, key, tfj_objmeta_str(obj, "resourceVersion"));
+	tfj_queue_add(c->q, key);
+}
+
+static void on_child(struct tfj_controller *c, const char *kind, enum tfj_informer_event ev,
+		     const cJSON *obj)
+{
+	char key[KEY_MAX];
+	const char *name = tfj_objmeta_str(obj, "name");
+
+	if (!name || tfj_controller_owner_key(key, sizeof(key), obj))
+		return;
+	if (ev == TFJ_INF_ADD)
+		tfj_expect_observe_create(c->exp, key, kind, name);
+	/* A terminating child counts as deleted, as the reference's job controller does. */
+	if (ev == TFJ_INF_DELETE || has_deletion_ts(obj))
+		tfj_expect_observe_delete(c->exp, key, kind, name);
+	tfj_queue_add(c->q, key);
+}
+
+static void on_pod(void *ud, enum tfj_informer_event ev, const cJSON *obj, const cJSON *old)
+{
+	on_child(ud, "pod", ev, obj);
+}
+
+static void on_svc(void *ud, enum tfj_informer_event ev, const cJSON *obj, const cJSON *old)
+{
+	on_child(ud, "service", ev, obj);
+}
+
+/* ---- reconcile ---- */
+
+static int split_key(const char *key, char *ns, size_t nslen, const char **name)
+{
+	const char *slash = strchr(key, '/');
+	if (!slash || slash == key || !slash[1] || (size_t)(slash - key) >= nslen)
+		return tfj_err_set(TFJ_EINVAL, "bad key %s", key);
+	memcpy(ns, key, (size_t)(slash - key));
+	ns[slash - key] = '\0';
+	*name = slash + 1;
+	return 0;
+}
+
+/* Owned children of the job from one informer; *out holds only the owned ones. */
+static int owned(struct tfj_informer *inf, const struct tfj_tfjob *job, cJSON ***out,
+		 size_t *n)
+{
+	size_t j = 0;
+	int rc = tfj_informer_select(inf, out, n, job->ns, job->name);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < *n; i++) {
+		if (controlled_by((*out)[i], job->uid))
+			(*out)[j++] = (*out)[i];
+		else
+			cJSON_Delete((*out)[i]);
+	}
+	*n = j;
+	return 0;
+}
+
+static void observe_duration(struct tfj_controller *c, uint64_t t0)
+{
+	uint64_t us = (tfj_clock_mono_ns() - t0) / 1000;
+	double s = (double)us / 1e6;
+	atomic_fetch_add(&c->rec_us_sum, us);
+	atomic_fetch_add(&c->rec_count, 1);
+	for (size_t i = 0; i < NBUCKETS; i++)
+		if (s <= dur_buckets[i])
+			atomic_fetch_add(&c->rec_buckets[i], 1);
+}
+
+int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
+			     uint64_t *requeue_after_ms)
+{
+	char ns[256], path[PATH_MAX_];
+	const char *name = NULL;
+	uint64_t t0 = tfj_clock_mono_ns();
+	int rc = 0, attempt;
+
+	*requeue_after_ms = 0;
+	if ((rc = split_key(key, ns, sizeof(ns), &name)))
+		return 0; /* a malformed key can never succeed: drop it */
+
+	for (attempt = 0; attempt < STATUS_ATTEMPTS; attempt++) {
+		struct tfj_tfjob job;
+		struct tfj_plan plan;
+		struct tfj_plan_input in;
+		struct tfj_plan_progress prog;
+		struct tfj_apply_result a;
+		cJSON *doc = NULL, **pods = NULL, **svcs = NULL;
+		size_t npods = 0, nsvcs = 0;
+
+		memset(&job, 0, sizeof(job));
+		memset(&prog, 0, sizeof(prog));
+		memset(&plan, 0, sizeof(plan));
+		memset(&a, 0, sizeof(a));
+		if (attempt == 0) {
+			doc = tfj_informer_get(c->jobs, ns, name);
+			if (!doc) {
+				tfj_expect_forget(c->exp, key);
+				atomic_fetch_add(&c->rec_skipped, 1);
+				goto done; /* deleted; its children are garbage-collected */
+			}
+			if (!tfj_expect_satisfied(c->exp, key)) {
+				/* Our last writes are not in the cache yet: planning now
+				 * would repeat them. Their events enqueue the key. */
+				cJSON_Delete(doc);
+				atomic_fetch_add(&c->rec_skipped, 1);
+				*requeue_after_ms = EXPECT_RECHECK_MS;
+				goto done;
+			}
+		} else {
+			/* A status conflict: read the TFJob fresh from the API server. */
+			if ((rc = tfj_apipath_obj(path, sizeof(path), TFJ_TFJOB_API_PATH, ns, "tfjobs", name, NULL)))
+				goto done;
+			rc = tfj_kube_get(c->k, &doc, path);
+			if (rc == TFJ_ENOTFOUND) {
+				rc = 0;
+				goto done;
+			}
+			if (rc)
+				goto done;
+		}
+		rc = tfj_tfjob_from_json(&job, doc);
+		cJSON_Delete(doc);
+		if (rc) {
+			tfj_log_warn("undecodable TFJob dropped", "job", key,
+				     "error", tfj_err_detail());
+			rc = 0;
+			goto done;
+		}
+		if (job.deleting) {
+			tfj_tfjob_free(&job);
+			atomic_fetch_add(&c->rec_skipped, 1);
+			goto done;
+		}
+		if ((rc = owned(c->pods, &job, &pods, &npods)) ||
+		    (rc = owned(c->svcs, &job, &svcs, &nsvcs))) {
+			tfj_informer_free_list(pods, npods);
+			tfj_tfjob_free(&job);
+			goto done;
+		}
+		memset(&in, 0, sizeof(in));
+		in.job = &job;
+		in.pods = (const cJSON *const *)pods;
+		in.npods = npods;
+		in.services = (const cJSON *const *)svcs;
+		in.nservices = nsvcs;
+		in.now_ms = tfj_clock_unix_ms();
+		in.cfg = &c->pcfg;
+		if (c->prog) {
+			/* Without a snapshot the plan runs as if the channel were off. */
+			if (tfj_progress_snapshot(c->prog, &prog, job.uid) == 0)
+				in.progress = &prog;
+		}
+		rc = tfj_plan_compute(&plan, &in);
+		if (rc) {
+			tfj_log_error("plan failed", "job", key, "error", tfj_err_detail());
+		} else {
+			rc = tfj_apply_plan(&c->ap, &job, key, &plan, &a);
+			if (plan.n)
+				tfj_log_debug("reconciled", "job", key, "phase",
+					      plan.phase ? plan.phase : "");
+			*requeue_after_ms = a.requeue_ms;
+		}
+		tfj_plan_free(&plan);
+		tfj_progress_release(&prog);
+		tfj_informer_free_list(pods, npods);
+		tfj_informer_free_list(svcs, nsvcs);
+		tfj_tfjob_free(&job);
+		if (rc == TFJ_ECONFLICT && a.status_conflict)
+			continue;
+		break;
+	}
+done:
+	observe_duration(c, t0);
+	if (rc)
+		atomic_fetch_add(&c->rec_err, 1);
+	else
+		atomic_fetch_add(&c->rec_ok, 1);
+	if (rc == 0 && *requeue_after_ms)
+		atomic_fetch_add(&c->rec_requeued, 1);
+	return rc;
+}
+
+static int worker_fn(void *ud, const char *key, uint64_t *after)
+{
+	return tfj_controller_reconcile(ud, key, after);
+}
+
+/* ---- lifecycle ---- */
+
+static char *dup_or_null(const char *s)
+{
+	return s && *s ? strdup(s) : NULL;
+}
+
+/*
+ * The informer of one collection (API root `group`, resource `res`) in the
+ * controller's namespace, with the options io shares between the three.
+ */
+static int new_informer(struct tfj_informer **out, struct tfj_controller *c,
+			struct tfj_informer_opts *io, const char *group, const char *res,
+			tfj_informer_fn fn, tfj_informer_transform_fn transform)
+{
+	char path[PATH_MAX_];
+	int rc;
+
+	if ((rc = tfj_apipath_coll(path, sizeof(path), group, c->ns, res)))
+		return rc;
+	io->name = res;
+	io->path = path; /* copied by the informer */
+	io->fn = fn;
+	io->transform = transform;
+	return tfj_informer_new(out, c->k, io);
+}
+
+int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
+		       const struct tfj_controller_opts *o)
+{
+	struct tfj_controller_opts def = { 0 };
+	struct tfj_queue_opts qo = { 5, 300000, 10, 100 };
+	struct tfj_informer_opts io;
+	struct tfj_events_opts eo = { 0 };
+	struct tfj_controller *c;
+	int rc;
+
+	*out = NULL;
+	if (!o)
+		o = &def;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return tfj_err_set(TFJ_ENOMEM, "controller");
+	c->k = k;
+	c->ns = dup_or_null(o->namespace);
+	c->domain = dup_or_null(o->cluster_domain);
+	c->opname = dup_or_null(o->operator_name);
+	c->instance = dup_or_null(o->instance);
+	c->workers = o->workers > 0 ? o->workers : 4;
+	c->pcfg.cluster_domain = c->domain;
+	c->pcfg.operator_name = c->opname;
+	c->report_addr = dup_or_null(o->report_addr);
+	c->report_aud = dup_or_null(o->report_audience);
+	c->pcfg.report_addr = c->report_addr;
+	c->pcfg.report_audience = c->report_aud;
+	c->manager = dup_or_null(o->manager);
+	c->pcfg.manager = c->manager;
+	if (o->queue_qps > 0)
+		qo.qps = o->queue_qps;
+	if (o->queue_burst > 0)
+		qo.burst = o->queue_burst;
+	eo.instance = c->instance;
+	if ((rc = tfj_queue_new(&c->q, &qo)) || (rc = tfj_expect_new(&c->exp, 0)) ||
+	    (rc = tfj_events_new(&c->events, o->event_kube ? o->event_kube : k, &eo)))
+		goto out;
+	c->ap.k = k;
+	c->ap.exp = c->exp;
+	c->ap.events = c->events;
+
+	memset(&io, 0, sizeof(io));
+	io.watch_timeout_s = o->watch_timeout_s;
+	io.ud = c;
+	if ((rc = new_informer(&c->jobs, c, &io, TFJ_TFJOB_API_PATH, "tfjobs", on_job,
+			       tfj_slim_tfjob)))
+		goto out;
+	/* Children are selected by label so the caches hold only our pods/services. */
+	io.label_selector = TFJ_LABEL_JOB_NAME;
+	io.index_label = TFJ_LABEL_JOB_NAME;
+	/* Smaller pages: a relist holds one whole parsed page at a time, and
+	 * full pods are large next to the trimmed copies the cache keeps. */
+	io.page_size = CHILD_PAGE_SIZE;
+	if ((rc = new_informer(&c->pods, c, &io, TFJ_APIPATH_CORE, "pods", on_pod, tfj_slim_pod)))
+		goto out;
+	rc = new_informer(&c->svcs, c, &io, TFJ_APIPATH_CORE, "services", on_svc,
+			  tfj_slim_service);
+out:
+	if (rc) {
+		tfj_controller_free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+int tfj_controller_start(struct tfj_controller *c, long sync_timeout_ms)
+{
+	int rc;
+
+	if (c->running)
+		return 0;
+	if (!c->started) {
+		if ((rc = tfj_informer_start(c->pods)) || (rc = tfj_informer_start(c->svcs)) ||
+		    (rc = tfj_informer_start(c->jobs)))
+			return rc;
+		c->started = 1;
+	}
+	/* Children first: a TFJob reconciled before its pods are cached would be
+	 * planned as if it had none. Workers start only after all three synced;
+	 * on TFJ_ETIMEOUT the caller simply calls start again. */
+	if ((rc = tfj_informer_wait_synced(c->pods, sync_timeout_ms)) ||
+	    (rc = tfj_informer_wait_synced(c->svcs, sync_timeout_ms)) ||
+	    (rc = tfj_informer_wait_synced(c->jobs, sync_timeout_ms)))
+		return rc;
+	if ((rc = tfj_queue_run(c->q, c->workers, worker_fn, c)))
+		return rc;
+	c->running = 1;
+	tfj_log_info("caches synced; workers started");
+	return 0;
+}
+
+void tfj_controller_stop(struct tfj_controller *c)
+{
+	if (!c)
+		return;
+	if (c->q)
+		tfj_queue_stop(c->q);
+	tfj_informer_stop(c->jobs);
+	tfj_informer_stop(c->pods);
+	tfj_informer_stop(c->svcs);
+	c->started = 0;
+	c->running = 0;
+}
+
+void tfj_controller_free(struct tfj_controller *c)
+{
+	if (!c)
+		return;
+	tfj_controller_stop(c);
+	/* After the workers: nothing queues events any more. */
+	tfj_events_free(c->events);
+	tfj_informer_free(c->jobs);
+	tfj_informer_free(c->pods);
+	tfj_informer_free(c->svcs);
+	tfj_queue_free(c->q);
+	tfj_expect_free(c->exp);
+	free(c->ns);
+	free(c->domain);
+	free(c->opname);
+	free(c->instance);
+	free(c->report_addr);
+	free(c->report_aud);
+	free(c->manager);
+	free(c);
+}
+
+void tfj_controller_set_progress(struct tfj_controller *c, struct tfj_progress *p)
+{
+	c->prog = p;
+}
+
+cJSON *tfj_controller_get_job(struct tfj_controller *c, const char *ns, const char *name)
+{
+	return tfj_informer_get(c->jobs, ns, name);
+}
+
+cJSON *tfj_controller_get_pod(struct tfj_controller *c, const char *ns, const char *name)
+{
+	return tfj_informer_get(c->pods, ns, name);
+}
+
+void tfj_controller_enqueue(struct tfj_controller *c, const char *key, uint64_t delay_ms)
+{
+	if (delay_ms)
+		tfj_queue_add_after(c->q, key, delay_ms);
+	else
+		tfj_queue_add(c->q, key);
+}
+
+int tfj_controller_ready(struct tfj_controller *c)
+{
+	return c && c->jobs && tfj_informer_synced(c->jobs) && tfj_informer_synced(c->pods) &&
+	       tfj_informer_synced(c->svcs);
+}
+
+/* ---- metrics ---- */
+
+#define LD(x) ((unsigned long long)atomic_load(&(x)))
+
+int tfj_controller_flush_events(struct tfj_controller *c, long timeout_ms)
+{
+	return tfj_events_flush(c->events, timeout_ms);
+}
+
+int tfj_controller_metrics(struct tfj_controller *c, struct tfj_buf *out)
+{
+	struct tfj_queue_stats qs;
+	struct tfj_informer *infs[3] = { c->jobs, c->pods, c->svcs };
+	int rc = 0;
+
+	tfj_queue_stats(c->q, &qs);
+	rc |= tfj_apply_metrics(&c->ap, out);
+	rc |= tfj_buf_printf(out,
+		"# HELP tfjob_operator_reconcile_total Reconciles by result.\n"
+		"# TYPE tfjob_operator_reconcile_total counter\n"
+		"tfjob_operator_reconcile_total{result=\"success\"} %llu\n"
+		"tfjob_operator_reconcile_total{result=\"error\"} %llu\n"
+		"tfjob_operator_reconcile_total{result=\"skipped\"} %llu\n"
+		"tfjob_operator_reconcile_total{result=\"requeue_after\"} %llu\n"
+		"# HELP tfjob_operator_reconcile_errors_total Reconciles that failed.\n"
+		"# TYPE tfjob_operator_reconcile_errors_total counter\n"
+		"tfjob_operator_reconcile_errors_total %llu\n",
+		LD(c->rec_ok), LD(c->rec_err), LD(c->rec_skipped), LD(c->rec_requeued),
+		LD(c->rec_err));
+	rc |= tfj_buf_puts(out,
+		"# HELP tfjob_operator_reconcile_duration_seconds Time spent in one reconcile.\n"
+		"# TYPE tfjob_operator_reconcile_duration_seconds histogram\n");
+	for (size_t i = 0; i < NBUCKETS; i++)
+		rc |= tfj_buf_printf(out,
+			"tfjob_operator_reconcile_duration_seconds_bucket{le=\"%g\"} %llu\n",
+			dur_buckets[i], LD(c->rec_buckets[i]));
+	rc |= tfj_buf_printf(out,
+		"tfjob_operator_reconcile_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
+		"tfjob_operator_reconcile_duration_seconds_sum %.6f\n"
+		"tfjob_operator_reconcile_duration_seconds_count %llu\n",
+		LD(c->rec_count), (double)LD(c->rec_us_sum) / 1e6, LD(c->rec_count));
+	rc |= tfj_buf_printf(out,
+		"# HELP tfjob_operator_workqueue_depth Keys waiting for a worker.\n"
+		"# TYPE tfjob_operator_workqueue_depth gauge\n"
+		"tfjob_operator_workqueue_depth %zu\n"
+		"# HELP tfjob_operator_workqueue_delayed Keys waiting for a delay.\n"
+		"# TYPE tfjob_operator_workqueue_delayed gauge\n"
+		"tfjob_operator_workqueue_delayed %zu\n"
+		"# HELP tfjob_operator_workqueue_adds_total Keys added.\n"
+		"# TYPE tfjob_operator_workqueue_adds_total counter\n"
+		"tfjob_operator_workqueue_adds_total %llu\n"
+		"# HELP tfjob_operator_workqueue_retries_total Rate-limited re-adds.\n"
+		"# TYPE tfjob_operator_workqueue_retries_total counter\n"
+		"tfjob_operator_workqueue_retries_total %llu\n"
+		"# HELP tfjob_operator_workqueue_latency_seconds Time keys waited in the queue.\n"
+		"# TYPE tfjob_operator_workqueue_latency_seconds summary\n"
+		"tfjob_operator_workqueue_latency_seconds_sum %.6f\n"
+		"tfjob_operator_workqueue_latency_seconds_count %llu\n",
+		qs.depth, qs.delayed, (unsigned long long)qs.adds, (unsigned long long)qs.retries,
+		(double)qs.wait_us_sum / 1e6, (unsigned long long)qs.wait_count);
+	{
+		static const char *fam[3][3] = {
+			{ "informer_objects", "gauge", "Objects in an informer cache." },
+			{ "informer_relists_total", "counter", "Relists forced by 410 or bad events." },
+			{ "informer_errors_total", "counter", "Failed LIST or WATCH calls." },
+		};
+		for (int f = 0; f < 3; f++) {
+			rc |= tfj_buf_printf(out, "# HELP tfjob_operator_%s %s\n"
+					     "# TYPE tfjob_operator_%s %s\n",
+					     fam[f][0], fam[f][2], fam[f][0], fam[f][1]);
+			for (int i = 0; i < 3; i++) {
+				struct tfj_informer_stats s;
+				unsigned long long v;
+				tfj_informer_stats(infs[i], &s);
+				v = f == 0 ? s.size : f == 1 ? s.relists : s.errors;
+				rc |= tfj_buf_printf(out, "tfjob_operator_%s{informer=\"%s\"} %llu\n",
+						     fam[f][0], tfj_informer_name(infs[i]), v);
+			}
+		}
+	}
+	return rc ? TFJ_ETOOBIG : 0;
+}

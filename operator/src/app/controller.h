@@ -1,0 +1,103 @@
+/*
+ * controller.h - the TFJob controller: informers, work queue, reconcile.
+ *
+ * Three informers (TFJobs; pods and services labelled
+ * training.kubeflow.org/job-name) feed a work queue of TFJob keys. A worker
+ * reconciles one key at a time:
+ *
+ *   1. read the TFJob and its owned pods/services from the caches;
+ *   2. skip if gone or being deleted, wait if expectations are pending;
+ *   3. plan = tfj_plan_compute(job, pods, services, now)  (pure, plan.h);
+ *   4. apply the plan's actions in order. This is the only code that writes
+ *      children: 409 AlreadyExists on create and 404 (or a uid-precondition
+ *      409) on delete count as success; every write is recorded in the
+ *      expectations first so a stale cache never repeats it;
+ *   5. the status is written through /status (PUT with resourceVersion) only
+ *      when the plan says it changed; a 409 retries with a fresh read of the
+ *      TFJob from the API server (up to 3 attempts);
+ *   6. requeue after the plan's nearest timer.
+ *
+ * Ownership: the controller borrows the kube clients (they must outlive the
+ * controller) and owns its informers, queue, expectations and the event
+ * recorder (events.h), whose thread posts what the reconciles queue.
+ */
+#ifndef TFJ_CONTROLLER_H
+#define TFJ_CONTROLLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include <tfj/buf.h>
+
+#include "kube/kube.h"
+
+struct tfj_controller_opts {
+	const char *namespace;       /* watch only this namespace; NULL/"" = all */
+	int workers;                 /* reconcile threads (default 4) */
+	const char *cluster_domain;  /* for TF_CONFIG hosts; NULL = short form */
+	const char *operator_name;   /* label value; NULL = planner default */
+	const char *instance;        /* reportingInstance of events (hostname); may be NULL */
+	double queue_qps;            /* global retry rate (default 10) */
+	int queue_burst;             /* default 100 */
+	long watch_timeout_s;        /* informer watch length (default 300) */
+	const char *report_addr;     /* TFJOB_REPORT_ADDR injected into pods; NULL = channel off */
+	const char *report_audience; /* token audience for the pods' projected token */
+	const char *manager;         /* runPolicy.managedBy we own; NULL = TFJ_TFJOB_MANAGER */
+	struct tfj_kube *event_kube; /* client for Events, with its own rate (events.h); NULL = k */
+};
+
+struct tfj_progress;
+
+struct tfj_controller;
+
+int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
+		       const struct tfj_controller_opts *o);
+/*
+ * Starts the informers (first call) and waits up to sync_timeout_ms for
+ * them to sync, then starts the workers. TFJ_ETIMEOUT when not synced yet:
+ * call again. 0 once the workers run (further calls are no-ops).
+ */
+int tfj_controller_start(struct tfj_controller *c, long sync_timeout_ms);
+/* Stops workers and informers; safe to call twice. */
+void tfj_controller_stop(struct tfj_controller *c);
+void tfj_controller_free(struct tfj_controller *c);
+
+/* 1 when all informers have synced (used by /readyz). */
+int tfj_controller_ready(struct tfj_controller *c);
+
+/*
+ * One reconcile of key "ns/name" (what the workers call). 0 on success with
+ * *requeue_after_ms the nearest timer (0 = none); negative to retry with
+ * backoff. Exposed for tests.
+ */
+int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
+			     uint64_t *requeue_after_ms);
+
+/*
+ * The report channel's store (progress.h), read by every reconcile. Set it
+ * before tfj_controller_start; the controller borrows it.
+ */
+void tfj_controller_set_progress(struct tfj_controller *c, struct tfj_progress *p);
+
+/* Copies from the caches (NULL when absent); the caller deletes them. */
+cJSON *tfj_controller_get_job(struct tfj_controller *c, const char *ns, const char *name);
+cJSON *tfj_controller_get_pod(struct tfj_controller *c, const char *ns, const char *name);
+
+/* Reconciles key "ns/name" after delay_ms (0: now). */
+void tfj_controller_enqueue(struct tfj_controller *c, const char *key, uint64_t delay_ms);
+
+/* Waits until the events queued so far are posted (tests). 0 or TFJ_ETIMEOUT. */
+int tfj_controller_flush_events(struct tfj_controller *c, long timeout_ms);
+
+/* Appends Prometheus text: jobs, reconciles, queue and informer gauges. */
+int tfj_controller_metrics(struct tfj_controller *c, struct tfj_buf *out);
+
+/*
+ * The TFJob key ("ns/name") that controls a child object (its controller
+ * ownerReference of kind TFJob) into out; TFJ_ENOTFOUND if none. Pure.
+ */
+int tfj_controller_owner_key(char *out, size_t outlen, const void *child_json);
+
+#endif

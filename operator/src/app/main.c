@@ -1,0 +1,362 @@
+/*
+ * main.c - the tfjob-operator binary.
+ *
+ * Wiring: flags -> kubeconfig -> API client -> controller (informers, queue,
+ * workers) -> HTTP endpoint; with --leader-elect the controller starts only
+ * once this replica holds the Lease. SIGTERM/SIGINT shut down gracefully:
+ * workers finish their current key, watches are canceled, the Lease is
+ * released. Losing the Lease exits with status 1 so the Deployment restarts
+ * the process as a fresh candidate (a deposed leader must stop writing).
+ *
+ * Signals are blocked in every thread and taken synchronously by the main
+ * thread with sigtimedwait, so no work happens in a signal handler.
+ */
+#include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tfj/buf.h>
+#include <tfj/err.h>
+#include <tfj/log.h>
+
+#include "app/config.h"
+#include "app/controller.h"
+#include "app/httpd.h"
+#include "report/progress.h"
+#include "report/report.h"
+#include "app/reporthub.h"
+#include "report/tokenreview.h"
+#include "kube/kube.h"
+#include "kube/kubeconfig.h"
+#include "kube/leader.h"
+
+#define TFJOB_OPERATOR_VERSION "0.1.0"
+
+struct app {
+	struct tfj_kubeconfig kc;
+	struct tfj_kube *kube;
+	struct tfj_kube *lease_kube; /* own client: a busy controller's rate limit
+				      * must never delay lease renewals */
+	struct tfj_kube *event_kube; /* own client: events have their own budget */
+	struct tfj_controller *ctl;
+	struct tfj_report *report;   /* NULL when the report channel is off */
+	struct tfj_reporthub hub;    /* the report channel's callbacks' state */
+	struct tfj_progress *prog;   /* NULL when the report channel is off */
+	struct tfj_httpd *httpd;     /* NULL when metrics are off */
+	struct tfj_leader *leader;
+	char host[256];
+	char identity[320];
+	int reconciling;      /* the controller has started (run) */
+	atomic_int leading;   /* 1: we hold the lease (or no election) */
+	atomic_int lost;      /* 1: the lease was lost */
+};
+
+static int collect(void *ud, struct tfj_buf *out)
+{
+	struct app *a = ud;
+	int rc = tfj_kube_metrics(a->kube, out);
+	if (rc == 0)
+		rc = tfj_controller_metrics(a->ctl, out);
+	if (rc == 0)
+		rc = tfj_report_metrics(a->report, out);
+	if (rc == 0)
+		rc = tfj_buf_printf(out,
+				    "# HELP tfjob_operator_leader 1 while this replica is the leader.\n"
+				    "# TYPE tfjob_operator_leader gauge\n"
+				    "tfjob_operator_leader %d\n",
+				    atomic_load(&a->leading));
+	return rc;
+}
+
+static int ready(void *ud)
+{
+	struct app *a = ud;
+	/* A standby replica is ready: it serves metrics and waits for the lease. */
+	return !atomic_load(&a->leading) || tfj_controller_ready(a->ctl);
+}
+
+static void on_started(void *ud)
+{
+	atomic_store(&((struct app *)ud)->leading, 1);
+}
+
+static void on_stopped(void *ud)
+{
+	struct app *a = ud;
+	atomic_store(&a->leading, 0);
+	atomic_store(&a->lost, 1);
+}
+
+/*
+ * glibc gives each thread that allocates its own malloc arena (up to 8 per
+ * core), and memory freed in one arena is never reused by another. The
+ * operator's threads (informers, workers, HTTP, report channel) allocate
+ * little each, so per-thread arenas mostly hold free space: two are enough.
+ * A MALLOC_ARENA_MAX set in the environment is left in charge.
+ */
+static void limit_arenas(void)
+{
+#ifdef __GLIBC__
+	if (!getenv("MALLOC_ARENA_MAX"))
+		mallopt(M_ARENA_MAX, 2);
+#endif
+}
+
+/* Logs a start-up step that failed, with the error's detail; returns rc. */
+static int failed(const char *what, int rc)
+{
+	tfj_log_error(what, "error", tfj_err_detail());
+	return rc;
+}
+
+/*
+ * Parses the flags. Returns -1 to go on, or the exit status when the
+ * process is done: 0 after --help or --version, 2 for bad flags.
+ */
+static int read_flags(struct tfj_config *cfg, int argc, char **argv)
+{
+	if (tfj_config_parse(cfg, argc, argv) != 0) {
+		fprintf(stderr, "tfjob-operator: %s\n%s", tfj_err_detail(), tfj_config_usage());
+		return 2;
+	}
+	if (cfg->help) {
+		fputs(tfj_config_usage(), stdout);
+		return 0;
+	}
+	if (cfg->version) {
+		puts("tfjob-operator " TFJOB_OPERATOR_VERSION);
+		return 0;
+	}
+	return -1;
+}
+
+/* Called before any thread exists, so every thread inherits the mask. */
+static void block_signals(sigset_t *sigs)
+{
+	sigemptyset(sigs);
+	sigaddset(sigs, SIGINT);
+	sigaddset(sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* The kubeconfig, the main API client and the events' client. */
+static int start_clients(struct app *a, const struct tfj_config *cfg)
+{
+	struct tfj_kube_opts ko = { 0 }, eko;
+	int rc;
+
+	if ((rc = tfj_kubeconfig_load_default(&a->kc, cfg->kubeconfig)))
+		return failed("no usable Kubernetes configuration", rc);
+	ko.qps = cfg->qps;
+	ko.burst = cfg->burst;
+	if ((rc = tfj_kube_new(&a->kube, &a->kc, &ko)))
+		return failed("API client setup failed", rc);
+	/* Events get a client, and so a token bucket, of their own (events.h). */
+	eko = ko;
+	eko.qps = cfg->event_qps;
+	eko.burst = cfg->event_burst;
+	eko.timeout_ms = 10000; /* a hung post must not hold up shutdown for long */
+	if ((rc = tfj_kube_new(&a->event_kube, &a->kc, &eko)))
+		return failed("API client setup failed", rc);
+	return 0;
+}
+
+/* The controller: built here, started by run() once this replica leads. */
+static int start_controller(struct app *a, const struct tfj_config *cfg)
+{
+	struct tfj_controller_opts co = { 0 };
+	int rc;
+
+	gethostname(a->host, sizeof(a->host) - 1);
+	co.namespace = cfg->namespace;
+	co.workers = cfg->workers;
+	co.cluster_domain = cfg->cluster_domain;
+	co.manager = cfg->managed_by[0] ? cfg->managed_by : NULL;
+	co.operator_name = cfg->operator_name;
+	co.instance = a->host;
+	co.report_addr = cfg->report_service[0] ? cfg->report_service : NULL;
+	co.report_audience = cfg->report_audience;
+	co.event_kube = a->event_kube;
+	if ((rc = tfj_controller_new(&a->ctl, a->kube, &co)))
+		return failed("controller setup failed", rc);
+	return 0;
+}
+
+/* The report channel (--report-addr; off when empty): store, reviewer, server. */
+static int start_report(struct app *a, const struct tfj_config *cfg)
+{
+	struct tfj_report_opts ro = { 0 };
+	int rc;
+
+	if (!cfg->report_addr[0])
+		return 0;
+	if ((rc = tfj_progress_new(&a->prog, 0)) ||
+	    (rc = tfj_tokenreviewer_new(&a->hub.tr, a->kube, cfg->report_audience, 0, 0)))
+		return failed("report channel setup failed", rc);
+	a->hub.ctl = a->ctl;
+	a->hub.prog = a->prog;
+	tfj_controller_set_progress(a->ctl, a->prog);
+	ro.addr = cfg->report_addr;
+	ro.auth = tfj_reporthub_auth;
+	ro.deliver = tfj_reporthub_deliver;
+	ro.ud = &a->hub;
+	if ((rc = tfj_report_start(&a->report, &ro)))
+		return failed("report service failed", rc);
+	tfj_log_info("report service listening", "address", cfg->report_addr, "pods_use",
+		     cfg->report_service, "audience", cfg->report_audience);
+	return 0;
+}
+
+/* 1 when --metrics-addr asks for the HTTP endpoint ("" and "0" turn it off). */
+static int metrics_on(const struct tfj_config *cfg)
+{
+	return cfg->metrics_addr[0] && strcmp(cfg->metrics_addr, "0") != 0;
+}
+
+/* /metrics, /healthz and /readyz, when metrics are on. */
+static int start_metrics(struct app *a, const struct tfj_config *cfg)
+{
+	struct tfj_httpd_opts ho = { cfg->metrics_addr, collect, ready, a };
+	int rc;
+
+	if (!metrics_on(cfg))
+		return 0;
+	if ((rc = tfj_httpd_start(&a->httpd, &ho)))
+		return failed("metrics endpoint failed", rc);
+	return 0;
+}
+
+/*
+ * With --leader-elect, campaigns for the Lease on a client of its own;
+ * without, this replica leads from the start.
+ */
+static int start_election(struct app *a, const struct tfj_config *cfg)
+{
+	struct tfj_kube_opts ko = { 0 };
+	struct tfj_leader_opts lo = { 0 };
+	const char *lns;
+	int rc;
+
+	if (!cfg->leader_elect) {
+		atomic_store(&a->leading, 1);
+		return 0;
+	}
+	lns = cfg->leader_namespace[0] ? cfg->leader_namespace
+		: cfg->namespace[0] ? cfg->namespace
+		: tfj_kube_namespace(a->kube) ? tfj_kube_namespace(a->kube) : "default";
+	snprintf(a->identity, sizeof(a->identity), "%s_%ld",
+		 a->host[0] ? a->host : "tfjob-operator", (long)getpid());
+	lo.namespace = lns;
+	lo.name = cfg->leader_name;
+	lo.identity = a->identity;
+	lo.on_started = on_started;
+	lo.on_stopped = on_stopped;
+	lo.ud = a;
+	ko.qps = 0; /* about one request per retry period; never throttled */
+	ko.burst = cfg->burst;
+	if ((rc = tfj_kube_new(&a->lease_kube, &a->kc, &ko)) ||
+	    (rc = tfj_leader_new(&a->leader, a->lease_kube, &lo)) ||
+	    (rc = tfj_leader_start(a->leader)))
+		return failed("leader election setup failed", rc);
+	tfj_log_info("waiting for leadership", "lease", cfg->leader_name, "namespace", lns,
+		     "identity", a->identity);
+	return 0;
+}
+
+/* Every part, in the order each needs the ones before it. */
+static int start(struct app *a, const struct tfj_config *cfg)
+{
+	int rc;
+
+	if ((rc = start_clients(a, cfg)) || (rc = start_controller(a, cfg)) ||
+	    (rc = start_report(a, cfg)) || (rc = start_metrics(a, cfg)) ||
+	    (rc = start_election(a, cfg)))
+		return rc;
+	tfj_log_info("tfjob-operator started", "version", TFJOB_OPERATOR_VERSION,
+		     "namespace", cfg->namespace[0] ? cfg->namespace : "(all)",
+		     "metrics", metrics_on(cfg) ? cfg->metrics_addr : "off");
+	return 0;
+}
+
+/*
+ * Until a signal, a lost lease or a failed controller start: starts the
+ * controller once this replica leads. Returns the exit status.
+ */
+static int run(struct app *a, const sigset_t *sigs)
+{
+	int rc;
+
+	for (;;) {
+		struct timespec ts = { 0, 500 * 1000000L };
+		int sig = sigtimedwait(sigs, NULL, &ts);
+		if (sig == SIGINT || sig == SIGTERM) {
+			tfj_log_info("signal received; shutting down",
+				     "signal", sig == SIGINT ? "SIGINT" : "SIGTERM");
+			return 0;
+		}
+		if (atomic_load(&a->lost)) {
+			tfj_log_error("leadership lost; exiting so a fresh process can campaign");
+			return 1;
+		}
+		if (atomic_load(&a->leading)) {
+			/* Waits in short slices so signals stay responsive. */
+			rc = tfj_controller_start(a->ctl, 500);
+			if (rc == 0 && !a->reconciling) {
+				a->reconciling = 1;
+				/* No report has reached this process before now. */
+				if (a->prog)
+					tfj_progress_restart_clock(a->prog);
+			}
+			if (rc && rc != TFJ_ETIMEOUT) {
+				tfj_log_error("controller start failed", "error", tfj_err_detail());
+				return 1;
+			}
+		}
+	}
+}
+
+/* Stops and frees whatever start() got to; each part accepts NULL. */
+static void stop(struct app *a)
+{
+	/* Reports first: their callbacks use the controller's caches. */
+	tfj_report_stop(a->report);
+	tfj_controller_stop(a->ctl);
+	tfj_leader_free(a->leader);
+	tfj_httpd_stop(a->httpd);
+	tfj_controller_free(a->ctl);
+	tfj_tokenreviewer_free(a->hub.tr);
+	tfj_progress_free(a->prog);
+	tfj_kube_free(a->lease_kube);
+	tfj_kube_free(a->event_kube);
+	tfj_kube_free(a->kube);
+	tfj_kubeconfig_free(&a->kc);
+}
+
+int main(int argc, char **argv)
+{
+	struct tfj_config cfg;
+	struct app a = { 0 };
+	sigset_t sigs;
+	int exit_code;
+
+	limit_arenas();
+	tfj_log_set_component("operator");
+	if ((exit_code = read_flags(&cfg, argc, argv)) >= 0)
+		return exit_code;
+	tfj_log_set_level(cfg.log_level);
+	tfj_log_set_format(cfg.log_format);
+	block_signals(&sigs);
+	exit_code = start(&a, &cfg) == 0 ? run(&a, &sigs) : 1;
+	stop(&a);
+	tfj_log_info("tfjob-operator stopped");
+	return exit_code;
+}

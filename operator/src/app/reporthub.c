@@ -1,0 +1,100 @@
+/*
+ * reporthub.c - authenticating and applying reports (see reporthub.h).
+ */
+#include "app/reporthub.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <tfj/clock.h>
+#include <tfj/err.h>
+#include <tfj/json.h>
+#include <tfj/log.h>
+
+#include "tfjob/jobstatus.h"
+
+#define PROGRESS_DELAY_MS 1000
+
+enum tfj_report_code tfj_reporthub_auth(void *ud, const struct tfj_reportmsg *m,
+					const char *token, char *subject, size_t subject_len,
+					const char **reason)
+{
+	struct tfj_reporthub *h = ud;
+	struct tfj_tokenreview tr;
+	enum tfj_authz az;
+	cJSON *pod;
+
+	/*
+	 * A standby replica (leader election) has no caches to check against;
+	 * the agent retries later and may reach the leader.
+	 */
+	if (!tfj_controller_ready(h->ctl)) {
+		*reason = "unavailable";
+		return TFJ_REPORT_UNAVAILABLE;
+	}
+	if (tfj_tokenreviewer_check(h->tr, &tr, token, tfj_clock_unix_ms())) {
+		/* Once a minute at most: a missing RBAC rule fails every call. */
+		static _Atomic int64_t last_warn;
+		int64_t now = tfj_clock_unix_ms(), prev = atomic_load(&last_warn);
+
+		if (now - prev >= 60000 && atomic_compare_exchange_strong(&last_warn, &prev, now))
+			tfj_log_warn("report: TokenReview failed (is tokenreviews create allowed?)",
+				     "detail", tfj_err_detail());
+		*reason = "unavailable";
+		return TFJ_REPORT_UNAVAILABLE;
+	}
+	if (!tr.authenticated) {
+		*reason = tfj_tokenreview_reason(TFJ_AUTHZ_INVALID_TOKEN);
+		return TFJ_REPORT_UNAUTHENTICATED;
+	}
+	pod = tfj_controller_get_pod(h->ctl, m->ref.ns, m->ref.pod);
+	az = tfj_tokenreview_authorize(&tr, pod, &m->ref);
+	cJSON_Delete(pod);
+	if (az != TFJ_AUTHZ_OK) {
+		*reason = tfj_tokenreview_reason(az);
+		return az == TFJ_AUTHZ_INVALID_TOKEN ? TFJ_REPORT_UNAUTHENTICATED :
+						       TFJ_REPORT_PERMISSION_DENIED;
+	}
+	snprintf(subject, subject_len, "%s", tr.pod_uid);
+	return TFJ_REPORT_OK;
+}
+
+enum tfj_report_code tfj_reporthub_deliver(void *ud, const struct tfj_reportmsg *m,
+					   const char *subject, const char **reason)
+{
+	struct tfj_reporthub *h = ud;
+	struct tfj_job_status st;
+	const cJSON *meta;
+	const char *uid;
+	cJSON *job;
+	char key[160];
+	int finished;
+
+	job = tfj_controller_get_job(h->ctl, m->ref.ns, m->ref.job);
+	if (!job || tfj_json_get_object(&meta, job, "metadata") ||
+	    tfj_json_get_string(&uid, meta, "uid") || strcmp(uid, m->ref.job_uid)) {
+		cJSON_Delete(job);
+		*reason = "job_unknown";
+		return TFJ_REPORT_NOT_FOUND;
+	}
+	/* An unreadable status is treated as unfinished: the planner decides. */
+	finished = tfj_jobstatus_decode(&st, cJSON_GetObjectItemCaseSensitive(job, "status")) == 0 &&
+		   tfj_jobstatus_finished(&st);
+	cJSON_Delete(job);
+	if (finished) {
+		*reason = "job_finished";
+		return TFJ_REPORT_FAILED_PRECONDITION;
+	}
+	if (tfj_progress_record(h->prog, m, subject, tfj_clock_unix_ms())) {
+		*reason = "unavailable";
+		return TFJ_REPORT_UNAVAILABLE;
+	}
+	snprintf(key, sizeof(key), "%s/%s", m->ref.ns, m->ref.job);
+	if (m->kind == TFJ_RM_EXIT)
+		tfj_controller_enqueue(h->ctl, key, 0);
+	else if (m->kind == TFJ_RM_HEARTBEAT)
+		tfj_controller_enqueue(h->ctl, key, PROGRESS_DELAY_MS);
+	return TFJ_REPORT_OK;
+}

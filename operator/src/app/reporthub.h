@@ -1,0 +1,39 @@
+/*
+ * reporthub.h - the operator's side of each report: the callbacks
+ * report.h's server calls, joining TokenReview (tokenreview.h), the
+ * controller's caches (controller.h) and the progress store (progress.h).
+ *
+ *   auth:    TokenReview (cached) -> the named pod from the pod cache ->
+ *            tfj_tokenreview_authorize. UNAUTHENTICATED for a missing,
+ *            forged, expired or wrong-audience token; PERMISSION_DENIED for
+ *            a valid token of another pod, job or replica; UNAVAILABLE when
+ *            the API server cannot be asked.
+ *   deliver: the TFJob from the cache must exist with the uid the report
+ *            names (NOT_FOUND otherwise) and must not be finished
+ *            (FAILED_PRECONDITION); then the report is stored and the job
+ *            queued for a reconcile (Exit at once, progress after a second,
+ *            the planner bounds the status writes).
+ *
+ * Ownership: the hub borrows the controller, the store and the reviewer.
+ */
+#ifndef TFJ_REPORTHUB_H
+#define TFJ_REPORTHUB_H
+
+#include "app/controller.h"
+#include "report/progress.h"
+#include "report/report.h"
+#include "report/tokenreview.h"
+
+struct tfj_reporthub {
+	struct tfj_controller *ctl;
+	struct tfj_progress *prog;
+	struct tfj_tokenreviewer *tr;
+};
+
+enum tfj_report_code tfj_reporthub_auth(void *hub, const struct tfj_reportmsg *m,
+					const char *token, char *subject, size_t subject_len,
+					const char **reason);
+enum tfj_report_code tfj_reporthub_deliver(void *hub, const struct tfj_reportmsg *m,
+					   const char *subject, const char **reason);
+
+#endif

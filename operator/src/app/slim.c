@@ -1,0 +1,215 @@
+/*
+ * slim.c - informer transforms (see slim.h for what is kept and why).
+ */
+#include "app/slim.h"
+
+#include <string.h>
+
+/* Readers look at no more than this many conditions or container statuses. */
+#define LIST_CAP 64
+
+enum kind { K_STRING, K_NUMBER, K_OBJECT, K_ARRAY };
+
+static int is_kind(const cJSON *v, enum kind k)
+{
+	switch (k) {
+	case K_STRING:
+		return cJSON_IsString(v);
+	case K_NUMBER:
+		return cJSON_IsNumber(v);
+	case K_OBJECT:
+		return cJSON_IsObject(v);
+	case K_ARRAY:
+		return cJSON_IsArray(v);
+	}
+	return 0;
+}
+
+/*
+ * Copies src[key] into dst when it has the expected type. Returns 0, or -1
+ * when out of memory; a missing or mistyped field is simply not copied.
+ */
+static int copy(cJSON *dst, const cJSON *src, const char *key, enum kind k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, key);
+	cJSON *c;
+
+	if (!v || !is_kind(v, k))
+		return 0;
+	c = cJSON_Duplicate(v, 1);
+	if (!c || !cJSON_AddItemToObject(dst, key, c)) {
+		cJSON_Delete(c);
+		return -1;
+	}
+	return 0;
+}
+
+/* A new empty object added to dst under key, or NULL when out of memory. */
+static cJSON *add_obj(cJSON *dst, const char *key)
+{
+	return cJSON_AddObjectToObject(dst, key);
+}
+
+/* metadata as every reader of pods and services needs it. */
+static int slim_meta(cJSON *dst, const cJSON *obj)
+{
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+	cJSON *o;
+
+	if (!cJSON_IsObject(m))
+		return 0;
+	if (!(o = add_obj(dst, "metadata")))
+		return -1;
+	if (copy(o, m, "name", K_STRING) || copy(o, m, "namespace", K_STRING) ||
+	    copy(o, m, "uid", K_STRING) || copy(o, m, "resourceVersion", K_STRING) ||
+	    copy(o, m, "generation", K_NUMBER) || copy(o, m, "creationTimestamp", K_STRING) ||
+	    copy(o, m, "deletionTimestamp", K_STRING) || copy(o, m, "labels", K_OBJECT) ||
+	    copy(o, m, "ownerReferences", K_ARRAY))
+		return -1;
+	return 0;
+}
+
+/* apiVersion and kind: a few bytes, and they keep objects self-describing. */
+static int slim_type(cJSON *dst, const cJSON *obj)
+{
+	return copy(dst, obj, "apiVersion", K_STRING) || copy(dst, obj, "kind", K_STRING) ? -1 : 0;
+}
+
+static int slim_conditions(cJSON *dst, const cJSON *status)
+{
+	const cJSON *list = cJSON_GetObjectItemCaseSensitive(status, "conditions"), *c;
+	cJSON *out;
+	int n = 0;
+
+	if (!cJSON_IsArray(list))
+		return 0;
+	if (!(out = cJSON_AddArrayToObject(dst, "conditions")))
+		return -1;
+	cJSON_ArrayForEach(c, list) {
+		cJSON *o;
+		if (++n > LIST_CAP)
+			break;
+		if (!cJSON_IsObject(c))
+			continue;
+		if (!(o = cJSON_CreateObject()) || !cJSON_AddItemToArray(out, o)) {
+			cJSON_Delete(o);
+			return -1;
+		}
+		if (copy(o, c, "type", K_STRING) || copy(o, c, "status", K_STRING) ||
+		    copy(o, c, "reason", K_STRING))
+			return -1;
+	}
+	return 0;
+}
+
+/* state/lastState: running.startedAt and terminated.{exitCode,reason,message}. */
+static int slim_state(cJSON *dst, const cJSON *cs, const char *key)
+{
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(cs, key), *r, *t;
+	cJSON *o, *x;
+
+	if (!cJSON_IsObject(s))
+		return 0;
+	if (!(o = add_obj(dst, key)))
+		return -1;
+	r = cJSON_GetObjectItemCaseSensitive(s, "running");
+	if (cJSON_IsObject(r) && (!(x = add_obj(o, "running")) || copy(x, r, "startedAt", K_STRING)))
+		return -1;
+	t = cJSON_GetObjectItemCaseSensitive(s, "terminated");
+	if (cJSON_IsObject(t) &&
+	    (!(x = add_obj(o, "terminated")) || copy(x, t, "exitCode", K_NUMBER) ||
+	     copy(x, t, "reason", K_STRING) || copy(x, t, "message", K_STRING)))
+		return -1;
+	return 0;
+}
+
+static int slim_containers(cJSON *dst, const cJSON *status)
+{
+	const cJSON *list = cJSON_GetObjectItemCaseSensitive(status, "containerStatuses"), *cs;
+	cJSON *out;
+	int n = 0;
+
+	if (!cJSON_IsArray(list))
+		return 0;
+	if (!(out = cJSON_AddArrayToObject(dst, "containerStatuses")))
+		return -1;
+	cJSON_ArrayForEach(cs, list) {
+		cJSON *o;
+		if (++n > LIST_CAP)
+			break;
+		if (!cJSON_IsObject(cs))
+			continue;
+		if (!(o = cJSON_CreateObject()) || !cJSON_AddItemToArray(out, o)) {
+			cJSON_Delete(o);
+			return -1;
+		}
+		if (copy(o, cs, "name", K_STRING) || copy(o, cs, "restartCount", K_NUMBER) ||
+		    slim_state(o, cs, "state") || slim_state(o, cs, "lastState"))
+			return -1;
+	}
+	return 0;
+}
+
+static int slim_pod_status(cJSON *dst, const cJSON *obj)
+{
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(obj, "status");
+	cJSON *o;
+
+	if (!cJSON_IsObject(s))
+		return 0;
+	if (!(o = add_obj(dst, "status")))
+		return -1;
+	if (copy(o, s, "phase", K_STRING) || copy(o, s, "reason", K_STRING) ||
+	    slim_conditions(o, s) || slim_containers(o, s))
+		return -1;
+	return 0;
+}
+
+cJSON *tfj_slim_pod(const cJSON *obj)
+{
+	cJSON *out;
+
+	if (!cJSON_IsObject(obj) || !(out = cJSON_CreateObject()))
+		return NULL;
+	if (slim_type(out, obj) || slim_meta(out, obj) || slim_pod_status(out, obj)) {
+		cJSON_Delete(out);
+		return NULL;
+	}
+	return out;
+}
+
+cJSON *tfj_slim_service(const cJSON *obj)
+{
+	cJSON *out;
+
+	if (!cJSON_IsObject(obj) || !(out = cJSON_CreateObject()))
+		return NULL;
+	if (slim_type(out, obj) || slim_meta(out, obj)) {
+		cJSON_Delete(out);
+		return NULL;
+	}
+	return out;
+}
+
+cJSON *tfj_slim_tfjob(const cJSON *obj)
+{
+	cJSON *out, *meta, *ann;
+
+	if (!cJSON_IsObject(obj) || !(out = cJSON_Duplicate(obj, 1)))
+		return NULL;
+	/*
+	 * The copy is made whole and then trimmed: a TFJob is mostly spec and
+	 * status, which are kept, so trimming first would save little.
+	 */
+	meta = cJSON_GetObjectItemCaseSensitive(out, "metadata");
+	if (cJSON_IsObject(meta)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
+		ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+		if (cJSON_IsObject(ann)) {
+			cJSON_DeleteItemFromObjectCaseSensitive(ann, TFJ_SLIM_LAST_APPLIED);
+			if (!ann->child)
+				cJSON_DeleteItemFromObjectCaseSensitive(meta, "annotations");
+		}
+	}
+	return out;
+}

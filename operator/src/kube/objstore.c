@@ -1,0 +1,421 @@
+/*
+ * objstore.c - an informer's cache: objects as compact JSON text, keyed by
+ * namespace/name, with an optional per-namespace label index.
+ */
+#include "kube/objstore.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tfj/err.h>
+#include <tfj/json.h>
+
+/*
+ * A cached object is kept as compact JSON text, not as a cJSON tree: a tree
+ * costs a node (64 bytes) plus separately allocated key and value strings
+ * per field, five to six times the text, and readers get copies anyway.
+ */
+struct tfj_objstore_entry {
+	char *text;   /* the object, compact JSON */
+	size_t len;
+	char *rv;     /* its metadata.resourceVersion, "" when absent */
+	char *idx;    /* "ns/labelvalue" under which it is indexed, or NULL */
+};
+
+struct tfj_objstore {
+	char *index_label;          /* NULL: no index */
+	pthread_rwlock_t lock;      /* guards cache and index */
+	struct tfj_strmap cache;    /* key -> struct tfj_objstore_entry* */
+	struct tfj_strmap index;    /* idx -> struct tfj_strmap* (set of keys) */
+};
+
+int tfj_objstore_key(char *out, size_t outlen, const cJSON *obj)
+{
+	const cJSON *meta;
+	const char *ns, *name;
+	int n;
+
+	if (tfj_json_get_object(&meta, obj, "metadata") ||
+	    tfj_json_get_string(&name, meta, "name") ||
+	    tfj_json_opt_string(&ns, meta, "namespace", ""))
+		return tfj_err_set(TFJ_EINVAL, "object without metadata.name");
+	n = *ns ? snprintf(out, outlen, "%s/%s", ns, name) : snprintf(out, outlen, "%s", name);
+	if (n < 0 || (size_t)n >= outlen || !*name)
+		return tfj_err_set(TFJ_EINVAL, "object key too long or empty");
+	return 0;
+}
+
+/* The index key "ns/<label value>" of obj into out; 0 if indexed, 1 if not. */
+static int index_key(const struct tfj_objstore *s, char *out, size_t outlen, const cJSON *obj)
+{
+	const cJSON *meta, *labels;
+	const char *ns, *v;
+	int n;
+
+	if (!s->index_label || tfj_json_get_object(&meta, obj, "metadata") ||
+	    tfj_json_opt_string(&ns, meta, "namespace", "") ||
+	    tfj_json_get_object(&labels, meta, "labels") ||
+	    tfj_json_get_string(&v, labels, s->index_label))
+		return 1;
+	n = snprintf(out, outlen, "%s/%s", ns, v);
+	return n < 0 || (size_t)n >= outlen ? 1 : 0;
+}
+
+static void set_free(void *p)
+{
+	tfj_strmap_free(p, NULL);
+	free(p);
+}
+
+/* Under the write lock. */
+static void index_del(struct tfj_objstore *s, const char *idx, const char *key)
+{
+	struct tfj_strmap *set;
+
+	if (!idx)
+		return;
+	set = tfj_strmap_get(&s->index, idx);
+	if (!set)
+		return;
+	tfj_strmap_del(set, key);
+	if (set->n == 0) {
+		tfj_strmap_del(&s->index, idx);
+		set_free(set);
+	}
+}
+
+/* Under the write lock. */
+static int index_add(struct tfj_objstore *s, const char *idx, const char *key)
+{
+	struct tfj_strmap *set = tfj_strmap_get(&s->index, idx);
+
+	if (!set) {
+		set = calloc(1, sizeof(*set));
+		if (!set || tfj_strmap_put(&s->index, idx, set, NULL)) {
+			free(set);
+			return tfj_err_set(TFJ_ENOMEM, "object store index");
+		}
+	}
+	return tfj_strmap_put(set, key, NULL, NULL);
+}
+
+void tfj_objstore_entry_free(struct tfj_objstore_entry *e)
+{
+	if (!e)
+		return;
+	free(e->text);
+	free(e->rv);
+	free(e->idx);
+	free(e);
+}
+
+static void entry_destroy(void *p)
+{
+	tfj_objstore_entry_free(p);
+}
+
+const char *tfj_objstore_entry_rv(const struct tfj_objstore_entry *e)
+{
+	return e->rv;
+}
+
+int tfj_objstore_entry_parse(cJSON **out, const struct tfj_objstore_entry *e)
+{
+	/* The text was printed from a checked tree; only memory can fail here. */
+	return tfj_json_parse(out, e->text, e->len, e->len);
+}
+
+static const char *meta_rv(const cJSON *obj)
+{
+	const cJSON *meta;
+	const char *v;
+
+	if (tfj_json_get_object(&meta, obj, "metadata") ||
+	    tfj_json_get_string(&v, meta, "resourceVersion"))
+		return NULL;
+	return v;
+}
+
+/* A new entry holding obj as text, or NULL when out of memory. */
+static struct tfj_objstore_entry *entry_new(const struct tfj_objstore *s, const cJSON *obj)
+{
+	struct tfj_objstore_entry *e = calloc(1, sizeof(*e));
+	const char *rv = meta_rv(obj);
+	char idx[TFJ_OBJSTORE_KEY_MAX];
+
+	if (!e)
+		return NULL;
+	if (tfj_json_print(&e->text, obj) || !(e->rv = strdup(rv ? rv : ""))) {
+		tfj_objstore_entry_free(e);
+		return NULL;
+	}
+	e->len = strlen(e->text);
+	if (index_key(s, idx, sizeof(idx), obj) == 0)
+		e->idx = strdup(idx); /* NULL when out of memory: cached, not indexed */
+	return e;
+}
+
+int tfj_objstore_new(struct tfj_objstore **out, const char *index_label)
+{
+	struct tfj_objstore *s;
+
+	*out = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return tfj_err_set(TFJ_ENOMEM, "object store");
+	if (index_label && !(s->index_label = strdup(index_label))) {
+		free(s);
+		return tfj_err_set(TFJ_ENOMEM, "object store");
+	}
+	pthread_rwlock_init(&s->lock, NULL);
+	*out = s;
+	return 0;
+}
+
+void tfj_objstore_free(struct tfj_objstore *s)
+{
+	if (!s)
+		return;
+	tfj_strmap_free(&s->cache, entry_destroy);
+	tfj_strmap_free(&s->index, set_free);
+	pthread_rwlock_destroy(&s->lock);
+	free(s->index_label);
+	free(s);
+}
+
+int tfj_objstore_put(struct tfj_objstore_entry **prev, struct tfj_objstore *s,
+		     const char *key, const cJSON *obj)
+{
+	/* Print outside the lock: readers wait only for the map update. */
+	struct tfj_objstore_entry *e = entry_new(s, obj), *old = NULL;
+	int rc = 0;
+
+	*prev = NULL;
+	if (!e)
+		return tfj_err_set(TFJ_ENOMEM, "object store: caching %s", key);
+	pthread_rwlock_wrlock(&s->lock);
+	if ((rc = tfj_strmap_put(&s->cache, key, e, (void **)&old))) {
+		tfj_objstore_entry_free(e);
+		goto out;
+	}
+	if (old)
+		index_del(s, old->idx, key);
+	if (e->idx && index_add(s, e->idx, key)) {
+		free(e->idx); /* still cached; only missing from the index */
+		e->idx = NULL;
+	}
+	*prev = old;
+out:
+	pthread_rwlock_unlock(&s->lock);
+	return rc;
+}
+
+int tfj_objstore_delete(struct tfj_objstore_entry **prev, struct tfj_objstore *s,
+			const char *key)
+{
+	struct tfj_objstore_entry *old;
+
+	pthread_rwlock_wrlock(&s->lock);
+	old = tfj_strmap_del(&s->cache, key);
+	if (old)
+		index_del(s, old->idx, key);
+	pthread_rwlock_unlock(&s->lock);
+	*prev = old;
+	return 0;
+}
+
+/* ---- relist diff ---- */
+
+struct gone_ctx {
+	const struct tfj_strmap *keep;
+	char **keys;
+	size_t n, cap;
+	int err;
+};
+
+static int collect_gone(void *ud, const char *key, void *val)
+{
+	struct gone_ctx *g = ud;
+
+	(void)val;
+	if (tfj_strmap_has(g->keep, key))
+		return 0;
+	if (g->n == g->cap) {
+		size_t nc = g->cap ? g->cap * 2 : 16;
+		char **nk = nc > SIZE_MAX / sizeof(*nk) ? NULL : realloc(g->keys, nc * sizeof(*nk));
+		if (!nk) {
+			g->err = TFJ_ENOMEM;
+			return 1;
+		}
+		g->keys = nk;
+		g->cap = nc;
+	}
+	g->keys[g->n] = strdup(key);
+	if (!g->keys[g->n]) {
+		g->err = TFJ_ENOMEM;
+		return 1;
+	}
+	g->n++;
+	return 0;
+}
+
+int tfj_objstore_prune(struct tfj_objstore *s, const struct tfj_strmap *keep,
+		       tfj_objstore_gone_fn fn, void *ud)
+{
+	struct gone_ctx g = { keep, NULL, 0, 0, 0 };
+	int rc = 0;
+
+	/*
+	 * Collect first, then remove one key at a time: fn runs with the lock
+	 * released (it may read the store), and readers are held up only for
+	 * single removals.
+	 */
+	pthread_rwlock_rdlock(&s->lock);
+	tfj_strmap_each(&s->cache, collect_gone, &g);
+	pthread_rwlock_unlock(&s->lock);
+	if (g.err) {
+		rc = tfj_err_set(g.err, "object store: listing removed objects");
+		goto out;
+	}
+	for (size_t i = 0; i < g.n; i++) {
+		struct tfj_objstore_entry *old;
+
+		tfj_objstore_delete(&old, s, g.keys[i]);
+		if (old && fn)
+			fn(ud, g.keys[i], old);
+		tfj_objstore_entry_free(old);
+	}
+out:
+	for (size_t i = 0; i < g.n; i++)
+		free(g.keys[i]);
+	free(g.keys);
+	return rc;
+}
+
+/* ---- readers ---- */
+
+int tfj_objstore_get(cJSON **out, struct tfj_objstore *s, const char *ns, const char *name)
+{
+	char key[TFJ_OBJSTORE_KEY_MAX];
+	struct tfj_objstore_entry *e;
+	int rc = 0;
+	int n = ns && *ns ? snprintf(key, sizeof(key), "%s/%s", ns, name)
+			  : snprintf(key, sizeof(key), "%s", name);
+
+	*out = NULL;
+	if (n < 0 || (size_t)n >= sizeof(key))
+		return tfj_err_set(TFJ_EINVAL, "object store: key too long");
+	pthread_rwlock_rdlock(&s->lock);
+	e = tfj_strmap_get(&s->cache, key);
+	rc = e ? tfj_objstore_entry_parse(out, e) : TFJ_ENOTFOUND;
+	pthread_rwlock_unlock(&s->lock);
+	return rc;
+}
+
+struct sel_ctx {
+	const struct tfj_objstore *s;
+	cJSON **out;
+	size_t n, cap;
+	int err;
+};
+
+static int sel_push(struct sel_ctx *c, const struct tfj_objstore_entry *e)
+{
+	if (c->n == c->cap) {
+		size_t nc = c->cap ? c->cap * 2 : 8;
+		cJSON **no = nc > SIZE_MAX / sizeof(*no) ? NULL : realloc(c->out, nc * sizeof(*no));
+		if (!no) {
+			c->err = TFJ_ENOMEM;
+			return 1;
+		}
+		c->out = no;
+		c->cap = nc;
+	}
+	if (tfj_objstore_entry_parse(&c->out[c->n], e)) {
+		c->err = TFJ_ENOMEM;
+		return 1;
+	}
+	c->n++;
+	return 0;
+}
+
+static int sel_key(void *ud, const char *key, void *val)
+{
+	struct sel_ctx *c = ud;
+	struct tfj_objstore_entry *e = tfj_strmap_get(&c->s->cache, key);
+
+	(void)val;
+	return e ? sel_push(c, e) : 0;
+}
+
+static int sel_all(void *ud, const char *key, void *val)
+{
+	(void)key;
+	return sel_push(ud, val);
+}
+
+static int finish_sel(struct sel_ctx *c, cJSON ***out, size_t *n)
+{
+	if (c->err) {
+		tfj_objstore_free_list(c->out, c->n);
+		return tfj_err_set(TFJ_ENOMEM, "object store: copying objects");
+	}
+	*out = c->out;
+	*n = c->n;
+	return 0;
+}
+
+int tfj_objstore_select(cJSON ***out, size_t *n, struct tfj_objstore *s, const char *ns,
+			const char *value)
+{
+	struct sel_ctx c = { s, NULL, 0, 0, 0 };
+	struct tfj_strmap *set;
+	char idx[TFJ_OBJSTORE_KEY_MAX];
+	int m;
+
+	*out = NULL;
+	*n = 0;
+	if (!s->index_label)
+		return tfj_err_set(TFJ_ESTATE, "object store has no index");
+	m = snprintf(idx, sizeof(idx), "%s/%s", ns ? ns : "", value);
+	if (m < 0 || (size_t)m >= sizeof(idx))
+		return tfj_err_set(TFJ_EINVAL, "object store: index key too long");
+	pthread_rwlock_rdlock(&s->lock);
+	set = tfj_strmap_get(&s->index, idx);
+	if (set)
+		tfj_strmap_each(set, sel_key, &c);
+	pthread_rwlock_unlock(&s->lock);
+	return finish_sel(&c, out, n);
+}
+
+int tfj_objstore_list(cJSON ***out, size_t *n, struct tfj_objstore *s)
+{
+	struct sel_ctx c = { s, NULL, 0, 0, 0 };
+
+	*out = NULL;
+	*n = 0;
+	pthread_rwlock_rdlock(&s->lock);
+	tfj_strmap_each(&s->cache, sel_all, &c);
+	pthread_rwlock_unlock(&s->lock);
+	return finish_sel(&c, out, n);
+}
+
+void tfj_objstore_free_list(cJSON **list, size_t n)
+{
+	for (size_t i = 0; list && i < n; i++)
+		cJSON_Delete(list[i]);
+	free(list);
+}
+
+size_t tfj_objstore_size(struct tfj_objstore *s)
+{
+	size_t n;
+
+	pthread_rwlock_rdlock(&s->lock);
+	n = s->cache.n;
+	pthread_rwlock_unlock(&s->lock);
+	return n;
+}

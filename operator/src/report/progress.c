@@ -1,0 +1,246 @@
+/*
+ * progress.c - the report channel's per-job memory (see progress.h).
+ */
+#include "report/progress.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <tfj/clock.h>
+#include <tfj/err.h>
+
+#include "tfjob/tfjob.h"
+
+struct job {
+	char uid[64];
+	int64_t touched_ms;
+	struct tfj_plan_progress sum;   /* sum.replicas unused here */
+	struct tfj_plan_replica_report *reps;
+	size_t nreps, cap;
+};
+
+struct tfj_progress {
+	pthread_mutex_t mu;
+	int64_t since_ms;
+	struct job *jobs;
+	size_t n, max;
+};
+
+void tfj_progress_restart_clock(struct tfj_progress *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->since_ms = tfj_clock_unix_ms();
+	pthread_mutex_unlock(&p->mu);
+}
+
+int tfj_progress_new(struct tfj_progress **out, size_t max_jobs)
+{
+	struct tfj_progress *p;
+
+	*out = NULL;
+	if (!(p = calloc(1, sizeof(*p))))
+		return tfj_err_set(TFJ_ENOMEM, "progress");
+	p->max = max_jobs ? max_jobs : 4096;
+	if (!(p->jobs = calloc(p->max, sizeof(*p->jobs)))) {
+		free(p);
+		return tfj_err_set(TFJ_ENOMEM, "progress");
+	}
+	pthread_mutex_init(&p->mu, NULL);
+	p->since_ms = tfj_clock_unix_ms();
+	*out = p;
+	return 0;
+}
+
+void tfj_progress_free(struct tfj_progress *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->n; i++)
+		free(p->jobs[i].reps);
+	free(p->jobs);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}
+
+static struct job *find(struct tfj_progress *p, const char *uid)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		if (!strcmp(p->jobs[i].uid, uid))
+			return &p->jobs[i];
+	return NULL;
+}
+
+static void drop(struct tfj_progress *p, struct job *j)
+{
+	free(j->reps);
+	*j = p->jobs[--p->n];
+	memset(&p->jobs[p->n], 0, sizeof(p->jobs[p->n]));
+}
+
+static struct job *find_or_add(struct tfj_progress *p, const char *uid, int64_t now_ms)
+{
+	struct job *j = find(p, uid);
+	size_t i, old = 0;
+
+	if (j)
+		return j;
+	if (p->n == p->max) {
+		for (i = 1; i < p->n; i++)
+			if (p->jobs[i].touched_ms < p->jobs[old].touched_ms)
+				old = i;
+		drop(p, &p->jobs[old]);
+	}
+	j = &p->jobs[p->n++];
+	memset(j, 0, sizeof(*j));
+	snprintf(j->uid, sizeof(j->uid), "%s", uid);
+	j->touched_ms = now_ms;
+	return j;
+}
+
+static struct tfj_plan_replica_report *replica(struct job *j, const char *pod_uid)
+{
+	struct tfj_plan_replica_report *r;
+	size_t i;
+
+	for (i = 0; i < j->nreps; i++)
+		if (!strcmp(j->reps[i].pod_uid, pod_uid))
+			return &j->reps[i];
+	if (j->nreps == TFJ_PROGRESS_MAX_REPLICAS) {
+		/* Full: pods come and go with restarts; the oldest is least useful. */
+		memmove(&j->reps[0], &j->reps[1], (j->nreps - 1) * sizeof(*j->reps));
+		j->nreps--;
+	}
+	if (j->nreps == j->cap) {
+		size_t cap = j->cap ? j->cap * 2 : 8;
+
+		if (cap > TFJ_PROGRESS_MAX_REPLICAS)
+			cap = TFJ_PROGRESS_MAX_REPLICAS;
+		if (!(r = realloc(j->reps, cap * sizeof(*r))))
+			return NULL;
+		j->reps = r;
+		j->cap = cap;
+	}
+	r = &j->reps[j->nreps++];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->pod_uid, sizeof(r->pod_uid), "%s", pod_uid);
+	return r;
+}
+
+int tfj_progress_record(struct tfj_progress *p, const struct tfj_reportmsg *m,
+			const char *pod_uid, int64_t now_ms)
+{
+	struct tfj_plan_replica_report *r;
+	struct job *j;
+	int trains = m->ref.type != TFJ_RT_PS && m->ref.type != TFJ_RT_EVALUATOR;
+
+	pthread_mutex_lock(&p->mu);
+	j = find_or_add(p, m->ref.job_uid, now_ms);
+	j->touched_ms = now_ms;
+	if (!(r = replica(j, pod_uid))) {
+		pthread_mutex_unlock(&p->mu);
+		return tfj_err_set(TFJ_ENOMEM, "progress");
+	}
+	r->type = m->ref.type;
+	r->index = m->ref.index;
+	switch (m->kind) {
+	case TFJ_RM_REGISTER:
+		/* The agent just started: the hang clock starts here too. */
+		if (!r->progress_ms)
+			r->progress_ms = now_ms;
+		break;
+	case TFJ_RM_HEARTBEAT:
+		/*
+		 * Progress advanced when the agent saw a newer record than the
+		 * one it sent last time (heartbeats repeat the last record, so
+		 * a hung trainer does not look alive). Timed on our clock.
+		 */
+		if (m->progress_ms <= 0 || m->progress_ms == r->agent_ms)
+			break;
+		r->agent_ms = m->progress_ms;
+		r->progress_ms = now_ms;
+		if (m->has_step && trains) {
+			j->sum.has_step = 1;
+			j->sum.step = m->step;
+		}
+		if (m->has_loss && trains) {
+			j->sum.has_loss = 1;
+			j->sum.loss = m->loss;
+		}
+		if (m->has_accuracy) {
+			j->sum.has_accuracy = 1;
+			j->sum.accuracy = m->accuracy;
+		}
+		if (m->has_eps && trains) {
+			j->sum.has_eps = 1;
+			j->sum.eps = m->eps;
+		}
+		j->sum.report_ms = now_ms;
+		break;
+	case TFJ_RM_EXIT:
+		r->exited = 1;
+		r->exit_code = m->exit_code;
+		memcpy(r->reason, m->reason, sizeof(r->reason));
+		memcpy(r->message, m->message, sizeof(r->message) - 1);
+		r->message[sizeof(r->message) - 1] = '\0';
+		break;
+	default:
+		break;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return 0;
+}
+
+int tfj_progress_snapshot(struct tfj_progress *p, struct tfj_plan_progress *out,
+			  const char *job_uid)
+{
+	struct tfj_plan_replica_report *copy = NULL;
+	struct job *j;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&p->mu);
+	out->since_ms = p->since_ms;
+	if ((j = find(p, job_uid))) {
+		*out = j->sum;
+		out->since_ms = p->since_ms;
+		out->replicas = NULL;
+		out->nreplicas = 0;
+		if (j->nreps && !(copy = malloc(j->nreps * sizeof(*copy)))) {
+			rc = tfj_err_set(TFJ_ENOMEM, "progress snapshot");
+		} else if (j->nreps) {
+			memcpy(copy, j->reps, j->nreps * sizeof(*copy));
+			out->replicas = copy;
+			out->nreplicas = j->nreps;
+		}
+	}
+	pthread_mutex_unlock(&p->mu);
+	if (rc)
+		memset(out, 0, sizeof(*out));
+	return rc;
+}
+
+void tfj_progress_release(struct tfj_plan_progress *snap)
+{
+	if (!snap)
+		return;
+	free((void *)snap->replicas);
+	snap->replicas = NULL;
+	snap->nreplicas = 0;
+}
+
+void tfj_progress_forget(struct tfj_progress *p, const char *job_uid)
+{
+	struct job *j;
+
+	pthread_mutex_lock(&p->mu);
+	if ((j = find(p, job_uid)))
+		drop(p, j);
+	pthread_mutex_unlock(&p->mu);
+}

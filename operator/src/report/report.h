@@ -1,0 +1,83 @@
+/*
+ * report.h - the operator's report service (gRPC core, completion queues):
+ * /tfj.report.v1.Report/{RegisterReplica,Heartbeat,Exit} from tfjob-agent.
+ *
+ * Per call, in order:
+ *   1. gRPC itself refuses bodies over TFJ_REPORTMSG_MAX (RESOURCE_EXHAUSTED);
+ *   2. tfj_reportmsg_decode (INVALID_ARGUMENT);
+ *   3. the bearer token from `authorization` metadata and the `auth`
+ *      callback (TokenReview + pod check: UNAUTHENTICATED/PERMISSION_DENIED);
+ *   4. a per-pod token bucket (RESOURCE_EXHAUSTED, reason rate_limited);
+ *   5. the `deliver` callback (FAILED_PRECONDITION for a finished job).
+ * Every refusal is counted in tfjob_report_rejected_total{reason}. The token
+ * is never logged; log lines name the claimed pod only.
+ *
+ * Threads: `threads` server threads (default 2), each with its own
+ * completion queue, handle calls one at a time; callbacks run on them and
+ * may block (a TokenReview), which is why there is more than one.
+ *
+ * Ownership: the server copies its options' strings; callbacks' arguments
+ * are valid only during the call.
+ */
+#ifndef TFJ_REPORT_H
+#define TFJ_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tfj/buf.h>
+
+#include "report/reportmsg.h"
+
+/* The answer of a callback; mapped onto the gRPC status code. */
+enum tfj_report_code {
+	TFJ_REPORT_OK = 0,
+	TFJ_REPORT_UNAUTHENTICATED,
+	TFJ_REPORT_PERMISSION_DENIED,
+	TFJ_REPORT_FAILED_PRECONDITION,
+	TFJ_REPORT_NOT_FOUND,
+	TFJ_REPORT_UNAVAILABLE
+};
+
+/*
+ * Both callbacks set *reason to a static metrics label when they refuse
+ * (e.g. "invalid_token", "job_finished"). `token` is "" when the call had
+ * none.
+ */
+/*
+ * auth: on success writes the verified caller (the pod's uid) into
+ * subject[subject_len]; it keys the per-pod rate limit and is passed on.
+ */
+#define TFJ_REPORT_SUBJECT_MAX 64
+typedef enum tfj_report_code (*tfj_report_auth_fn)(void *ud, const struct tfj_reportmsg *m,
+						   const char *token, char *subject,
+						   size_t subject_len, const char **reason);
+typedef enum tfj_report_code (*tfj_report_deliver_fn)(void *ud, const struct tfj_reportmsg *m,
+						      const char *subject, const char **reason);
+
+struct tfj_report_opts {
+	const char *addr;            /* "host:port" to listen on (port 0: any) */
+	tfj_report_auth_fn auth;     /* required */
+	tfj_report_deliver_fn deliver; /* required */
+	void *ud;
+	int threads;                 /* 1..16, default 2 */
+	double pod_qps;              /* per-pod report rate, default 2/s */
+	int pod_burst;               /* default 10 */
+	uint32_t heartbeat_s;        /* asked of agents in RegisterReplica; 0 = theirs */
+};
+
+struct tfj_report;
+
+/* Binds and starts the threads; TFJ_EIO when the address cannot be bound. */
+int tfj_report_start(struct tfj_report **out, const struct tfj_report_opts *o);
+/* The port actually bound. */
+int tfj_report_port(const struct tfj_report *s);
+/* Stops, cancels calls in flight and frees. Accepts NULL. */
+void tfj_report_stop(struct tfj_report *s);
+
+/* Appends tfjob_report_requests_total and tfjob_report_rejected_total. */
+int tfj_report_metrics(struct tfj_report *s, struct tfj_buf *out);
+/* Rejections counted so far for one reason label (tests). */
+uint64_t tfj_report_rejected(struct tfj_report *s, const char *reason);
+
+#endif

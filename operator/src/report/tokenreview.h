@@ -1,0 +1,99 @@
+/*
+ * tokenreview.h - who is calling the report service, and may it report for
+ * the replica it names.
+ *
+ * Authentication: the agent sends its pod's projected service-account token
+ * (audience e.g. "tfjob-report", docs/operator.md). The operator asks the API
+ * server (POST authentication.k8s.io/v1 tokenreviews with spec.audiences =
+ * [audience]) through the one Kubernetes client (kube.h). A token bound to a
+ * pod comes back with the pod's name and uid in status.user.extra and the
+ * namespace in the username system:serviceaccount:<ns>:<sa>.
+ *
+ * Authorization (pure, tfj_tokenreview_authorize): the token's pod must be
+ * the pod the report names, in the job's namespace, and that pod (from the
+ * operator's pod cache) must carry the job's labels for the claimed replica
+ * type and index and be controlled by the TFJob whose uid the report names.
+ *
+ * Cache: results (positive and negative) are kept for a short time, keyed by
+ * the SHA-256 of the token; the raw token is never stored or logged. The
+ * cache is a fixed-size, 4-way set-associative table, so it is bounded no
+ * matter how many distinct tokens arrive.
+ *
+ * Threads: a reviewer may be shared; it has its own lock.
+ * Ownership: the reviewer borrows the kube client (it must outlive it).
+ */
+#ifndef TFJ_TOKENREVIEW_H
+#define TFJ_TOKENREVIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+#include "kube/kube.h"
+#include "report/reportmsg.h"
+
+#define TFJ_TOKENREVIEW_TOKEN_MAX 16384
+#define TFJ_TOKENREVIEW_DEFAULT_AUDIENCE "tfjob-report"
+
+/* What the API server said about a token. */
+struct tfj_tokenreview {
+	int authenticated;
+	char ns[64];          /* from system:serviceaccount:<ns>:<sa> */
+	char sa[254];
+	char pod[254];        /* extra authentication.kubernetes.io/pod-name, "" if unbound */
+	char pod_uid[64];     /* extra authentication.kubernetes.io/pod-uid */
+};
+
+/* Why a report is refused; also the `reason` label of tfjob_report_rejected_total. */
+enum tfj_authz {
+	TFJ_AUTHZ_OK = 0,
+	TFJ_AUTHZ_NO_TOKEN,        /* no or malformed authorization metadata */
+	TFJ_AUTHZ_INVALID_TOKEN,   /* TokenReview: not authenticated (forged, expired, audience) */
+	TFJ_AUTHZ_NOT_POD_BOUND,   /* a valid token, but not bound to a pod */
+	TFJ_AUTHZ_POD_MISMATCH,    /* the token's pod/namespace is not the pod the report names */
+	TFJ_AUTHZ_POD_UNKNOWN,     /* the named pod is not in the cache */
+	TFJ_AUTHZ_WRONG_REPLICA,   /* the pod's labels or owner are another job or replica */
+	TFJ_AUTHZ_COUNT
+};
+
+/* "ok", "no_token", "invalid_token", ... */
+const char *tfj_tokenreview_reason(enum tfj_authz a);
+
+/*
+ * Reads a TokenReview response (the whole object). Pure. A review with
+ * authenticated false gives 0 and out->authenticated = 0; a malformed one
+ * gives TFJ_EPARSE/TFJ_ETYPE. When `audience` is not NULL, a review whose
+ * status.audiences does not list it counts as not authenticated.
+ */
+int tfj_tokenreview_parse(struct tfj_tokenreview *out, const cJSON *review,
+			  const char *audience);
+
+/*
+ * The decision. Pure. `pod` is the cached pod named ref->ns/ref->pod, or
+ * NULL when the cache has none.
+ */
+enum tfj_authz tfj_tokenreview_authorize(const struct tfj_tokenreview *tr, const cJSON *pod,
+					 const struct tfj_reportmsg_ref *ref);
+
+struct tfj_tokenreviewer;
+
+/*
+ * ttl_ms: how long a result is trusted (0 = 60 s; negatives for a quarter
+ * of that); entries: cache size (0 = 1024, rounded up to a multiple of 4).
+ */
+int tfj_tokenreviewer_new(struct tfj_tokenreviewer **out, struct tfj_kube *k,
+			  const char *audience, int64_t ttl_ms, size_t entries);
+void tfj_tokenreviewer_free(struct tfj_tokenreviewer *r);
+
+/*
+ * Reviews `token` (cache first). 0 with *out filled (check out->authenticated),
+ * or an API error (TFJ_EUNAVAIL, TFJ_EFORBIDDEN when the operator may not
+ * create tokenreviews, ...): the caller answers UNAVAILABLE.
+ */
+int tfj_tokenreviewer_check(struct tfj_tokenreviewer *r, struct tfj_tokenreview *out,
+			    const char *token, int64_t now_ms);
+
+/* API calls made and cache hits (for metrics and tests). */
+void tfj_tokenreviewer_stats(struct tfj_tokenreviewer *r, uint64_t *reviews, uint64_t *hits);
+
+#endif

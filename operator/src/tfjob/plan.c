@@ -1,0 +1,527 @@
+/*
+ * plan.c - the desired-state planner (see plan.h for the contract and
+ * docs/operator-plan.md for the rules and where they differ from the
+ * reference operator).
+ *
+ * One plan walks these steps; each step may end the job, and every way a
+ * job ends goes through finish(), so cleanPodPolicy and the TTL apply to
+ * success, pod failure, backoff and deadline alike:
+ *   1. sort observed pods/services into slots (type, index); the rest is excess
+ *   2. record succeeded indexes; success ends the job
+ *   3. suspend: delete pods, keep services
+ *   4. classify failed pods: disruption, restart, or permanent failure
+ *   5. permanent failure, backoffLimit, activeDeadlineSeconds end the job
+ *   6. otherwise delete what restarts, create what is missing, set conditions
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tfj/err.h>
+#include <tfj/exitcode.h>
+#include <tfj/json.h>
+#include <tfj/names.h>
+
+#include "tfjob/plan.h"
+#include "tfjob/planact.h"
+#include "tfjob/planprog.h"
+
+
+static const char *const kind_names[] = { "WriteStatus", "Event", "DeletePod", "DeleteService",
+					  "CreateService", "CreatePod", "DeleteJob", "Requeue" };
+
+const char *tfj_plan_kind_name(enum tfj_action_kind k)
+{
+	return (k >= 0 && k <= TFJ_ACT_REQUEUE) ? kind_names[k] : "";
+}
+
+const char *tfj_plan_reason_name(enum tfj_delete_reason r)
+{
+	static const char *const names[] = { "", "restart", "disruption", "cleanup", "suspend" };
+
+	return (r >= 0 && r <= TFJ_DEL_SUSPEND) ? names[r] : "";
+}
+
+/* ---- status -------------------------------------------------------- */
+
+static void count_replicas(struct tfj_planctx *c)
+{
+	size_t i;
+	int t;
+
+	for (t = 0; t < TFJ_RT_COUNT; t++) {
+		c->st.rs[t].present = c->job->spec_valid && c->job->rs[t].present;
+		c->st.rs[t].expected = c->st.rs[t].present ? c->job->rs[t].replicas : 0;
+		c->st.rs[t].active = 0;
+		c->st.rs[t].failed = 0;
+	}
+	for (i = 0; i < c->npods; i++) {
+		struct tfj_podstate *ps = &c->pods[i];
+
+		if (!c->pod_used[i] || ps->deleting || c->pod_gone[i])
+			continue;
+		if (ps->phase == TFJ_POD_FAILED)
+			c->st.rs[ps->type].failed++;
+		else if (ps->phase != TFJ_POD_SUCCEEDED)
+			c->st.rs[ps->type].active++;
+	}
+}
+
+static int write_status(struct tfj_planctx *c)
+{
+	struct tfj_action *a;
+	cJSON *body;
+	int rc;
+
+	count_replicas(c);
+	if ((rc = tfj_jobstatus_encode(&body, &c->st)))
+		return rc;
+	if (c->job->status_json && cJSON_Compare(body, c->job->status_json, 1)) {
+		cJSON_Delete(body);
+		return 0;
+	}
+	if (!(a = tfj_planact_push(c, TFJ_ACT_WRITE_STATUS))) {
+		cJSON_Delete(body);
+		return TFJ_ENOMEM;
+	}
+	a->body = body;
+	tfj_planact_fmt(a->name, sizeof(a->name), "%s", c->job->name);
+	return 0;
+}
+
+/* ---- terminal path ------------------------------------------------- */
+
+/* cleanPodPolicy, TTL and the status write: the end of every finished plan. */
+static int finish(struct tfj_planctx *c)
+{
+	enum tfj_cleanpod policy = c->job->run.clean_pod;
+	const struct tfj_run_policy *rp = &c->job->run;
+	size_t i, j;
+	int rc;
+
+	for (i = 0; i < c->npods && policy != TFJ_CLEAN_NONE; i++) {
+		enum tfj_pod_phase ph = c->pods[i].phase;
+
+		if (policy == TFJ_CLEAN_RUNNING && (ph == TFJ_POD_SUCCEEDED || ph == TFJ_POD_FAILED))
+			continue;
+		if ((rc = tfj_planact_delete_pod(c, i, TFJ_DEL_CLEANUP, "job finished")))
+			return rc;
+	}
+	/* A service goes with its pod; with All every service goes. */
+	for (j = 0; j < c->nsvcs && policy != TFJ_CLEAN_NONE; j++) {
+		int go = policy == TFJ_CLEAN_ALL;
+
+		for (i = 0; i < c->npods && !go; i++)
+			go = !strcmp(c->pods[i].name, c->svcs[j].name) &&
+			     (c->pod_gone[i] || c->pods[i].deleting);
+		if (go && (rc = tfj_planact_delete_service(c, j, TFJ_DEL_CLEANUP)))
+			return rc;
+	}
+	if (!c->st.completion_time)
+		c->st.completion_time = c->now;
+	if (rp->has_ttl) {
+		int64_t due = c->st.completion_time + rp->ttl_seconds;
+
+		if (c->in->now_ms >= due * 1000) {
+			struct tfj_action *a = tfj_planact_push(c, TFJ_ACT_DELETE_JOB);
+			char msg[256];
+
+			if (!a)
+				return TFJ_ENOMEM;
+			tfj_planact_fmt(a->name, sizeof(a->name), "%s", c->job->name);
+			tfj_planact_fmt(a->uid, sizeof(a->uid), "%s", c->job->uid);
+			tfj_planact_fmt(msg, sizeof(msg), "Deleting TFJob %s: ttlSecondsAfterFinished (%lld s) "
+			    "passed", c->job->name, (long long)rp->ttl_seconds);
+			if ((rc = tfj_planact_set_event(a, "Normal", "TFJobTTLExpired", msg)))
+				return rc;
+		} else {
+			tfj_planact_requeue_at(c, due);
+		}
+	}
+	return write_status(c);
+}
+
+static int fail(struct tfj_planctx *c, const char *reason, const char *msg)
+{
+	int rc;
+
+	if ((rc = tfj_jobstatus_set(&c->st, TFJ_COND_FAILED, 1, reason, msg, c->now)))
+		return rc;
+	c->st.completion_time = c->now;
+	if ((rc = tfj_planact_event(c, "Warning", reason, msg)))
+		return rc;
+	return finish(c);
+}
+
+/* ---- the steps ----------------------------------------------------- */
+
+static int job_succeeded(struct tfj_planctx *c)
+{
+	const struct tfj_tfjob *job = c->job;
+	int ct = tfj_tfjob_chief_type(job), i;
+
+	if (ct >= 0)
+		return tfj_jobstatus_completed(&c->st.rs[ct], 0);
+	if (job->success_policy == TFJ_SUCCESS_DEFAULT)
+		return tfj_jobstatus_completed(&c->st.rs[TFJ_RT_WORKER], 0);
+	for (i = 0; i < job->rs[TFJ_RT_WORKER].replicas; i++)
+		if (!tfj_jobstatus_completed(&c->st.rs[TFJ_RT_WORKER], i))
+			return 0;
+	return 1;
+}
+
+static int suspend(struct tfj_planctx *c, const char *jobref)
+{
+	char msg[256];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < c->npods; i++)
+		if ((rc = tfj_planact_delete_pod(c, i, TFJ_DEL_SUSPEND, "job suspended")))
+			return rc;
+	tfj_planact_fmt(msg, sizeof(msg), "TFJob %s is suspended.", jobref);
+	if (!tfj_jobstatus_is(&c->st, TFJ_COND_SUSPENDED) &&
+	    (rc = tfj_planact_event(c, "Normal", "TFJobSuspended", msg)))
+		return rc;
+	if ((rc = tfj_jobstatus_set(&c->st, TFJ_COND_SUSPENDED, 1, "TFJobSuspended", msg, c->now)))
+		return rc;
+	if (c->st.cond[TFJ_COND_RUNNING].present)
+		tfj_jobstatus_set(&c->st, TFJ_COND_RUNNING, 0, "TFJobSuspended", msg, c->now);
+	if (c->st.cond[TFJ_COND_RESTARTING].present)
+		tfj_jobstatus_set(&c->st, TFJ_COND_RESTARTING, 0, "TFJobSuspended", msg, c->now);
+	/* activeDeadlineSeconds counts from the resume, as for a batch Job. */
+	c->st.start_time = 0;
+	return write_status(c);
+}
+
+/* What step 4 found. */
+struct verdict {
+	int permanent;              /* a pod failed for good */
+	char failure[400];
+	int restarts;               /* pods deleted to restart */
+	char restart_msg[400];
+	int64_t new_restarts;       /* backoff units added by those */
+	int64_t live_restarts;      /* container restarts of pods that stay */
+	int missing;                /* slots needing a pod */
+	int running;                /* slots with a running pod */
+	int open;                   /* slots not completed */
+	int done;                   /* the lead replica reported success (planprog.h) */
+};
+
+/*
+ * Looks at every open slot. Pods to restart or replace after a disruption
+ * are only marked: if the job fails in this plan they are left to
+ * cleanPodPolicy, and their restarts are not counted.
+ */
+static void classify(struct tfj_planctx *c, struct verdict *v)
+{
+	const struct tfj_tfjob *job = c->job;
+	char detail[400];
+	int t, k;
+
+	for (t = 0; t < TFJ_RT_COUNT; t++) {
+		for (k = 0; k < (job->rs[t].present ? job->rs[t].replicas : 0); k++) {
+			int at = c->pod_slot[t][k], restart = 0;
+			struct tfj_podstate *ps = at >= 0 ? &c->pods[at] : NULL;
+
+			if (tfj_jobstatus_completed(&c->st.rs[t], k))
+				continue;
+			if (v->done && tfj_planprog_auxiliary(t)) {
+				/* Training is over: stop ps/evaluator, judge nothing. */
+				if (ps && !ps->deleting && ps->phase != TFJ_POD_SUCCEEDED &&
+				    ps->phase != TFJ_POD_FAILED)
+					c->pod_mark[at] = TFJ_DEL_CLEANUP;
+				continue;
+			}
+			v->open++;
+			if (!ps) {
+				v->missing++;
+				continue;
+			}
+			if (ps->deleting)
+				continue;
+			if (ps->phase != TFJ_POD_FAILED &&
+			    tfj_planprog_hung(c, (size_t)at, detail, sizeof(detail))) {
+				/* Hung: a retryable failure, counted like one. */
+				if (!v->restarts++)
+					tfj_planact_fmt(v->restart_msg, sizeof(v->restart_msg), "%s", detail);
+				v->new_restarts += 1 + ps->restarts;
+				c->pod_mark[at] = TFJ_DEL_RESTART;
+				continue;
+			}
+			if (ps->phase != TFJ_POD_FAILED) {
+				v->live_restarts += ps->restarts;
+				v->running += ps->phase == TFJ_POD_RUNNING;
+				continue;
+			}
+			tfj_planact_describe(detail, sizeof(detail), ps);
+			if (ps->disrupted) {
+				c->pod_mark[at] = TFJ_DEL_DISRUPTION;
+				continue;
+			}
+			switch (job->rs[t].restart) {
+			case TFJ_RESTART_NEVER:
+				break;
+			case TFJ_RESTART_EXITCODE:
+				restart = ps->has_exit == 2 &&
+					  tfj_exitcode_retryable(ps->exit_code);
+				break;
+			default:
+				restart = 1;
+			}
+			if (!restart) {
+				if (!v->permanent++)
+					tfj_planact_fmt(v->failure, sizeof(v->failure), "%s", detail);
+				continue;
+			}
+			if (!v->restarts++)
+				tfj_planact_fmt(v->restart_msg, sizeof(v->restart_msg), "%s", detail);
+			v->new_restarts += 1 + ps->restarts;
+			c->pod_mark[at] = TFJ_DEL_RESTART;
+		}
+	}
+}
+
+static int64_t persisted_restarts(const struct tfj_job_status *st)
+{
+	int64_t n = 0;
+	int t;
+
+	for (t = 0; t < TFJ_RT_COUNT; t++)
+		n += st->rs[t].restarts;
+	return n;
+}
+
+static int create_missing(struct tfj_planctx *c, int done)
+{
+	const struct tfj_tfjob *job = c->job;
+	int max = (c->in->cfg && c->in->cfg->max_creates > 0) ? c->in->cfg->max_creates :
+								 TFJ_PLAN_MAX_CREATES;
+	int t, k, rc, n = 0;
+
+	for (t = 0; t < TFJ_RT_COUNT; t++) {
+		for (k = 0; k < (job->rs[t].present ? job->rs[t].replicas : 0); k++) {
+			int svc = c->svc_slot[t][k] < 0;
+			int pod = c->pod_slot[t][k] < 0 && !tfj_jobstatus_completed(&c->st.rs[t], k) &&
+				  !(done && tfj_planprog_auxiliary(t));
+
+			if (svc + pod && n + svc + pod > max) {
+				/* Batch full: the next reconcile goes on from here. */
+				int64_t ms = TFJ_PLAN_BATCH_REQUEUE_MS;
+
+				if (!c->requeue_ms || ms < c->requeue_ms)
+					c->requeue_ms = ms;
+				return 0;
+			}
+			n += svc + pod;
+			if (svc && (rc = tfj_planact_create(c, TFJ_ACT_CREATE_SERVICE, (enum tfj_rtype)t, k)))
+				return rc;
+			if (pod && (rc = tfj_planact_create(c, TFJ_ACT_CREATE_POD, (enum tfj_rtype)t, k)))
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static int run_job(struct tfj_planctx *c, const char *jobref)
+{
+	const struct tfj_run_policy *rp = &c->job->run;
+	struct verdict v;
+	char msg[512];
+	size_t i;
+	int64_t before = persisted_restarts(&c->st), total;
+	int rc;
+
+	memset(&v, 0, sizeof(v));
+	v.done = tfj_planprog_training_done(c);
+	classify(c, &v);
+	if (v.permanent) {
+		tfj_planact_fmt(msg, sizeof(msg), "TFJob %s has failed because %s", jobref, v.failure);
+		return fail(c, "TFJobFailed", msg);
+	}
+	total = before + v.new_restarts + v.live_restarts;
+	if (rp->has_backoff && total > rp->backoff_limit) {
+		tfj_planact_fmt(msg, sizeof(msg), "TFJob %s has failed because it restarted %lld times, more "
+		    "than backoffLimit %lld%s%s", jobref, (long long)total,
+		    (long long)rp->backoff_limit, v.restarts ? "; last failure: " : "",
+		    v.restarts ? v.restart_msg : "");
+		return fail(c, "BackoffLimitExceeded", msg);
+	}
+	if (rp->has_deadline) {
+		int64_t due = c->st.start_time + rp->active_deadline_seconds;
+
+		if (c->in->now_ms >= due * 1000) {
+			tfj_planact_fmt(msg, sizeof(msg), "TFJob %s has failed because it was active longer "
+			    "than activeDeadlineSeconds %lld", jobref,
+			    (long long)rp->active_deadline_seconds);
+			return fail(c, "DeadlineExceeded", msg);
+		}
+		tfj_planact_requeue_at(c, due);
+	}
+	/* The job goes on: restart and replace what classify() marked. */
+	for (i = 0; i < c->npods; i++) {
+		if (!c->pod_mark[i])
+			continue;
+		tfj_planact_describe(msg, sizeof(msg), &c->pods[i]);
+		if (c->pod_mark[i] == TFJ_DEL_CLEANUP)
+			tfj_planact_fmt(msg, sizeof(msg), "training finished: the chief reported success");
+		else if (c->pod_mark[i] == TFJ_DEL_RESTART && c->pods[i].phase != TFJ_POD_FAILED &&
+			 tfj_planprog_hung(c, i, msg, sizeof(msg)) &&
+			 (rc = tfj_planact_event(c, "Warning", "ReplicaHung", msg)))
+			return rc;
+		if ((rc = tfj_planact_delete_pod(c, i, (enum tfj_delete_reason)c->pod_mark[i],
+						 c->pod_mark[i] == TFJ_DEL_DISRUPTION ?
+						 c->pods[i].why : msg)))
+			return rc;
+	}
+	/* Excess children: beyond the replica count, or not named as we name them. */
+	for (i = 0; i < c->npods; i++)
+		if (!c->pod_used[i] &&
+		    (rc = tfj_planact_delete_pod(c, i, TFJ_DEL_CLEANUP, "not part of the job")))
+			return rc;
+	for (i = 0; i < c->nsvcs; i++)
+		if (!c->svc_used[i] && (rc = tfj_planact_delete_service(c, i, TFJ_DEL_CLEANUP)))
+			return rc;
+	if ((rc = create_missing(c, v.done)))
+		return rc;
+	if (v.restarts) {
+		tfj_planact_fmt(msg, sizeof(msg), "TFJob %s is restarting because %d replica(s) failed: %s",
+		    jobref, v.restarts, v.restart_msg);
+		if ((rc = tfj_planact_event(c, "Warning", "TFJobRestarting", msg)) ||
+		    (rc = tfj_jobstatus_set(&c->st, TFJ_COND_RESTARTING, 1, "TFJobRestarting", msg,
+					    c->now)))
+			return rc;
+	} else if (v.open > 0 && v.running == v.open) {
+		tfj_planact_fmt(msg, sizeof(msg), "TFJob %s is running.", jobref);
+		if ((rc = tfj_jobstatus_set(&c->st, TFJ_COND_RUNNING, 1, "TFJobRunning", msg, c->now)))
+			return rc;
+	}
+	return write_status(c);
+}
+
+static int plan_job(struct tfj_planctx *c)
+{
+	const struct tfj_tfjob *job = c->job;
+	char jobref[512], msg[512];
+	int t, k, rc;
+
+	tfj_planact_fmt(jobref, sizeof(jobref), "%s/%s", job->ns, job->name);
+	c->st.observed_generation = job->generation;
+	if (!c->st.cond[TFJ_COND_CREATED].present) {
+		tfj_planact_fmt(msg, sizeof(msg), "TFJob %s is created.", jobref);
+		if ((rc = tfj_jobstatus_set(&c->st, TFJ_COND_CREATED, 1, "TFJobCreated", msg, c->now)))
+			return rc;
+	}
+	if (job->spec_valid && (rc = tfj_planact_assign(c)))
+		return rc;
+	/* Before any path can write status: every one of them carries these. */
+	tfj_planprog_reasons(c);
+	tfj_planprog_progress(c);
+	if (tfj_jobstatus_finished(&c->st))
+		return finish(c);
+	if (!job->spec_valid) {
+		tfj_planact_fmt(msg, sizeof(msg), "TFJob %s has an invalid spec: %s", jobref, job->spec_error);
+		return fail(c, "InvalidSpec", msg);
+	}
+	/* Step 2: a succeeded pod is recorded before anything can delete it. */
+	for (t = 0; t < TFJ_RT_COUNT; t++)
+		for (k = 0; k < (job->rs[t].present ? job->rs[t].replicas : 0); k++)
+			if (c->pod_slot[t][k] >= 0 &&
+			    c->pods[c->pod_slot[t][k]].phase == TFJ_POD_SUCCEEDED)
+				tfj_jobstatus_mark_completed(&c->st.rs[t], k);
+	if (job_succeeded(c)) {
+		tfj_planact_fmt(msg, sizeof(msg), "TFJob %s successfully completed.", jobref);
+		if ((rc = tfj_jobstatus_set(&c->st, TFJ_COND_SUCCEEDED, 1, "TFJobSucceeded", msg,
+					    c->now)) ||
+		    (rc = tfj_planact_event(c, "Normal", "TFJobSucceeded", msg)))
+			return rc;
+		c->st.completion_time = c->now;
+		return finish(c);
+	}
+	if (job->run.suspend)
+		return suspend(c, jobref);
+	if (tfj_jobstatus_is(&c->st, TFJ_COND_SUSPENDED)) {
+		tfj_planact_fmt(msg, sizeof(msg), "TFJob %s is resumed.", jobref);
+		if ((rc = tfj_jobstatus_set(&c->st, TFJ_COND_SUSPENDED, 0, "TFJobResumed", msg,
+					    c->now)) ||
+		    (rc = tfj_planact_event(c, "Normal", "TFJobResumed", msg)))
+			return rc;
+		c->st.start_time = c->now;
+	}
+	if (!c->st.start_time)
+		c->st.start_time = c->now;
+	return run_job(c, jobref);
+}
+
+static int managed_elsewhere(const struct tfj_plan_input *in)
+{
+	const char *mine = (in->cfg && in->cfg->manager) ? in->cfg->manager : TFJ_TFJOB_MANAGER;
+	const char *by = in->job->run.managed_by;
+
+	return by && *by && strcmp(by, mine);
+}
+
+int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in)
+{
+	struct tfj_planctx c;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!in || !in->job || !in->job->doc || (in->npods && !in->pods) ||
+	    (in->nservices && !in->services))
+		return tfj_err_set(TFJ_EINVAL, "plan: missing input");
+	memset(&c, 0, sizeof(c));
+	c.in = in;
+	c.job = in->job;
+	c.plan = out;
+	c.st = in->job->status;
+	c.now = in->now_ms / 1000;
+	if (in->cfg) {
+		c.opts.operator_name = in->cfg->operator_name;
+		c.opts.cluster_domain = in->cfg->cluster_domain;
+		c.opts.default_port = in->cfg->default_port;
+		c.opts.report_addr = in->cfg->report_addr;
+		c.opts.report_audience = in->cfg->report_audience;
+	}
+	out->phase = tfj_jobstatus_phase(&c.st);
+	out->finished = tfj_jobstatus_finished(&c.st);
+	/* Being deleted: the garbage collector removes the children. */
+	if (in->job->deleting || managed_elsewhere(in))
+		return 0;
+	rc = tfj_planact_observe(&c);
+	if (!rc)
+		rc = plan_job(&c);
+	if (!rc && c.requeue_ms) {
+		struct tfj_action *a = tfj_planact_push(&c, TFJ_ACT_REQUEUE);
+
+		if (a)
+			a->after_ms = c.requeue_ms;
+		else
+			rc = TFJ_ENOMEM;
+	}
+	if (!rc)
+		rc = tfj_planact_order(out);
+	tfj_planact_release(&c);
+	if (rc) {
+		tfj_plan_free(out);
+		return rc == TFJ_ENOMEM ? tfj_err_set(TFJ_ENOMEM, "plan: out of memory") : rc;
+	}
+	out->phase = tfj_jobstatus_phase(&c.st);
+	out->finished = tfj_jobstatus_finished(&c.st);
+	return 0;
+}
+
+void tfj_plan_free(struct tfj_plan *plan)
+{
+	size_t i;
+
+	if (!plan)
+		return;
+	for (i = 0; i < plan->n; i++) {
+		cJSON_Delete(plan->actions[i].body);
+		free(plan->actions[i].ev_message);
+	}
+	free(plan->actions);
+	memset(plan, 0, sizeof(*plan));
+}

@@ -1,0 +1,167 @@
+/*
+ * plan.h - the desired-state planner: THE pure function of the operator.
+ *
+ *   plan = f(TFJob, observed pods, observed services, now, config)
+ *
+ * It reads nothing but its arguments and writes nothing but the plan: no
+ * clock, no API calls, no globals. The same inputs give the same plan, byte
+ * for byte, so a reconcile can run any number of times from any state.
+ * Expectations (creates/deletes not yet visible in the cache) are the
+ * caller's job: plan only once the cache has caught up.
+ *
+ * How the caller (controller.c) applies a plan:
+ *  - Actions are in apply order: WRITE_STATUS first (it records completed
+ *    indexes and restart counts that later deletes would otherwise lose),
+ *    then job-level EVENTs, deletes, service creates, pod creates,
+ *    DELETE_JOB, and REQUEUE last.
+ *  - If the WRITE_STATUS fails (conflict or anything else), stop: skip the
+ *    remaining actions and requeue. The next plan is computed from fresh
+ *    state.
+ *  - CREATE_*: POST `body` to the namespace; 409 AlreadyExists is success.
+ *  - DELETE_*: DELETE `name` with preconditions.uid = `uid` (so a pod that
+ *    was already recreated under the same name is never deleted by mistake),
+ *    propagationPolicy Background; 404 NotFound and 409 Conflict (uid
+ *    mismatch) are success.
+ *  - Each create/delete carries an event (ev_type/ev_reason/ev_message) to
+ *    emit when the request succeeded; on failure emit a Warning
+ *    FailedCreatePod/FailedDeletePod etc. of your own.
+ *  - WRITE_STATUS: `body` is the complete new .status object; write it via
+ *    the status subresource.
+ *  - EVENT: emit on the TFJob as is.
+ *  - DELETE_JOB: TTL expired; DELETE the TFJob with preconditions.uid.
+ *  - REQUEUE: add the key back after `after_ms` (the nearest timer:
+ *    activeDeadlineSeconds or ttlSecondsAfterFinished).
+ *
+ * Ownership: the plan owns every action and every body; tfj_plan_free()
+ * releases them. The input is only read.
+ */
+#ifndef TFJ_PLAN_H
+#define TFJ_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+#include "tfjob/tfjob.h"
+
+/* Most actions in one plan; a plan that would need more is an error. */
+#define TFJ_PLAN_MAX_ACTIONS (8 * TFJ_TFJOB_MAX_REPLICAS + 64)
+
+enum tfj_action_kind {
+	TFJ_ACT_WRITE_STATUS = 0,
+	TFJ_ACT_EVENT,
+	TFJ_ACT_DELETE_POD,
+	TFJ_ACT_DELETE_SERVICE,
+	TFJ_ACT_CREATE_SERVICE,
+	TFJ_ACT_CREATE_POD,
+	TFJ_ACT_DELETE_JOB,
+	TFJ_ACT_REQUEUE
+};
+
+/* Why a child is deleted (for the event, logs and metrics). */
+enum tfj_delete_reason {
+	TFJ_DEL_NONE = 0,
+	TFJ_DEL_RESTART,     /* failed and the restart policy restarts it */
+	TFJ_DEL_DISRUPTION,  /* evicted/preempted/node lost: recreated, not counted */
+	TFJ_DEL_CLEANUP,     /* job finished (cleanPodPolicy) or child not wanted */
+	TFJ_DEL_SUSPEND      /* runPolicy.suspend */
+};
+
+struct tfj_action {
+	enum tfj_action_kind kind;
+	enum tfj_delete_reason reason;  /* DELETE_POD / DELETE_SERVICE */
+	char name[64];                  /* child or job name ("" for status/event/requeue) */
+	char uid[128];                  /* delete precondition ("" when unknown) */
+	cJSON *body;                    /* CREATE_*: the object; WRITE_STATUS: .status */
+	const char *ev_type;            /* "Normal" or "Warning"; NULL if no event */
+	const char *ev_reason;          /* static string, e.g. "SuccessfulCreatePod" */
+	char *ev_message;               /* owned */
+	int64_t after_ms;               /* REQUEUE */
+};
+
+struct tfj_plan {
+	struct tfj_action *actions;
+	size_t n;
+	size_t cap;
+	/* Summary for logs and metrics. */
+	int finished;                   /* the job is Succeeded or Failed after this plan */
+	const char *phase;              /* status.phase after this plan (static string) */
+};
+
+struct tfj_plan_config {
+	const char *operator_name;   /* label training.kubeflow.org/operator-name; NULL = "tfjob-controller" */
+	const char *cluster_domain;  /* appended to service hosts; NULL or "" = short "<svc>.<ns>.svc" */
+	int default_port;            /* 0 = 2222 */
+	const char *manager;         /* runPolicy.managedBy we own; NULL = TFJ_TFJOB_MANAGER */
+	int max_creates;             /* pods+services created per plan; 0 = TFJ_PLAN_MAX_CREATES */
+	const char *report_addr;     /* TFJOB_REPORT_ADDR for pods; NULL/"" = no injection */
+	const char *report_audience; /* token audience; NULL = "tfjob-report" */
+};
+
+/*
+ * Creates per plan. Every pod carries a TF_CONFIG that lists the whole
+ * cluster, so a 4096-replica job would otherwise need ~4096^2 host strings
+ * in one plan; the rest is created by the next reconciles (the new pods'
+ * watch events trigger them, and the plan asks for a short requeue too).
+ */
+#define TFJ_PLAN_MAX_CREATES 128
+#define TFJ_PLAN_BATCH_REQUEUE_MS 1000
+
+/*
+ * What the report channel knows about a job (report.h, progress.h); the
+ * planner reads it like any other observation. NULL in the input means the
+ * channel is off: no progress block, no hang detection.
+ */
+struct tfj_plan_replica_report {
+	char pod_uid[64];             /* the pod that reported (authenticated) */
+	int type, index;              /* enum tfj_rtype and index it reported as */
+	int64_t progress_ms;          /* operator clock when its progress last advanced; 0 = never */
+	int64_t agent_ms;             /* the agent's time of that record (to see it change) */
+	int exited;                   /* an Exit report arrived */
+	int exit_code;
+	char reason[64];              /* the agent's reason ("Error", "OOMKilled", ...) */
+	char message[256];
+};
+
+struct tfj_plan_progress {
+	int has_step, has_loss, has_accuracy, has_eps;
+	int64_t step;
+	double loss, accuracy, eps;
+	int64_t report_ms;            /* operator clock of the newest of these values; 0 = none */
+	int64_t since_ms;             /* since when reports have been received: hang clocks
+				       * never start earlier (an operator restart or a new
+				       * leader has seen no progress yet) */
+	const struct tfj_plan_replica_report *replicas;
+	size_t nreplicas;
+};
+
+/* status.progress is rewritten at most once per this many seconds. */
+#define TFJ_PLAN_PROGRESS_MIN_S 5
+
+struct tfj_plan_input {
+	const struct tfj_tfjob *job;
+	const cJSON *const *pods;      /* pods owned by the job (controllerRef uid = job uid) */
+	size_t npods;
+	const cJSON *const *services;  /* services owned by the job */
+	size_t nservices;
+	int64_t now_ms;                /* wall clock, unix milliseconds */
+	const struct tfj_plan_config *cfg; /* NULL = all defaults */
+	const struct tfj_plan_progress *progress; /* NULL = report channel off */
+};
+
+/*
+ * Computes the plan. On failure (TFJ_ENOMEM, TFJ_ETOOBIG, or TFJ_EINVAL
+ * for a NULL job) *out is left empty. A plan with no actions means "nothing
+ * to do": the job is in its desired state.
+ */
+int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in);
+
+/* Releases the actions and bodies and zeroes the plan. Accepts NULL. */
+void tfj_plan_free(struct tfj_plan *plan);
+
+/* "WriteStatus", "CreatePod", ... for logs. */
+const char *tfj_plan_kind_name(enum tfj_action_kind k);
+/* "restart", "disruption", "cleanup", "suspend", "" */
+const char *tfj_plan_reason_name(enum tfj_delete_reason r);
+
+#endif

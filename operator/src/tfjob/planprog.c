@@ -1,0 +1,133 @@
+/*
+ * planprog.c - progress, hang detection and training-done for the planner
+ * (see planprog.h).
+ */
+#include "tfjob/planprog.h"
+
+#include <string.h>
+
+#include "tfjob/tfjob.h"
+
+const struct tfj_plan_replica_report *tfj_planprog_find(const struct tfj_planctx *c,
+							 const char *pod_uid)
+{
+	const struct tfj_plan_progress *p = c->in->progress;
+	size_t i;
+
+	if (!p || !pod_uid || !*pod_uid)
+		return NULL;
+	for (i = 0; i < p->nreplicas; i++)
+		if (!strcmp(p->replicas[i].pod_uid, pod_uid))
+			return &p->replicas[i];
+	return NULL;
+}
+
+void tfj_planprog_reasons(struct tfj_planctx *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->npods; i++) {
+		struct tfj_podstate *ps = &c->pods[i];
+		const struct tfj_plan_replica_report *r;
+
+		/* The termination message is kubelet's record: it wins. */
+		if (ps->phase != TFJ_POD_FAILED || ps->agent_reason[0] ||
+		    !(r = tfj_planprog_find(c, ps->uid)) || !r->exited || !r->reason[0])
+			continue;
+		tfj_planact_fmt(ps->agent_reason, sizeof(ps->agent_reason), "%s", r->reason);
+		tfj_planact_fmt(ps->agent_message, sizeof(ps->agent_message), "%s", r->message);
+	}
+}
+
+static int same_values(const struct tfj_progress_status *a, const struct tfj_progress_status *b)
+{
+	return a->present == b->present && a->has_step == b->has_step && a->step == b->step &&
+	       a->has_loss == b->has_loss && (!a->has_loss || a->loss == b->loss) &&
+	       a->has_accuracy == b->has_accuracy && (!a->has_accuracy || a->accuracy == b->accuracy) &&
+	       a->has_eps == b->has_eps && (!a->has_eps || a->eps == b->eps);
+}
+
+void tfj_planprog_progress(struct tfj_planctx *c)
+{
+	const struct tfj_plan_progress *p = c->in->progress;
+	struct tfj_progress_status n;
+	int64_t next;
+
+	if (!p || p->report_ms <= 0)
+		return;
+	memset(&n, 0, sizeof(n));
+	n.present = 1;
+	n.has_step = p->has_step;
+	n.step = p->step;
+	n.has_loss = p->has_loss;
+	n.loss = p->loss;
+	n.has_accuracy = p->has_accuracy;
+	n.accuracy = p->accuracy;
+	n.has_eps = p->has_eps;
+	n.eps = p->eps;
+	n.last_report = p->report_ms / 1000;
+	if (same_values(&n, &c->st.progress) || n.last_report < c->st.progress.last_report)
+		return;
+	next = c->st.progress.last_report + TFJ_PLAN_PROGRESS_MIN_S;
+	if (c->st.progress.present && c->now < next) {
+		tfj_planact_requeue_at(c, next);
+		return;
+	}
+	c->st.progress = n;
+}
+
+int tfj_planprog_hung(struct tfj_planctx *c, size_t i, char *detail, size_t n)
+{
+	const struct tfj_run_policy *rp = &c->job->run;
+	const struct tfj_podstate *ps = &c->pods[i];
+	const struct tfj_plan_replica_report *r;
+	int64_t since, limit_ms;
+
+	if (!c->in->progress || !rp->has_progress_deadline || ps->phase != TFJ_POD_RUNNING ||
+	    ps->deleting || ps->type < 0 || tfj_planprog_auxiliary(ps->type))
+		return 0;
+	since = ps->running_since_ms;
+	if (since > 0 && c->in->progress->since_ms > since)
+		since = c->in->progress->since_ms;
+	if ((r = tfj_planprog_find(c, ps->uid)) && r->progress_ms > since)
+		since = r->progress_ms;
+	if (r && r->exited)
+		return 0; /* it is finishing; its pod phase follows */
+	if (since <= 0)
+		return 0;
+	limit_ms = rp->progress_deadline_seconds * 1000;
+	if (c->in->now_ms - since < limit_ms) {
+		tfj_planact_requeue_at(c, (since + limit_ms) / 1000 + 1);
+		return 0;
+	}
+	tfj_planact_fmt(detail, n, "%s replica %d (pod %s) made no progress for %lld s "
+	    "(progressDeadlineSeconds %lld)", tfj_tfjob_type_lower((enum tfj_rtype)ps->type),
+	    ps->index, ps->name, (long long)((c->in->now_ms - since) / 1000),
+	    (long long)rp->progress_deadline_seconds);
+	return 1;
+}
+
+int tfj_planprog_training_done(const struct tfj_planctx *c)
+{
+	int t = tfj_tfjob_chief_type(c->job), at;
+	const struct tfj_plan_replica_report *r;
+
+	if (!c->in->progress)
+		return 0;
+	if (t < 0) {
+		/* With AllWorkers, worker 0 being done does not end training. */
+		if (c->job->success_policy != TFJ_SUCCESS_DEFAULT)
+			return 0;
+		t = TFJ_RT_WORKER;
+	}
+	if (!c->job->rs[t].present || c->job->rs[t].replicas < 1 || !c->pod_slot[t] ||
+	    (at = c->pod_slot[t][0]) < 0)
+		return 0;
+	r = tfj_planprog_find(c, c->pods[at].uid);
+	return r && r->exited && r->exit_code == 0 && r->type == t && r->index == 0;
+}
+
+int tfj_planprog_auxiliary(int type)
+{
+	return type == TFJ_RT_PS || type == TFJ_RT_EVALUATOR;
+}

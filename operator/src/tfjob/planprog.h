@@ -1,0 +1,49 @@
+/*
+ * planprog.h - the planner's use of the report channel (plan.h's
+ * `progress` input): the status progress block, hang detection and the
+ * "training done" signal. Internals of plan.c, pure like it.
+ *
+ *  - status.progress is rewritten at most once per TFJ_PLAN_PROGRESS_MIN_S
+ *    (a requeue brings newer values in later), so a job reporting every
+ *    second costs one status write per few seconds, not one per report.
+ *  - Hang detection (spec.runPolicy.progressDeadlineSeconds, only while the
+ *    channel is on): a running chief, master or worker pod whose progress
+ *    has not advanced for that long, counted from the later of its
+ *    container's start and its last progress, is restarted like a
+ *    retryable failure (counted against backoffLimit). ps and evaluator
+ *    report no steps and are never judged.
+ *  - Training done: the lead replica (chief/master 0, else worker 0) of the
+ *    current pod reported Exit with code 0. ps and evaluator pods are then
+ *    deleted (their grace period lets tfjob-agent forward SIGTERM so they
+ *    exit cleanly) and not recreated, whatever cleanPodPolicy says.
+ */
+#ifndef TFJ_PLANPROG_H
+#define TFJ_PLANPROG_H
+
+#include <stddef.h>
+
+#include "tfjob/planact.h"
+
+/* The report of the pod with this uid, or NULL. */
+const struct tfj_plan_replica_report *tfj_planprog_find(const struct tfj_planctx *c,
+							 const char *pod_uid);
+
+/* Gives failed pods without a termination message the reason of their Exit report. */
+void tfj_planprog_reasons(struct tfj_planctx *c);
+
+/* Moves the newest progress into c->st.progress when the rate allows. */
+void tfj_planprog_progress(struct tfj_planctx *c);
+
+/*
+ * 1 when pods[i] (running) is hung; detail gets the message. Otherwise 0,
+ * and a requeue is set for when it would be.
+ */
+int tfj_planprog_hung(struct tfj_planctx *c, size_t i, char *detail, size_t n);
+
+/* 1 when the lead replica's current pod reported a successful exit. */
+int tfj_planprog_training_done(const struct tfj_planctx *c);
+
+/* ps and evaluator: stopped once training is done. */
+int tfj_planprog_auxiliary(int type);
+
+#endif

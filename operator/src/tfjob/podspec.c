@@ -1,0 +1,428 @@
+/*
+ * podspec.c - building a replica's pod and headless service.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tfj/err.h>
+#include <tfj/json.h>
+#include <tfj/names.h>
+#include <tfj/tfconfig.h>
+
+#include "tfjob/podspec.h"
+
+/* Training types, in the order they appear in TF_CONFIG's cluster. */
+static const enum tfj_rtype training_types[] = { TFJ_RT_CHIEF, TFJ_RT_MASTER, TFJ_RT_PS,
+						 TFJ_RT_WORKER };
+
+int tfj_podspec_port(const struct tfj_tfjob *job, enum tfj_rtype t,
+		     const struct tfj_podspec_opts *o)
+{
+	if (job->rs[t].port > 0)
+		return job->rs[t].port;
+	return (o && o->default_port > 0) ? o->default_port : TFJ_PODSPEC_DEFAULT_PORT;
+}
+
+static int add_hosts(struct tfj_tfconfig *cfg, const struct tfj_tfjob *job, enum tfj_rtype t,
+		     const struct tfj_podspec_opts *o)
+{
+	char host[TFJ_NAMES_HOST_MAX + 1];
+	const char *lower = tfj_tfjob_type_lower(t);
+	int i, rc;
+
+	if (!job->rs[t].present || job->rs[t].replicas <= 0)
+		return 0;
+	if ((rc = tfj_tfconfig_add_job(cfg, lower)))
+		return rc;
+	for (i = 0; i < job->rs[t].replicas; i++) {
+		if ((rc = tfj_names_host(host, sizeof(host), job->name, lower, i, job->ns,
+					 o ? o->cluster_domain : NULL, tfj_podspec_port(job, t, o))) ||
+		    (rc = tfj_tfconfig_add_host(cfg, lower, host)))
+			return rc;
+	}
+	return 0;
+}
+
+int tfj_podspec_tfconfig(char **out, const struct tfj_tfjob *job, enum tfj_rtype t, int index,
+			 const struct tfj_podspec_opts *o)
+{
+	struct tfj_tfconfig cfg;
+	size_t i;
+	int rc = 0;
+
+	*out = NULL;
+	if (job->total_replicas <= 1)
+		return 0;
+	memset(&cfg, 0, sizeof(cfg));
+	for (i = 0; i < sizeof(training_types) / sizeof(training_types[0]); i++)
+		if ((rc = add_hosts(&cfg, job, training_types[i], o)))
+			goto out;
+	/*
+	 * Only the evaluator sees the evaluator job: TensorFlow's
+	 * ParameterServerStrategy waits for every task in the cluster it is
+	 * given, and an evaluator never joins training.
+	 */
+	if (t == TFJ_RT_EVALUATOR && (rc = add_hosts(&cfg, job, TFJ_RT_EVALUATOR, o)))
+		goto out;
+	if ((rc = tfj_tfconfig_set_task(&cfg, tfj_tfjob_type_lower(t), index)) ||
+	    (rc = tfj_tfconfig_set_environment(&cfg, "cloud")) ||
+	    (rc = tfj_tfconfig_encode(out, &cfg)))
+		goto out;
+out:
+	tfj_tfconfig_free(&cfg);
+	return rc;
+}
+
+static int set_string(cJSON *obj, const char *key, const char *val)
+{
+	cJSON *s = cJSON_CreateString(val);
+
+	if (!s)
+		return TFJ_ENOMEM;
+	if (cJSON_GetObjectItemCaseSensitive(obj, key))
+		cJSON_ReplaceItemInObjectCaseSensitive(obj, key, s);
+	else
+		cJSON_AddItemToObject(obj, key, s);
+	return 0;
+}
+
+/* obj[key] as an object, replacing whatever non-object was there. */
+static cJSON *ensure_object(cJSON *obj, const char *key)
+{
+	cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (cJSON_IsObject(it))
+		return it;
+	if (it)
+		cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+	return cJSON_AddObjectToObject(obj, key);
+}
+
+static cJSON *ensure_array(cJSON *obj, const char *key)
+{
+	cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (cJSON_IsArray(it))
+		return it;
+	if (it)
+		cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+	return cJSON_AddArrayToObject(obj, key);
+}
+
+static int is_master_role(const struct tfj_tfjob *job, enum tfj_rtype t, int index)
+{
+	if (tfj_tfjob_type_is_chief(t))
+		return 1;
+	return t == TFJ_RT_WORKER && index == 0 && tfj_tfjob_chief_type(job) < 0;
+}
+
+static int put_labels(cJSON *labels, const struct tfj_tfjob *job, enum tfj_rtype t, int index,
+		      const struct tfj_podspec_opts *o, int with_role)
+{
+	char idx[16];
+	const char *op = (o && o->operator_name) ? o->operator_name : TFJ_PODSPEC_DEFAULT_OPERATOR;
+
+	snprintf(idx, sizeof(idx), "%d", index);
+	if (set_string(labels, TFJ_LABEL_JOB_NAME, job->name) ||
+	    set_string(labels, TFJ_LABEL_REPLICA_TYPE, tfj_tfjob_type_lower(t)) ||
+	    set_string(labels, TFJ_LABEL_REPLICA_INDEX, idx))
+		return TFJ_ENOMEM;
+	if (with_role && set_string(labels, TFJ_LABEL_OPERATOR, op))
+		return TFJ_ENOMEM;
+	if (with_role && is_master_role(job, t, index) &&
+	    set_string(labels, TFJ_LABEL_JOB_ROLE, "master"))
+		return TFJ_ENOMEM;
+	return 0;
+}
+
+/* Sets name, namespace, our labels and the controller ownerReference. */
+static int put_meta(cJSON *meta, const struct tfj_tfjob *job, enum tfj_rtype t, int index,
+		    const struct tfj_podspec_opts *o)
+{
+	static const char *const drop[] = { "generateName", "uid", "resourceVersion",
+					    "creationTimestamp", "deletionTimestamp",
+					    "managedFields", "selfLink", "ownerReferences" };
+	char name[TFJ_NAMES_LABEL_MAX + 1];
+	cJSON *labels, *refs, *ref;
+	size_t i;
+	int rc;
+
+	if ((rc = tfj_names_replica(name, sizeof(name), job->name, tfj_tfjob_type_lower(t), index)))
+		return rc;
+	for (i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
+		cJSON_DeleteItemFromObjectCaseSensitive(meta, drop[i]);
+	if (set_string(meta, "name", name) || set_string(meta, "namespace", job->ns))
+		return TFJ_ENOMEM;
+	if (!(labels = ensure_object(meta, "labels")))
+		return TFJ_ENOMEM;
+	if ((rc = put_labels(labels, job, t, index, o, 1)))
+		return rc;
+	if (!(refs = cJSON_AddArrayToObject(meta, "ownerReferences")) ||
+	    !(ref = cJSON_CreateObject()))
+		return TFJ_ENOMEM;
+	cJSON_AddItemToArray(refs, ref);
+	if (!cJSON_AddStringToObject(ref, "apiVersion", TFJ_TFJOB_API_VERSION) ||
+	    !cJSON_AddStringToObject(ref, "kind", TFJ_TFJOB_KIND) ||
+	    !cJSON_AddStringToObject(ref, "name", job->name) ||
+	    !cJSON_AddStringToObject(ref, "uid", job->uid) ||
+	    !cJSON_AddTrueToObject(ref, "controller") ||
+	    !cJSON_AddTrueToObject(ref, "blockOwnerDeletion"))
+		return TFJ_ENOMEM;
+	return 0;
+}
+
+static int has_named(const cJSON *arr, const char *name)
+{
+	const cJSON *it, *n;
+
+	cJSON_ArrayForEach(it, arr) {
+		n = cJSON_GetObjectItemCaseSensitive(it, "name");
+		if (cJSON_IsString(n) && n->valuestring && !strcmp(n->valuestring, name))
+			return 1;
+	}
+	return 0;
+}
+
+static int put_container(cJSON *ctr, const char *tfconfig, int port)
+{
+	cJSON *ports, *env, *it, *next, *n;
+
+	if (!(ports = ensure_array(ctr, "ports")))
+		return TFJ_ENOMEM;
+	if (!has_named(ports, TFJ_PODSPEC_PORT_NAME)) {
+		if (!(it = cJSON_CreateObject()))
+			return TFJ_ENOMEM;
+		cJSON_AddItemToArray(ports, it);
+		if (!cJSON_AddStringToObject(it, "name", TFJ_PODSPEC_PORT_NAME) ||
+		    !cJSON_AddNumberToObject(it, "containerPort", port))
+			return TFJ_ENOMEM;
+	}
+	if (!tfconfig)
+		return 0;
+	if (!(env = ensure_array(ctr, "env")))
+		return TFJ_ENOMEM;
+	/* Ours is the only TF_CONFIG: a second entry would silently win or lose. */
+	for (it = env->child; it; it = next) {
+		next = it->next;
+		n = cJSON_GetObjectItemCaseSensitive(it, "name");
+		if (cJSON_IsString(n) && n->valuestring && !strcmp(n->valuestring, "TF_CONFIG"))
+			cJSON_Delete(cJSON_DetachItemViaPointer(env, it));
+	}
+	if (!(it = cJSON_CreateObject()))
+		return TFJ_ENOMEM;
+	cJSON_AddItemToArray(env, it);
+	if (!cJSON_AddStringToObject(it, "name", "TF_CONFIG") ||
+	    !cJSON_AddStringToObject(it, "value", tfconfig))
+		return TFJ_ENOMEM;
+	return 0;
+}
+
+/* Removes every item of arr whose "name" is `name`. */
+static void drop_named(cJSON *arr, const char *name)
+{
+	cJSON *it, *next, *n;
+
+	for (it = arr->child; it; it = next) {
+		next = it->next;
+		n = cJSON_GetObjectItemCaseSensitive(it, "name");
+		if (cJSON_IsString(n) && n->valuestring && !strcmp(n->valuestring, name))
+			cJSON_Delete(cJSON_DetachItemViaPointer(arr, it));
+	}
+}
+
+/* Appends {name, value} or {name, valueFrom.fieldRef.fieldPath} to env, replacing `name`. */
+static int put_env(cJSON *env, const char *name, const char *value, const char *field)
+{
+	cJSON *it, *from, *ref;
+
+	drop_named(env, name);
+	if (!(it = cJSON_CreateObject()))
+		return TFJ_ENOMEM;
+	cJSON_AddItemToArray(env, it);
+	if (!cJSON_AddStringToObject(it, "name", name))
+		return TFJ_ENOMEM;
+	if (!field)
+		return cJSON_AddStringToObject(it, "value", value) ? 0 : TFJ_ENOMEM;
+	if (!(from = cJSON_AddObjectToObject(it, "valueFrom")) ||
+	    !(ref = cJSON_AddObjectToObject(from, "fieldRef")) ||
+	    !cJSON_AddStringToObject(ref, "fieldPath", field))
+		return TFJ_ENOMEM;
+	return 0;
+}
+
+/*
+ * The report channel's token and identity (see podspec.h). The token is a
+ * projected service-account token with our own audience, so it is useless
+ * against the API server and anything else that checks audiences, and it
+ * expires within the hour (kubelet rotates it in place).
+ */
+static int put_report(cJSON *spec, cJSON *ctr, const struct tfj_tfjob *job, enum tfj_rtype t,
+		      int index, const struct tfj_podspec_opts *o)
+{
+	const char *aud = o->report_audience && *o->report_audience ? o->report_audience :
+			  TFJ_PODSPEC_REPORT_AUDIENCE;
+	cJSON *vols, *vol, *proj, *srcs, *src, *sat, *mounts, *m, *env;
+	char idx[16];
+
+	snprintf(idx, sizeof(idx), "%d", index);
+	if (!(vols = ensure_array(spec, "volumes")))
+		return TFJ_ENOMEM;
+	drop_named(vols, TFJ_PODSPEC_REPORT_VOLUME);
+	if (!(vol = cJSON_CreateObject()))
+		return TFJ_ENOMEM;
+	cJSON_AddItemToArray(vols, vol);
+	if (!cJSON_AddStringToObject(vol, "name", TFJ_PODSPEC_REPORT_VOLUME) ||
+	    !(proj = cJSON_AddObjectToObject(vol, "projected")) ||
+	    !(srcs = cJSON_AddArrayToObject(proj, "sources")) || !(src = cJSON_CreateObject()))
+		return TFJ_ENOMEM;
+	cJSON_AddItemToArray(srcs, src);
+	if (!(sat = cJSON_AddObjectToObject(src, "serviceAccountToken")) ||
+	    !cJSON_AddStringToObject(sat, "audience", aud) ||
+	    !cJSON_AddNumberToObject(sat, "expirationSeconds", TFJ_PODSPEC_REPORT_TOKEN_TTL) ||
+	    !cJSON_AddStringToObject(sat, "path", "token"))
+		return TFJ_ENOMEM;
+	if (!(mounts = ensure_array(ctr, "volumeMounts")))
+		return TFJ_ENOMEM;
+	drop_named(mounts, TFJ_PODSPEC_REPORT_VOLUME);
+	if (!(m = cJSON_CreateObject()))
+		return TFJ_ENOMEM;
+	cJSON_AddItemToArray(mounts, m);
+	if (!cJSON_AddStringToObject(m, "name", TFJ_PODSPEC_REPORT_VOLUME) ||
+	    !cJSON_AddStringToObject(m, "mountPath", TFJ_PODSPEC_REPORT_DIR) ||
+	    !cJSON_AddTrueToObject(m, "readOnly"))
+		return TFJ_ENOMEM;
+	if (!(env = ensure_array(ctr, "env")))
+		return TFJ_ENOMEM;
+	if (put_env(env, "TFJOB_REPORT_ADDR", o->report_addr, NULL) ||
+	    put_env(env, "TFJOB_REPORT_TOKEN_FILE", TFJ_PODSPEC_REPORT_TOKEN_FILE, NULL) ||
+	    put_env(env, "TFJOB_JOB_NAMESPACE", job->ns, NULL) ||
+	    put_env(env, "TFJOB_JOB_NAME", job->name, NULL) ||
+	    put_env(env, "TFJOB_JOB_UID", job->uid, NULL) ||
+	    put_env(env, "TFJOB_REPLICA_TYPE", tfj_tfjob_type_lower(t), NULL) ||
+	    put_env(env, "TFJOB_REPLICA_INDEX", idx, NULL) ||
+	    put_env(env, "POD_NAME", NULL, "metadata.name"))
+		return TFJ_ENOMEM;
+	return 0;
+}
+
+static int build_pod(cJSON *pod, const struct tfj_tfjob *job, enum tfj_rtype t, int index,
+		     const struct tfj_podspec_opts *o)
+{
+	const struct tfj_replica_spec *rs = &job->rs[t];
+	const char *policy;
+	char *tfconfig = NULL;
+	cJSON *meta, *spec, *ctrs, *c, *n;
+	int rc;
+
+	if (!(meta = ensure_object(pod, "metadata")) || !(spec = ensure_object(pod, "spec")))
+		return TFJ_ENOMEM;
+	if ((rc = put_meta(meta, job, t, index, o)))
+		return rc;
+	switch (rs->restart) {
+	case TFJ_RESTART_ALWAYS: policy = "Always"; break;
+	case TFJ_RESTART_ONFAILURE: policy = "OnFailure"; break;
+	default: policy = "Never"; break; /* Never, and ExitCode: we decide, not kubelet */
+	}
+	if (set_string(spec, "restartPolicy", policy))
+		return TFJ_ENOMEM;
+	if (job->run.priority_class && !cJSON_GetObjectItemCaseSensitive(spec, "priorityClassName") &&
+	    set_string(spec, "priorityClassName", job->run.priority_class))
+		return TFJ_ENOMEM;
+	if ((rc = tfj_podspec_tfconfig(&tfconfig, job, t, index, o)))
+		return rc;
+	ctrs = cJSON_GetObjectItemCaseSensitive(spec, "containers");
+	rc = tfj_err_set(TFJ_EINVAL, "template has no '%s' container", TFJ_PODSPEC_CONTAINER);
+	cJSON_ArrayForEach(c, ctrs) {
+		n = cJSON_GetObjectItemCaseSensitive(c, "name");
+		if (cJSON_IsObject(c) && cJSON_IsString(n) && n->valuestring &&
+		    !strcmp(n->valuestring, TFJ_PODSPEC_CONTAINER)) {
+			rc = put_container(c, tfconfig, tfj_podspec_port(job, t, o));
+			if (!rc && o && o->report_addr && *o->report_addr)
+				rc = put_report(spec, c, job, t, index, o);
+			break;
+		}
+	}
+	free(tfconfig);
+	return rc;
+}
+
+int tfj_podspec_pod(cJSON **out, const struct tfj_tfjob *job, enum tfj_rtype t, int index,
+		    const struct tfj_podspec_opts *o)
+{
+	cJSON *pod;
+	int rc;
+
+	*out = NULL;
+	if (!job->spec_valid || t < 0 || t >= TFJ_RT_COUNT || !job->rs[t].present || index < 0 ||
+	    index >= job->rs[t].replicas)
+		return tfj_err_set(TFJ_EINVAL, "no replica %s %d in this job",
+				   tfj_tfjob_type_lower(t), index);
+	pod = cJSON_Duplicate(job->rs[t].tmpl, 1);
+	if (!pod)
+		return tfj_err_set(TFJ_ENOMEM, "copying pod template");
+	if (!cJSON_AddStringToObject(pod, "apiVersion", "v1") ||
+	    !cJSON_AddStringToObject(pod, "kind", "Pod")) {
+		rc = TFJ_ENOMEM;
+	} else {
+		rc = build_pod(pod, job, t, index, o);
+	}
+	if (rc) {
+		cJSON_Delete(pod);
+		return rc == TFJ_ENOMEM ? tfj_err_set(TFJ_ENOMEM, "building pod") : rc;
+	}
+	*out = pod;
+	return 0;
+}
+
+static int build_service(cJSON *svc, const struct tfj_tfjob *job, enum tfj_rtype t, int index,
+			 const struct tfj_podspec_opts *o)
+{
+	cJSON *meta, *spec, *sel, *ports, *p;
+	int port = tfj_podspec_port(job, t, o), rc;
+
+	if (!cJSON_AddStringToObject(svc, "apiVersion", "v1") ||
+	    !cJSON_AddStringToObject(svc, "kind", "Service") ||
+	    !(meta = cJSON_AddObjectToObject(svc, "metadata")) ||
+	    !(spec = cJSON_AddObjectToObject(svc, "spec")))
+		return TFJ_ENOMEM;
+	if ((rc = put_meta(meta, job, t, index, o)))
+		return rc;
+	if (!cJSON_AddStringToObject(spec, "clusterIP", "None") ||
+	    /* Peers must resolve each other before they are ready (trainer#1458). */
+	    !cJSON_AddTrueToObject(spec, "publishNotReadyAddresses") ||
+	    !(sel = cJSON_AddObjectToObject(spec, "selector")) ||
+	    !(ports = cJSON_AddArrayToObject(spec, "ports")) || !(p = cJSON_CreateObject()))
+		return TFJ_ENOMEM;
+	cJSON_AddItemToArray(ports, p);
+	if ((rc = put_labels(sel, job, t, index, o, 0)))
+		return rc;
+	if (!cJSON_AddStringToObject(p, "name", TFJ_PODSPEC_PORT_NAME) ||
+	    !cJSON_AddStringToObject(p, "protocol", "TCP") ||
+	    !cJSON_AddNumberToObject(p, "port", port) ||
+	    !cJSON_AddNumberToObject(p, "targetPort", port))
+		return TFJ_ENOMEM;
+	return 0;
+}
+
+int tfj_podspec_service(cJSON **out, const struct tfj_tfjob *job, enum tfj_rtype t, int index,
+			const struct tfj_podspec_opts *o)
+{
+	cJSON *svc;
+	int rc;
+
+	*out = NULL;
+	if (t < 0 || t >= TFJ_RT_COUNT || !job->rs[t].present || index < 0 ||
+	    index >= job->rs[t].replicas)
+		return tfj_err_set(TFJ_EINVAL, "no replica %s %d in this job",
+				   tfj_tfjob_type_lower(t), index);
+	if (!(svc = cJSON_CreateObject()))
+		return tfj_err_set(TFJ_ENOMEM, "building service");
+	rc = build_service(svc, job, t, index, o);
+	if (rc) {
+		cJSON_Delete(svc);
+		return rc == TFJ_ENOMEM ? tfj_err_set(TFJ_ENOMEM, "building service") : rc;
+	}
+	*out = svc;
+	return 0;
+}

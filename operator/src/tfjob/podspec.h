@@ -1,0 +1,87 @@
+/*
+ * podspec.h - the pod and headless service of one replica.
+ *
+ * Both are named `<job>-<type>-<index>` (tfj_names_replica) and carry the
+ * labels
+ *   training.kubeflow.org/job-name       <job>
+ *   training.kubeflow.org/replica-type   chief|master|ps|worker|evaluator
+ *   training.kubeflow.org/replica-index  <index>
+ *   training.kubeflow.org/operator-name  <operator>
+ *   training.kubeflow.org/job-role       master   (chief/master, or worker 0
+ *                                                  when the job has no chief)
+ * and an ownerReference to the TFJob (controller, blockOwnerDeletion).
+ *
+ * The pod is the replica's template with: labels and annotations kept (ours
+ * win on conflict), spec.restartPolicy from the ReplicaSpec (ExitCode ->
+ * Never), a `tfjob-port` container port on the `tensorflow` container unless
+ * one is there, and TF_CONFIG in that container's env (replacing any
+ * TF_CONFIG the template set) unless the job has a single replica in all.
+ *
+ * TF_CONFIG cluster: training tasks (chief/master, ps, worker) see only the
+ * training tasks; the evaluator sees the training tasks plus itself. This is
+ * TensorFlow's own rule: a training cluster that lists an evaluator makes
+ * ParameterServerStrategy wait for it forever.
+ *
+ * Ownership: *out is a new cJSON tree the caller deletes.
+ */
+#ifndef TFJ_PODSPEC_H
+#define TFJ_PODSPEC_H
+
+#include <cjson/cJSON.h>
+
+#include "tfjob/tfjob.h"
+
+#define TFJ_PODSPEC_DEFAULT_PORT 2222
+#define TFJ_PODSPEC_PORT_NAME "tfjob-port"
+#define TFJ_PODSPEC_CONTAINER "tensorflow"
+#define TFJ_PODSPEC_DEFAULT_OPERATOR "tfjob-controller"
+
+#define TFJ_LABEL_JOB_NAME "training.kubeflow.org/job-name"
+#define TFJ_LABEL_REPLICA_TYPE "training.kubeflow.org/replica-type"
+#define TFJ_LABEL_REPLICA_INDEX "training.kubeflow.org/replica-index"
+#define TFJ_LABEL_OPERATOR "training.kubeflow.org/operator-name"
+#define TFJ_LABEL_JOB_ROLE "training.kubeflow.org/job-role"
+
+struct tfj_podspec_opts {
+	const char *operator_name;  /* NULL = TFJ_PODSPEC_DEFAULT_OPERATOR */
+	const char *cluster_domain; /* NULL or "" = short host form */
+	int default_port;           /* 0 = TFJ_PODSPEC_DEFAULT_PORT */
+	const char *report_addr;    /* operator's report service; NULL or "" = none */
+	const char *report_audience;/* NULL = TFJ_PODSPEC_REPORT_AUDIENCE */
+};
+
+/*
+ * The report channel (only with report_addr): a projected volume
+ * `tfjob-report-token` (serviceAccountToken {audience, expirationSeconds
+ * 3600, path token}) mounted read-only at /var/run/secrets/tfjob in the
+ * tensorflow container, and in its env TFJOB_REPORT_ADDR,
+ * TFJOB_REPORT_TOKEN_FILE, TFJOB_JOB_NAMESPACE, TFJOB_JOB_NAME,
+ * TFJOB_JOB_UID, TFJOB_REPLICA_TYPE, TFJOB_REPLICA_INDEX and POD_NAME
+ * (downward API). Variables of the same name the template set are replaced.
+ */
+#define TFJ_PODSPEC_REPORT_AUDIENCE "tfjob-report"
+#define TFJ_PODSPEC_REPORT_VOLUME "tfjob-report-token"
+#define TFJ_PODSPEC_REPORT_DIR "/var/run/secrets/tfjob"
+#define TFJ_PODSPEC_REPORT_TOKEN_FILE "/var/run/secrets/tfjob/token"
+#define TFJ_PODSPEC_REPORT_TOKEN_TTL 3600
+
+/* The port replicas of type t listen on (tfjob-port or the default). */
+int tfj_podspec_port(const struct tfj_tfjob *job, enum tfj_rtype t,
+		     const struct tfj_podspec_opts *o);
+
+/*
+ * The TF_CONFIG document for one task; *out is NULL (and 0 returned) when
+ * the job has a single replica in all and gets no TF_CONFIG.
+ */
+int tfj_podspec_tfconfig(char **out, const struct tfj_tfjob *job, enum tfj_rtype t,
+			 int index, const struct tfj_podspec_opts *o);
+
+/* The pod for replica (t, index) of a valid job. */
+int tfj_podspec_pod(cJSON **out, const struct tfj_tfjob *job, enum tfj_rtype t,
+		    int index, const struct tfj_podspec_opts *o);
+
+/* The headless service for replica (t, index). */
+int tfj_podspec_service(cJSON **out, const struct tfj_tfjob *job, enum tfj_rtype t,
+			int index, const struct tfj_podspec_opts *o);
+
+#endif

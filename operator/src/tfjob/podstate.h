@@ -1,0 +1,64 @@
+/*
+ * podstate.h - what the planner needs to know about an observed pod or
+ * service, read once from the cached JSON.
+ *
+ * A pod is "disrupted" when something other than its own program ended it:
+ * eviction, preemption, taint-manager deletion, node loss, or a
+ * DisruptionTarget condition. Disruptions are retried without counting
+ * against backoffLimit (trainer#999, #1560).
+ *
+ * Ownership: the string pointers point into the pod's cJSON tree and live as
+ * long as it; the fixed buffers are copies.
+ */
+#ifndef TFJ_PODSTATE_H
+#define TFJ_PODSTATE_H
+
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+#include "tfjob/tfjob.h"
+
+enum tfj_pod_phase {
+	TFJ_POD_PENDING = 0,
+	TFJ_POD_RUNNING,
+	TFJ_POD_SUCCEEDED,
+	TFJ_POD_FAILED,
+	TFJ_POD_UNKNOWN
+};
+
+struct tfj_podstate {
+	const char *name;
+	const char *uid;             /* "" when absent */
+	int type;                    /* enum tfj_rtype from the replica-type label, or -1 */
+	int index;                   /* replica-index label, or -1 */
+	enum tfj_pod_phase phase;
+	int deleting;                /* deletionTimestamp set */
+	int disrupted;
+	char why[64];                /* disruption or pod reason ("Evicted"), may be "" */
+	/* The `tensorflow` container's last termination, if any. */
+	int has_exit;                /* 2: the tensorflow container, 1: another one */
+	int exit_code;
+	char exit_reason[64];        /* "OOMKilled", "Error", ... */
+	char container[64];          /* container the failure is reported for */
+	int64_t restarts;            /* sum of containers' restartCount */
+	/*
+	 * tfjob-agent's termination message (docs/agent.md) of the tensorflow
+	 * container: {"reason": ..., "message": ...}; "" when there is none.
+	 * The message is cut to fit and has its line breaks turned into "; ".
+	 */
+	char agent_reason[64];
+	char agent_message[256];
+	int64_t running_since_ms;    /* tensorflow container state.running.startedAt; 0 = not running */
+};
+
+/*
+ * Reads a pod. Fails (TFJ_EINVAL/TFJ_ETYPE) only when the pod has no name;
+ * anything else odd (bad labels, unknown phase) is recorded as unknown type
+ * or phase so the planner can treat the pod as not ours to plan.
+ */
+int tfj_podstate_read(struct tfj_podstate *out, const cJSON *pod);
+
+/* Reads a service: name, uid, labels and deleting only. */
+int tfj_podstate_read_service(struct tfj_podstate *out, const cJSON *svc);
+
+#endif

@@ -1,0 +1,165 @@
+/*
+ * tfjob.h - the TFJob resource (kubeflow.org/v1) as the operator sees it.
+ *
+ * tfj_tfjob_decode() turns the JSON the API server sends into a struct
+ * tfj_tfjob. Decoding has two levels of failure:
+ *
+ *  - The object itself is unusable (not JSON, too big, too deep, no
+ *    metadata.name/namespace/uid, wrong kind): the decoder returns a negative
+ *    code and the caller logs it and drops the object. Nothing can be done
+ *    for an object we cannot even name.
+ *  - The object is a TFJob but its spec is invalid (unknown replica type,
+ *    two chiefs, replicas out of range, no `tensorflow` container, ...):
+ *    the decoder returns 0 with job->spec_valid == 0 and job->spec_error
+ *    explaining why. The planner then marks the job Failed with reason
+ *    InvalidSpec, so the user sees the problem in `kubectl describe` instead
+ *    of the operator silently ignoring the job.
+ *
+ * Ownership: the struct owns `doc` (the whole parsed object). Every `const
+ * char *` and `const cJSON *` in it points into `doc` and lives until
+ * tfj_tfjob_free().
+ */
+#ifndef TFJ_TFJOB_H
+#define TFJ_TFJOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+#include "tfjob/jobstatus.h"
+
+/* Largest TFJob object accepted, in bytes of JSON (the API server's own cap is 3 MiB). */
+#define TFJ_TFJOB_MAX_BYTES (3u << 20)
+
+/*
+ * Replicas per replica type: 0..TFJ_TFJOB_MAX_REPLICAS. The same number is
+ * TFJ_TFCONFIG_MAX_HOSTS (hosts per task type in TF_CONFIG) and the CRD's
+ * `maximum` on replicas, so admission, decoder and codec agree. The sum over
+ * all types is capped by the same number, because every pod's TF_CONFIG
+ * lists the whole cluster.
+ */
+#define TFJ_TFJOB_MAX_REPLICAS 4096
+
+/*
+ * Longest job name the decoder accepts (it is a label value on every
+ * child). The CRD is stricter: it requires `<name>-<type>-<last index>` to
+ * fit 63 characters for the types the job has, so names are readable;
+ * longer names that reach us anyway get hashed child names (names.h).
+ */
+#define TFJ_TFJOB_MAX_NAME 63
+
+/* The API group/version and kind written into ownerReferences. */
+#define TFJ_TFJOB_API_VERSION "kubeflow.org/v1"
+#define TFJ_TFJOB_KIND "TFJob"
+/* The API root of TFJob paths (kube/apipath.h). */
+#define TFJ_TFJOB_API_PATH "/apis/" TFJ_TFJOB_API_VERSION
+/* runPolicy.managedBy value that means "this operator" (the reference's value). */
+#define TFJ_TFJOB_MANAGER "kubeflow.org/training-operator"
+
+/*
+ * Replica types in a fixed order (the order children are planned in).
+ * Master is the legacy name of Chief; both are chief-role types and a job may
+ * have only one of them.
+ */
+enum tfj_rtype {
+	TFJ_RT_CHIEF = 0,
+	TFJ_RT_MASTER,
+	TFJ_RT_PS,
+	TFJ_RT_WORKER,
+	TFJ_RT_EVALUATOR,
+	TFJ_RT_COUNT
+};
+
+enum tfj_restart {
+	TFJ_RESTART_NEVER = 0, /* the default */
+	TFJ_RESTART_ONFAILURE,
+	TFJ_RESTART_ALWAYS,
+	TFJ_RESTART_EXITCODE
+};
+
+enum tfj_cleanpod {
+	TFJ_CLEAN_RUNNING = 0, /* the default: delete pods still running at the end */
+	TFJ_CLEAN_ALL,
+	TFJ_CLEAN_NONE
+};
+
+enum tfj_success {
+	TFJ_SUCCESS_DEFAULT = 0, /* chief succeeded, or worker 0 when there is no chief */
+	TFJ_SUCCESS_ALLWORKERS
+};
+
+struct tfj_replica_spec {
+	int present;              /* the type appears in spec.tfReplicaSpecs */
+	int replicas;             /* 0..TFJ_TFJOB_MAX_REPLICAS, default 1 */
+	enum tfj_restart restart;
+	const cJSON *tmpl;        /* the PodTemplateSpec object (never NULL when present) */
+	int port;                 /* tfjob-port of the tensorflow container, or 0 if none */
+};
+
+struct tfj_run_policy {
+	enum tfj_cleanpod clean_pod;
+	int has_ttl;
+	int64_t ttl_seconds;             /* ttlSecondsAfterFinished, >= 0 */
+	int has_deadline;
+	int64_t active_deadline_seconds; /* activeDeadlineSeconds, >= 1 */
+	int has_backoff;
+	int64_t backoff_limit;           /* backoffLimit, >= 0 */
+	int has_progress_deadline;
+	int64_t progress_deadline_seconds; /* progressDeadlineSeconds, >= 1: hang detection */
+	int suspend;
+	const char *managed_by;          /* NULL when absent */
+	const cJSON *scheduling_policy;  /* NULL when absent; kept, mostly unused */
+	const char *priority_class;      /* schedulingPolicy.priorityClass or NULL */
+};
+
+struct tfj_tfjob {
+	cJSON *doc;                  /* owned: the whole object */
+
+	/* metadata */
+	const char *name;
+	const char *ns;
+	const char *uid;
+	const char *resource_version; /* may be "" */
+	int64_t generation;
+	int deleting;                /* metadata.deletionTimestamp is set */
+
+	/* spec */
+	int spec_valid;
+	char spec_error[256];        /* why !spec_valid */
+	struct tfj_replica_spec rs[TFJ_RT_COUNT];
+	struct tfj_run_policy run;
+	enum tfj_success success_policy;
+	int total_replicas;          /* sum of rs[].replicas */
+
+	/* status as last written (empty when absent or unreadable) */
+	struct tfj_job_status status;
+	const cJSON *status_json;    /* the raw .status object, or NULL */
+};
+
+/* "Chief", "Master", "PS", "Worker", "Evaluator": the canonical spec key. */
+const char *tfj_tfjob_type_name(enum tfj_rtype t);
+/* "chief", "master", "ps", "worker", "evaluator": labels, names, TF_CONFIG. */
+const char *tfj_tfjob_type_lower(enum tfj_rtype t);
+/* Case-insensitive lookup of a replica type key; TFJ_EINVAL if unknown. */
+int tfj_tfjob_type_parse(enum tfj_rtype *out, const char *s);
+/* 1 for Chief and Master. */
+int tfj_tfjob_type_is_chief(enum tfj_rtype t);
+/* The chief-role type the job has (Chief or Master), or -1 when none. */
+int tfj_tfjob_chief_type(const struct tfj_tfjob *job);
+
+/*
+ * Decodes `len` bytes of TFJob JSON. On success *out owns the parsed tree.
+ * On failure *out is left zeroed (safe to tfj_tfjob_free()).
+ */
+int tfj_tfjob_decode(struct tfj_tfjob *out, const char *text, size_t len);
+
+/*
+ * The same from an already-parsed object (for example an informer cache
+ * entry). The object is copied; the caller keeps ownership of `obj`.
+ */
+int tfj_tfjob_from_json(struct tfj_tfjob *out, const cJSON *obj);
+
+/* Releases the document and zeroes the struct. Accepts NULL. */
+void tfj_tfjob_free(struct tfj_tfjob *job);
+
+#endif
