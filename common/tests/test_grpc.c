@@ -47,8 +47,10 @@ struct server {
 	struct slot slots[M_COUNT];
 	int port;
 	int shut_tag;
+	int shut_seen;        /* the server's shutdown tag has come out of the queue */
 	pthread_t th;
 	pthread_mutex_t mu;
+	pthread_cond_t cv;
 	char auth[128];       /* the last Echo's authorization value */
 	int slow_cancelled;   /* Slow calls the client gave up on */
 };
@@ -113,14 +115,24 @@ static void *serve(void *arg)
 		grpc_event ev = grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC),
 							   NULL);
 
+		/*
+		 * Every event is handled until the queue itself is shut down, also
+		 * those after the server's shutdown tag: a call finishing late still
+		 * owns a ctx that must be freed, or LeakSanitizer sees it.
+		 */
 		if (ev.type != GRPC_OP_COMPLETE)
 			break;
-		if (ev.tag == &s->shut_tag)
-			break;
+		if (ev.tag == &s->shut_tag) {
+			pthread_mutex_lock(&s->mu);
+			s->shut_seen = 1;
+			pthread_cond_signal(&s->cv);
+			pthread_mutex_unlock(&s->mu);
+			continue;
+		}
 		if (*(int *)ev.tag == TAG_NEW) {
 			struct slot *sl = ev.tag;
 
-			if (!ev.success) {
+			if (!ev.success || s->shut_seen) {
 				tfj_grpc_incoming_release(&sl->in);
 				continue;
 			}
@@ -150,6 +162,7 @@ static void server_start(struct server *s)
 
 	memset(s, 0, sizeof(*s));
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
 	tfj_grpc_args_init(&a);
 	TFJ_CHECK_INT(tfj_grpc_args_msg_caps(&a, 1u << 20, 1u << 20), 0);
 	TFJ_CHECK_INT(tfj_grpc_server_new(&s->srv, &a), 0);
@@ -173,9 +186,16 @@ static void server_stop(struct server *s)
 {
 	grpc_server_shutdown_and_notify(s->srv, s->cq, &s->shut_tag);
 	grpc_server_cancel_all_calls(s->srv);
-	pthread_join(s->th, NULL);
+	pthread_mutex_lock(&s->mu);
+	while (!s->shut_seen)
+		pthread_cond_wait(&s->cv, &s->mu);
+	pthread_mutex_unlock(&s->mu);
 	grpc_server_destroy(s->srv);
-	tfj_grpc_cq_destroy(s->cq);
+	/* The serve thread drains what is left and ends at GRPC_QUEUE_SHUTDOWN. */
+	grpc_completion_queue_shutdown(s->cq);
+	pthread_join(s->th, NULL);
+	grpc_completion_queue_destroy(s->cq);
+	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 }
 
