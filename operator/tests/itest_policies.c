@@ -137,7 +137,8 @@ static void test_deadline(void)
 	if (ip_setup(&e, "dl", MANAGER))
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	TFJ_CHECK_INT(ip_create_job(&e, "dl", 0, 1, "OnFailure", "\"activeDeadlineSeconds\":3,", ""),
+	TFJ_CHECK_INT(ip_create_job(&e, "dl", 0, 1, "OnFailure",
+				    "\"activeDeadlineSeconds\":3,\"cleanPodPolicy\":\"Running\",", ""),
 		      0);
 	ip_ctx_init(&x, &e, "dl");
 	x.type = "Failed";
@@ -149,7 +150,7 @@ static void test_deadline(void)
 	IP_EXPECT(&x, ip_cond_reason_is(&x, "Failed", "DeadlineExceeded"), "reason DeadlineExceeded");
 	IP_EXPECT(&x, ip_event_wait(&e, "dl", "DeadlineExceeded", NULL), "event DeadlineExceeded");
 	/* One finish path: the pending worker is cleaned up (cleanPodPolicy
-	 * Running is the default). */
+	 * Running). */
 	x.pod = "dl-worker-0";
 	IP_EXPECT(&x, ip_wait(ip_pod_gone, &x, 30), "pending dl-worker-0 deleted");
 out:
@@ -165,7 +166,8 @@ static void test_success_policies(void)
 
 	if (ip_setup(&e, "sp", MANAGER))
 		goto out;
-	TFJ_CHECK_INT(ip_create_job(&e, "spd", 0, 2, "OnFailure", "", ""), 0);
+	TFJ_CHECK_INT(ip_create_job(&e, "spd", 0, 2, "OnFailure", "\"cleanPodPolicy\":\"Running\",",
+				    ""), 0);
 	TFJ_CHECK_INT(ip_create_job(&e, "spa", 0, 2, "OnFailure", "",
 				    "\"successPolicy\":\"AllWorkers\","), 0);
 	ip_ctx_init(&d, &e, "spd");
@@ -185,7 +187,7 @@ static void test_success_policies(void)
 	IP_EXPECT(&d, ip_wait(ip_cond_true, &d, 30), "default policy: Succeeded on worker 0");
 	IP_EXPECT(&d, !ip_cond(&d, "Failed"), "not Failed too");
 	IP_EXPECT(&d, ip_status_str_is(&d, "phase", "Succeeded"), "phase Succeeded");
-	/* The default job's still-running worker 1 is cleaned up. */
+	/* The default job's still-running worker 1 is cleaned up (cleanPodPolicy Running). */
 	d.pod = "spd-worker-1";
 	IP_EXPECT(&d, ip_wait(ip_pod_gone, &d, 30), "spd-worker-1 deleted by cleanPodPolicy");
 

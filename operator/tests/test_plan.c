@@ -119,6 +119,7 @@ static void test_success_chief_cleans_running(void)
 	fx_replica(j, "PS", 1, NULL);
 	fx_replica(j, "Worker", 1, NULL);
 	fx_replica(j, "Evaluator", 1, NULL);
+	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", "Running");
 	fx_world_init(&w, j);
 	start(&w);
 	fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Succeeded"); /* not enough */
@@ -130,7 +131,7 @@ static void test_success_chief_cleans_running(void)
 	TFJ_CHECK_STR(w.plan.phase, "Succeeded");
 	ev = fx_event(&w.plan, "TFJobSucceeded");
 	TFJ_CHECK(ev && !strcmp(ev->ev_type, "Normal"));
-	/* cleanPodPolicy Running (default): ps and evaluator go, finished pods stay. */
+	/* cleanPodPolicy Running: ps and evaluator go, finished pods stay. */
 	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-ps-0") != NULL);
 	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-evaluator-0") != NULL);
 	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-chief-0") == NULL);
@@ -199,9 +200,11 @@ static void test_success_all_workers_and_no_rerun(void)
 static void test_never_failure_names_replica(void)
 {
 	struct fx_world w;
+	cJSON *j = ps_worker_job("Never");
 	const char *msg;
 
-	fx_world_init(&w, ps_worker_job("Never"));
+	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", "Running");
+	fx_world_init(&w, j);
 	start(&w);
 	fx_pod_phase(fx_pod_named(&w, "mnist-worker-1"), "Failed");
 	fx_pod_exit(fx_pod_named(&w, "mnist-worker-1"), "tensorflow", 1, "Error", 0);
@@ -224,9 +227,11 @@ static void test_never_failure_names_replica(void)
 static void test_failed_ps_fails_with_reason(void)
 {
 	struct fx_world w;
+	cJSON *j = ps_worker_job(NULL);
 	const char *msg;
 
-	fx_world_init(&w, ps_worker_job(NULL));
+	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", "Running");
+	fx_world_init(&w, j);
 	start(&w);
 	fx_pod_phase(fx_pod_named(&w, "mnist-ps-0"), "Failed");
 	fx_pod_exit(fx_pod_named(&w, "mnist-ps-0"), "tensorflow", 137, "OOMKilled", 0);
@@ -382,6 +387,7 @@ static void test_backoff_counts_recreations(void)
 	cJSON *j = ps_worker_job("ExitCode");
 
 	cJSON_AddNumberToObject(fx_run_policy(j), "backoffLimit", 1);
+	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", "Running");
 	fx_world_init(&w, j);
 	start(&w);
 	fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Failed");
@@ -430,6 +436,7 @@ static void test_active_deadline_timer(void)
 	const struct tfj_action *rq;
 
 	cJSON_AddNumberToObject(fx_run_policy(j), "activeDeadlineSeconds", 60);
+	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", "Running");
 	fx_world_init(&w, j);
 	TFJ_CHECK_INT(fx_plan(&w), 0);
 	rq = fx_action(&w.plan, TFJ_ACT_REQUEUE, NULL);
@@ -477,8 +484,10 @@ static void test_ttl_deletes_job(void)
 
 static void test_clean_pod_policy_all_and_none(void)
 {
+	static const char *const nones[] = { "None", "", NULL };
 	struct fx_world w;
 	cJSON *j = ps_worker_job(NULL);
+	int i;
 
 	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", "All");
 	fx_world_init(&w, j);
@@ -489,16 +498,20 @@ static void test_clean_pod_policy_all_and_none(void)
 	TFJ_CHECK_INT(w.nsvcs, 0);
 	fx_world_free(&w);
 
-	j = ps_worker_job(NULL);
-	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", "None");
-	fx_world_init(&w, j);
-	start(&w);
-	fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Succeeded");
-	fx_step(&w);
-	TFJ_CHECK_STR(fx_cond(&w, "Succeeded"), "True");
-	TFJ_CHECK_INT(w.npods, 3);
-	TFJ_CHECK_INT(w.nsvcs, 3);
-	fx_world_free(&w);
+	/* None keeps every pod; "" and no policy are None, Kubeflow v1.9's default. */
+	for (i = 0; i < 3; i++) {
+		j = ps_worker_job(NULL);
+		if (nones[i])
+			cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", nones[i]);
+		fx_world_init(&w, j);
+		start(&w);
+		fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Succeeded");
+		fx_step(&w);
+		TFJ_CHECK_STR(fx_cond(&w, "Succeeded"), "True");
+		TFJ_CHECK_INT(w.npods, 3);
+		TFJ_CHECK_INT(w.nsvcs, 3);
+		fx_world_free(&w);
+	}
 }
 
 static void test_suspend_and_resume(void)

@@ -43,7 +43,7 @@ static void test_normalises_and_defaults(void)
 	TFJ_CHECK_INT(job.rs[TFJ_RT_MASTER].restart, TFJ_RESTART_EXITCODE);
 	TFJ_CHECK_INT(tfj_tfjob_chief_type(&job), TFJ_RT_MASTER);
 	TFJ_CHECK_INT(job.total_replicas, 4);
-	TFJ_CHECK_INT(job.run.clean_pod, TFJ_CLEAN_RUNNING);
+	TFJ_CHECK_INT(job.run.clean_pod, TFJ_CLEAN_NONE); /* Kubeflow v1.9's TFJob default */
 	TFJ_CHECK(!job.run.has_ttl && !job.run.has_deadline && !job.run.has_backoff);
 	TFJ_CHECK(!job.run.suspend && !job.deleting);
 	TFJ_CHECK_INT(job.success_policy, TFJ_SUCCESS_DEFAULT);
@@ -77,6 +77,44 @@ static void test_run_policy(void)
 	TFJ_CHECK_STR(job.run.priority_class, "high");
 	TFJ_CHECK_INT(job.success_policy, TFJ_SUCCESS_ALLWORKERS);
 	tfj_tfjob_free(&job);
+}
+
+/* The cleanPodPolicy a one-worker job decodes to, given its value (NULL: absent). */
+static int clean_policy_of(const char *value)
+{
+	struct tfj_tfjob job;
+	cJSON *j = fx_job("mnist");
+	int policy = -1;
+
+	fx_replica(j, "Worker", 1, NULL);
+	if (value)
+		cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", value);
+	if (decode_obj(&job, j) == 0 && job.spec_valid)
+		policy = (int)job.run.clean_pod;
+	tfj_tfjob_free(&job);
+	return policy;
+}
+
+/* Kubeflow accepts "" for both enums and reads it as the default. */
+static void test_empty_strings_mean_default(void)
+{
+	struct tfj_tfjob job;
+	cJSON *j = fx_job("mnist");
+
+	fx_replica(j, "Worker", 2, "");
+	fx_replica(j, "PS", 1, "OnFailure");
+	TFJ_CHECK_INT(decode_obj(&job, j), 0);
+	TFJ_CHECK(job.spec_valid);
+	TFJ_CHECK_INT(job.rs[TFJ_RT_WORKER].restart, TFJ_RESTART_NEVER);
+	TFJ_CHECK_INT(job.rs[TFJ_RT_PS].restart, TFJ_RESTART_ONFAILURE);
+	tfj_tfjob_free(&job);
+
+	TFJ_CHECK_INT(clean_policy_of(NULL), TFJ_CLEAN_NONE); /* Kubeflow v1.9's TFJob default */
+	TFJ_CHECK_INT(clean_policy_of(""), TFJ_CLEAN_NONE);
+	TFJ_CHECK_INT(clean_policy_of("None"), TFJ_CLEAN_NONE);
+	TFJ_CHECK_INT(clean_policy_of("Running"), TFJ_CLEAN_RUNNING);
+	TFJ_CHECK_INT(clean_policy_of("All"), TFJ_CLEAN_ALL);
+	TFJ_CHECK_INT(clean_policy_of("Some"), -1);
 }
 
 /* Builds a job, lets `mutate` break it, and expects a spec error containing `want`. */
@@ -176,6 +214,17 @@ static void m_long_name(cJSON *j)
 						     "12345678901234567890123"));
 }
 static void m_no_spec(cJSON *j) { cJSON_DeleteItemFromObject(j, "spec"); }
+static cJSON *worker_container(cJSON *j)
+{
+	return cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(specs_of(j), "Worker"), "template"), "spec"), "containers"), 0);
+}
+static void m_no_image(cJSON *j) { cJSON_DeleteItemFromObject(worker_container(j), "image"); }
+static void m_empty_image(cJSON *j)
+{
+	cJSON_ReplaceItemInObject(worker_container(j), "image", cJSON_CreateString(""));
+}
+static void m_two_evaluators(cJSON *j) { fx_replica(j, "Evaluator", 2, NULL); }
 
 static void test_spec_errors(void)
 {
@@ -198,6 +247,9 @@ static void test_spec_errors(void)
 	expect_spec_error(m_bad_port, "tfjob-port");
 	expect_spec_error(m_long_name, "metadata.name");
 	expect_spec_error(m_no_spec, "spec");
+	expect_spec_error(m_no_image, "container 'tensorflow' has no image");
+	expect_spec_error(m_empty_image, "container 'tensorflow' has no image");
+	expect_spec_error(m_two_evaluators, "Evaluator.replicas is 2; at most 1");
 }
 
 static void test_hostile_input_rejected(void)
@@ -239,7 +291,7 @@ static void test_status_and_deletion_read(void)
 		"{\"kind\":\"TFJob\",\"metadata\":{\"name\":\"m\",\"namespace\":\"ns\",\"uid\":\"u\","
 		"\"deletionTimestamp\":\"2024-01-01T00:00:00Z\"},"
 		"\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"template\":{\"spec\":{\"containers\":"
-		"[{\"name\":\"tensorflow\"}]}}}}},"
+		"[{\"name\":\"tensorflow\",\"image\":\"i\"}]}}}}},"
 		"\"status\":{\"conditions\":[{\"type\":\"Running\",\"status\":\"True\","
 		"\"reason\":\"TFJobRunning\",\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"}],"
 		"\"replicaStatuses\":{\"Worker\":{\"active\":1,\"restarts\":2,"
@@ -273,6 +325,7 @@ int main(void)
 {
 	TFJ_RUN(test_normalises_and_defaults);
 	TFJ_RUN(test_run_policy);
+	TFJ_RUN(test_empty_strings_mean_default);
 	TFJ_RUN(test_spec_errors);
 	TFJ_RUN(test_hostile_input_rejected);
 	TFJ_RUN(test_status_and_deletion_read);

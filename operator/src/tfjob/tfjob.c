@@ -135,7 +135,7 @@ static int decode_template(struct tfj_tfjob *job, const char *key, const cJSON *
 			   struct tfj_replica_spec *rs)
 {
 	const cJSON *spec, *ctrs, *c;
-	const char *name;
+	const char *name, *image;
 	int n = 0, found = 0;
 
 	if (tfj_json_get_object(&spec, tmpl, "spec"))
@@ -151,6 +151,10 @@ static int decode_template(struct tfj_tfjob *job, const char *key, const cJSON *
 		if (tfj_json_get_string(&name, c, "name"))
 			return spec_fail(job, "spec.tfReplicaSpecs.%s: container %d: %s", key, n,
 					 tfj_err_detail());
+		/* The CRD refuses it too; Kubeflow's webhook does (tfjob_webhook.go). */
+		if (tfj_json_opt_string(&image, c, "image", "") || !*image)
+			return spec_fail(job, "spec.tfReplicaSpecs.%s: container '%.63s' has no image",
+					 key, name);
 		if (!strcmp(name, TFJ_PODSPEC_CONTAINER)) {
 			found = 1;
 			if (read_port(job, key, c, &rs->port))
@@ -220,6 +224,13 @@ static int decode_replicas(struct tfj_tfjob *job, const cJSON *spec)
 		if (job->rs[t].present && job->rs[t].replicas > 1)
 			return spec_fail(job, "spec.tfReplicaSpecs.%s.replicas is %d; at most 1",
 					 type_names[t], job->rs[t].replicas);
+	/*
+	 * TensorFlow refuses a cluster with two evaluators ("There must be at most
+	 * one evaluator"); Kubeflow accepts such a job, we refuse it up front.
+	 */
+	if (job->rs[TFJ_RT_EVALUATOR].present && job->rs[TFJ_RT_EVALUATOR].replicas > 1)
+		return spec_fail(job, "spec.tfReplicaSpecs.Evaluator.replicas is %d; at most 1",
+				 job->rs[TFJ_RT_EVALUATOR].replicas);
 	if (job->total_replicas > TFJ_TFJOB_MAX_REPLICAS)
 		return spec_fail(job, "spec.tfReplicaSpecs: %d replicas in all; at most %d",
 				 job->total_replicas, TFJ_TFJOB_MAX_REPLICAS);
@@ -232,7 +243,8 @@ static int decode_replicas(struct tfj_tfjob *job, const cJSON *spec)
 
 static int decode_run_policy(struct tfj_tfjob *job, const cJSON *spec)
 {
-	static const char *const cleans[] = { "Running", "All", "None" };
+	/* In enum tfj_cleanpod's order; "" means the default, None. */
+	static const char *const cleans[] = { "None", "Running", "All" };
 	struct tfj_run_policy *rp = &job->run;
 	const cJSON *run = cJSON_GetObjectItemCaseSensitive(spec, "runPolicy");
 	const cJSON *sp;
@@ -243,9 +255,9 @@ static int decode_run_policy(struct tfj_tfjob *job, const cJSON *spec)
 		return 0;
 	if (!cJSON_IsObject(run))
 		return spec_fail(job, "spec.runPolicy: expected an object");
-	if (tfj_json_opt_string(&s, run, "cleanPodPolicy", "Running"))
+	if (tfj_json_opt_string(&s, run, "cleanPodPolicy", "None"))
 		return spec_fail(job, "spec.runPolicy.cleanPodPolicy: %s", tfj_err_detail());
-	if (parse_enum(&v, *s ? s : "Running", cleans, 3))
+	if (parse_enum(&v, *s ? s : "None", cleans, 3))
 		return spec_fail(job, "spec.runPolicy.cleanPodPolicy '%.32s': want All, Running "
 				 "or None", s);
 	rp->clean_pod = (enum tfj_cleanpod)v;

@@ -78,9 +78,9 @@ enum tfj_restart {
 };
 
 enum tfj_cleanpod {
-	TFJ_CLEAN_RUNNING = 0, /* the default: delete pods still running at the end */
-	TFJ_CLEAN_ALL,
-	TFJ_CLEAN_NONE
+	TFJ_CLEAN_NONE = 0, /* the default, as Kubeflow v1.9 (tensorflow_defaults.go): keep pods */
+	TFJ_CLEAN_RUNNING,  /* delete pods still running or pending at the end */
+	TFJ_CLEAN_ALL
 };
 
 enum tfj_success {
