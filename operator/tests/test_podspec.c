@@ -233,6 +233,11 @@ static void test_service(void)
 	TFJ_CHECK_INT(cJSON_GetObjectItem(p, "port")->valueint, 2222);
 	TFJ_CHECK_STR(label(svc, TFJ_LABEL_JOB_NAME), "mnist");
 	cJSON_Delete(svc);
+	/* Worker 0's pod has job-role; its service, as Kubeflow's, does not. */
+	TFJ_CHECK_INT(tfj_podspec_service(&svc, &job, TFJ_RT_WORKER, 0, NULL), 0);
+	TFJ_CHECK(label(svc, TFJ_LABEL_JOB_ROLE) == NULL);
+	TFJ_CHECK_STR(label(svc, TFJ_LABEL_OPERATOR), "tfjob-controller");
+	cJSON_Delete(svc);
 	tfj_tfjob_free(&job);
 }
 

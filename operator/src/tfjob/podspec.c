@@ -154,8 +154,11 @@ static int is_master_role(const struct tfj_tfjob *job, enum tfj_rtype t, int ind
 	return t == TFJ_RT_WORKER && index == 0 && tfj_tfjob_chief_type(job) < 0;
 }
 
+/* Which labels beyond job-name, replica-type and replica-index. */
+enum { LBL_OPERATOR = 1, LBL_ROLE = 2 };
+
 static int put_labels(cJSON *labels, const struct tfj_tfjob *job, enum tfj_rtype t, int index,
-		      const struct tfj_podspec_opts *o, int with_role)
+		      const struct tfj_podspec_opts *o, int which)
 {
 	char idx[16];
 	const char *op = (o && o->operator_name) ? o->operator_name : TFJ_PODSPEC_DEFAULT_OPERATOR;
@@ -165,17 +168,21 @@ static int put_labels(cJSON *labels, const struct tfj_tfjob *job, enum tfj_rtype
 	    set_string(labels, TFJ_LABEL_REPLICA_TYPE, tfj_tfjob_type_lower(t)) ||
 	    set_string(labels, TFJ_LABEL_REPLICA_INDEX, idx))
 		return TFJ_ENOMEM;
-	if (with_role && set_string(labels, TFJ_LABEL_OPERATOR, op))
+	if ((which & LBL_OPERATOR) && set_string(labels, TFJ_LABEL_OPERATOR, op))
 		return TFJ_ENOMEM;
-	if (with_role && is_master_role(job, t, index) &&
+	if ((which & LBL_ROLE) && is_master_role(job, t, index) &&
 	    set_string(labels, TFJ_LABEL_JOB_ROLE, "master"))
 		return TFJ_ENOMEM;
 	return 0;
 }
 
-/* Sets name, namespace, our labels and the controller ownerReference. */
+/*
+ * Sets name, namespace, our labels and the controller ownerReference. As
+ * Kubeflow, only pods carry job-role (pkg/controller.v1/common/pod.go
+ * L406-408; a service has the other four, service.go L219-222, L244).
+ */
 static int put_meta(cJSON *meta, const struct tfj_tfjob *job, enum tfj_rtype t, int index,
-		    const struct tfj_podspec_opts *o)
+		    const struct tfj_podspec_opts *o, int which)
 {
 	static const char *const drop[] = { "generateName", "uid", "resourceVersion",
 					    "creationTimestamp", "deletionTimestamp",
@@ -193,7 +200,7 @@ static int put_meta(cJSON *meta, const struct tfj_tfjob *job, enum tfj_rtype t, 
 		return TFJ_ENOMEM;
 	if (!(labels = ensure_object(meta, "labels")))
 		return TFJ_ENOMEM;
-	if ((rc = put_labels(labels, job, t, index, o, 1)))
+	if ((rc = put_labels(labels, job, t, index, o, which)))
 		return rc;
 	if (!(refs = cJSON_AddArrayToObject(meta, "ownerReferences")) ||
 	    !(ref = cJSON_CreateObject()))
@@ -354,7 +361,7 @@ static int build_pod(cJSON *pod, const struct tfj_tfjob *job, enum tfj_rtype t, 
 
 	if (!(meta = ensure_object(pod, "metadata")) || !(spec = ensure_object(pod, "spec")))
 		return TFJ_ENOMEM;
-	if ((rc = put_meta(meta, job, t, index, o)))
+	if ((rc = put_meta(meta, job, t, index, o, LBL_OPERATOR | LBL_ROLE)))
 		return rc;
 	switch (rs->restart) {
 	case TFJ_RESTART_ALWAYS: policy = "Always"; break;
@@ -488,7 +495,7 @@ static int build_service(cJSON *svc, const struct tfj_tfjob *job, enum tfj_rtype
 	    !(meta = cJSON_AddObjectToObject(svc, "metadata")) ||
 	    !(spec = cJSON_AddObjectToObject(svc, "spec")))
 		return TFJ_ENOMEM;
-	if ((rc = put_meta(meta, job, t, index, o)))
+	if ((rc = put_meta(meta, job, t, index, o, LBL_OPERATOR)))
 		return rc;
 	if (!cJSON_AddStringToObject(spec, "clusterIP", "None") ||
 	    /* Peers must resolve each other before they are ready (trainer#1458). */
@@ -496,6 +503,10 @@ static int build_service(cJSON *svc, const struct tfj_tfjob *job, enum tfj_rtype
 	    !(sel = cJSON_AddObjectToObject(spec, "selector")) ||
 	    !(ports = cJSON_AddArrayToObject(spec, "ports")))
 		return TFJ_ENOMEM;
+	/*
+	 * Deliberately without operator-name (Kubeflow selects on it too): a
+	 * renamed operator's new pods are still selected by the old services.
+	 */
 	if ((rc = put_labels(sel, job, t, index, o, 0)))
 		return rc;
 	return put_service_ports(ports, job, t, o);
