@@ -734,17 +734,24 @@ static void test_failure_wins_over_restart(void)
  * that failed for good is left failed and the job runs on; the worker the
  * job's success waits for (worker 0 without a chief) still fails it.
  */
-static void test_dynamic_worker_failure_tolerated(void)
+/* A started ps/worker job with enableDynamicWorker whose worker `name` failed. */
+static void dynamic_worker_failed(struct fx_world *w, const char *name)
 {
-	struct fx_world w;
 	cJSON *j = ps_worker_job("Never");
 
 	cJSON_AddTrueToObject(cJSON_GetObjectItem(j, "spec"), "enableDynamicWorker");
-	fx_world_init(&w, j);
-	start(&w);
-	fx_pod_phase(fx_pod_named(&w, "mnist-worker-1"), "Failed");
-	fx_pod_exit(fx_pod_named(&w, "mnist-worker-1"), "tensorflow", 1, "Error", 0);
-	fx_step(&w);
+	fx_world_init(w, j);
+	start(w);
+	fx_pod_phase(fx_pod_named(w, name), "Failed");
+	fx_pod_exit(fx_pod_named(w, name), "tensorflow", 1, "Error", 0);
+	fx_step(w);
+}
+
+static void test_dynamic_worker_failure_tolerated(void)
+{
+	struct fx_world w;
+
+	dynamic_worker_failed(&w, "mnist-worker-1");
 	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "");
 	TFJ_CHECK_STR(fx_cond(&w, "Running"), "True");
 	TFJ_CHECK(fx_pod_named(&w, "mnist-worker-1") != NULL); /* kept, not recreated */
@@ -758,13 +765,7 @@ static void test_dynamic_worker_failure_tolerated(void)
 	fx_world_free(&w);
 
 	/* Worker 0 decides success here: its failure fails the job. */
-	j = ps_worker_job("Never");
-	cJSON_AddTrueToObject(cJSON_GetObjectItem(j, "spec"), "enableDynamicWorker");
-	fx_world_init(&w, j);
-	start(&w);
-	fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Failed");
-	fx_pod_exit(fx_pod_named(&w, "mnist-worker-0"), "tensorflow", 1, "Error", 0);
-	fx_step(&w);
+	dynamic_worker_failed(&w, "mnist-worker-0");
 	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "True");
 	fx_world_free(&w);
 }
