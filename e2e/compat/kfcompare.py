@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """kfcompare - the pods and services of a TFJob against Kubeflow's.
 
-    kfcompare.py --namespace NS --job NAME [--wait SECONDS]
+    kfcompare.py --namespace NS --job NAME [--wait SECONDS] [--strict]
     kfcompare.py --self-test      (the model against Kubeflow's unit tests)
 
 Reads the TFJob as the API server holds it, writes down the pods and
@@ -351,12 +351,16 @@ def main():
     ap.add_argument("--job", required=True)
     ap.add_argument("--wait", type=float, default=120,
                     help="seconds to wait for the operator to create every child")
+    ap.add_argument("--strict", action="store_true",
+                    help="Kubeflow's objects as they are, our deliberate differences not "
+                         "applied (they must then show: the comparison can fail)")
     a = ap.parse_args()
     job = defaulted(kubectl("-n", a.namespace, "get", "tfjob", a.job, "-o", "json"))
     want_pods, want_svcs = kubeflow_objects(job)
     for p in want_pods.values():
         parse_tfconfig(p)
-    deliberate(job, want_pods, want_svcs)
+    if not a.strict:
+        deliberate(job, want_pods, want_svcs)
     deadline = time.monotonic() + a.wait
     while True:
         pods, svcs = children(a.namespace, a.job, "pods"), children(a.namespace, a.job, "services")
