@@ -99,7 +99,7 @@ int tfj_peers_collect(struct tfj_peers *out, const struct tfj_tfconfig *cfg, con
 			int dup = 0;
 
 			if (cfg->has_task && strcmp(cfg->task_type, job->name) == 0 &&
-			    (size_t)cfg->task_index == k)
+			    cfg->task_index == tfj_tfconfig_host_index(job, k))
 				continue; /* ourselves: our server starts inside the child */
 			if (!type_listed(types, job->name))
 				continue;
@@ -112,7 +112,7 @@ int tfj_peers_collect(struct tfj_peers *out, const struct tfj_tfconfig *cfg, con
 					dup = 1;
 			}
 			p->type = strdup(job->name);
-			p->index = (int)k;
+			p->index = tfj_tfconfig_host_index(job, k);
 			if (!p->type) {
 				rc = tfj_err_set(TFJ_ENOMEM, "peer list");
 				out->n++;

@@ -2,11 +2,13 @@
  * tfconfig.c - TF_CONFIG encoder, decoder and validator.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tfj/err.h"
 #include "tfj/json.h"
+#include "tfj/parse.h"
 #include "tfj/tfconfig.h"
 
 static const char *const known_types[] = { "chief", "master", "worker", "ps", "evaluator" };
@@ -72,6 +74,36 @@ static int check_string(const char *s, size_t max, const char *what)
 	return 0;
 }
 
+/* A sparse job's index k: in range and not used by an earlier host. */
+static int check_index(const struct tfj_tfconfig_job *job, size_t k)
+{
+	size_t m;
+
+	if (!job->indexes || job->indexes[k] < 0)
+		return tfj_err_set(TFJ_ERANGE, "cluster.%s: task index missing or negative",
+				   job->name);
+	for (m = 0; m < k; m++)
+		if (job->indexes[m] == job->indexes[k])
+			return tfj_err_set(TFJ_EINVAL, "cluster.%s: task %d listed twice", job->name,
+					   job->indexes[k]);
+	return 0;
+}
+
+static int any_sparse(const struct tfj_tfconfig *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->njobs; i++)
+		if (cfg->jobs[i].sparse)
+			return 1;
+	return 0;
+}
+
+int tfj_tfconfig_host_index(const struct tfj_tfconfig_job *j, size_t k)
+{
+	return j->sparse && j->indexes ? j->indexes[k] : (int)k;
+}
+
 int tfj_tfconfig_validate(const struct tfj_tfconfig *cfg)
 {
 	const struct tfj_tfconfig_job *task_job = NULL;
@@ -100,6 +132,8 @@ int tfj_tfconfig_validate(const struct tfj_tfconfig *cfg)
 			return tfj_err_set(TFJ_EINVAL, "cluster.%s has %zu hosts; at most one allowed",
 					   job->name, job->nhosts);
 		for (j = 0; j < job->nhosts; j++) {
+			if (job->sparse && (rc = check_index(job, j)))
+				return rc;
 			if (!job->hosts[j])
 				return tfj_err_set(TFJ_EINVAL, "cluster.%s[%zu] is missing", job->name, j);
 			rc = check_string(job->hosts[j], TFJ_TFCONFIG_MAX_HOSTLEN, "cluster host");
@@ -125,11 +159,22 @@ int tfj_tfconfig_validate(const struct tfj_tfconfig *cfg)
 		return tfj_err_set(TFJ_ERANGE, "task.index %d is negative", cfg->task_index);
 	task_job = tfj_tfconfig_find_job(cfg, cfg->task_type);
 	if (!task_job) {
-		/* TensorFlow keeps the evaluator outside the training cluster. */
-		if (strcmp(cfg->task_type, "evaluator") == 0)
+		/*
+		 * TensorFlow keeps the evaluator outside the training cluster;
+		 * Kubeflow's sparse (enableDynamicWorker) config gives chief and
+		 * evaluator a cluster without themselves.
+		 */
+		if (strcmp(cfg->task_type, "evaluator") == 0 || any_sparse(cfg))
 			return 0;
 		return tfj_err_set(TFJ_EINVAL, "task.type '%s' does not appear in cluster",
 				   cfg->task_type);
+	}
+	if (task_job->sparse) {
+		for (j = 0; j < task_job->nhosts; j++)
+			if (task_job->indexes[j] == cfg->task_index)
+				return 0;
+		return tfj_err_set(TFJ_ERANGE, "task.index %d is not in the sparse cluster.%s",
+				   cfg->task_index, cfg->task_type);
 	}
 	if ((size_t)cfg->task_index >= task_job->nhosts)
 		return tfj_err_set(TFJ_ERANGE, "task.index %d out of range: cluster.%s has %zu hosts",
@@ -174,16 +219,35 @@ int tfj_tfconfig_add_job(struct tfj_tfconfig *cfg, const char *name)
 	return 0;
 }
 
-int tfj_tfconfig_add_host(struct tfj_tfconfig *cfg, const char *job, const char *host)
+int tfj_tfconfig_add_sparse_job(struct tfj_tfconfig *cfg, const char *name)
+{
+	int rc = tfj_tfconfig_add_job(cfg, name);
+
+	if (!rc)
+		cfg->jobs[cfg->njobs - 1].sparse = 1;
+	return rc;
+}
+
+/* Appends host (task `index` of a sparse job; ignored for a list). */
+static int append_host(struct tfj_tfconfig *cfg, const char *job, int sparse, int index,
+		       const char *host)
 {
 	struct tfj_tfconfig_job *j = find_job_mut(cfg, job);
 	char **hosts, *copy;
+	int *idx;
 
-	if (!j || !host)
-		return tfj_err_set(TFJ_EINVAL, "no task type '%s' to add a host to", job);
+	if (!j || !host || j->sparse != sparse)
+		return tfj_err_set(TFJ_EINVAL, "no %s task type '%s' to add a host to",
+				   sparse ? "sparse" : "list", job);
 	if (j->nhosts >= TFJ_TFCONFIG_MAX_HOSTS)
 		return tfj_err_set(TFJ_ETOOBIG, "cluster.%s: at most %d hosts", job,
 				   TFJ_TFCONFIG_MAX_HOSTS);
+	if (sparse) {
+		if (!(idx = realloc(j->indexes, (j->nhosts + 1) * sizeof(*idx))))
+			return tfj_err_set(TFJ_ENOMEM, "adding host");
+		j->indexes = idx;
+		idx[j->nhosts] = index;
+	}
 	copy = strdup(host);
 	if (!copy)
 		return tfj_err_set(TFJ_ENOMEM, "adding host");
@@ -195,6 +259,17 @@ int tfj_tfconfig_add_host(struct tfj_tfconfig *cfg, const char *job, const char 
 	j->hosts = hosts;
 	j->hosts[j->nhosts++] = copy;
 	return 0;
+}
+
+int tfj_tfconfig_add_host(struct tfj_tfconfig *cfg, const char *job, const char *host)
+{
+	return append_host(cfg, job, 0, 0, host);
+}
+
+int tfj_tfconfig_add_host_at(struct tfj_tfconfig *cfg, const char *job, int index,
+			     const char *host)
+{
+	return append_host(cfg, job, 1, index, host);
 }
 
 static int replace_str(char **dst, const char *src)
@@ -239,6 +314,7 @@ void tfj_tfconfig_free(struct tfj_tfconfig *cfg)
 		for (j = 0; j < cfg->jobs[i].nhosts; j++)
 			free(cfg->jobs[i].hosts[j]);
 		free(cfg->jobs[i].hosts);
+		free(cfg->jobs[i].indexes);
 		free(cfg->jobs[i].name);
 	}
 	free(cfg->jobs);
@@ -266,16 +342,43 @@ int tfj_tfconfig_equal(const struct tfj_tfconfig *a, const struct tfj_tfconfig *
 		return 0;
 	for (i = 0; i < a->njobs; i++) {
 		if (!str_eq(a->jobs[i].name, b->jobs[i].name) ||
-		    a->jobs[i].nhosts != b->jobs[i].nhosts)
+		    a->jobs[i].nhosts != b->jobs[i].nhosts || a->jobs[i].sparse != b->jobs[i].sparse)
 			return 0;
 		for (j = 0; j < a->jobs[i].nhosts; j++)
-			if (!str_eq(a->jobs[i].hosts[j], b->jobs[i].hosts[j]))
+			if (!str_eq(a->jobs[i].hosts[j], b->jobs[i].hosts[j]) ||
+			    tfj_tfconfig_host_index(&a->jobs[i], j) !=
+			    tfj_tfconfig_host_index(&b->jobs[i], j))
 				return 0;
 	}
 	return 1;
 }
 
 /* --- decode --------------------------------------------------------------- */
+
+/* {"<index>": "host:port", ...}: indexes are decimal, 0..TFJ_TFCONFIG_MAX_INDEX. */
+static int decode_sparse(struct tfj_tfconfig *cfg, const cJSON *job)
+{
+	const cJSON *host;
+	const char *s;
+	int idx, rc;
+
+	if (cJSON_GetArraySize(job) > TFJ_TFCONFIG_MAX_HOSTS)
+		return tfj_err_set(TFJ_ETOOBIG, "cluster.%s: at most %d hosts", job->string,
+				   TFJ_TFCONFIG_MAX_HOSTS);
+	if ((rc = tfj_tfconfig_add_sparse_job(cfg, job->string)))
+		return rc;
+	cJSON_ArrayForEach(host, job) {
+		if ((rc = tfj_parse_int(&idx, host->string, 0, TFJ_TFCONFIG_MAX_INDEX,
+					"task index")))
+			return tfj_err_set(rc, "cluster.%s: %s", job->string, tfj_err_detail());
+		if ((rc = tfj_json_as_string(&s, host, "cluster host")))
+			return tfj_err_set(rc, "cluster.%s: every host must be a string",
+					   job->string);
+		if ((rc = tfj_tfconfig_add_host_at(cfg, job->string, idx, s)))
+			return rc;
+	}
+	return 0;
+}
 
 static int decode_cluster(struct tfj_tfconfig *cfg, const cJSON *cluster)
 {
@@ -294,9 +397,14 @@ static int decode_cluster(struct tfj_tfconfig *cfg, const cJSON *cluster)
 		if (tfj_tfconfig_find_job(cfg, job->string))
 			return tfj_err_set(TFJ_EINVAL, "cluster: task type '%s' listed twice",
 					   job->string);
+		if (cJSON_IsObject(job)) {
+			if ((rc = decode_sparse(cfg, job)))
+				return rc;
+			continue;
+		}
 		if (!cJSON_IsArray(job))
-			return tfj_err_set(TFJ_ETYPE, "cluster.%s: expected an array of \"host:port\"",
-					   job->string);
+			return tfj_err_set(TFJ_ETYPE, "cluster.%s: expected an array of \"host:port\" "
+					   "or an object {\"<index>\": \"host:port\"}", job->string);
 		if ((rc = tfj_tfconfig_add_job(cfg, job->string)))
 			return rc;
 		cJSON_ArrayForEach(host, job) {
@@ -380,12 +488,23 @@ int tfj_tfconfig_encode(char **out, const struct tfj_tfconfig *cfg)
 	if (!(root = cJSON_CreateObject()) || !(cluster = cJSON_AddObjectToObject(root, "cluster")))
 		goto out;
 	for (i = 0; i < cfg->njobs; i++) {
-		if (!(arr = cJSON_AddArrayToObject(cluster, cfg->jobs[i].name)))
+		const struct tfj_tfconfig_job *jb = &cfg->jobs[i];
+
+		arr = jb->sparse ? cJSON_AddObjectToObject(cluster, jb->name) :
+				   cJSON_AddArrayToObject(cluster, jb->name);
+		if (!arr)
 			goto out;
-		for (j = 0; j < cfg->jobs[i].nhosts; j++) {
-			if (!(s = cJSON_CreateString(cfg->jobs[i].hosts[j])))
+		for (j = 0; j < jb->nhosts; j++) {
+			char key[16];
+
+			if (!(s = cJSON_CreateString(jb->hosts[j])))
 				goto out;
-			cJSON_AddItemToArray(arr, s);
+			if (!jb->sparse) {
+				cJSON_AddItemToArray(arr, s);
+				continue;
+			}
+			snprintf(key, sizeof(key), "%d", jb->indexes[j]);
+			cJSON_AddItemToObject(arr, key, s);
 		}
 	}
 	if (cfg->has_task) {

@@ -185,6 +185,14 @@ static void test_malformed_rejected(void)
 		{ "{\"cluster\":{\"worker\":[\"h:1\"]},\"task\":7}", TFJ_ETYPE, "task" },
 		{ "{\"cluster\":{},\"environment\":3}", TFJ_ETYPE, "environment" },
 		{ "{\"cluster\":{\"worker\":[\"\xff\"]}}", TFJ_EINVAL, "UTF-8" },
+		{ "{\"cluster\":{\"worker\":{\"x\":\"h:1\"}}}", TFJ_EINVAL, "task index" },
+		{ "{\"cluster\":{\"worker\":{\"-1\":\"h:1\"}}}", TFJ_EINVAL, "task index" },
+		{ "{\"cluster\":{\"worker\":{\"1\":2}}}", TFJ_ETYPE, "string" },
+		{ "{\"cluster\":{\"worker\":{\"1\":\"a:1\",\"1\":\"b:1\"}}}", TFJ_EINVAL,
+		  "task 1 listed twice" },
+		{ "{\"cluster\":{\"worker\":{\"1\":\"h:1\"}},\"task\":{\"type\":\"worker\","
+		  "\"index\":0}}", TFJ_ERANGE, "not in the sparse" },
+		{ "{\"cluster\":{\"ps\":null}}", TFJ_ETYPE, "array" },
 	};
 	size_t i;
 
@@ -255,6 +263,56 @@ static void test_encode_rejects_invalid(void)
 	tfj_tfconfig_free(&c);
 }
 
+/*
+ * The sparse form Kubeflow's enableDynamicWorker writes: a worker sees only
+ * itself, {"<index>": host}; chief and evaluator stand outside the cluster.
+ */
+static void test_sparse_cluster(void)
+{
+	const char *doc = "{\"cluster\":{\"worker\":{\"3\":\"w3:2222\"},\"ps\":[\"p0:2222\"]},"
+			  "\"task\":{\"type\":\"worker\",\"index\":3}}";
+	const char *chief = "{\"cluster\":{\"worker\":{},\"ps\":[]},"
+			    "\"task\":{\"type\":\"chief\",\"index\":0}}";
+	struct tfj_tfconfig c, d;
+	const struct tfj_tfconfig_job *w;
+	char *s = NULL;
+
+	TFJ_CHECK_INT(tfj_tfconfig_decode(&c, doc, strlen(doc)), 0);
+	w = tfj_tfconfig_find_job(&c, "worker");
+	TFJ_CHECK(w && w->sparse && w->nhosts == 1);
+	TFJ_CHECK_INT(w ? tfj_tfconfig_host_index(w, 0) : -1, 3);
+	TFJ_CHECK_INT(tfj_tfconfig_host_index(tfj_tfconfig_find_job(&c, "ps"), 0), 0);
+	TFJ_CHECK_INT(tfj_tfconfig_encode(&s, &c), 0);
+	TFJ_CHECK_STR(s, doc);
+	TFJ_CHECK_INT(tfj_tfconfig_decode(&d, s, strlen(s)), 0);
+	TFJ_CHECK(tfj_tfconfig_equal(&c, &d));
+	tfj_tfconfig_free(&d);
+	free(s);
+	/* A list and a sparse job with the same hosts are not the same cluster. */
+	TFJ_CHECK_INT(tfj_tfconfig_add_job(&d, "worker"), 0);
+	TFJ_CHECK_INT(tfj_tfconfig_add_host(&d, "worker", "w3:2222"), 0);
+	TFJ_CHECK_INT(tfj_tfconfig_add_host_at(&d, "worker", 1, "x:1"), TFJ_EINVAL);
+	TFJ_CHECK(!tfj_tfconfig_equal(&c, &d));
+	tfj_tfconfig_free(&d);
+	tfj_tfconfig_free(&c);
+	TFJ_CHECK_INT(tfj_tfconfig_decode(&c, chief, strlen(chief)), 0);
+	TFJ_CHECK_STR(c.task_type, "chief");
+	TFJ_CHECK_INT(tfj_tfconfig_encode(&s, &c), 0);
+	TFJ_CHECK_STR(s, chief);
+	free(s);
+	tfj_tfconfig_free(&c);
+	/* Builders: a host by index only on a sparse job. */
+	TFJ_CHECK_INT(tfj_tfconfig_add_sparse_job(&c, "worker"), 0);
+	TFJ_CHECK_INT(tfj_tfconfig_add_host(&c, "worker", "h:1"), TFJ_EINVAL);
+	TFJ_CHECK_INT(tfj_tfconfig_add_host_at(&c, "worker", 7, "h:1"), 0);
+	TFJ_CHECK_INT(tfj_tfconfig_set_task(&c, "worker", 7), 0);
+	TFJ_CHECK_INT(tfj_tfconfig_encode(&s, &c), 0);
+	TFJ_CHECK_STR(s, "{\"cluster\":{\"worker\":{\"7\":\"h:1\"}},\"task\":{\"type\":\"worker\","
+		      "\"index\":7}}");
+	free(s);
+	tfj_tfconfig_free(&c);
+}
+
 int main(void)
 {
 	TFJ_RUN(test_encode_known_document);
@@ -262,6 +320,7 @@ int main(void)
 	TFJ_RUN(test_property_roundtrip);
 	TFJ_RUN(test_malformed_rejected);
 	TFJ_RUN(test_evaluator_outside_cluster);
+	TFJ_RUN(test_sparse_cluster);
 	TFJ_RUN(test_huge_documents);
 	TFJ_RUN(test_encode_rejects_invalid);
 	return tfj_test_finish();

@@ -729,6 +729,47 @@ static void test_failure_wins_over_restart(void)
 	fx_world_free(&w);
 }
 
+/*
+ * enableDynamicWorker (Kubeflow's tfjob_controller.go L495-498): a worker
+ * that failed for good is left failed and the job runs on; the worker the
+ * job's success waits for (worker 0 without a chief) still fails it.
+ */
+/* A started ps/worker job with enableDynamicWorker whose worker `name` failed. */
+static void dynamic_worker_failed(struct fx_world *w, const char *name)
+{
+	cJSON *j = ps_worker_job("Never");
+
+	cJSON_AddTrueToObject(cJSON_GetObjectItem(j, "spec"), "enableDynamicWorker");
+	fx_world_init(w, j);
+	start(w);
+	fx_pod_phase(fx_pod_named(w, name), "Failed");
+	fx_pod_exit(fx_pod_named(w, name), "tensorflow", 1, "Error", 0);
+	fx_step(w);
+}
+
+static void test_dynamic_worker_failure_tolerated(void)
+{
+	struct fx_world w;
+
+	dynamic_worker_failed(&w, "mnist-worker-1");
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "");
+	TFJ_CHECK_STR(fx_cond(&w, "Running"), "True");
+	TFJ_CHECK(fx_pod_named(&w, "mnist-worker-1") != NULL); /* kept, not recreated */
+	TFJ_CHECK(fx_rs(&w, "Worker", "failed") == 1);
+	TFJ_CHECK_INT((int)fx_count(&w.plan, TFJ_ACT_CREATE_POD), 0);
+	fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Succeeded");
+	fx_pod_exit(fx_pod_named(&w, "mnist-worker-0"), "tensorflow", 0, "Completed", 0);
+	fx_step(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Succeeded"), "True");
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "");
+	fx_world_free(&w);
+
+	/* Worker 0 decides success here: its failure fails the job. */
+	dynamic_worker_failed(&w, "mnist-worker-0");
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "True");
+	fx_world_free(&w);
+}
+
 int main(void)
 {
 	TFJ_RUN(test_failure_wins_over_restart);
@@ -760,5 +801,6 @@ int main(void)
 	TFJ_RUN(test_not_ours_or_deleting);
 	TFJ_RUN(test_bad_input_rejected);
 	TFJ_RUN(test_foreign_objects_ignored_safely);
+	TFJ_RUN(test_dynamic_worker_failure_tolerated);
 	return tfj_test_finish();
 }

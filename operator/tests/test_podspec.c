@@ -233,6 +233,11 @@ static void test_service(void)
 	TFJ_CHECK_INT(cJSON_GetObjectItem(p, "port")->valueint, 2222);
 	TFJ_CHECK_STR(label(svc, TFJ_LABEL_JOB_NAME), "mnist");
 	cJSON_Delete(svc);
+	/* Worker 0's pod has job-role; its service, as Kubeflow's, does not. */
+	TFJ_CHECK_INT(tfj_podspec_service(&svc, &job, TFJ_RT_WORKER, 0, NULL), 0);
+	TFJ_CHECK(label(svc, TFJ_LABEL_JOB_ROLE) == NULL);
+	TFJ_CHECK_STR(label(svc, TFJ_LABEL_OPERATOR), "tfjob-controller");
+	cJSON_Delete(svc);
 	tfj_tfjob_free(&job);
 }
 
@@ -328,6 +333,161 @@ static void test_report_injection(void)
 	tfj_tfjob_free(&job);
 }
 
+static cJSON *add_port(cJSON *ctr, const char *name, int num, const char *proto)
+{
+	cJSON *ports = cJSON_GetObjectItem(ctr, "ports"), *p = cJSON_CreateObject();
+
+	if (!ports)
+		ports = cJSON_AddArrayToObject(ctr, "ports");
+	cJSON_AddItemToArray(ports, p);
+	if (name)
+		cJSON_AddStringToObject(p, "name", name);
+	cJSON_AddNumberToObject(p, "containerPort", num);
+	if (proto)
+		cJSON_AddStringToObject(p, "protocol", proto);
+	return p;
+}
+
+static cJSON *first_container(cJSON *replica)
+{
+	return cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(
+		replica, "template"), "spec"), "containers"), 0);
+}
+
+/* "name:port/proto,..." of a service's ports, for one exact comparison. */
+static void svc_ports(char *buf, size_t cap, cJSON *svc)
+{
+	cJSON *p;
+	size_t n = 0;
+
+	buf[0] = 0;
+	cJSON_ArrayForEach(p, cJSON_GetObjectItem(cJSON_GetObjectItem(svc, "spec"), "ports")) {
+		TFJ_CHECK_INT(cJSON_GetObjectItem(p, "targetPort")->valueint,
+			      cJSON_GetObjectItem(p, "port")->valueint);
+		n += (size_t)snprintf(buf + n, cap - n, "%s%s:%d/%s", n ? "," : "",
+				      cJSON_GetObjectItem(p, "name")->valuestring,
+				      cJSON_GetObjectItem(p, "port")->valueint,
+				      cJSON_GetObjectItem(p, "protocol")->valuestring);
+	}
+}
+
+/* Every named port of the tensorflow container (Kubeflow's service.go L237-241). */
+static void test_service_publishes_container_ports(void)
+{
+	struct tfj_tfjob job;
+	cJSON *j = fx_job("mnist"), *svc = NULL, *r, *ctr, *side, *ctrs;
+	char buf[256];
+
+	r = fx_replica(j, "PS", 1, NULL);
+	ctr = first_container(r);
+	add_port(ctr, "metrics", 9090, NULL);
+	add_port(ctr, NULL, 7000, NULL); /* unnamed: left out */
+	add_port(ctr, "dns", 5353, "UDP");
+	/* Another container's ports are not the replica's. */
+	ctrs = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "template"), "spec"),
+				   "containers");
+	side = cJSON_CreateObject();
+	cJSON_AddItemToArray(ctrs, side);
+	cJSON_AddStringToObject(side, "name", "sidecar");
+	cJSON_AddStringToObject(side, "image", "busybox");
+	add_port(side, "admin", 8081, NULL);
+	r = fx_replica(j, "Worker", 2, NULL);
+	add_port(first_container(r), "metrics", 9090, NULL);
+	add_port(first_container(r), "tfjob-port", 3333, NULL);
+	add_port(first_container(r), "debug", 5005, NULL);
+	TFJ_CHECK_INT(decode(&job, j), 0);
+	TFJ_CHECK_INT(tfj_podspec_service(&svc, &job, TFJ_RT_PS, 0, NULL), 0);
+	svc_ports(buf, sizeof(buf), svc);
+	TFJ_CHECK_STR(buf, "metrics:9090/TCP,dns:5353/UDP,tfjob-port:2222/TCP");
+	cJSON_Delete(svc);
+	/* tfjob-port where the template put it, not added twice. */
+	TFJ_CHECK_INT(tfj_podspec_service(&svc, &job, TFJ_RT_WORKER, 1, NULL), 0);
+	svc_ports(buf, sizeof(buf), svc);
+	TFJ_CHECK_STR(buf, "metrics:9090/TCP,tfjob-port:3333/TCP,debug:5005/TCP");
+	cJSON_Delete(svc);
+	tfj_tfjob_free(&job);
+}
+
+/* schedulingPolicy.priorityClass is the PodGroup's, never the pod's. */
+static void test_priority_class_not_copied(void)
+{
+	struct tfj_tfjob job;
+	cJSON *j = fx_job("mnist"), *pod = NULL, *sp, *r;
+
+	sp = cJSON_AddObjectToObject(fx_run_policy(j), "schedulingPolicy");
+	cJSON_AddStringToObject(sp, "priorityClass", "high");
+	fx_replica(j, "PS", 1, NULL);
+	r = fx_replica(j, "Worker", 1, NULL);
+	cJSON_AddStringToObject(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "template"), "spec"),
+				"priorityClassName", "low");
+	TFJ_CHECK_INT(decode(&job, j), 0);
+	TFJ_CHECK_STR(job.run.priority_class, "high");
+	TFJ_CHECK_INT(tfj_podspec_pod(&pod, &job, TFJ_RT_PS, 0, NULL), 0);
+	TFJ_CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"), "priorityClassName") == NULL);
+	cJSON_Delete(pod);
+	TFJ_CHECK_INT(tfj_podspec_pod(&pod, &job, TFJ_RT_WORKER, 0, NULL), 0);
+	TFJ_CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"),
+					  "priorityClassName")->valuestring, "low");
+	cJSON_Delete(pod);
+	tfj_tfjob_free(&job);
+}
+
+static void check_tfconfig(const struct tfj_tfjob *job, enum tfj_rtype t, int index,
+			   const char *want)
+{
+	struct tfj_tfconfig cfg;
+	char *s = NULL;
+
+	TFJ_CHECK_INT(tfj_podspec_tfconfig(&s, job, t, index, NULL), 0);
+	TFJ_CHECK_STR(s, want);
+	/* What the operator writes, the agent and runtime read back. */
+	TFJ_CHECK_INT(s ? tfj_tfconfig_decode(&cfg, s, strlen(s)) : -1, 0);
+	tfj_tfconfig_free(&cfg);
+	free(s);
+}
+
+/*
+ * enableDynamicWorker: Kubeflow's sparse form, byte for byte
+ * (tensorflow.go L61-83, L125-134), but every ps sees every ps and "ps" is
+ * [] rather than null without ps (podspec.c sparse_cluster).
+ */
+static void test_tfconfig_sparse(void)
+{
+	struct tfj_tfjob job;
+	cJSON *j = fx_job("dyn");
+
+	cJSON_AddTrueToObject(cJSON_GetObjectItem(j, "spec"), "enableDynamicWorker");
+	fx_replica(j, "Chief", 1, NULL);
+	fx_replica(j, "PS", 2, NULL);
+	fx_replica(j, "Worker", 3, NULL);
+	fx_replica(j, "Evaluator", 1, NULL);
+	TFJ_CHECK_INT(decode(&job, j), 0);
+	TFJ_CHECK_INT(job.dynamic_worker, 1);
+	check_tfconfig(&job, TFJ_RT_WORKER, 2,
+		       "{\"cluster\":{\"worker\":{\"2\":\"dyn-worker-2.default.svc:2222\"},"
+		       "\"ps\":[\"dyn-ps-0.default.svc:2222\",\"dyn-ps-1.default.svc:2222\"]},"
+		       "\"task\":{\"type\":\"worker\",\"index\":2}}");
+	check_tfconfig(&job, TFJ_RT_PS, 1,
+		       "{\"cluster\":{\"worker\":{},"
+		       "\"ps\":[\"dyn-ps-0.default.svc:2222\",\"dyn-ps-1.default.svc:2222\"]},"
+		       "\"task\":{\"type\":\"ps\",\"index\":1}}");
+	check_tfconfig(&job, TFJ_RT_CHIEF, 0,
+		       "{\"cluster\":{\"worker\":{},\"ps\":[]},\"task\":{\"type\":\"chief\",\"index\":0}}");
+	check_tfconfig(&job, TFJ_RT_EVALUATOR, 0,
+		       "{\"cluster\":{\"worker\":{},\"ps\":[]},"
+		       "\"task\":{\"type\":\"evaluator\",\"index\":0}}");
+	tfj_tfjob_free(&job);
+
+	j = fx_job("dyn");
+	cJSON_AddTrueToObject(cJSON_GetObjectItem(j, "spec"), "enableDynamicWorker");
+	fx_replica(j, "Worker", 2, NULL);
+	TFJ_CHECK_INT(decode(&job, j), 0);
+	check_tfconfig(&job, TFJ_RT_WORKER, 0,
+		       "{\"cluster\":{\"worker\":{\"0\":\"dyn-worker-0.default.svc:2222\"},"
+		       "\"ps\":[]},\"task\":{\"type\":\"worker\",\"index\":0}}");
+	tfj_tfjob_free(&job);
+}
+
 int main(void)
 {
 	TFJ_RUN(test_report_injection);
@@ -337,6 +497,9 @@ int main(void)
 	TFJ_RUN(test_tfconfig_training_and_evaluator);
 	TFJ_RUN(test_tfconfig_single_replica_and_replace);
 	TFJ_RUN(test_service);
+	TFJ_RUN(test_service_publishes_container_ports);
+	TFJ_RUN(test_priority_class_not_copied);
+	TFJ_RUN(test_tfconfig_sparse);
 	TFJ_RUN(test_long_name_gets_valid_child_names);
 	return tfj_test_finish();
 }

@@ -195,6 +195,10 @@ static void m_bad_success(cJSON *j)
 {
 	cJSON_AddStringToObject(cJSON_GetObjectItem(j, "spec"), "successPolicy", "AnyWorker");
 }
+static void m_bad_dynamic(cJSON *j)
+{
+	cJSON_AddStringToObject(cJSON_GetObjectItem(j, "spec"), "enableDynamicWorker", "yes");
+}
 static void m_bad_backoff(cJSON *j) { cJSON_AddNumberToObject(fx_run_policy(j), "backoffLimit", -1); }
 static void m_bad_suspend(cJSON *j) { cJSON_AddStringToObject(fx_run_policy(j), "suspend", "yes"); }
 static void m_bad_port(cJSON *j)
@@ -242,6 +246,7 @@ static void test_spec_errors(void)
 	expect_spec_error(m_only_ps, "can never succeed");
 	expect_spec_error(m_bad_clean, "cleanPodPolicy 'Some'");
 	expect_spec_error(m_bad_success, "successPolicy 'AnyWorker'");
+	expect_spec_error(m_bad_dynamic, "enableDynamicWorker");
 	expect_spec_error(m_bad_backoff, "backoffLimit");
 	expect_spec_error(m_bad_suspend, "suspend");
 	expect_spec_error(m_bad_port, "tfjob-port");

@@ -210,6 +210,21 @@ struct verdict {
 };
 
 /*
+ * enableDynamicWorker: a worker that failed for good does not fail the job
+ * (Kubeflow v1.9, pkg/controller.v1/tensorflow/tfjob_controller.go
+ * L495-498), the job goes on without it. Deliberately not the worker the
+ * job's success waits for (worker 0 without a chief, or any worker under
+ * AllWorkers): Kubeflow leaves such a job running forever.
+ */
+static int tolerated(const struct tfj_tfjob *job, enum tfj_rtype t, int k)
+{
+	if (!job->dynamic_worker || t != TFJ_RT_WORKER ||
+	    job->success_policy == TFJ_SUCCESS_ALLWORKERS)
+		return 0;
+	return tfj_tfjob_chief_type(job) >= 0 || k > 0;
+}
+
+/*
  * Looks at every open slot. Pods to restart or replace after a disruption
  * are only marked: if the job fails in this plan they are left to
  * cleanPodPolicy, and their restarts are not counted.
@@ -269,6 +284,11 @@ static void classify(struct tfj_planctx *c, struct verdict *v)
 				break;
 			default:
 				restart = 1;
+			}
+			if (!restart && tolerated(job, (enum tfj_rtype)t, k)) {
+				/* Left as it is: no new pod, not judged again. */
+				v->open--;
+				continue;
 			}
 			if (!restart) {
 				if (!v->permanent++)

@@ -44,6 +44,37 @@ static int add_hosts(struct tfj_tfconfig *cfg, const struct tfj_tfjob *job, enum
 	return 0;
 }
 
+/*
+ * Kubeflow's sparse cluster for enableDynamicWorker
+ * (pkg/controller.v1/tensorflow/tensorflow.go L61-83, L125-134 of v1.9):
+ * {"worker": {"<i>": own host}, "ps": [every ps]} for worker i, an empty
+ * worker object and the ps list for a ps, both empty for chief/evaluator;
+ * no "environment". Two deliberate differences: every ps gets the whole ps
+ * list (Kubeflow gives ps i a list of one host with task index i, out of
+ * range for i > 0), and a job without ps gets "ps": [] (Kubeflow writes
+ * null, which TensorFlow's ClusterSpec refuses).
+ */
+static int sparse_cluster(struct tfj_tfconfig *cfg, const struct tfj_tfjob *job,
+			  enum tfj_rtype t, int index, const struct tfj_podspec_opts *o)
+{
+	char host[TFJ_NAMES_HOST_MAX + 1];
+	int rc;
+
+	if ((rc = tfj_tfconfig_add_sparse_job(cfg, "worker")))
+		return rc;
+	if (t == TFJ_RT_WORKER &&
+	    ((rc = tfj_names_host(host, sizeof(host), job->name, "worker", index, job->ns,
+				  o ? o->cluster_domain : NULL,
+				  tfj_podspec_port(job, TFJ_RT_WORKER, o))) ||
+	     (rc = tfj_tfconfig_add_host_at(cfg, "worker", index, host))))
+		return rc;
+	if (t != TFJ_RT_WORKER && t != TFJ_RT_PS)
+		return tfj_tfconfig_add_job(cfg, "ps");
+	if ((rc = add_hosts(cfg, job, TFJ_RT_PS, o)))
+		return rc;
+	return tfj_tfconfig_find_job(cfg, "ps") ? 0 : tfj_tfconfig_add_job(cfg, "ps");
+}
+
 int tfj_podspec_tfconfig(char **out, const struct tfj_tfjob *job, enum tfj_rtype t, int index,
 			 const struct tfj_podspec_opts *o)
 {
@@ -55,6 +86,12 @@ int tfj_podspec_tfconfig(char **out, const struct tfj_tfjob *job, enum tfj_rtype
 	if (job->total_replicas <= 1)
 		return 0;
 	memset(&cfg, 0, sizeof(cfg));
+	if (job->dynamic_worker) {
+		if (!(rc = sparse_cluster(&cfg, job, t, index, o)) &&
+		    !(rc = tfj_tfconfig_set_task(&cfg, tfj_tfjob_type_lower(t), index)))
+			rc = tfj_tfconfig_encode(out, &cfg);
+		goto out;
+	}
 	for (i = 0; i < sizeof(training_types) / sizeof(training_types[0]); i++)
 		if ((rc = add_hosts(&cfg, job, training_types[i], o)))
 			goto out;
@@ -117,8 +154,11 @@ static int is_master_role(const struct tfj_tfjob *job, enum tfj_rtype t, int ind
 	return t == TFJ_RT_WORKER && index == 0 && tfj_tfjob_chief_type(job) < 0;
 }
 
+/* Which labels beyond job-name, replica-type and replica-index. */
+enum { LBL_OPERATOR = 1, LBL_ROLE = 2 };
+
 static int put_labels(cJSON *labels, const struct tfj_tfjob *job, enum tfj_rtype t, int index,
-		      const struct tfj_podspec_opts *o, int with_role)
+		      const struct tfj_podspec_opts *o, int which)
 {
 	char idx[16];
 	const char *op = (o && o->operator_name) ? o->operator_name : TFJ_PODSPEC_DEFAULT_OPERATOR;
@@ -128,17 +168,21 @@ static int put_labels(cJSON *labels, const struct tfj_tfjob *job, enum tfj_rtype
 	    set_string(labels, TFJ_LABEL_REPLICA_TYPE, tfj_tfjob_type_lower(t)) ||
 	    set_string(labels, TFJ_LABEL_REPLICA_INDEX, idx))
 		return TFJ_ENOMEM;
-	if (with_role && set_string(labels, TFJ_LABEL_OPERATOR, op))
+	if ((which & LBL_OPERATOR) && set_string(labels, TFJ_LABEL_OPERATOR, op))
 		return TFJ_ENOMEM;
-	if (with_role && is_master_role(job, t, index) &&
+	if ((which & LBL_ROLE) && is_master_role(job, t, index) &&
 	    set_string(labels, TFJ_LABEL_JOB_ROLE, "master"))
 		return TFJ_ENOMEM;
 	return 0;
 }
 
-/* Sets name, namespace, our labels and the controller ownerReference. */
+/*
+ * Sets name, namespace, our labels and the controller ownerReference. As
+ * Kubeflow, only pods carry job-role (pkg/controller.v1/common/pod.go
+ * L406-408; a service has the other four, service.go L219-222, L244).
+ */
 static int put_meta(cJSON *meta, const struct tfj_tfjob *job, enum tfj_rtype t, int index,
-		    const struct tfj_podspec_opts *o)
+		    const struct tfj_podspec_opts *o, int which)
 {
 	static const char *const drop[] = { "generateName", "uid", "resourceVersion",
 					    "creationTimestamp", "deletionTimestamp",
@@ -156,7 +200,7 @@ static int put_meta(cJSON *meta, const struct tfj_tfjob *job, enum tfj_rtype t, 
 		return TFJ_ENOMEM;
 	if (!(labels = ensure_object(meta, "labels")))
 		return TFJ_ENOMEM;
-	if ((rc = put_labels(labels, job, t, index, o, 1)))
+	if ((rc = put_labels(labels, job, t, index, o, which)))
 		return rc;
 	if (!(refs = cJSON_AddArrayToObject(meta, "ownerReferences")) ||
 	    !(ref = cJSON_CreateObject()))
@@ -317,7 +361,7 @@ static int build_pod(cJSON *pod, const struct tfj_tfjob *job, enum tfj_rtype t, 
 
 	if (!(meta = ensure_object(pod, "metadata")) || !(spec = ensure_object(pod, "spec")))
 		return TFJ_ENOMEM;
-	if ((rc = put_meta(meta, job, t, index, o)))
+	if ((rc = put_meta(meta, job, t, index, o, LBL_OPERATOR | LBL_ROLE)))
 		return rc;
 	switch (rs->restart) {
 	case TFJ_RESTART_ALWAYS: policy = "Always"; break;
@@ -326,9 +370,11 @@ static int build_pod(cJSON *pod, const struct tfj_tfjob *job, enum tfj_rtype t, 
 	}
 	if (set_string(spec, "restartPolicy", policy))
 		return TFJ_ENOMEM;
-	if (job->run.priority_class && !cJSON_GetObjectItemCaseSensitive(spec, "priorityClassName") &&
-	    set_string(spec, "priorityClassName", job->run.priority_class))
-		return TFJ_ENOMEM;
+	/*
+	 * schedulingPolicy.priorityClass is not copied here: as in Kubeflow it
+	 * is the PodGroup's (gang scheduling); a pod's own priorityClassName
+	 * comes from its template, untouched.
+	 */
 	if ((rc = tfj_podspec_tfconfig(&tfconfig, job, t, index, o)))
 		return rc;
 	ctrs = cJSON_GetObjectItemCaseSensitive(spec, "containers");
@@ -375,34 +421,95 @@ int tfj_podspec_pod(cJSON **out, const struct tfj_tfjob *job, enum tfj_rtype t, 
 	return 0;
 }
 
+/* The replica's `tensorflow` container in the template, or NULL. */
+static const cJSON *tf_container(const struct tfj_tfjob *job, enum tfj_rtype t)
+{
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(job->rs[t].tmpl, "spec");
+	const cJSON *c, *n;
+
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, "containers")) {
+		n = cJSON_GetObjectItemCaseSensitive(c, "name");
+		if (cJSON_IsString(n) && n->valuestring && !strcmp(n->valuestring, TFJ_PODSPEC_CONTAINER))
+			return c;
+	}
+	return NULL;
+}
+
+static int add_service_port(cJSON *ports, const char *name, const char *proto, int port)
+{
+	cJSON *p = cJSON_CreateObject();
+
+	if (!p)
+		return TFJ_ENOMEM;
+	cJSON_AddItemToArray(ports, p);
+	if (!cJSON_AddStringToObject(p, "name", name) ||
+	    !cJSON_AddStringToObject(p, "protocol", proto) ||
+	    !cJSON_AddNumberToObject(p, "port", port) ||
+	    !cJSON_AddNumberToObject(p, "targetPort", port))
+		return TFJ_ENOMEM;
+	return 0;
+}
+
+/*
+ * Every named port of the `tensorflow` container, in its order, then
+ * tfjob-port if the template has none (the pod gets it, put_container), as
+ * Kubeflow v1.9 publishes them (pkg/core/service.go L83-101,
+ * pkg/controller.v1/common/service.go L237-241), so a `metrics` port can
+ * be scraped through the service and has SRV records. Deliberately: an
+ * unnamed port is left out (Kubeflow puts it in as "", and the API server
+ * refuses a service with several ports where one has no name, so the
+ * replica gets no service), and the port's protocol is kept (Kubeflow
+ * publishes a UDP port as TCP).
+ */
+static int put_service_ports(cJSON *ports, const struct tfj_tfjob *job, enum tfj_rtype t,
+			     const struct tfj_podspec_opts *o)
+{
+	const cJSON *cp, *n, *num, *proto;
+	int rc;
+
+	cJSON_ArrayForEach(cp, cJSON_GetObjectItemCaseSensitive(tf_container(job, t), "ports")) {
+		n = cJSON_GetObjectItemCaseSensitive(cp, "name");
+		num = cJSON_GetObjectItemCaseSensitive(cp, "containerPort");
+		proto = cJSON_GetObjectItemCaseSensitive(cp, "protocol");
+		if (!cJSON_IsString(n) || !n->valuestring || !*n->valuestring ||
+		    !cJSON_IsNumber(num) || num->valuedouble < 1 || num->valuedouble > 65535)
+			continue;
+		if ((rc = add_service_port(ports, n->valuestring,
+					   cJSON_IsString(proto) && proto->valuestring ?
+					   proto->valuestring : "TCP", (int)num->valuedouble)))
+			return rc;
+	}
+	if (has_named(ports, TFJ_PODSPEC_PORT_NAME))
+		return 0;
+	return add_service_port(ports, TFJ_PODSPEC_PORT_NAME, "TCP", tfj_podspec_port(job, t, o));
+}
+
 static int build_service(cJSON *svc, const struct tfj_tfjob *job, enum tfj_rtype t, int index,
 			 const struct tfj_podspec_opts *o)
 {
-	cJSON *meta, *spec, *sel, *ports, *p;
-	int port = tfj_podspec_port(job, t, o), rc;
+	cJSON *meta, *spec, *sel, *ports;
+	int rc;
 
 	if (!cJSON_AddStringToObject(svc, "apiVersion", "v1") ||
 	    !cJSON_AddStringToObject(svc, "kind", "Service") ||
 	    !(meta = cJSON_AddObjectToObject(svc, "metadata")) ||
 	    !(spec = cJSON_AddObjectToObject(svc, "spec")))
 		return TFJ_ENOMEM;
-	if ((rc = put_meta(meta, job, t, index, o)))
+	if ((rc = put_meta(meta, job, t, index, o, LBL_OPERATOR)))
 		return rc;
 	if (!cJSON_AddStringToObject(spec, "clusterIP", "None") ||
 	    /* Peers must resolve each other before they are ready (trainer#1458). */
 	    !cJSON_AddTrueToObject(spec, "publishNotReadyAddresses") ||
 	    !(sel = cJSON_AddObjectToObject(spec, "selector")) ||
-	    !(ports = cJSON_AddArrayToObject(spec, "ports")) || !(p = cJSON_CreateObject()))
+	    !(ports = cJSON_AddArrayToObject(spec, "ports")))
 		return TFJ_ENOMEM;
-	cJSON_AddItemToArray(ports, p);
+	/*
+	 * Deliberately without operator-name (Kubeflow selects on it too): a
+	 * renamed operator's new pods are still selected by the old services.
+	 */
 	if ((rc = put_labels(sel, job, t, index, o, 0)))
 		return rc;
-	if (!cJSON_AddStringToObject(p, "name", TFJ_PODSPEC_PORT_NAME) ||
-	    !cJSON_AddStringToObject(p, "protocol", "TCP") ||
-	    !cJSON_AddNumberToObject(p, "port", port) ||
-	    !cJSON_AddNumberToObject(p, "targetPort", port))
-		return TFJ_ENOMEM;
-	return 0;
+	return put_service_ports(ports, job, t, o);
 }
 
 int tfj_podspec_service(cJSON **out, const struct tfj_tfjob *job, enum tfj_rtype t, int index,

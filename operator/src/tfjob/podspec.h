@@ -16,6 +16,12 @@
  * Never), a `tfjob-port` container port on the `tensorflow` container unless
  * one is there, and TF_CONFIG in that container's env (replacing any
  * TF_CONFIG the template set) unless the job has a single replica in all.
+ * schedulingPolicy.priorityClass is not put on pods (it is the PodGroup's).
+ * The service publishes every named port of the `tensorflow` container,
+ * tfjob-port included.
+ *
+ * With enableDynamicWorker TF_CONFIG is Kubeflow's sparse form: a worker
+ * sees itself and the ps, a ps the ps, chief and evaluator nothing.
  *
  * TF_CONFIG cluster: training tasks (chief/master, ps, worker) see only the
  * training tasks; the evaluator sees the training tasks plus itself. This is

@@ -310,6 +310,10 @@ static void decode_spec(struct tfj_tfjob *job)
 	}
 	if (decode_replicas(job, spec) || decode_run_policy(job, spec))
 		return;
+	if (tfj_json_opt_bool(&job->dynamic_worker, spec, "enableDynamicWorker", 0)) {
+		spec_fail(job, "spec.enableDynamicWorker: %s", tfj_err_detail());
+		return;
+	}
 	if (tfj_json_opt_string(&s, spec, "successPolicy", "")) {
 		spec_fail(job, "spec.successPolicy: %s", tfj_err_detail());
 		return;

@@ -129,6 +129,7 @@ struct tfj_tfjob {
 	struct tfj_replica_spec rs[TFJ_RT_COUNT];
 	struct tfj_run_policy run;
 	enum tfj_success success_policy;
+	int dynamic_worker;          /* enableDynamicWorker: sparse TF_CONFIG, failed workers tolerated */
 	int total_replicas;          /* sum of rs[].replicas */
 
 	/* status as last written (empty when absent or unreadable) */
