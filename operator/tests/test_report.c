@@ -1,8 +1,8 @@
 /*
  * test_report.c - the report server on loopback with stand-in callbacks:
  * decoding, the bearer token hand-off, status codes for each refusal, the
- * 64 KiB cap, the per-pod rate limit, RegisterReplica's answer and the
- * rejected-total metric. (The real TokenReview and pod checks are in
+ * 64 KiB cap, the per-pod rate limit, RegisterReplica's answer, the
+ * Heartbeat reply's stop and the rejected-total metric. (The real TokenReview and pod checks are in
  * itest_report.c; the decision function in test_tokenreview.c.)
  */
 #include <pthread.h>
@@ -12,6 +12,7 @@
 #include <tfj_test.h>
 
 #include "report/report.h"
+#include "tfjob/tfjob.h"
 #include "report_client.h"
 
 struct seen {
@@ -186,6 +187,84 @@ static void test_server(void)
 	pthread_mutex_destroy(&s.mu);
 }
 
+/* Stand-in advise: ps replicas are told to stop, others not. */
+static void fake_advise(void *ud, const struct tfj_reportmsg *m, int *stop, char *reason,
+			size_t n)
+{
+	(void)ud;
+	if (m->ref.type == TFJ_RT_PS) {
+		*stop = 1;
+		snprintf(reason, n, "the job has succeeded");
+	}
+}
+
+/* A Heartbeat call's decoded reply (NULL when the call failed or the reply is bad). */
+static Tfj__Report__V1__HeartbeatResponse *heartbeat_reply(grpc_channel *ch, const char *type,
+							   const char *pod)
+{
+	Tfj__Report__V1__HeartbeatRequest hb;
+	Tfj__Report__V1__ReplicaRef ref;
+	Tfj__Report__V1__Progress pr;
+	Tfj__Report__V1__HeartbeatResponse *r = NULL;
+	struct tfj_grpc_result res;
+	uint8_t buf[512];
+	size_t len;
+
+	heartbeat(&hb, &ref, &pr, pod);
+	ref.replica_type = (char *)type;
+	len = tfj__report__v1__heartbeat_request__pack(&hb, buf);
+	if (tfj_grpc_unary(&res, ch, TFJ_REPORT_PATH_HEARTBEAT, "good", buf, len,
+			   tfj_grpc_deadline_ms(20000), 1u << 16) == 0 && res.status == GRPC_STATUS_OK)
+		r = tfj__report__v1__heartbeat_response__unpack(NULL, res.reply_len, res.reply);
+	tfj_grpc_result_free(&res);
+	return r;
+}
+
+/* The Heartbeat reply carries the advise callback's stop; without one it is empty. */
+static void test_heartbeat_stop(void)
+{
+	struct seen s;
+	struct tfj_report_opts o;
+	struct tfj_report *srv = NULL;
+	Tfj__Report__V1__HeartbeatResponse *r;
+	grpc_channel *ch;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		memset(&s, 0, sizeof(s));
+		pthread_mutex_init(&s.mu, NULL);
+		memset(&o, 0, sizeof(o));
+		o.addr = "127.0.0.1:0";
+		o.auth = fake_auth;
+		o.deliver = fake_deliver;
+		o.advise = pass ? fake_advise : NULL;
+		o.ud = &s;
+		TFJ_CHECK_INT(tfj_report_start(&srv, &o), 0);
+		if (!srv)
+			return;
+		ch = rc_channel(tfj_report_port(srv));
+		r = heartbeat_reply(ch, "ps", "mnist-ps-0");
+		TFJ_CHECK(r != NULL);
+		if (r) {
+			TFJ_CHECK_INT(r->stop, pass);
+			TFJ_CHECK_STR(r->stop_reason, pass ? "the job has succeeded" : "");
+			tfj__report__v1__heartbeat_response__free_unpacked(r, NULL);
+		}
+		r = heartbeat_reply(ch, "worker", "mnist-worker-0");
+		TFJ_CHECK(r != NULL);
+		if (r) {
+			TFJ_CHECK_INT(r->stop, 0);
+			tfj__report__v1__heartbeat_response__free_unpacked(r, NULL);
+		}
+		/* A refused heartbeat is never advised. */
+		s.deliver_code = TFJ_REPORT_FAILED_PRECONDITION;
+		TFJ_CHECK(heartbeat_reply(ch, "ps", "mnist-ps-1") == NULL);
+		grpc_channel_destroy(ch);
+		tfj_report_stop(srv);
+		pthread_mutex_destroy(&s.mu);
+	}
+}
+
 static void test_bad_address(void)
 {
 	struct tfj_report_opts o;
@@ -205,6 +284,7 @@ int main(void)
 {
 	grpc_init();
 	TFJ_RUN(test_server);
+	TFJ_RUN(test_heartbeat_stop);
 	TFJ_RUN(test_bad_address);
 	grpc_shutdown();
 	return tfj_test_finish();
