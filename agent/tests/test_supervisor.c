@@ -1,6 +1,7 @@
 /*
  * test_supervisor.c - real child processes: exit codes, signal forwarding,
- * grace period, zombie reaping, output pass-through, exec failures.
+ * grace period, the stop fd, zombie reaping, output pass-through, exec
+ * failures.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -293,12 +294,62 @@ static void test_exec_failures(void)
 	}
 }
 
+static int stop_wfd = -1;
+
+/* Writes to the stop pipe once the command says it serves (it trapped TERM by then). */
+static void on_output_stop(void *ctx, enum tfj_progress_stream s, const char *data, size_t len)
+{
+	struct cap *c = ctx;
+
+	on_output(ctx, s, data, len);
+	if (!c->fired && strstr(c->out, "serving")) {
+		c->fired = 1;
+		TFJ_CHECK_INT(write(stop_wfd, "x", 1), 1);
+	}
+}
+
+/* The stop fd ends the command like SIGTERM would, and the result says stopped. */
+static void test_stop_fd(void)
+{
+	char *argv[] = { "sh", "-c", "trap 'echo bye; exit 7' TERM; echo serving; "
+			 "while :; do sleep 0.05; done", NULL };
+	struct tfj_supervisor_opts o;
+	struct tfj_supervisor_result r;
+	struct cap c;
+	int p[2], fd = devnull();
+
+	TFJ_CHECK_INT(pipe(p), 0);
+	stop_wfd = p[1];
+	memset(&c, 0, sizeof(c));
+	memset(&o, 0, sizeof(o));
+	o.argv = argv;
+	o.grace_s = 10;
+	o.drain_s = 2.0;
+	o.out_fd = fd;
+	o.err_fd = fd;
+	o.signal_group = 1;
+	o.on_output = on_output_stop;
+	o.ctx = &c;
+	o.use_stop_fd = 1;
+	o.stop_fd = p[0];
+	TFJ_CHECK_INT(tfj_supervisor_run(&r, &o), 0);
+	TFJ_CHECK_INT(r.stopped, 1);
+	TFJ_CHECK_INT(r.exit_code, 7);
+	TFJ_CHECK_INT(r.received, 0);
+	TFJ_CHECK_INT(r.killed, 0);
+	TFJ_CHECK(strstr(c.out, "bye") != NULL);
+	close(p[0]);
+	close(p[1]);
+	close(fd);
+}
+
 int main(void)
 {
 	tfj_supervisor_block_signals();
 	TFJ_RUN(test_exit_codes);
 	TFJ_RUN(test_forward_sigterm);
 	TFJ_RUN(test_grace_period);
+	TFJ_RUN(test_stop_fd);
 	TFJ_RUN(test_reap_orphans);
 	TFJ_RUN(test_passthrough);
 	TFJ_RUN(test_exec_failures);
