@@ -109,13 +109,18 @@ void tfj_reporthub_advise(void *ud, const struct tfj_reportmsg *m, int *stop, ch
 			  size_t reason_len)
 {
 	struct tfj_reporthub *h = ud;
+	struct tfj_job_status st;
 	struct tfj_tfjob job;
 	cJSON *obj;
 
 	*stop = 0;
 	obj = tfj_controller_get_job(h->ctl, m->ref.ns, m->ref.job);
-	/* deliver checked the uid a moment ago; a job replaced since gets no stop. */
-	if (!obj || tfj_tfjob_from_json(&job, obj)) {
+	/*
+	 * Most heartbeats come from running jobs: the status alone says no.
+	 * deliver checked the uid a moment ago; a job replaced since gets no stop.
+	 */
+	if (!obj || tfj_jobstatus_decode(&st, cJSON_GetObjectItemCaseSensitive(obj, "status")) ||
+	    !tfj_jobstatus_is(&st, TFJ_COND_SUCCEEDED) || tfj_tfjob_from_json(&job, obj)) {
 		cJSON_Delete(obj);
 		return;
 	}

@@ -364,8 +364,8 @@ static int run_job(struct tfj_planctx *c, const char *jobref)
 			continue;
 		tfj_planact_describe(msg, sizeof(msg), &c->pods[i]);
 		if (c->pod_mark[i] == TFJ_DEL_RESTART && c->pods[i].phase != TFJ_POD_FAILED &&
-			 tfj_planprog_hung(c, i, msg, sizeof(msg)) &&
-			 (rc = tfj_planact_event(c, "Warning", "ReplicaHung", msg)))
+		    tfj_planprog_hung(c, i, msg, sizeof(msg)) &&
+		    (rc = tfj_planact_event(c, "Warning", "ReplicaHung", msg)))
 			return rc;
 		if ((rc = tfj_planact_delete_pod(c, i, (enum tfj_delete_reason)c->pod_mark[i],
 						 c->pod_mark[i] == TFJ_DEL_DISRUPTION ?
