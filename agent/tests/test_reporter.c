@@ -225,6 +225,26 @@ static void check_ref(const Tfj__Report__V1__ReplicaRef *ref, const char *type, 
 	TFJ_CHECK_STR(ref->pod_name, "mnist-worker-1");
 }
 
+/*
+ * Starts the recording server and opens a client to it as `id`, with `token`
+ * in the token file. 0 with *r set; -1 (server stopped) when open failed.
+ */
+static int open_client(struct server *s, struct tfj_reporter **r, struct tfj_reporter_opts *o,
+		       const struct tfj_reporter_ident *id, const char *token)
+{
+	static char addr[64];
+
+	server_start(s);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", s->port);
+	o->addr = addr;
+	TFJ_CHECK_INT(tu_write(token_path, token), 0);
+	TFJ_CHECK_INT(tfj_reporter_open(r, o, id), 0);
+	if (*r)
+		return 0;
+	server_stop(s);
+	return -1;
+}
+
 static void test_client_calls(void)
 {
 	struct server s;
@@ -233,19 +253,11 @@ static void test_client_calls(void)
 	struct tfj_reporter_ident id = { "team-a", "mnist", "uid-123", "worker", 1, "mnist-worker-1" };
 	struct tfj_progress_state p;
 	struct tfj_reporter_exit e = { 138, "PeerWaitTimeout", 1, 99, "peer ps:0 missing", 0 };
-	char addr[64];
 	uint32_t hb = 0;
 
-	server_start(&s);
-	s.heartbeat_reply = 7;
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", s.port);
-	o.addr = addr;
-	TFJ_CHECK_INT(tu_write(token_path, "tok-1\n"), 0);
-	TFJ_CHECK_INT(tfj_reporter_open(&r, &o, &id), 0);
-	if (!r) {
-		server_stop(&s);
+	if (open_client(&s, &r, &o, &id, "tok-1\n"))
 		return;
-	}
+	s.heartbeat_reply = 7;
 	TFJ_CHECK_INT(tfj_reporter_register(r, &hb), 0);
 	TFJ_CHECK_INT(hb, 7);
 	memset(&p, 0, sizeof(p));
@@ -328,18 +340,10 @@ static void test_final_heartbeat_before_exit(void)
 	struct tfj_reporter_ident id = { "team-a", "mnist", "uid-123", "worker", 0, "mnist-worker-0" };
 	struct tfj_reporter_exit e = { 0, "Completed", 0, 939, "", 0 };
 	struct tfj_progress_state p;
-	char addr[64];
 	int n;
 
-	server_start(&s);
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", s.port);
-	o.addr = addr;
-	TFJ_CHECK_INT(tu_write(token_path, "tok-1"), 0);
-	TFJ_CHECK_INT(tfj_reporter_open(&r, &o, &id), 0);
-	if (!r) {
-		server_stop(&s);
+	if (open_client(&s, &r, &o, &id, "tok-1"))
 		return;
-	}
 	TFJ_CHECK_INT(tfj_reporter_start(r), 0);
 	memset(&p, 0, sizeof(p));
 	p.have = TFJ_PROGREC_BIT(TFJ_PROGREC_STEP) | TFJ_PROGREC_BIT(TFJ_PROGREC_ACCURACY);
@@ -382,18 +386,10 @@ static void test_client_stop(void)
 	struct tfj_progress_state p;
 	struct pollfd pf;
 	char why[128] = "";
-	char addr[64];
 
-	server_start(&s);
-	s.stop_at_step = 10;
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", s.port);
-	o.addr = addr;
-	TFJ_CHECK_INT(tu_write(token_path, "tok"), 0);
-	TFJ_CHECK_INT(tfj_reporter_open(&r, &o, &id), 0);
-	if (!r) {
-		server_stop(&s);
+	if (open_client(&s, &r, &o, &id, "tok"))
 		return;
-	}
+	s.stop_at_step = 10;
 	TFJ_CHECK_GE(tfj_reporter_stop_fd(r), 0);
 	pf.fd = tfj_reporter_stop_fd(r);
 	pf.events = POLLIN;

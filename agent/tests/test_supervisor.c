@@ -27,6 +27,8 @@ struct cap {
 	int sig;
 	int fired;
 	int ticks;
+	int use_stop;          /* at the trigger, write to stop_pipe instead of a signal */
+	int stop_pipe[2];
 };
 
 static void on_output(void *ctx, enum tfj_progress_stream s, const char *data, size_t len)
@@ -43,7 +45,10 @@ static void on_output(void *ctx, enum tfj_progress_stream s, const char *data, s
 	if (c->trigger && !c->fired && strstr(buf, c->trigger)) {
 		/* The supervisor blocks it, so it arrives through its signalfd. */
 		c->fired = 1;
-		kill(getpid(), c->sig);
+		if (c->use_stop)
+			TFJ_CHECK_INT(write(c->stop_pipe[1], "x", 1), 1);
+		else
+			kill(getpid(), c->sig);
 	}
 }
 
@@ -74,6 +79,8 @@ static int run_sh(struct tfj_supervisor_result *r, struct cap *c, const char *sc
 	o.on_tick = on_tick;
 	o.tick_ms = 50;
 	o.ctx = c;
+	o.use_stop_fd = c->use_stop;
+	o.stop_fd = c->stop_pipe[0];
 	rc = tfj_supervisor_run(r, &o);
 	close(fd);
 	return rc;
@@ -294,53 +301,26 @@ static void test_exec_failures(void)
 	}
 }
 
-static int stop_wfd = -1;
-
-/* Writes to the stop pipe once the command says it serves (it trapped TERM by then). */
-static void on_output_stop(void *ctx, enum tfj_progress_stream s, const char *data, size_t len)
-{
-	struct cap *c = ctx;
-
-	on_output(ctx, s, data, len);
-	if (!c->fired && strstr(c->out, "serving")) {
-		c->fired = 1;
-		TFJ_CHECK_INT(write(stop_wfd, "x", 1), 1);
-	}
-}
-
 /* The stop fd ends the command like SIGTERM would, and the result says stopped. */
 static void test_stop_fd(void)
 {
-	char *argv[] = { "sh", "-c", "trap 'echo bye; exit 7' TERM; echo serving; "
-			 "while :; do sleep 0.05; done", NULL };
-	struct tfj_supervisor_opts o;
 	struct tfj_supervisor_result r;
 	struct cap c;
-	int p[2], fd = devnull();
 
-	TFJ_CHECK_INT(pipe(p), 0);
-	stop_wfd = p[1];
 	memset(&c, 0, sizeof(c));
-	memset(&o, 0, sizeof(o));
-	o.argv = argv;
-	o.grace_s = 10;
-	o.drain_s = 2.0;
-	o.out_fd = fd;
-	o.err_fd = fd;
-	o.signal_group = 1;
-	o.on_output = on_output_stop;
-	o.ctx = &c;
-	o.use_stop_fd = 1;
-	o.stop_fd = p[0];
-	TFJ_CHECK_INT(tfj_supervisor_run(&r, &o), 0);
+	TFJ_CHECK_INT(pipe(c.stop_pipe), 0);
+	c.use_stop = 1;
+	/* Once the command says it serves it has trapped TERM. */
+	c.trigger = "serving";
+	TFJ_CHECK_INT(run_sh(&r, &c, "trap 'echo bye; exit 7' TERM; echo serving; "
+			     "while :; do sleep 0.05; done", 10), 0);
 	TFJ_CHECK_INT(r.stopped, 1);
 	TFJ_CHECK_INT(r.exit_code, 7);
 	TFJ_CHECK_INT(r.received, 0);
 	TFJ_CHECK_INT(r.killed, 0);
 	TFJ_CHECK(strstr(c.out, "bye") != NULL);
-	close(p[0]);
-	close(p[1]);
-	close(fd);
+	close(c.stop_pipe[0]);
+	close(c.stop_pipe[1]);
 }
 
 int main(void)

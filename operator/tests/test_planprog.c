@@ -206,6 +206,19 @@ static void reported(struct fx_world *w, struct tfj_plan_replica_report *r, cons
 	r->type = t;
 }
 
+/* Starts job j running, with the report channel on: n reports, heard since since_ms. */
+static void hear(struct fx_world *w, cJSON *j, struct tfj_plan_progress *p,
+		 struct tfj_plan_replica_report *reps, size_t n, int64_t since_ms)
+{
+	fx_world_init(w, j);
+	start(w);
+	memset(p, 0, sizeof(*p));
+	p->replicas = reps;
+	p->nreplicas = n;
+	p->since_ms = since_ms;
+	w->progress = p;
+}
+
 static int deleted(struct fx_world *w, const char *name)
 {
 	return fx_action(&w->plan, TFJ_ACT_DELETE_POD, name) != NULL;
@@ -231,13 +244,7 @@ static void test_done_and_success_keep_pods(void)
 	fx_replica(j, "Worker", 1, NULL);
 	fx_replica(j, "Evaluator", 1, NULL);
 	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", "None");
-	fx_world_init(&w, j);
-	start(&w);
-	memset(&p, 0, sizeof(p));
-	p.replicas = reps;
-	p.nreplicas = 5;
-	p.since_ms = FX_T0_MS - 1000 * 1000;
-	w.progress = &p;
+	hear(&w, j, &p, reps, 5, FX_T0_MS - 1000 * 1000);
 	reported(&w, &reps[0], "mnist-chief-0", TFJ_RT_CHIEF);
 	reported(&w, &reps[1], "mnist-ps-0", TFJ_RT_PS);
 	reported(&w, &reps[2], "mnist-ps-1", TFJ_RT_PS);
@@ -279,6 +286,21 @@ static void test_done_and_success_keep_pods(void)
 	fx_world_free(&w);
 }
 
+/* A running 1 ps + 1 worker job under `policy` whose worker 0 just succeeded. */
+static void ps_worker_done(struct fx_world *w, const char *policy,
+			   const struct tfj_plan_progress *p)
+{
+	cJSON *j = fx_job("mnist");
+
+	fx_replica(j, "PS", 1, NULL);
+	fx_replica(j, "Worker", 1, NULL);
+	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", policy);
+	fx_world_init(w, j);
+	start(w);
+	w->progress = p;
+	fx_pod_phase(fx_pod_named(w, "mnist-worker-0"), "Succeeded");
+}
+
 /*
  * The bounded fallback: a lingering pod no agent reported for is deleted
  * TFJ_PLANPROG_STOP_GRACE_S after success (or after this operator started
@@ -297,14 +319,8 @@ static void test_linger_fallback(void)
 	fx_replica(j, "Worker", 2, NULL);
 	fx_replica(j, "Evaluator", 1, "Always");
 	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", "None");
-	fx_world_init(&w, j);
-	start(&w);
-	memset(&p, 0, sizeof(p));
-	p.replicas = reps;
-	p.nreplicas = 1;
 	/* This operator started hearing reports 30 s after the job's success. */
-	p.since_ms = FX_T0_MS + 30 * 1000;
-	w.progress = &p;
+	hear(&w, j, &p, reps, 1, FX_T0_MS + 30 * 1000);
 	reported(&w, &reps[0], "mnist-ps-0", TFJ_RT_PS);
 	fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Succeeded");
 	TFJ_CHECK_INT(fx_plan(&w), 0);
@@ -346,13 +362,7 @@ static void test_linger_fallback(void)
 	fx_world_free(&w);
 
 	/* Channel off: the same grace, counted from the success. */
-	j = fx_job("mnist");
-	fx_replica(j, "PS", 1, NULL);
-	fx_replica(j, "Worker", 1, NULL);
-	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", "None");
-	fx_world_init(&w, j);
-	start(&w);
-	fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Succeeded");
+	ps_worker_done(&w, "None", NULL);
 	fx_step(&w);
 	TFJ_CHECK_STR(fx_cond(&w, "Succeeded"), "True");
 	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 0);
@@ -362,14 +372,7 @@ static void test_linger_fallback(void)
 	fx_world_free(&w);
 
 	/* cleanPodPolicy Running deletes the running ps at success, as before. */
-	j = fx_job("mnist");
-	fx_replica(j, "PS", 1, NULL);
-	fx_replica(j, "Worker", 1, NULL);
-	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", "Running");
-	fx_world_init(&w, j);
-	start(&w);
-	w.progress = &p;
-	fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Succeeded");
+	ps_worker_done(&w, "Running", &p);
 	TFJ_CHECK_INT(fx_plan(&w), 0);
 	TFJ_CHECK(deleted(&w, "mnist-ps-0"));
 	TFJ_CHECK(!deleted(&w, "mnist-worker-0"));

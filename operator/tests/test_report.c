@@ -76,6 +76,23 @@ static void heartbeat(Tfj__Report__V1__HeartbeatRequest *hb, Tfj__Report__V1__Re
 	hb->child_running = 1;
 }
 
+/* Starts the server on loopback with the stand-in callbacks and `s` as their state. */
+static struct tfj_report *start_fake(struct seen *s, struct tfj_report_opts *o,
+				     tfj_report_advise_fn advise)
+{
+	struct tfj_report *srv = NULL;
+
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_init(&s->mu, NULL);
+	o->addr = "127.0.0.1:0";
+	o->auth = fake_auth;
+	o->deliver = fake_deliver;
+	o->advise = advise;
+	o->ud = s;
+	TFJ_CHECK_INT(tfj_report_start(&srv, o), 0);
+	return srv;
+}
+
 static void test_server(void)
 {
 	struct seen s;
@@ -92,18 +109,11 @@ static void test_server(void)
 	uint8_t *big;
 	int i, limited = 0;
 
-	memset(&s, 0, sizeof(s));
-	pthread_mutex_init(&s.mu, NULL);
 	memset(&o, 0, sizeof(o));
-	o.addr = "127.0.0.1:0";
-	o.auth = fake_auth;
-	o.deliver = fake_deliver;
-	o.ud = &s;
 	o.pod_qps = 0.001; /* effectively no refill during the test */
 	o.pod_burst = 5;
 	o.heartbeat_s = 7;
-	TFJ_CHECK_INT(tfj_report_start(&srv, &o), 0);
-	if (!srv)
+	if (!(srv = start_fake(&s, &o, NULL)))
 		return;
 	TFJ_CHECK_GT(tfj_report_port(srv), 0);
 	ch = rc_channel(tfj_report_port(srv));
@@ -231,16 +241,8 @@ static void test_heartbeat_stop(void)
 	int pass;
 
 	for (pass = 0; pass < 2; pass++) {
-		memset(&s, 0, sizeof(s));
-		pthread_mutex_init(&s.mu, NULL);
 		memset(&o, 0, sizeof(o));
-		o.addr = "127.0.0.1:0";
-		o.auth = fake_auth;
-		o.deliver = fake_deliver;
-		o.advise = pass ? fake_advise : NULL;
-		o.ud = &s;
-		TFJ_CHECK_INT(tfj_report_start(&srv, &o), 0);
-		if (!srv)
+		if (!(srv = start_fake(&s, &o, pass ? fake_advise : NULL)))
 			return;
 		ch = rc_channel(tfj_report_port(srv));
 		r = heartbeat_reply(ch, "ps", "mnist-ps-0");
