@@ -212,21 +212,11 @@ static void fake_advise(void *ud, const struct tfj_reportmsg *m, int *stop, char
 static Tfj__Report__V1__HeartbeatResponse *heartbeat_reply(grpc_channel *ch, const char *type,
 							   const char *pod)
 {
-	Tfj__Report__V1__HeartbeatRequest hb;
 	Tfj__Report__V1__ReplicaRef ref;
-	Tfj__Report__V1__Progress pr;
 	Tfj__Report__V1__HeartbeatResponse *r = NULL;
-	struct tfj_grpc_result res;
-	uint8_t buf[512];
-	size_t len;
 
-	heartbeat(&hb, &ref, &pr, pod);
-	ref.replica_type = (char *)type;
-	len = tfj__report__v1__heartbeat_request__pack(&hb, buf);
-	if (tfj_grpc_unary(&res, ch, TFJ_REPORT_PATH_HEARTBEAT, "good", buf, len,
-			   tfj_grpc_deadline_ms(20000), 1u << 16) == 0 && res.status == GRPC_STATUS_OK)
-		r = tfj__report__v1__heartbeat_response__unpack(NULL, res.reply_len, res.reply);
-	tfj_grpc_result_free(&res);
+	rc_ref(&ref, "team-a", "mnist", "job-1", type, 0, pod);
+	rc_heartbeat_reply(ch, "good", &ref, &r);
 	return r;
 }
 

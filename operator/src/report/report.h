@@ -8,7 +8,9 @@
  *   3. the bearer token from `authorization` metadata and the `auth`
  *      callback (TokenReview + pod check: UNAUTHENTICATED/PERMISSION_DENIED);
  *   4. a per-pod token bucket (RESOURCE_EXHAUSTED, reason rate_limited);
- *   5. the `deliver` callback (FAILED_PRECONDITION for a finished job).
+ *   5. the `deliver` callback (FAILED_PRECONDITION for a finished job);
+ *   6. for an accepted Heartbeat, the optional `advise` callback fills its
+ *      reply (`stop`, docs/operator.md "Stopping after success").
  * Every refusal is counted in tfjob_report_rejected_total{reason}. The token
  * is never logged; log lines name the claimed pod only.
  *
