@@ -226,19 +226,20 @@ static void check_ref(const Tfj__Report__V1__ReplicaRef *ref, const char *type, 
 }
 
 /*
- * Starts the recording server and opens a client to it as `id`, with `token`
- * in the token file. 0 with *r set; -1 (server stopped) when open failed.
+ * Starts the recording server and opens a client to it as `id` (2 s call
+ * deadline, the given heartbeat period), with `token` in the token file. 0 with *r set; -1 (server stopped) when open failed.
  */
-static int open_client(struct server *s, struct tfj_reporter **r, struct tfj_reporter_opts *o,
+static int open_client(struct server *s, struct tfj_reporter **r, double heartbeat_s,
 		       const struct tfj_reporter_ident *id, const char *token)
 {
-	static char addr[64];
+	struct tfj_reporter_opts o = { NULL, token_path, NULL, 2.0, heartbeat_s };
+	char addr[64];
 
 	server_start(s);
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", s->port);
-	o->addr = addr;
+	o.addr = addr;
 	TFJ_CHECK_INT(tu_write(token_path, token), 0);
-	TFJ_CHECK_INT(tfj_reporter_open(r, o, id), 0);
+	TFJ_CHECK_INT(tfj_reporter_open(r, &o, id), 0);
 	if (*r)
 		return 0;
 	server_stop(s);
@@ -249,13 +250,12 @@ static void test_client_calls(void)
 {
 	struct server s;
 	struct tfj_reporter *r = NULL;
-	struct tfj_reporter_opts o = { NULL, token_path, NULL, 2.0, 10.0 };
 	struct tfj_reporter_ident id = { "team-a", "mnist", "uid-123", "worker", 1, "mnist-worker-1" };
 	struct tfj_progress_state p;
 	struct tfj_reporter_exit e = { 138, "PeerWaitTimeout", 1, 99, "peer ps:0 missing", 0 };
 	uint32_t hb = 0;
 
-	if (open_client(&s, &r, &o, &id, "tok-1\n"))
+	if (open_client(&s, &r, 10, &id, "tok-1\n"))
 		return;
 	s.heartbeat_reply = 7;
 	TFJ_CHECK_INT(tfj_reporter_register(r, &hb), 0);
@@ -336,13 +336,12 @@ static void test_final_heartbeat_before_exit(void)
 {
 	struct server s;
 	struct tfj_reporter *r = NULL;
-	struct tfj_reporter_opts o = { NULL, token_path, NULL, 2.0, 3600.0 };
 	struct tfj_reporter_ident id = { "team-a", "mnist", "uid-123", "worker", 0, "mnist-worker-0" };
 	struct tfj_reporter_exit e = { 0, "Completed", 0, 939, "", 0 };
 	struct tfj_progress_state p;
 	int n;
 
-	if (open_client(&s, &r, &o, &id, "tok-1"))
+	if (open_client(&s, &r, 3600, &id, "tok-1"))
 		return;
 	TFJ_CHECK_INT(tfj_reporter_start(r), 0);
 	memset(&p, 0, sizeof(p));
@@ -381,13 +380,12 @@ static void test_client_stop(void)
 {
 	struct server s;
 	struct tfj_reporter *r = NULL;
-	struct tfj_reporter_opts o = { NULL, token_path, NULL, 2.0, 10.0 };
 	struct tfj_reporter_ident id = { "team-a", "mnist", "uid-123", "ps", 0, "mnist-ps-0" };
 	struct tfj_progress_state p;
 	struct pollfd pf;
 	char why[128] = "";
 
-	if (open_client(&s, &r, &o, &id, "tok"))
+	if (open_client(&s, &r, 10, &id, "tok"))
 		return;
 	s.stop_at_step = 10;
 	TFJ_CHECK_GE(tfj_reporter_stop_fd(r), 0);
@@ -531,10 +529,9 @@ static void run_stopped(const char *script, int want_term, int want_killed)
 	static char a_env[128], t_env[160];
 	char *args[] = { "--termination-log", tm_path, "--heartbeat-interval", "0.1",
 			 "--grace-period", "1", "--", "sh", "-c", (char *)script, NULL };
+	Tfj__Report__V1__ExitRequest *eq;
 	char buf[8192];
 	struct server s;
-	size_t i;
-	int saw_exit = 0;
 	pid_t pid;
 
 	server_start(&s);
@@ -558,24 +555,19 @@ static void run_stopped(const char *script, int want_term, int want_killed)
 	TFJ_CHECK_GT(tu_read(out_path, buf, sizeof(buf)), 0);
 	TFJ_CHECK(strstr(buf, "serving") != NULL);
 	TFJ_CHECK_INT(strstr(buf, "got SIGTERM") != NULL, want_term);
+	TFJ_CHECK_INT(count_method(&s, TFJ_REPORTER_METHOD_EXIT), 1);
+	/* The Exit report is the last call. */
 	pthread_mutex_lock(&s.mu);
-	for (i = 0; i < s.ncalls; i++) {
-		Tfj__Report__V1__ExitRequest *eq;
-
-		if (strcmp(s.calls[i].method, TFJ_REPORTER_METHOD_EXIT))
-			continue;
-		eq = tfj__report__v1__exit_request__unpack(NULL, s.calls[i].len, s.calls[i].body);
-		TFJ_CHECK(eq != NULL);
-		if (eq) {
-			saw_exit = 1;
-			TFJ_CHECK_INT(eq->exit_code, 0);
-			TFJ_CHECK_STR(eq->reason, "Stopped");
-			TFJ_CHECK_INT(eq->retryable, 0);
-			tfj__report__v1__exit_request__free_unpacked(eq, NULL);
-		}
-	}
+	eq = s.ncalls ? tfj__report__v1__exit_request__unpack(NULL, s.calls[s.ncalls - 1].len,
+							      s.calls[s.ncalls - 1].body) : NULL;
 	pthread_mutex_unlock(&s.mu);
-	TFJ_CHECK_INT(saw_exit, 1);
+	TFJ_CHECK(eq != NULL);
+	if (eq) {
+		TFJ_CHECK_INT(eq->exit_code, 0);
+		TFJ_CHECK_STR(eq->reason, "Stopped");
+		TFJ_CHECK_INT(eq->retryable, 0);
+		tfj__report__v1__exit_request__free_unpacked(eq, NULL);
+	}
 	server_stop(&s);
 }
 
