@@ -196,6 +196,8 @@ static const char *reason_of(const struct tfj_supervisor_result *r)
 {
 	if (r->exec_errno)
 		return r->exec_errno == ENOENT ? "CommandNotFound" : "CommandNotExecutable";
+	if (r->stopped)
+		return "Stopped";
 	if (r->exit_code == 0)
 		return "Completed";
 	if (r->killed)
@@ -224,6 +226,8 @@ static int supervise(struct agent *a)
 	o.signal_group = a->cfg.signal_group;
 	o.on_output = on_output;
 	o.ctx = a;
+	o.stop_fd = tfj_reporter_stop_fd(a->rep);
+	o.use_stop_fd = o.stop_fd >= 0;
 	tfj_reporter_update(a->rep, &a->tr.state, 1);
 	tfj_log_info("starting command", "command", a->cfg.command[0]);
 	rc = tfj_supervisor_run(&r, &o);
@@ -235,6 +239,21 @@ static int supervise(struct agent *a)
 			      "AgentError", 0, msg);
 	}
 	reason = reason_of(&r);
+	if (r.stopped && !r.exec_errno) {
+		/*
+		 * The operator's stop (the job has succeeded): whatever the
+		 * command made of SIGTERM, this replica's work is done, so the
+		 * pod ends Succeeded with its logs.
+		 */
+		char why[128] = "";
+
+		tfj_reporter_stop_requested(a->rep, why, sizeof(why));
+		snprintf(msg, sizeof(msg), "stopped on the operator's request (%s); the command "
+			 "ended with code %d%s", why, r.exit_code,
+			 r.killed ? " after the grace period" : "");
+		tfj_log_info("command stopped", "detail", msg);
+		return finish(a, 0, reason, 0, msg);
+	}
 	if (r.exec_errno) {
 		snprintf(msg, sizeof(msg), "%s: %s", a->cfg.command[0], strerror(r.exec_errno));
 		tfj_log_error("cannot run the command", "detail", msg);
@@ -311,6 +330,12 @@ int tfj_agent_main(int argc, char **argv)
 	code = wait_peers(&a);
 	if (code >= 0)
 		goto out;
+	if (tfj_reporter_stop_requested(a.rep, NULL, 0)) {
+		/* Told to stop while waiting: the job is over, nothing to start. */
+		code = finish(&a, 0, "Stopped", 0, "stopped on the operator's request before the "
+			      "command started");
+		goto out;
+	}
 	code = supervise(&a);
 out:
 	tfj_reporter_close(a.rep);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,6 +46,10 @@ struct tfj_reporter {
 	struct tfj_reporter_stats stats;
 	uint64_t consecutive_failures;
 	int warned_token;
+	/* The operator's stop (HeartbeatResponse.stop), under mu. */
+	int stop_fd;
+	int stop_requested;
+	char stop_reason[REASON_MAX];
 };
 
 static char *dup_bounded(const char *s, size_t max)
@@ -252,6 +257,36 @@ int tfj_reporter_register(struct tfj_reporter *r, uint32_t *heartbeat_s)
 	return 0;
 }
 
+/*
+ * Acts on a heartbeat's reply: a stop is recorded once and wakes whoever
+ * polls the stop fd. An empty or unreadable reply asks for nothing (an
+ * older operator sends an empty one).
+ */
+static void heartbeat_reply(struct tfj_reporter *r, const uint8_t *buf, size_t len)
+{
+	Tfj__Report__V1__HeartbeatResponse *resp;
+	uint64_t one = 1;
+	int first = 0;
+
+	if (!len || !(resp = tfj__report__v1__heartbeat_response__unpack(NULL, len, buf)))
+		return;
+	pthread_mutex_lock(&r->mu);
+	if (resp->stop && !r->stop_requested) {
+		/* Free text off the wire: scrubbed like any before it is logged. */
+		r->stop_requested = first = 1;
+		tfj_log_redact(r->stop_reason, sizeof(r->stop_reason),
+			       resp->stop_reason && *resp->stop_reason ? resp->stop_reason :
+			       "the operator asked to stop");
+	}
+	pthread_mutex_unlock(&r->mu);
+	tfj__report__v1__heartbeat_response__free_unpacked(resp, NULL);
+	if (first) {
+		tfj_log_info("the operator asks to stop the command", "reason", r->stop_reason);
+		if (r->stop_fd >= 0 && write(r->stop_fd, &one, sizeof(one)) < 0)
+			tfj_log_warn("cannot signal the stop", "detail", strerror(errno));
+	}
+}
+
 int tfj_reporter_heartbeat(struct tfj_reporter *r, const struct tfj_progress_state *p,
 			   int child_running)
 {
@@ -278,6 +313,8 @@ int tfj_reporter_heartbeat(struct tfj_reporter *r, const struct tfj_progress_sta
 	req.unix_time_ms = tfj_clock_unix_ms();
 	req.child_running = child_running ? 1 : 0;
 	rc = unary(r, TFJ_REPORTER_METHOD_HEARTBEAT, &req.base, &buf, &len);
+	if (rc == 0)
+		heartbeat_reply(r, buf, len);
 	free(buf);
 	return rc;
 }
@@ -381,6 +418,8 @@ int tfj_reporter_open(struct tfj_reporter **out, const struct tfj_reporter_opts 
 		return tfj_err_set(TFJ_ENOMEM, "report client");
 	pthread_mutex_init(&r->mu, NULL);
 	tfj_clock_cond_init(&r->cv);
+	/* Without it the stop is still recorded (tfj_reporter_stop_requested). */
+	r->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	r->addr = dup_bounded(o->addr, 512);
 	r->token_file = dup_bounded(o->token_file ? o->token_file : TFJ_REPORTER_TOKEN_DEFAULT, 4096);
 	r->ns = dup_bounded(id->namespace_, IDENT_MAX);
@@ -468,6 +507,25 @@ void tfj_reporter_finish(struct tfj_reporter *r, const struct tfj_reporter_exit 
 			     "detail", tfj_err_detail());
 }
 
+int tfj_reporter_stop_fd(struct tfj_reporter *r)
+{
+	return r ? r->stop_fd : -1;
+}
+
+int tfj_reporter_stop_requested(struct tfj_reporter *r, char *reason, size_t reason_len)
+{
+	int stop;
+
+	if (!r)
+		return 0;
+	pthread_mutex_lock(&r->mu);
+	stop = r->stop_requested;
+	if (stop && reason && reason_len)
+		snprintf(reason, reason_len, "%s", r->stop_reason);
+	pthread_mutex_unlock(&r->mu);
+	return stop;
+}
+
 void tfj_reporter_get_stats(struct tfj_reporter *r, struct tfj_reporter_stats *out)
 {
 	pthread_mutex_lock(&r->mu);
@@ -492,6 +550,8 @@ void tfj_reporter_close(struct tfj_reporter *r)
 	free(r->uid);
 	free(r->rtype);
 	free(r->pod);
+	if (r->stop_fd >= 0)
+		close(r->stop_fd);
 	pthread_cond_destroy(&r->cv);
 	pthread_mutex_destroy(&r->mu);
 	free(r);

@@ -85,6 +85,16 @@ void tfj_reporter_update(struct tfj_reporter *r, const struct tfj_progress_state
 /* Stops the thread, sends Exit once (bounded) and joins. Safe without start. */
 void tfj_reporter_finish(struct tfj_reporter *r, const struct tfj_reporter_exit *e);
 
+/*
+ * The operator's stop (HeartbeatResponse.stop: the job has succeeded and
+ * this replica would never end on its own). Once a heartbeat reply asked
+ * for it, tfj_reporter_stop_fd() becomes readable (an eventfd, owned by
+ * the reporter, valid until close; -1 when it could not be made) and
+ * tfj_reporter_stop_requested() returns 1 with the operator's reason.
+ */
+int tfj_reporter_stop_fd(struct tfj_reporter *r);
+int tfj_reporter_stop_requested(struct tfj_reporter *r, char *reason, size_t reason_len);
+
 /* Counters for logs and tests. */
 struct tfj_reporter_stats {
 	uint64_t calls_ok;

@@ -218,6 +218,23 @@ static void on_signal(struct sup *s, int sfd)
 	}
 }
 
+/* The stop fd is readable: end the command like a SIGTERM, but as asked. */
+static void on_stop(struct sup *s)
+{
+	uint64_t v;
+
+	if (read(s->o->stop_fd, &v, sizeof(v)) < 0 && errno != EAGAIN && errno != EINTR)
+		tfj_log_debug("stop fd unreadable", "detail", strerror(errno));
+	if (s->child_done || s->r->stopped)
+		return;
+	s->r->stopped = 1;
+	if (!s->grace_deadline) {
+		s->grace_deadline = mono_ms() + (int64_t)(s->o->grace_s * 1000.0);
+		tfj_log_info("stopping the command (SIGTERM), grace period started");
+		send_sig(s, SIGTERM);
+	}
+}
+
 static void on_pipe(struct sup *s, int i)
 {
 	char buf[65536];
@@ -334,7 +351,7 @@ int tfj_supervisor_run(struct tfj_supervisor_result *r, const struct tfj_supervi
 	next_tick = o->tick_ms > 0 ? mono_ms() + o->tick_ms : 0;
 
 	for (;;) {
-		struct pollfd pf[3];
+		struct pollfd pf[4];
 		int64_t now = mono_ms(), wait = -1;
 		int i;
 
@@ -369,7 +386,11 @@ int tfj_supervisor_run(struct tfj_supervisor_result *r, const struct tfj_supervi
 			pf[1 + i].fd = s.pipes[i];
 			pf[1 + i].events = POLLIN;
 		}
-		if (poll(pf, 3, wait > INT_MAX ? INT_MAX : (int)wait) < 0) {
+		/* Polled until it has fired once (an fd of -1 is skipped by poll). */
+		pf[3].fd = o->use_stop_fd && !r->stopped ? o->stop_fd : -1;
+		pf[3].events = POLLIN;
+		pf[3].revents = 0;
+		if (poll(pf, 4, wait > INT_MAX ? INT_MAX : (int)wait) < 0) {
 			if (errno == EINTR)
 				continue;
 			rc = tfj_err_set(TFJ_EIO, "poll: %s", strerror(errno));
@@ -377,6 +398,8 @@ int tfj_supervisor_run(struct tfj_supervisor_result *r, const struct tfj_supervi
 		}
 		if (pf[0].revents)
 			on_signal(&s, sfd);
+		if (pf[3].fd >= 0 && pf[3].revents)
+			on_stop(&s);
 		for (i = 0; i < 2; i++) {
 			if (s.pipes[i] >= 0 && pf[1 + i].revents)
 				on_pipe(&s, i);

@@ -58,6 +58,14 @@ struct tfj_supervisor_opts {
 	void (*on_output)(void *ctx, enum tfj_progress_stream s, const char *data, size_t len);
 	void (*on_tick)(void *ctx);
 	void *ctx;
+	/*
+	 * With use_stop_fd: stop_fd turning readable (the operator's stop,
+	 * reporter.h) ends the command as a terminating signal would (SIGTERM
+	 * to the group, SIGKILL after grace_s), but the result says `stopped`
+	 * so the caller can call it a success.
+	 */
+	int use_stop_fd;
+	int stop_fd;
 };
 
 struct tfj_supervisor_result {
@@ -66,6 +74,7 @@ struct tfj_supervisor_result {
 	int exec_errno;         /* non-zero: the command could not be started */
 	int received;           /* first terminating signal the agent got, 0 if none */
 	int killed;             /* the grace period ran out and the group was SIGKILLed */
+	int stopped;            /* stop_fd asked to end the command while it ran */
 	pid_t pid;
 	uint64_t orphans_reaped;
 };

@@ -7,6 +7,7 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
 
@@ -35,6 +36,7 @@ struct server {
 	int port;
 	const char *require_token;  /* reject other tokens with UNAUTHENTICATED */
 	uint32_t heartbeat_reply;   /* RegisterResponse.heartbeat_interval_seconds */
+	int stop_at_step;           /* > 0: HeartbeatResponse.stop once a step >= it arrived */
 	pthread_mutex_t mu;
 	struct rec calls[MAX_CALLS];
 	size_t ncalls;
@@ -95,6 +97,20 @@ static void handle(struct server *s, grpc_call *call, grpc_call_details *det, gr
 		Tfj__Report__V1__RegisterResponse rr = TFJ__REPORT__V1__REGISTER_RESPONSE__INIT;
 		rr.heartbeat_interval_seconds = s->heartbeat_reply;
 		rlen = tfj__report__v1__register_response__pack(&rr, rbuf);
+	} else if (strcmp(r.method, TFJ_REPORTER_METHOD_HEARTBEAT) == 0 && s->stop_at_step > 0) {
+		/* As the operator answers once the job has succeeded. */
+		Tfj__Report__V1__HeartbeatResponse hr = TFJ__REPORT__V1__HEARTBEAT_RESPONSE__INIT;
+		Tfj__Report__V1__HeartbeatRequest *hq =
+			tfj__report__v1__heartbeat_request__unpack(NULL, r.len, r.body);
+
+		if (hq && hq->progress && hq->progress->has_step &&
+		    hq->progress->global_step >= s->stop_at_step) {
+			hr.stop = 1;
+			hr.stop_reason = "the job has succeeded";
+			rlen = tfj__report__v1__heartbeat_response__pack(&hr, rbuf);
+		}
+		if (hq)
+			tfj__report__v1__heartbeat_request__free_unpacked(hq, NULL);
 	}
 	/* The message goes only with an OK status: a refusal is metadata and status. */
 	resp = tfj_grpc_bb_new(rbuf, rlen);
@@ -209,27 +225,39 @@ static void check_ref(const Tfj__Report__V1__ReplicaRef *ref, const char *type, 
 	TFJ_CHECK_STR(ref->pod_name, "mnist-worker-1");
 }
 
+/*
+ * Starts the recording server and opens a client to it as `id` (2 s call
+ * deadline, the given heartbeat period), with `token` in the token file. 0 with *r set; -1 (server stopped) when open failed.
+ */
+static int open_client(struct server *s, struct tfj_reporter **r, double heartbeat_s,
+		       const struct tfj_reporter_ident *id, const char *token)
+{
+	struct tfj_reporter_opts o = { NULL, token_path, NULL, 2.0, heartbeat_s };
+	char addr[64];
+
+	server_start(s);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", s->port);
+	o.addr = addr;
+	TFJ_CHECK_INT(tu_write(token_path, token), 0);
+	TFJ_CHECK_INT(tfj_reporter_open(r, &o, id), 0);
+	if (*r)
+		return 0;
+	server_stop(s);
+	return -1;
+}
+
 static void test_client_calls(void)
 {
 	struct server s;
 	struct tfj_reporter *r = NULL;
-	struct tfj_reporter_opts o = { NULL, token_path, NULL, 2.0, 10.0 };
 	struct tfj_reporter_ident id = { "team-a", "mnist", "uid-123", "worker", 1, "mnist-worker-1" };
 	struct tfj_progress_state p;
 	struct tfj_reporter_exit e = { 138, "PeerWaitTimeout", 1, 99, "peer ps:0 missing", 0 };
-	char addr[64];
 	uint32_t hb = 0;
 
-	server_start(&s);
-	s.heartbeat_reply = 7;
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", s.port);
-	o.addr = addr;
-	TFJ_CHECK_INT(tu_write(token_path, "tok-1\n"), 0);
-	TFJ_CHECK_INT(tfj_reporter_open(&r, &o, &id), 0);
-	if (!r) {
-		server_stop(&s);
+	if (open_client(&s, &r, 10, &id, "tok-1\n"))
 		return;
-	}
+	s.heartbeat_reply = 7;
 	TFJ_CHECK_INT(tfj_reporter_register(r, &hb), 0);
 	TFJ_CHECK_INT(hb, 7);
 	memset(&p, 0, sizeof(p));
@@ -308,22 +336,13 @@ static void test_final_heartbeat_before_exit(void)
 {
 	struct server s;
 	struct tfj_reporter *r = NULL;
-	struct tfj_reporter_opts o = { NULL, token_path, NULL, 2.0, 3600.0 };
 	struct tfj_reporter_ident id = { "team-a", "mnist", "uid-123", "worker", 0, "mnist-worker-0" };
 	struct tfj_reporter_exit e = { 0, "Completed", 0, 939, "", 0 };
 	struct tfj_progress_state p;
-	char addr[64];
 	int n;
 
-	server_start(&s);
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", s.port);
-	o.addr = addr;
-	TFJ_CHECK_INT(tu_write(token_path, "tok-1"), 0);
-	TFJ_CHECK_INT(tfj_reporter_open(&r, &o, &id), 0);
-	if (!r) {
-		server_stop(&s);
+	if (open_client(&s, &r, 3600, &id, "tok-1"))
 		return;
-	}
 	TFJ_CHECK_INT(tfj_reporter_start(r), 0);
 	memset(&p, 0, sizeof(p));
 	p.have = TFJ_PROGREC_BIT(TFJ_PROGREC_STEP) | TFJ_PROGREC_BIT(TFJ_PROGREC_ACCURACY);
@@ -354,6 +373,43 @@ static void test_final_heartbeat_before_exit(void)
 	pthread_mutex_unlock(&s.mu);
 	tfj_reporter_close(r);
 	server_stop(&s);
+}
+
+/* A heartbeat reply with stop is recorded once and makes the stop fd readable. */
+static void test_client_stop(void)
+{
+	struct server s;
+	struct tfj_reporter *r = NULL;
+	struct tfj_reporter_ident id = { "team-a", "mnist", "uid-123", "ps", 0, "mnist-ps-0" };
+	struct tfj_progress_state p;
+	struct pollfd pf;
+	char why[128] = "";
+
+	if (open_client(&s, &r, 10, &id, "tok"))
+		return;
+	s.stop_at_step = 10;
+	TFJ_CHECK_GE(tfj_reporter_stop_fd(r), 0);
+	pf.fd = tfj_reporter_stop_fd(r);
+	pf.events = POLLIN;
+	memset(&p, 0, sizeof(p));
+	p.have = TFJ_PROGREC_BIT(TFJ_PROGREC_STEP);
+	p.step = 9;
+	/* An empty reply (what every heartbeat got so far) asks for nothing. */
+	TFJ_CHECK_INT(tfj_reporter_heartbeat(r, &p, 1), 0);
+	TFJ_CHECK_INT(tfj_reporter_stop_requested(r, why, sizeof(why)), 0);
+	TFJ_CHECK_INT(poll(&pf, 1, 0), 0);
+	p.step = 10;
+	TFJ_CHECK_INT(tfj_reporter_heartbeat(r, &p, 1), 0);
+	TFJ_CHECK_INT(tfj_reporter_stop_requested(r, why, sizeof(why)), 1);
+	TFJ_CHECK_STR(why, "the job has succeeded");
+	TFJ_CHECK_INT(poll(&pf, 1, 0), 1);
+	/* Asked again: still one stop. */
+	TFJ_CHECK_INT(tfj_reporter_heartbeat(r, &p, 1), 0);
+	TFJ_CHECK_INT(tfj_reporter_stop_requested(r, NULL, 0), 1);
+	tfj_reporter_close(r);
+	server_stop(&s);
+	TFJ_CHECK_INT(tfj_reporter_stop_fd(NULL), -1);
+	TFJ_CHECK_INT(tfj_reporter_stop_requested(NULL, NULL, 0), 0);
 }
 
 static char *agent_env[] = {
@@ -459,6 +515,70 @@ static void test_agent_reports(void)
 	TFJ_CHECK_GT(tu_read(err_path, buf, sizeof(buf)), 0);
 	TFJ_CHECK(strstr(buf, "secret-token-abc123") == NULL);
 	server_stop(&s);
+}
+
+/*
+ * The operator's stop ends a command that would never end on its own: the
+ * agent sends SIGTERM (then SIGKILL after --grace-period) and exits 0 with
+ * reason Stopped, in its termination message and its Exit report. The
+ * server says stop only once the command's progress record arrived, so the
+ * command has trapped SIGTERM by then, on any machine speed.
+ */
+static void run_stopped(const char *script, int want_term, int want_killed)
+{
+	static char a_env[128], t_env[160];
+	char *args[] = { "--termination-log", tm_path, "--heartbeat-interval", "0.1",
+			 "--grace-period", "1", "--", "sh", "-c", (char *)script, NULL };
+	Tfj__Report__V1__ExitRequest *eq;
+	char buf[8192];
+	struct server s;
+	pid_t pid;
+
+	server_start(&s);
+	s.stop_at_step = 1;
+	snprintf(a_env, sizeof(a_env), "TFJOB_REPORT_ADDR=127.0.0.1:%d", s.port);
+	snprintf(t_env, sizeof(t_env), "TFJOB_REPORT_TOKEN_FILE=%s", token_path);
+	agent_env[0] = a_env;
+	agent_env[1] = t_env;
+	TFJ_CHECK_INT(tu_write(token_path, "tok"), 0);
+	unlink(tm_path);
+	pid = tu_spawn_agent(args, agent_env, out_path, err_path);
+	/* Without the stop the command runs forever: the bound is generous. */
+	TFJ_CHECK_INT(tfj_testutil_wait(pid, 60), 0);
+	TFJ_CHECK_GT(tu_read(tm_path, buf, sizeof(buf)), 0);
+	TFJ_CHECK(strstr(buf, "\"reason\":\"Stopped\"") != NULL);
+	TFJ_CHECK(strstr(buf, "\"exitCode\":0") != NULL);
+	TFJ_CHECK(strstr(buf, "\"retryable\":false") != NULL);
+	TFJ_CHECK(strstr(buf, "the job has succeeded") != NULL);
+	TFJ_CHECK_INT(strstr(buf, "after the grace period") != NULL, want_killed);
+	/* The command's output before and during the stop is the pod's log. */
+	TFJ_CHECK_GT(tu_read(out_path, buf, sizeof(buf)), 0);
+	TFJ_CHECK(strstr(buf, "serving") != NULL);
+	TFJ_CHECK_INT(strstr(buf, "got SIGTERM") != NULL, want_term);
+	TFJ_CHECK_INT(count_method(&s, TFJ_REPORTER_METHOD_EXIT), 1);
+	/* The Exit report is the last call. */
+	pthread_mutex_lock(&s.mu);
+	eq = s.ncalls ? tfj__report__v1__exit_request__unpack(NULL, s.calls[s.ncalls - 1].len,
+							      s.calls[s.ncalls - 1].body) : NULL;
+	pthread_mutex_unlock(&s.mu);
+	TFJ_CHECK(eq != NULL);
+	if (eq) {
+		TFJ_CHECK_INT(eq->exit_code, 0);
+		TFJ_CHECK_STR(eq->reason, "Stopped");
+		TFJ_CHECK_INT(eq->retryable, 0);
+		tfj__report__v1__exit_request__free_unpacked(eq, NULL);
+	}
+	server_stop(&s);
+}
+
+static void test_agent_stopped(void)
+{
+	/* A command that ends on SIGTERM with a non-zero code (as most do). */
+	run_stopped("trap 'echo got SIGTERM; exit 143' TERM; echo serving; "
+		    "echo 'TFJ_PROGRESS {\"step\":1}'; while :; do sleep 0.05; done", 1, 0);
+	/* One that ignores SIGTERM: SIGKILLed after the grace period, still exit 0. */
+	run_stopped("trap '' TERM; echo serving; echo 'TFJ_PROGRESS {\"step\":1}'; "
+		    "while :; do sleep 0.05; done", 0, 1);
 }
 
 static int bound_socket(int *port, int do_listen)
@@ -582,7 +702,9 @@ int main(int argc, char **argv)
 	grpc_init();
 	TFJ_RUN(test_client_calls);
 	TFJ_RUN(test_final_heartbeat_before_exit);
+	TFJ_RUN(test_client_stop);
 	TFJ_RUN(test_agent_reports);
+	TFJ_RUN(test_agent_stopped);
 	TFJ_RUN(test_channel_down);
 	TFJ_RUN(test_tls);
 	grpc_shutdown();

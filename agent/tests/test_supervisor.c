@@ -1,6 +1,7 @@
 /*
  * test_supervisor.c - real child processes: exit codes, signal forwarding,
- * grace period, zombie reaping, output pass-through, exec failures.
+ * grace period, the stop fd, zombie reaping, output pass-through, exec
+ * failures.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,8 @@ struct cap {
 	int sig;
 	int fired;
 	int ticks;
+	int use_stop;          /* at the trigger, write to stop_pipe instead of a signal */
+	int stop_pipe[2];
 };
 
 static void on_output(void *ctx, enum tfj_progress_stream s, const char *data, size_t len)
@@ -42,7 +45,10 @@ static void on_output(void *ctx, enum tfj_progress_stream s, const char *data, s
 	if (c->trigger && !c->fired && strstr(buf, c->trigger)) {
 		/* The supervisor blocks it, so it arrives through its signalfd. */
 		c->fired = 1;
-		kill(getpid(), c->sig);
+		if (c->use_stop)
+			TFJ_CHECK_INT(write(c->stop_pipe[1], "x", 1), 1);
+		else
+			kill(getpid(), c->sig);
 	}
 }
 
@@ -73,6 +79,8 @@ static int run_sh(struct tfj_supervisor_result *r, struct cap *c, const char *sc
 	o.on_tick = on_tick;
 	o.tick_ms = 50;
 	o.ctx = c;
+	o.use_stop_fd = c->use_stop;
+	o.stop_fd = c->stop_pipe[0];
 	rc = tfj_supervisor_run(r, &o);
 	close(fd);
 	return rc;
@@ -293,12 +301,35 @@ static void test_exec_failures(void)
 	}
 }
 
+/* The stop fd ends the command like SIGTERM would, and the result says stopped. */
+static void test_stop_fd(void)
+{
+	struct tfj_supervisor_result r;
+	struct cap c;
+
+	memset(&c, 0, sizeof(c));
+	TFJ_CHECK_INT(pipe(c.stop_pipe), 0);
+	c.use_stop = 1;
+	/* Once the command says it serves it has trapped TERM. */
+	c.trigger = "serving";
+	TFJ_CHECK_INT(run_sh(&r, &c, "trap 'echo bye; exit 7' TERM; echo serving; "
+			     "while :; do sleep 0.05; done", 10), 0);
+	TFJ_CHECK_INT(r.stopped, 1);
+	TFJ_CHECK_INT(r.exit_code, 7);
+	TFJ_CHECK_INT(r.received, 0);
+	TFJ_CHECK_INT(r.killed, 0);
+	TFJ_CHECK(strstr(c.out, "bye") != NULL);
+	close(c.stop_pipe[0]);
+	close(c.stop_pipe[1]);
+}
+
 int main(void)
 {
 	tfj_supervisor_block_signals();
 	TFJ_RUN(test_exit_codes);
 	TFJ_RUN(test_forward_sigterm);
 	TFJ_RUN(test_grace_period);
+	TFJ_RUN(test_stop_fd);
 	TFJ_RUN(test_reap_orphans);
 	TFJ_RUN(test_passthrough);
 	TFJ_RUN(test_exec_failures);

@@ -9,7 +9,9 @@
  *     status.progress; a second call is answered from the TokenReview cache;
  *   - a forged token, a token for another audience, a token that is not
  *     bound to a pod, a token of one pod used for another, and a report
- *     for another job are refused with the right code and counted.
+ *     for another job are refused with the right code and counted;
+ *   - once a Chief + PS job has succeeded, its ps's Heartbeat is answered
+ *     with stop (docs/operator.md, "Stopping after success").
  * The pods never run (they are pinned to a node that does not exist): the
  * channel needs only their API objects.
  */
@@ -214,6 +216,110 @@ static void run_agent(const char *tok, const char *job_uid, struct tfj_report *s
 	}
 }
 
+/*
+ * The stop after success through the real hub and caches: a Chief + PS
+ * job under cleanPodPolicy None; its ps's Heartbeat is answered without
+ * stop while the job runs, and with stop once the chief's pod succeeded and
+ * the job with it (reports of a succeeded job are accepted, not refused as
+ * finished).
+ */
+#define STOPJOB "stopjob"
+#define STOPJOB_FMT \
+	"{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\"," \
+	"\"metadata\":{\"name\":\"" STOPJOB "\",\"namespace\":\"%s\"}," \
+	"\"spec\":{\"runPolicy\":{\"managedBy\":\"" MANAGER "\",\"cleanPodPolicy\":\"None\"}," \
+	"\"tfReplicaSpecs\":{\"%s\":{\"template\":{\"spec\":{" \
+	"\"nodeSelector\":{\"tfjob-itest/no-such-node\":\"true\"}," \
+	"\"containers\":[{\"name\":\"tensorflow\",\"image\":\"localhost/tfjob-itest:1\"}]}}}," \
+	"\"PS\":{\"template\":{\"spec\":{" \
+	"\"nodeSelector\":{\"tfjob-itest/no-such-node\":\"true\"}," \
+	"\"containers\":[{\"name\":\"tensorflow\",\"image\":\"localhost/tfjob-itest:1\"}]}}}}}}"
+
+struct stopper {
+	grpc_channel *ch;
+	const char *tok;
+	Tfj__Report__V1__ReplicaRef *ref;
+	int want;       /* the stop flag to wait for */
+	int stop;       /* the last reply's */
+	char reason[128];
+};
+
+static int stop_is(void *ud)
+{
+	struct stopper *x = ud;
+	Tfj__Report__V1__HeartbeatResponse *r = NULL;
+
+	/* Under the per-pod rate (2/s): the cache follows the API within this. */
+	usleep(400000);
+	x->stop = -1;
+	if (rc_heartbeat_reply(x->ch, x->tok, x->ref, &r) != GRPC_STATUS_OK || !r)
+		return 0;
+	x->stop = r->stop;
+	snprintf(x->reason, sizeof(x->reason), "%s", r->stop_reason ? r->stop_reason : "");
+	tfj__report__v1__heartbeat_response__free_unpacked(r, NULL);
+	return x->stop == x->want;
+}
+
+static int stopjob_pods(void *ud)
+{
+	(void)ud;
+	return it_count(K, NS, STOPJOB, "pods") == 2;
+}
+
+static int stopjob_succeeded(void *ud)
+{
+	(void)ud;
+	return it_job_condition(K, NS, STOPJOB, "Succeeded");
+}
+
+static void check_stop_after_success(grpc_channel *ch, struct tfj_report *srv)
+{
+	char path[256], body[4096], job_uid[64], ps_uid[64];
+	Tfj__Report__V1__ReplicaRef ref;
+	struct stopper x;
+	char *tok = NULL;
+	cJSON *o;
+
+	snprintf(body, sizeof(body), STOPJOB_FMT, NS, "Chief");
+	o = cJSON_Parse(body);
+	snprintf(path, sizeof(path), "/apis/kubeflow.org/v1/namespaces/%s/tfjobs", NS);
+	TFJ_CHECK_INT(tfj_kube_create(K, NULL, path, o), 0);
+	cJSON_Delete(o);
+	TFJ_CHECK(it_wait(stopjob_pods, NULL, 60));
+	o = get("tfjobs", STOPJOB);
+	snprintf(job_uid, sizeof(job_uid), "%s", o ? str_at(o, "metadata", "uid") : "");
+	cJSON_Delete(o);
+	o = get("pods", STOPJOB "-ps-0");
+	snprintf(ps_uid, sizeof(ps_uid), "%s", o ? str_at(o, "metadata", "uid") : "");
+	cJSON_Delete(o);
+	TFJ_CHECK_INT(token_for(&tok, AUD, STOPJOB "-ps-0", ps_uid), 0);
+	if (!tok)
+		return;
+	memset(&x, 0, sizeof(x));
+	x.ch = ch;
+	x.tok = tok;
+	x.ref = &ref;
+	rc_ref(&ref, NS, STOPJOB, job_uid, "ps", 0, STOPJOB "-ps-0");
+	/* Running: no stop. */
+	TFJ_CHECK(stop_is(&x));
+	TFJ_CHECK_INT(x.stop, 0);
+	/* The chief's pod succeeds as a kubelet would say; the job follows. */
+	TFJ_CHECK_INT(it_pod_phase(K, NS, STOPJOB "-chief-0", "Running", 0), 0);
+	TFJ_CHECK_INT(it_pod_phase(K, NS, STOPJOB "-chief-0", "Succeeded", 0), 0);
+	TFJ_CHECK(it_wait(stopjob_succeeded, NULL, 60));
+	/* The ps hears stop; its pod stays (cleanPodPolicy None). */
+	x.want = 1;
+	TFJ_CHECK(it_wait(stop_is, &x, 30));
+	TFJ_CHECK_INT(x.stop, 1);
+	TFJ_CHECK_STR(x.reason, "the job has succeeded");
+	o = get("pods", STOPJOB "-ps-0");
+	TFJ_CHECK(o != NULL);
+	cJSON_Delete(o);
+	TFJ_CHECK_INT((int)tfj_report_rejected(srv, "job_finished"), 0);
+	explicit_bzero(tok, strlen(tok));
+	free(tok);
+}
+
 static void test_report_channel(void)
 {
 	char path[256], body[4096], job_uid[64], pod_uid[64];
@@ -253,6 +359,7 @@ static void test_report_channel(void)
 	ro.addr = "127.0.0.1:0";
 	ro.auth = tfj_reporthub_auth;
 	ro.deliver = tfj_reporthub_deliver;
+	ro.advise = tfj_reporthub_advise;
 	ro.ud = &hub;
 	TFJ_CHECK_INT(tfj_report_start(&srv, &ro), 0);
 	if (!srv)
@@ -323,6 +430,7 @@ static void test_report_channel(void)
 
 	/* The real agent's client against this server, when it was built. */
 	run_agent(tok, job_uid, srv);
+	check_stop_after_success(ch, srv);
 out_ch:
 	grpc_channel_destroy(ch);
 out:

@@ -15,10 +15,15 @@
 
 #include "tfj_report.pb-c.h"
 
-/* Calls `method` with the packed message; returns the gRPC status. *resp_len gets the size. */
-static inline grpc_status_code rc_call(grpc_channel *ch, const char *method,
-				       const ProtobufCMessage *req, const uint8_t *raw,
-				       size_t raw_len, const char *token, size_t *resp_len)
+/*
+ * Calls `method` with the packed message (or `raw`); returns the gRPC
+ * status. *resp_len gets the reply's size; with `reply`, up to `cap` of its
+ * bytes are copied there.
+ */
+static inline grpc_status_code rc_call_reply(grpc_channel *ch, const char *method,
+					     const ProtobufCMessage *req, const uint8_t *raw,
+					     size_t raw_len, const char *token, size_t *resp_len,
+					     uint8_t *reply, size_t cap)
 {
 	struct tfj_grpc_result res;
 	grpc_status_code status;
@@ -35,9 +40,41 @@ static inline grpc_status_code rc_call(grpc_channel *ch, const char *method,
 	status = res.status;
 	if (resp_len)
 		*resp_len = res.reply_len;
+	if (reply && res.reply)
+		memcpy(reply, res.reply, res.reply_len < cap ? res.reply_len : cap);
 	tfj_grpc_result_free(&res);
 	free(buf);
 	return status;
+}
+
+static inline grpc_status_code rc_call(grpc_channel *ch, const char *method,
+				       const ProtobufCMessage *req, const uint8_t *raw,
+				       size_t raw_len, const char *token, size_t *resp_len)
+{
+	return rc_call_reply(ch, method, req, raw, raw_len, token, resp_len, NULL, 0);
+}
+
+/*
+ * A Heartbeat for `ref` (no progress) and its decoded reply in *out (caller
+ * frees with tfj__report__v1__heartbeat_response__free_unpacked; NULL
+ * unless the status is OK).
+ */
+static inline grpc_status_code rc_heartbeat_reply(grpc_channel *ch, const char *token,
+						  Tfj__Report__V1__ReplicaRef *ref,
+						  Tfj__Report__V1__HeartbeatResponse **out)
+{
+	Tfj__Report__V1__HeartbeatRequest hb = TFJ__REPORT__V1__HEARTBEAT_REQUEST__INIT;
+	uint8_t reply[1024];
+	size_t len = 0;
+	grpc_status_code st;
+
+	hb.replica = ref;
+	hb.child_running = 1;
+	st = rc_call_reply(ch, "/tfj.report.v1.Report/Heartbeat", &hb.base, NULL, 0, token, &len,
+			   reply, sizeof(reply));
+	*out = st == GRPC_STATUS_OK && len <= sizeof(reply) ?
+	       tfj__report__v1__heartbeat_response__unpack(NULL, len, reply) : NULL;
+	return st;
 }
 
 static inline grpc_channel *rc_channel(int port)

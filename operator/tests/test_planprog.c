@@ -1,10 +1,12 @@
 /*
  * test_planprog.c - what the planner does with the report channel: the
  * status progress block and its write rate, hang detection
- * (progressDeadlineSeconds), stopping ps/evaluator once the chief reported
- * success, and the agent's reason in failure messages.
+ * (progressDeadlineSeconds), what training done and success leave to the
+ * agents and the bounded fallback for pods without one, and the agent's
+ * reason in failure messages.
  */
 #include "plan_fixtures.h"
+#include "tfjob/planprog.h"
 
 static void start(struct fx_world *w)
 {
@@ -196,57 +198,184 @@ static void test_hang_detection(void)
 	fx_world_free(&w);
 }
 
-static void test_chief_done_stops_ps_and_evaluator(void)
+/* A report that pod `name` (type t) is alive, into reps[n]. */
+static void reported(struct fx_world *w, struct tfj_plan_replica_report *r, const char *name, int t)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->pod_uid, sizeof(r->pod_uid), "%s", uid_of(w, name));
+	r->type = t;
+}
+
+/* Starts job j running, with the report channel on: n reports, heard since since_ms. */
+static void hear(struct fx_world *w, cJSON *j, struct tfj_plan_progress *p,
+		 struct tfj_plan_replica_report *reps, size_t n, int64_t since_ms)
+{
+	fx_world_init(w, j);
+	start(w);
+	memset(p, 0, sizeof(*p));
+	p->replicas = reps;
+	p->nreplicas = n;
+	p->since_ms = since_ms;
+	w->progress = p;
+}
+
+static int deleted(struct fx_world *w, const char *name)
+{
+	return fx_action(&w->plan, TFJ_ACT_DELETE_POD, name) != NULL;
+}
+
+/*
+ * Training done (the chief's Exit 0) deletes nothing; once the job has
+ * succeeded, the replicas that never end on their own are left to their
+ * agents under cleanPodPolicy None, and their pods end Succeeded.
+ */
+static void test_done_and_success_keep_pods(void)
 {
 	struct fx_world w;
 	struct tfj_plan_progress p;
-	struct tfj_plan_replica_report reps[1];
+	struct tfj_plan_replica_report reps[5];
 	cJSON *j = fx_job("mnist");
+	const char *linger[] = { "mnist-ps-0", "mnist-ps-1", "mnist-worker-0", "mnist-evaluator-0" };
+	const struct tfj_action *rq;
+	size_t i;
 
 	fx_replica(j, "Chief", 1, NULL);
 	fx_replica(j, "PS", 2, NULL);
 	fx_replica(j, "Worker", 1, NULL);
 	fx_replica(j, "Evaluator", 1, NULL);
 	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", "None");
-	fx_world_init(&w, j);
-	start(&w);
-	memset(&p, 0, sizeof(p));
-	memset(reps, 0, sizeof(reps));
-	p.replicas = reps;
-	p.nreplicas = 1;
-	w.progress = &p;
+	hear(&w, j, &p, reps, 5, FX_T0_MS - 1000 * 1000);
+	reported(&w, &reps[0], "mnist-chief-0", TFJ_RT_CHIEF);
+	reported(&w, &reps[1], "mnist-ps-0", TFJ_RT_PS);
+	reported(&w, &reps[2], "mnist-ps-1", TFJ_RT_PS);
+	reported(&w, &reps[3], "mnist-worker-0", TFJ_RT_WORKER);
+	reported(&w, &reps[4], "mnist-evaluator-0", TFJ_RT_EVALUATOR);
 
-	/* A successful Exit from someone else (worker 0 with a chief) changes nothing. */
-	snprintf(reps[0].pod_uid, sizeof(reps[0].pod_uid), "%s", uid_of(&w, "mnist-worker-0"));
-	reps[0].type = TFJ_RT_WORKER;
+	/* The chief reports success: nothing is deleted, even a failing ps is not judged. */
 	reps[0].exited = 1;
+	fx_pod_phase(fx_pod_named(&w, "mnist-ps-1"), "Failed");
+	fx_pod_exit(fx_pod_named(&w, "mnist-ps-1"), "tensorflow", 1, "Error", 0);
 	TFJ_CHECK_INT(fx_plan(&w), 0);
 	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 0);
-	/* A failed Exit from the chief changes nothing either. */
-	snprintf(reps[0].pod_uid, sizeof(reps[0].pod_uid), "%s", uid_of(&w, "mnist-chief-0"));
-	reps[0].type = TFJ_RT_CHIEF;
-	reps[0].exit_code = 1;
-	TFJ_CHECK_INT(fx_plan(&w), 0);
-	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 0);
-
-	/* The chief reports success: ps and evaluator are asked to stop, even with None. */
-	reps[0].exit_code = 0;
-	TFJ_CHECK_INT(fx_plan(&w), 0);
-	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 3);
-	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-ps-0") != NULL);
-	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-ps-1") != NULL);
-	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-evaluator-0") != NULL);
-	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-ps-0")->reason == TFJ_DEL_CLEANUP);
-	fx_apply(&w);
-	/* They are not recreated, and their stop is not a restart. */
-	TFJ_CHECK_INT(fx_plan(&w), 0);
 	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_POD), 0);
-	TFJ_CHECK(fx_rs(&w, "PS", "restarts") == 0);
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "");
 	fx_apply(&w);
-	/* Then the chief's pod succeeds and the job with it. */
+	fx_pod_phase(fx_pod_named(&w, "mnist-ps-1"), "Running");
+	/* The chief's pod succeeds: the job too; with None no pod is deleted. */
 	fx_pod_phase(fx_pod_named(&w, "mnist-chief-0"), "Succeeded");
 	fx_step(&w);
 	TFJ_CHECK_STR(fx_cond(&w, "Succeeded"), "True");
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 0);
+	/* Every lingering pod has an agent: the bound is 300 s after success. */
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK((rq = fx_action(&w.plan, TFJ_ACT_REQUEUE, "")) != NULL);
+	if (rq)
+		TFJ_CHECK_INT(rq->after_ms, TFJ_PLANPROG_STOP_MAX_S * 1000);
+	w.now_ms += (TFJ_PLANPROG_STOP_GRACE_S + 1) * 1000;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 0);
+	/* The agents stop them: their pods end Succeeded and stay, the job stays Succeeded. */
+	for (i = 0; i < sizeof(linger) / sizeof(linger[0]); i++)
+		fx_pod_phase(fx_pod_named(&w, linger[i]), "Succeeded");
+	fx_step(&w);
+	w.now_ms += 3600 * 1000;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(w.plan.n, 0);
+	TFJ_CHECK_STR(fx_cond(&w, "Succeeded"), "True");
+	TFJ_CHECK_INT(fx_rs(&w, "PS", "active"), 0);
+	fx_world_free(&w);
+}
+
+/* A running 1 ps + 1 worker job under `policy` whose worker 0 just succeeded. */
+static void ps_worker_done(struct fx_world *w, const char *policy,
+			   const struct tfj_plan_progress *p)
+{
+	cJSON *j = fx_job("mnist");
+
+	fx_replica(j, "PS", 1, NULL);
+	fx_replica(j, "Worker", 1, NULL);
+	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", policy);
+	fx_world_init(w, j);
+	start(w);
+	w->progress = p;
+	fx_pod_phase(fx_pod_named(w, "mnist-worker-0"), "Succeeded");
+}
+
+/*
+ * The bounded fallback: a lingering pod no agent reported for is deleted
+ * TFJ_PLANPROG_STOP_GRACE_S after success (or after this operator started
+ * hearing reports), one with an agent after TFJ_PLANPROG_STOP_MAX_S;
+ * restartPolicy Always pods at once; workers without a chief never.
+ */
+static void test_linger_fallback(void)
+{
+	struct fx_world w;
+	struct tfj_plan_progress p;
+	struct tfj_plan_replica_report reps[1];
+	cJSON *j = fx_job("mnist");
+	const struct tfj_action *rq;
+
+	fx_replica(j, "PS", 2, NULL);
+	fx_replica(j, "Worker", 2, NULL);
+	fx_replica(j, "Evaluator", 1, "Always");
+	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", "None");
+	/* This operator started hearing reports 30 s after the job's success. */
+	hear(&w, j, &p, reps, 1, FX_T0_MS + 30 * 1000);
+	reported(&w, &reps[0], "mnist-ps-0", TFJ_RT_PS);
+	fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Succeeded");
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_STR(w.plan.phase, "Succeeded");
+	/* Always: no agent can complete it, it goes now. */
+	TFJ_CHECK(deleted(&w, "mnist-evaluator-0"));
+	TFJ_CHECK(!deleted(&w, "mnist-ps-0"));
+	TFJ_CHECK(!deleted(&w, "mnist-ps-1"));
+	TFJ_CHECK(!deleted(&w, "mnist-worker-1"));
+	TFJ_CHECK((rq = fx_action(&w.plan, TFJ_ACT_REQUEUE, "")) != NULL);
+	if (rq)
+		TFJ_CHECK_INT(rq->after_ms, (31 + TFJ_PLANPROG_STOP_GRACE_S) * 1000);
+	fx_apply(&w);
+	/* Just before the grace ends: nothing. */
+	w.now_ms = FX_T0_MS + (30 + TFJ_PLANPROG_STOP_GRACE_S) * 1000;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 0);
+	/* After it: ps-1 (no agent) goes; ps-0 has an agent; worker-1 ends on its own. */
+	w.now_ms += 1000;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 1);
+	TFJ_CHECK(deleted(&w, "mnist-ps-1"));
+	if (deleted(&w, "mnist-ps-1")) {
+		TFJ_CHECK_INT(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-ps-1")->reason,
+			      TFJ_DEL_CLEANUP);
+		TFJ_CHECK(strstr(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-ps-1")->ev_message,
+				 "no agent reported") != NULL);
+	}
+	fx_apply(&w);
+	/* The bound for a pod whose agent did not end it. */
+	w.now_ms = FX_T0_MS + (31 + TFJ_PLANPROG_STOP_MAX_S) * 1000;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 1);
+	TFJ_CHECK(deleted(&w, "mnist-ps-0"));
+	fx_apply(&w);
+	w.now_ms += 3600 * 1000;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 0);
+	fx_world_free(&w);
+
+	/* Channel off: the same grace, counted from the success. */
+	ps_worker_done(&w, "None", NULL);
+	fx_step(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Succeeded"), "True");
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 0);
+	w.now_ms += TFJ_PLANPROG_STOP_GRACE_S * 1000;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK(deleted(&w, "mnist-ps-0"));
+	fx_world_free(&w);
+
+	/* cleanPodPolicy Running deletes the running ps at success, as before. */
+	ps_worker_done(&w, "Running", &p);
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK(deleted(&w, "mnist-ps-0"));
+	TFJ_CHECK(!deleted(&w, "mnist-worker-0"));
 	fx_world_free(&w);
 }
 
@@ -308,7 +437,8 @@ int main(void)
 {
 	TFJ_RUN(test_progress_in_status_bounded);
 	TFJ_RUN(test_hang_detection);
-	TFJ_RUN(test_chief_done_stops_ps_and_evaluator);
+	TFJ_RUN(test_done_and_success_keep_pods);
+	TFJ_RUN(test_linger_fallback);
 	TFJ_RUN(test_agent_reason_in_failure);
 	return tfj_test_finish();
 }

@@ -1,8 +1,8 @@
 /*
  * test_report.c - the report server on loopback with stand-in callbacks:
  * decoding, the bearer token hand-off, status codes for each refusal, the
- * 64 KiB cap, the per-pod rate limit, RegisterReplica's answer and the
- * rejected-total metric. (The real TokenReview and pod checks are in
+ * 64 KiB cap, the per-pod rate limit, RegisterReplica's answer, the
+ * Heartbeat reply's stop and the rejected-total metric. (The real TokenReview and pod checks are in
  * itest_report.c; the decision function in test_tokenreview.c.)
  */
 #include <pthread.h>
@@ -12,6 +12,7 @@
 #include <tfj_test.h>
 
 #include "report/report.h"
+#include "tfjob/tfjob.h"
 #include "report_client.h"
 
 struct seen {
@@ -75,6 +76,23 @@ static void heartbeat(Tfj__Report__V1__HeartbeatRequest *hb, Tfj__Report__V1__Re
 	hb->child_running = 1;
 }
 
+/* Starts the server on loopback with the stand-in callbacks and `s` as their state. */
+static struct tfj_report *start_fake(struct seen *s, struct tfj_report_opts *o,
+				     tfj_report_advise_fn advise)
+{
+	struct tfj_report *srv = NULL;
+
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_init(&s->mu, NULL);
+	o->addr = "127.0.0.1:0";
+	o->auth = fake_auth;
+	o->deliver = fake_deliver;
+	o->advise = advise;
+	o->ud = s;
+	TFJ_CHECK_INT(tfj_report_start(&srv, o), 0);
+	return srv;
+}
+
 static void test_server(void)
 {
 	struct seen s;
@@ -91,18 +109,11 @@ static void test_server(void)
 	uint8_t *big;
 	int i, limited = 0;
 
-	memset(&s, 0, sizeof(s));
-	pthread_mutex_init(&s.mu, NULL);
 	memset(&o, 0, sizeof(o));
-	o.addr = "127.0.0.1:0";
-	o.auth = fake_auth;
-	o.deliver = fake_deliver;
-	o.ud = &s;
 	o.pod_qps = 0.001; /* effectively no refill during the test */
 	o.pod_burst = 5;
 	o.heartbeat_s = 7;
-	TFJ_CHECK_INT(tfj_report_start(&srv, &o), 0);
-	if (!srv)
+	if (!(srv = start_fake(&s, &o, NULL)))
 		return;
 	TFJ_CHECK_GT(tfj_report_port(srv), 0);
 	ch = rc_channel(tfj_report_port(srv));
@@ -186,6 +197,66 @@ static void test_server(void)
 	pthread_mutex_destroy(&s.mu);
 }
 
+/* Stand-in advise: ps replicas are told to stop, others not. */
+static void fake_advise(void *ud, const struct tfj_reportmsg *m, int *stop, char *reason,
+			size_t n)
+{
+	(void)ud;
+	if (m->ref.type == TFJ_RT_PS) {
+		*stop = 1;
+		snprintf(reason, n, "the job has succeeded");
+	}
+}
+
+/* A Heartbeat call's decoded reply (NULL when the call failed or the reply is bad). */
+static Tfj__Report__V1__HeartbeatResponse *heartbeat_reply(grpc_channel *ch, const char *type,
+							   const char *pod)
+{
+	Tfj__Report__V1__ReplicaRef ref;
+	Tfj__Report__V1__HeartbeatResponse *r = NULL;
+
+	rc_ref(&ref, "team-a", "mnist", "job-1", type, 0, pod);
+	rc_heartbeat_reply(ch, "good", &ref, &r);
+	return r;
+}
+
+/* The Heartbeat reply carries the advise callback's stop; without one it is empty. */
+static void test_heartbeat_stop(void)
+{
+	struct seen s;
+	struct tfj_report_opts o;
+	struct tfj_report *srv = NULL;
+	Tfj__Report__V1__HeartbeatResponse *r;
+	grpc_channel *ch;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		memset(&o, 0, sizeof(o));
+		if (!(srv = start_fake(&s, &o, pass ? fake_advise : NULL)))
+			return;
+		ch = rc_channel(tfj_report_port(srv));
+		r = heartbeat_reply(ch, "ps", "mnist-ps-0");
+		TFJ_CHECK(r != NULL);
+		if (r) {
+			TFJ_CHECK_INT(r->stop, pass);
+			TFJ_CHECK_STR(r->stop_reason, pass ? "the job has succeeded" : "");
+			tfj__report__v1__heartbeat_response__free_unpacked(r, NULL);
+		}
+		r = heartbeat_reply(ch, "worker", "mnist-worker-0");
+		TFJ_CHECK(r != NULL);
+		if (r) {
+			TFJ_CHECK_INT(r->stop, 0);
+			tfj__report__v1__heartbeat_response__free_unpacked(r, NULL);
+		}
+		/* A refused heartbeat is never advised. */
+		s.deliver_code = TFJ_REPORT_FAILED_PRECONDITION;
+		TFJ_CHECK(heartbeat_reply(ch, "ps", "mnist-ps-1") == NULL);
+		grpc_channel_destroy(ch);
+		tfj_report_stop(srv);
+		pthread_mutex_destroy(&s.mu);
+	}
+}
+
 static void test_bad_address(void)
 {
 	struct tfj_report_opts o;
@@ -205,6 +276,7 @@ int main(void)
 {
 	grpc_init();
 	TFJ_RUN(test_server);
+	TFJ_RUN(test_heartbeat_stop);
 	TFJ_RUN(test_bad_address);
 	grpc_shutdown();
 	return tfj_test_finish();

@@ -14,6 +14,7 @@
 #include <tfj/log.h>
 
 #include "tfjob/jobstatus.h"
+#include "tfjob/stoprule.h"
 
 #define PROGRESS_DELAY_MS 1000
 
@@ -79,9 +80,14 @@ enum tfj_report_code tfj_reporthub_deliver(void *ud, const struct tfj_reportmsg 
 		*reason = "job_unknown";
 		return TFJ_REPORT_NOT_FOUND;
 	}
-	/* An unreadable status is treated as unfinished: the planner decides. */
+	/*
+	 * An unreadable status is treated as unfinished: the planner decides.
+	 * A succeeded job still hears its lingering replicas: their heartbeats
+	 * are answered with stop (tfj_reporthub_advise), and the planner sees
+	 * which pods have an agent to stop them (tfjob/planprog.h).
+	 */
 	finished = tfj_jobstatus_decode(&st, cJSON_GetObjectItemCaseSensitive(job, "status")) == 0 &&
-		   tfj_jobstatus_finished(&st);
+		   tfj_jobstatus_finished(&st) && !tfj_jobstatus_is(&st, TFJ_COND_SUCCEEDED);
 	cJSON_Delete(job);
 	if (finished) {
 		*reason = "job_finished";
@@ -97,4 +103,31 @@ enum tfj_report_code tfj_reporthub_deliver(void *ud, const struct tfj_reportmsg 
 	else if (m->kind == TFJ_RM_HEARTBEAT)
 		tfj_controller_enqueue(h->ctl, key, PROGRESS_DELAY_MS);
 	return TFJ_REPORT_OK;
+}
+
+void tfj_reporthub_advise(void *ud, const struct tfj_reportmsg *m, int *stop, char *reason,
+			  size_t reason_len)
+{
+	struct tfj_reporthub *h = ud;
+	struct tfj_job_status st;
+	struct tfj_tfjob job;
+	cJSON *obj;
+
+	*stop = 0;
+	obj = tfj_controller_get_job(h->ctl, m->ref.ns, m->ref.job);
+	/*
+	 * Most heartbeats come from running jobs: the status alone says no.
+	 * deliver checked the uid a moment ago; a job replaced since gets no stop.
+	 */
+	if (!obj || tfj_jobstatus_decode(&st, cJSON_GetObjectItemCaseSensitive(obj, "status")) ||
+	    !tfj_jobstatus_is(&st, TFJ_COND_SUCCEEDED) || tfj_tfjob_from_json(&job, obj)) {
+		cJSON_Delete(obj);
+		return;
+	}
+	cJSON_Delete(obj);
+	if (!strcmp(job.uid, m->ref.job_uid) && tfj_stoprule_stop_now(&job, m->ref.type)) {
+		*stop = 1;
+		snprintf(reason, reason_len, "the job has succeeded");
+	}
+	tfj_tfjob_free(&job);
 }

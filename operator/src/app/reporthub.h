@@ -12,7 +12,11 @@
  *            names (NOT_FOUND otherwise) and must not be finished
  *            (FAILED_PRECONDITION); then the report is stored and the job
  *            queued for a reconcile (Exit at once, progress after a second,
- *            the planner bounds the status writes).
+ *            the planner bounds the status writes). A succeeded job
+ *            still takes reports (its lingering replicas are to be told
+ *            stop); a failed one refuses them (FAILED_PRECONDITION).
+ *   advise:  a Heartbeat of a succeeded job from a replica stoprule.h
+ *            stops is answered with stop.
  *
  * Ownership: the hub borrows the controller, the store and the reviewer.
  */
@@ -35,5 +39,7 @@ enum tfj_report_code tfj_reporthub_auth(void *hub, const struct tfj_reportmsg *m
 					const char **reason);
 enum tfj_report_code tfj_reporthub_deliver(void *hub, const struct tfj_reportmsg *m,
 					   const char *subject, const char **reason);
+void tfj_reporthub_advise(void *hub, const struct tfj_reportmsg *m, int *stop, char *reason,
+			  size_t reason_len);
 
 #endif

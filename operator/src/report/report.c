@@ -42,6 +42,8 @@ struct slot {
 	int cancelled;
 	int sending;          /* the reply batch is in flight */
 	int tag_send;         /* its address tags the reply batch */
+	int stop;             /* Heartbeat reply: the advise callback's answer */
+	char stop_reason[TFJ_REPORT_STOP_REASON_MAX];
 };
 
 struct worker {
@@ -129,16 +131,22 @@ static grpc_status_code to_status(enum tfj_report_code c)
 	}
 }
 
-/* Packs the (empty or register) response for a successful call. */
-static grpc_byte_buffer *response(struct tfj_report *s, enum tfj_reportmsg_kind kind)
+/* Packs the response of a successful call (Exit's is empty). */
+static grpc_byte_buffer *response(struct tfj_report *s, const struct slot *sl)
 {
 	Tfj__Report__V1__RegisterResponse rr = TFJ__REPORT__V1__REGISTER_RESPONSE__INIT;
-	uint8_t buf[16];
+	Tfj__Report__V1__HeartbeatResponse hr = TFJ__REPORT__V1__HEARTBEAT_RESPONSE__INIT;
+	uint8_t buf[16 + TFJ_REPORT_STOP_REASON_MAX];
 	size_t n = 0;
 
-	if (kind == TFJ_RM_REGISTER) {
+	if (sl->kind == TFJ_RM_REGISTER) {
 		rr.heartbeat_interval_seconds = s->o.heartbeat_s;
 		n = tfj__report__v1__register_response__pack(&rr, buf);
+	} else if (sl->kind == TFJ_RM_HEARTBEAT && sl->stop) {
+		/* The reason is NUL-terminated within its cap: the packed size is bounded. */
+		hr.stop = 1;
+		hr.stop_reason = (char *)sl->stop_reason;
+		n = tfj__report__v1__heartbeat_response__pack(&hr, buf);
 	}
 	return tfj_grpc_bb_new(buf, n);
 }
@@ -191,6 +199,12 @@ static grpc_status_code handle(struct tfj_report *s, struct slot *sl, const char
 	}
 	if (code == TFJ_REPORT_OK)
 		code = s->o.deliver(s->o.ud, &m, subject, &reason);
+	sl->stop = 0;
+	sl->stop_reason[0] = '\0';
+	if (code == TFJ_REPORT_OK && m.kind == TFJ_RM_HEARTBEAT && s->o.advise) {
+		s->o.advise(s->o.ud, &m, &sl->stop, sl->stop_reason, sizeof(sl->stop_reason));
+		sl->stop_reason[sizeof(sl->stop_reason) - 1] = '\0';
+	}
 	if (code != TFJ_REPORT_OK) {
 		count_reject(s, reason ? reason : "other");
 		tfj_log_debug("report refused", "method", tfj_reportmsg_kind_name(m.kind),
@@ -219,7 +233,7 @@ static void reply(struct slot *sl)
 	grpc_status_code st = handle(s, sl, &detail);
 
 	if (st == GRPC_STATUS_OK)
-		sl->resp = response(s, sl->kind);
+		sl->resp = response(s, sl);
 	sl->sending = 1;
 	if (tfj_grpc_reply(sl->in.call, st, detail, sl->resp, &sl->cancelled, &sl->tag_send) !=
 	    0) {

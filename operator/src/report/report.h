@@ -8,7 +8,9 @@
  *   3. the bearer token from `authorization` metadata and the `auth`
  *      callback (TokenReview + pod check: UNAUTHENTICATED/PERMISSION_DENIED);
  *   4. a per-pod token bucket (RESOURCE_EXHAUSTED, reason rate_limited);
- *   5. the `deliver` callback (FAILED_PRECONDITION for a finished job).
+ *   5. the `deliver` callback (FAILED_PRECONDITION for a finished job);
+ *   6. for an accepted Heartbeat, the optional `advise` callback fills its
+ *      reply (`stop`, docs/operator.md "Stopping after success").
  * Every refusal is counted in tfjob_report_rejected_total{reason}. The token
  * is never logged; log lines name the claimed pod only.
  *
@@ -55,10 +57,20 @@ typedef enum tfj_report_code (*tfj_report_auth_fn)(void *ud, const struct tfj_re
 typedef enum tfj_report_code (*tfj_report_deliver_fn)(void *ud, const struct tfj_reportmsg *m,
 						      const char *subject, const char **reason);
 
+/*
+ * advise (optional): for an accepted Heartbeat, what its reply tells the
+ * agent. Called after `deliver` said OK; *stop = 1 asks the agent to end
+ * its command and exit 0, with a short human reason (copied).
+ */
+#define TFJ_REPORT_STOP_REASON_MAX 128
+typedef void (*tfj_report_advise_fn)(void *ud, const struct tfj_reportmsg *m, int *stop,
+				     char *reason, size_t reason_len);
+
 struct tfj_report_opts {
 	const char *addr;            /* "host:port" to listen on (port 0: any) */
 	tfj_report_auth_fn auth;     /* required */
 	tfj_report_deliver_fn deliver; /* required */
+	tfj_report_advise_fn advise;   /* optional: Heartbeat replies say nothing without it */
 	void *ud;
 	int threads;                 /* 1..16, default 2 */
 	double pod_qps;              /* per-pod report rate, default 2/s */

@@ -26,6 +26,7 @@
 #include "tfjob/plan.h"
 #include "tfjob/planact.h"
 #include "tfjob/planprog.h"
+#include "tfjob/stoprule.h"
 
 
 static const char *const kind_names[] = { "WriteStatus", "Event", "DeletePod", "DeleteService",
@@ -120,6 +121,9 @@ static int finish(struct tfj_planctx *c)
 	}
 	if (!c->st.completion_time)
 		c->st.completion_time = c->now;
+	/* Replicas that never end on their own: their agents stop them (planprog.h). */
+	if (tfj_jobstatus_is(&c->st, TFJ_COND_SUCCEEDED) && (rc = tfj_planprog_linger(c)))
+		return rc;
 	if (rp->has_ttl) {
 		int64_t due = c->st.completion_time + rp->ttl_seconds;
 
@@ -242,13 +246,8 @@ static void classify(struct tfj_planctx *c, struct verdict *v)
 
 			if (tfj_jobstatus_completed(&c->st.rs[t], k))
 				continue;
-			if (v->done && tfj_planprog_auxiliary(t)) {
-				/* Training is over: stop ps/evaluator, judge nothing. */
-				if (ps && !ps->deleting && ps->phase != TFJ_POD_SUCCEEDED &&
-				    ps->phase != TFJ_POD_FAILED)
-					c->pod_mark[at] = TFJ_DEL_CLEANUP;
-				continue;
-			}
+			if (v->done && tfj_stoprule_of(job, t) != TFJ_STOP_NONE)
+				continue; /* training is over: stopped at success, not judged */
 			v->open++;
 			if (!ps) {
 				v->missing++;
@@ -324,7 +323,7 @@ static int create_missing(struct tfj_planctx *c, int done)
 		for (k = 0; k < (job->rs[t].present ? job->rs[t].replicas : 0); k++) {
 			int svc = c->svc_slot[t][k] < 0;
 			int pod = c->pod_slot[t][k] < 0 && !tfj_jobstatus_completed(&c->st.rs[t], k) &&
-				  !(done && tfj_planprog_auxiliary(t));
+				  !(done && tfj_stoprule_of(job, t) != TFJ_STOP_NONE);
 
 			if (svc + pod && n + svc + pod > max) {
 				/* Batch full: the next reconcile goes on from here. */
@@ -384,11 +383,9 @@ static int run_job(struct tfj_planctx *c, const char *jobref)
 		if (!c->pod_mark[i])
 			continue;
 		tfj_planact_describe(msg, sizeof(msg), &c->pods[i]);
-		if (c->pod_mark[i] == TFJ_DEL_CLEANUP)
-			tfj_planact_fmt(msg, sizeof(msg), "training finished: the chief reported success");
-		else if (c->pod_mark[i] == TFJ_DEL_RESTART && c->pods[i].phase != TFJ_POD_FAILED &&
-			 tfj_planprog_hung(c, i, msg, sizeof(msg)) &&
-			 (rc = tfj_planact_event(c, "Warning", "ReplicaHung", msg)))
+		if (c->pod_mark[i] == TFJ_DEL_RESTART && c->pods[i].phase != TFJ_POD_FAILED &&
+		    tfj_planprog_hung(c, i, msg, sizeof(msg)) &&
+		    (rc = tfj_planact_event(c, "Warning", "ReplicaHung", msg)))
 			return rc;
 		if ((rc = tfj_planact_delete_pod(c, i, (enum tfj_delete_reason)c->pod_mark[i],
 						 c->pod_mark[i] == TFJ_DEL_DISRUPTION ?

@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "tfjob/stoprule.h"
 #include "tfjob/tfjob.h"
 
 const struct tfj_plan_replica_report *tfj_planprog_find(const struct tfj_planctx *c,
@@ -130,4 +131,51 @@ int tfj_planprog_training_done(const struct tfj_planctx *c)
 int tfj_planprog_auxiliary(int type)
 {
 	return type == TFJ_RT_PS || type == TFJ_RT_EVALUATOR;
+}
+
+/* When the lingering pod pods[i] is due for deletion, and why. */
+static int64_t linger_due(const struct tfj_planctx *c, size_t i, const char **why)
+{
+	int64_t from = c->st.completion_time ? c->st.completion_time : c->now;
+	const struct tfj_plan_progress *p = c->in->progress;
+
+	/* A restarted operator or a new leader has heard nobody yet. */
+	if (p && p->since_ms / 1000 + 1 > from)
+		from = p->since_ms / 1000 + 1;
+	if (tfj_planprog_find(c, c->pods[i].uid)) {
+		*why = "its agent did not end it";
+		return from + TFJ_PLANPROG_STOP_MAX_S;
+	}
+	*why = "no agent reported for it";
+	return from + TFJ_PLANPROG_STOP_GRACE_S;
+}
+
+int tfj_planprog_linger(struct tfj_planctx *c)
+{
+	char msg[256];
+	const char *why;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < c->npods; i++) {
+		const struct tfj_podstate *ps = &c->pods[i];
+		enum tfj_stoprule rule;
+		int64_t due;
+
+		if (!c->pod_used[i] || c->pod_gone[i] || ps->deleting ||
+		    ps->phase == TFJ_POD_SUCCEEDED || ps->phase == TFJ_POD_FAILED ||
+		    (rule = tfj_stoprule_of(c->job, ps->type)) == TFJ_STOP_NONE)
+			continue;
+		if (rule == TFJ_STOP_DELETE) {
+			why = "restartPolicy Always would restart a stopped container";
+		} else if (c->in->now_ms < (due = linger_due(c, i, &why)) * 1000) {
+			tfj_planact_requeue_at(c, due);
+			continue;
+		}
+		tfj_planact_fmt(msg, sizeof(msg), "training finished: the job has succeeded and %s",
+				why);
+		if ((rc = tfj_planact_delete_pod(c, i, TFJ_DEL_CLEANUP, msg)))
+			return rc;
+	}
+	return 0;
 }

@@ -13,9 +13,17 @@
  *    retryable failure (counted against backoffLimit). ps and evaluator
  *    report no steps and are never judged.
  *  - Training done: the lead replica (chief/master 0, else worker 0) of the
- *    current pod reported Exit with code 0. ps and evaluator pods are then
- *    deleted (their grace period lets tfjob-agent forward SIGTERM so they
- *    exit cleanly) and not recreated, whatever cleanPodPolicy says.
+ *    current pod reported Exit with code 0. The replicas stoprule.h stops
+ *    are then no longer judged or recreated; they keep running until the
+ *    job has succeeded.
+ *  - Lingering after success (tfj_planprog_linger): once the job has
+ *    succeeded, the agents of those replicas are told to stop (the
+ *    Heartbeat reply, app/reporthub.c) and their pods end Succeeded; the
+ *    planner deletes only what no agent can end: restartPolicy Always pods
+ *    at once, pods no agent has reported for after
+ *    TFJ_PLANPROG_STOP_GRACE_S, and any still running after
+ *    TFJ_PLANPROG_STOP_MAX_S. Both count from the success or from when this
+ *    operator started hearing reports, whichever is later.
  */
 #ifndef TFJ_PLANPROG_H
 #define TFJ_PLANPROG_H
@@ -43,7 +51,23 @@ int tfj_planprog_hung(struct tfj_planctx *c, size_t i, char *detail, size_t n);
 /* 1 when the lead replica's current pod reported a successful exit. */
 int tfj_planprog_training_done(const struct tfj_planctx *c);
 
-/* ps and evaluator: stopped once training is done. */
+/* ps and evaluator: they report no training steps. */
 int tfj_planprog_auxiliary(int type);
+
+/*
+ * Seconds after success before the pod of a stopped replica that no agent
+ * has reported for is deleted: time for a process to end on its own (the
+ * runtime's ps lingers a few seconds after the chief's Finish) before the
+ * only way left to end it is taken.
+ */
+#define TFJ_PLANPROG_STOP_GRACE_S 60
+/* The bound for any stopped replica's pod, agent or not (a broken channel). */
+#define TFJ_PLANPROG_STOP_MAX_S 300
+
+/*
+ * For a succeeded job: deletes the stopped replicas' pods no agent can end
+ * (see above) and requeues for the next deadline. Pure like the planner.
+ */
+int tfj_planprog_linger(struct tfj_planctx *c);
 
 #endif
