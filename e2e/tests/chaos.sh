@@ -113,16 +113,32 @@ api_kill() {
 	done
 }
 
+# no_lock_fds CMD...: runs CMD with no descriptor of the test-bed lock open.
+# Tests run under `flock /tmp/tfjob-testbed.lock ctest ...`, whose descriptor
+# every child inherits; a daemon started from here (the restarted
+# kube-apiserver) would keep it, and with it the lock, for everyone.
+no_lock_fds() {
+	(
+		for f in /proc/$BASHPID/fd/*; do
+			fd=${f##*/}
+			[ "$fd" -gt 2 ] 2>/dev/null || continue
+			case $(readlink "$f" 2>/dev/null) in */tfjob-testbed*.lock) eval "exec $fd>&-" ;; esac
+		done
+		exec "$@"
+	)
+}
+
 # api_start: starts it again through e2e/cluster/up (waits for /readyz).
 api_start() {
-	"$E2E_DIR/../cluster/up" >/dev/null 2>&1 || e2e_fail "e2e/cluster/up could not restart the test bed"
+	no_lock_fds "$E2E_DIR/../cluster/up" >/dev/null 2>&1 ||
+		e2e_fail "e2e/cluster/up could not restart the test bed"
 	api_up || e2e_fail "kube-apiserver not ready after e2e/cluster/up"
 }
 
 # restore_testbed: for traps. Whatever a chaos test cut, the API server is
 # running again when it exits.
 restore_testbed() {
-	api_up || "$E2E_DIR/../cluster/up" >/dev/null 2>&1 || true
+	api_up || no_lock_fds "$E2E_DIR/../cluster/up" >/dev/null 2>&1 || true
 }
 
 # etcd_compact: compacts etcd's history up to its current revision (what the
