@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <tfj/buf.h>
 #include <tfj/clock.h>
 #include <tfj/err.h>
 #include <tfj/json.h>
@@ -16,16 +17,18 @@
 
 #include "kube/apipath.h"
 #include "kube/jscan.h"
+#include "kube/objdecode.h"
 #include "kube/strmap.h"
 #include "tfjob/jobstatus.h"
 #include "tfjob/tfjob.h"
 
 #define FIELD_MAX 256
 
-/* What a pending write needs: the message and the uid for the event. */
+/* What a pending write needs: the message, the version to update, the uid for the event. */
 struct note {
 	char msg[TFJ_JOBSTATUS_MESSAGE_MAX];
 	char uid[FIELD_MAX];
+	char rv[FIELD_MAX];
 };
 
 struct tfj_poison {
@@ -64,25 +67,39 @@ uint64_t tfj_poison_written(const struct tfj_poison *p)
 	return p ? atomic_load(&((struct tfj_poison *)p)->written) : 0;
 }
 
-int tfj_poison_note(struct tfj_poison *p, const struct tfj_informer_reject *r)
+/* Reads uid, resourceVersion and whether the job ended from an object's text. */
+static int scan(struct note *n, int *ended, struct tfj_jscan_span obj)
 {
 	static const char *const phase_path[] = { "status", "phase", NULL };
 	static const char *const uid_path[] = { "metadata", "uid", NULL };
-	struct tfj_jscan_span obj = { r->text, r->len };
+	static const char *const rv_path[] = { "metadata", "resourceVersion", NULL };
 	char phase[32];
+
+	*ended = tfj_jscan_path_string(phase, sizeof(phase), obj, phase_path) == 0 &&
+		 (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+	if (tfj_jscan_path_string(n->uid, sizeof(n->uid), obj, uid_path))
+		n->uid[0] = '\0';
+	return tfj_jscan_path_string(n->rv, sizeof(n->rv), obj, rv_path);
+}
+
+int tfj_poison_note(struct tfj_poison *p, const struct tfj_informer_reject *r)
+{
+	struct tfj_jscan_span obj = { r->text, r->len };
 	struct note *n, *old = NULL;
-	int rc;
+	int rc, ended;
 
 	if (!r->key)
 		return 0;
-	if (tfj_jscan_path_string(phase, sizeof(phase), obj, phase_path) == 0 &&
-	    (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))
-		return 0; /* it ended before it became undecodable: leave its record */
 	n = calloc(1, sizeof(*n));
 	if (!n)
 		return tfj_err_set(TFJ_ENOMEM, "poison note");
-	if (tfj_jscan_path_string(n->uid, sizeof(n->uid), obj, uid_path))
-		n->uid[0] = '\0';
+	/* Without a resourceVersion the write re-reads the object first. */
+	if (scan(n, &ended, obj))
+		n->rv[0] = '\0';
+	if (ended) {
+		free(n); /* it ended before it became undecodable: leave its record */
+		return 0;
+	}
 	snprintf(n->msg, sizeof(n->msg),
 		 "TFJob %s cannot be decoded by the operator (%s): %s; fix or delete it",
 		 r->key, r->reason, r->detail);
@@ -97,15 +114,16 @@ int tfj_poison_note(struct tfj_poison *p, const struct tfj_informer_reject *r)
 	return 1;
 }
 
-int tfj_poison_patch(char **out, const char *msg, int64_t now)
+int tfj_poison_status(cJSON **out, const char *ns, const char *name, const char *rv,
+		      const char *msg, int64_t now)
 {
 	struct tfj_job_status *st = calloc(1, sizeof(*st));
-	cJSON *root = cJSON_CreateObject(), *enc = NULL;
+	cJSON *root = cJSON_CreateObject(), *meta, *enc = NULL;
 	int rc;
 
 	*out = NULL;
 	if (!st || !root) {
-		rc = tfj_err_set(TFJ_ENOMEM, "poison patch");
+		rc = tfj_err_set(TFJ_ENOMEM, "poison status");
 		goto out;
 	}
 	if ((rc = tfj_jobstatus_set(st, TFJ_COND_FAILED, 1, "InvalidSpec", msg, now)))
@@ -113,12 +131,19 @@ int tfj_poison_patch(char **out, const char *msg, int64_t now)
 	st->completion_time = now;
 	if ((rc = tfj_jobstatus_encode(&enc, st)))
 		goto out;
-	if (!cJSON_AddItemToObject(root, "status", enc)) {
-		rc = tfj_err_set(TFJ_ENOMEM, "poison patch");
+	if (!cJSON_AddStringToObject(root, "apiVersion", TFJ_TFJOB_API_VERSION) ||
+	    !cJSON_AddStringToObject(root, "kind", TFJ_TFJOB_KIND) ||
+	    !(meta = cJSON_AddObjectToObject(root, "metadata")) ||
+	    !cJSON_AddStringToObject(meta, "name", name) ||
+	    !cJSON_AddStringToObject(meta, "namespace", ns) ||
+	    !cJSON_AddStringToObject(meta, "resourceVersion", rv) ||
+	    !cJSON_AddItemToObject(root, "status", enc)) {
+		rc = tfj_err_set(TFJ_ENOMEM, "poison status");
 		goto out;
 	}
 	enc = NULL;
-	rc = tfj_json_print(out, root);
+	*out = root;
+	root = NULL;
 out:
 	cJSON_Delete(enc);
 	cJSON_Delete(root);
@@ -146,12 +171,56 @@ static void put_back(struct tfj_poison *p, const char *key, struct note *n)
 	pthread_mutex_unlock(&p->mu);
 }
 
+/*
+ * The stored object, read as text (it cannot be parsed whole) and scanned
+ * into n. *ended is 1 when it finished meanwhile. TFJ_ENOTFOUND when gone.
+ */
+static int reread(struct tfj_poison *p, struct note *n, int *ended, const char *ns,
+		  const char *name)
+{
+	char path[1024];
+	struct tfj_buf body;
+	struct tfj_jscan_span obj;
+	int rc;
+
+	if ((rc = tfj_apipath_obj(path, sizeof(path), TFJ_TFJOB_API_PATH, ns, "tfjobs", name,
+				  NULL)))
+		return rc;
+	tfj_buf_init(&body, TFJ_OBJDECODE_MAX);
+	rc = tfj_kube_do(p->k, TFJ_KUBE_GET, path, NULL, NULL, 0, &body, NULL);
+	if (rc == 0) {
+		obj.p = body.ptr ? body.ptr : "";
+		obj.n = body.len;
+		if ((rc = scan(n, ended, obj)))
+			rc = tfj_err_set(TFJ_EPARSE, "TFJob %s/%s: no resourceVersion", ns, name);
+	}
+	tfj_buf_free(&body);
+	return rc;
+}
+
+/* PUTs the Failed/InvalidSpec status at n->rv. */
+static int put_status(struct tfj_poison *p, const struct note *n, const char *ns,
+		      const char *name)
+{
+	char path[1024];
+	cJSON *doc = NULL;
+	int rc;
+
+	if ((rc = tfj_apipath_obj(path, sizeof(path), TFJ_TFJOB_API_PATH, ns, "tfjobs", name,
+				  "status")) ||
+	    (rc = tfj_poison_status(&doc, ns, name, n->rv, n->msg, tfj_clock_unix_ms() / 1000)))
+		return rc;
+	rc = tfj_kube_replace(p->k, NULL, path, doc);
+	cJSON_Delete(doc);
+	return rc;
+}
+
 int tfj_poison_write(struct tfj_poison *p, const char *key, int *handled)
 {
-	char ns[FIELD_MAX], path[1024], *body = NULL;
+	char ns[FIELD_MAX];
 	const char *slash = strchr(key, '/'), *name;
 	struct note *n;
-	int rc;
+	int rc = 0, ended = 0;
 
 	*handled = 0;
 	if (!slash || (size_t)(slash - key) >= sizeof(ns) || !(n = take(p, key)))
@@ -160,28 +229,29 @@ int tfj_poison_write(struct tfj_poison *p, const char *key, int *handled)
 	memcpy(ns, key, (size_t)(slash - key));
 	ns[slash - key] = '\0';
 	name = slash + 1;
-	if ((rc = tfj_apipath_obj(path, sizeof(path), TFJ_TFJOB_API_PATH, ns, "tfjobs", name,
-				  "status")) ||
-	    (rc = tfj_poison_patch(&body, n->msg, tfj_clock_unix_ms() / 1000)))
-		goto out;
-	rc = tfj_kube_patch(p->k, NULL, path, TFJ_KUBE_PATCH_MERGE, body);
+	/* The version noted may be stale (a conflict) or unreadable: read it again once. */
+	if (!*n->rv)
+		rc = reread(p, n, &ended, ns, name);
+	if (rc == 0 && !ended) {
+		rc = put_status(p, n, ns, name);
+		if (rc == TFJ_ECONFLICT && (rc = reread(p, n, &ended, ns, name)) == 0 && !ended)
+			rc = put_status(p, n, ns, name);
+	}
 	if (rc == TFJ_ENOTFOUND) {
 		rc = 0; /* deleted meanwhile: nothing left to mark */
-		goto out;
+		ended = 1;
 	}
-	if (rc)
-		goto out;
-	atomic_fetch_add(&p->written, 1);
-	tfj_log_warn("undecodable TFJob marked Failed", "job", key, "reason", "InvalidSpec");
-	if (p->events && *n->uid) {
-		struct tfj_events_ref ref = { ns, name, n->uid };
-		tfj_events_post(p->events, &ref, "Warning", "InvalidSpec", n->msg);
-	}
-out:
-	free(body);
 	if (rc) {
 		put_back(p, key, n);
 		return rc;
+	}
+	if (!ended) {
+		atomic_fetch_add(&p->written, 1);
+		tfj_log_warn("undecodable TFJob marked Failed", "job", key, "reason", "InvalidSpec");
+		if (p->events && *n->uid) {
+			struct tfj_events_ref ref = { ns, name, n->uid };
+			tfj_events_post(p->events, &ref, "Warning", "InvalidSpec", n->msg);
+		}
 	}
 	free(n);
 	return 0;

@@ -6,9 +6,12 @@
  * sees why, the TFJob informer's reject callback notes it here and queues
  * its key; the worker that then finds the key missing from the cache writes
  * `Failed` with reason `InvalidSpec` and a message through the status
- * subresource (a merge patch: the object itself cannot be read back), plus
- * a Warning event. A job that had already ended (status.phase Succeeded or
- * Failed, read with the scanner) is left alone.
+ * subresource, plus a Warning event. The write is a PUT (the verb the
+ * operator's RBAC grants on tfjobs/status) of a minimal object: name,
+ * namespace, the resourceVersion read with the scanner, and the status; the
+ * API server keeps everything but .status from the stored object. On a
+ * conflict the object is read again as text and scanned. A job that had
+ * already ended (status.phase Succeeded or Failed) is left alone.
  *
  * Threads: note runs on the informer thread, write on a worker; a mutex
  * guards the pending set.
@@ -17,6 +20,7 @@
 #define TFJ_POISON_H
 
 #include <stdint.h>
+#include <cjson/cJSON.h>
 
 #include "app/events.h"
 #include "kube/informer.h"
@@ -43,11 +47,13 @@ int tfj_poison_note(struct tfj_poison *p, const struct tfj_informer_reject *r);
 int tfj_poison_write(struct tfj_poison *p, const char *key, int *handled);
 
 /*
- * The merge patch that marks a TFJob Failed with reason InvalidSpec and
- * message msg at unix time now: {"status":{conditions, phase,
- * completionTime}}. Pure; *out is malloc'd.
+ * The status update that marks TFJob ns/name (at resourceVersion rv) Failed
+ * with reason InvalidSpec and message msg at unix time now: apiVersion,
+ * kind, metadata {name, namespace, resourceVersion} and status {conditions,
+ * phase, completionTime}. Pure; *out is a new tree.
  */
-int tfj_poison_patch(char **out, const char *msg, int64_t now);
+int tfj_poison_status(cJSON **out, const char *ns, const char *name, const char *rv,
+		      const char *msg, int64_t now);
 
 /* TFJobs marked Failed/InvalidSpec so far. */
 uint64_t tfj_poison_written(const struct tfj_poison *p);
