@@ -163,3 +163,23 @@ example_as() {
 		e2e_fail "apply $2 as $1 failed"
 	e2e_log "applied deploy/examples/$2 as $1"
 }
+
+# op_leader_election true|false: reinstalls the operator (helm upgrade
+# --reuse-values) with leader election on or off. Scaled to 0 first, so two
+# replicas never act at once during the rollout. A leader that cannot renew
+# its Lease for 10 s exits by design (docs/operator.md), so a test that needs
+# the same process to live through a long cut turns election off.
+op_leader_election() {
+	kubectl -n "$OP_NS" scale "deploy/$OP_RELEASE" --replicas=0 >/dev/null || return 1
+	kubectl -n "$OP_NS" wait --for=delete pod -l "$OP_SELECTOR" --timeout=120s >/dev/null 2>&1 || true
+	no_lock_fds helm upgrade "$OP_RELEASE" "$REPO/charts/tfjob-operator" -n "$OP_NS" --reuse-values \
+		--set "leaderElection.enabled=$1" --wait --timeout 180s >/dev/null || return 1
+	kubectl -n "$OP_NS" rollout status "deploy/$OP_RELEASE" --timeout=180s >/dev/null
+}
+
+# op_restarts: "<pod uid> <restartCount>" of the operator pod, to tell whether
+# the process lived through a fault.
+op_restarts() {
+	kubectl -n "$OP_NS" get pods -l "$OP_SELECTOR" \
+		-o jsonpath='{range .items[*]}{.metadata.uid} {.status.containerStatuses[0].restartCount}{"\n"}{end}' | head -n 1
+}
