@@ -3,9 +3,11 @@
  *
  * The first input byte picks a chunk size so every split of the stream into
  * network chunks is explored; the rest is the stream. Every complete line
- * is decoded. Properties: no crash, the partial line never exceeds the cap,
- * and a decoded event always has an object (and a resourceVersion for a
- * BOOKMARK).
+ * is decoded, objects one by one. Properties: no crash, the partial line
+ * never exceeds the cap, a decoded event has an object (and a
+ * resourceVersion for a BOOKMARK) unless its object alone was rejected, in
+ * which case the object's bytes lie inside the line and its key, when
+ * readable, is a bounded string.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 
 #include <tfj/err.h>
 
+#include "kube/objstore.h"
 #include "kube/watch.h"
 
 #define LINE_CAP 4096
@@ -20,7 +23,19 @@
 static int on_line(void *ud, const char *line, size_t len)
 {
 	struct tfj_watch_event ev;
+	(void)ud;
 	if (tfj_watch_decode(&ev, line, len, LINE_CAP) == 0) {
+		if (ev.reject != TFJ_OBJDECODE_OK) {
+			char key[TFJ_OBJSTORE_KEY_MAX];
+			if (ev.object || ev.type > TFJ_WATCH_DELETED || !ev.raw.n ||
+			    ev.raw.p < line || ev.raw.p + ev.raw.n > line + len)
+				abort();
+			if (tfj_objdecode_key(key, sizeof(key), ev.raw) == 0 &&
+			    strlen(key) >= sizeof(key))
+				abort();
+			tfj_watch_event_free(&ev);
+			return 0;
+		}
 		if (!ev.object)
 			abort();
 		if (ev.type == TFJ_WATCH_BOOKMARK && (!ev.rv || !*ev.rv))

@@ -67,9 +67,14 @@ static long req(int port, const char *method, const char *path, struct body *b, 
 	return code;
 }
 
+static int dump(void *ud, struct tfj_buf *out)
+{
+	return tfj_buf_puts(out, "tfjobs a/b 7\n");
+}
+
 static void test_serve(void)
 {
-	struct tfj_httpd_opts o = { "127.0.0.1:0", metrics, ready, NULL };
+	struct tfj_httpd_opts o = { "127.0.0.1:0", metrics, ready, NULL, dump };
 	struct tfj_httpd *h = NULL;
 	struct body b;
 	char ct[128];
@@ -92,6 +97,8 @@ static void test_serve(void)
 	TFJ_CHECK_INT(req(port, "GET", "/metrics", &b, NULL, 0), 500);
 	TFJ_CHECK_INT(req(port, "POST", "/metrics", &b, NULL, 0), 405);
 	TFJ_CHECK_INT(req(port, "GET", "/../etc/passwd", &b, NULL, 0), 404);
+	TFJ_CHECK_INT(req(port, "GET", "/debug/informers", &b, NULL, 0), 200);
+	TFJ_CHECK_STR(b.buf, "tfjobs a/b 7\n");
 	tfj_httpd_stop(h);
 	TFJ_CHECK_INT(req(port, "GET", "/healthz", &b, NULL, 0), 0); /* gone */
 	tfj_httpd_stop(NULL);

@@ -269,6 +269,102 @@ static void test_transform(void)
 	tfj_informer_free(inf);
 }
 
+/* ---- objects that cannot be decoded ---- */
+
+static atomic_int rejects;
+static char reject_key[128];
+
+static void on_reject(void *ud, const struct tfj_informer_reject *r)
+{
+	if (r->key && atomic_fetch_add(&rejects, 1) == 0)
+		snprintf(reject_key, sizeof(reject_key), "%s %s", r->key, r->reason);
+}
+
+/* A pod whose spec nests `depth` objects: valid for the API server. */
+static void make_deep_pod(const char *ns, const char *name, int depth)
+{
+	size_t cap = (size_t)depth * 8 + 256, o = 0;
+	char *b = malloc(cap), path[128];
+	cJSON *p;
+
+	o += (size_t)snprintf(b, cap, "{\"metadata\":{\"name\":\"%s\"},\"spec\":", name);
+	for (int i = 0; i < depth; i++)
+		o += (size_t)snprintf(b + o, cap - o, "{\"x\":");
+	b[o++] = '1';
+	for (int i = 0; i <= depth; i++)
+		b[o++] = '}';
+	b[o] = '\0';
+	p = cJSON_Parse(b);
+	free(b);
+	TFJ_CHECK_NOT_NULL(p);
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", ns);
+	TFJ_CHECK_INT(tfj_kube_create(K, NULL, path, p), 0);
+	cJSON_Delete(p);
+}
+
+static cJSON *wait_named(struct tfj_informer *inf, const char *ns, const char *name)
+{
+	cJSON *got = NULL;
+	for (int i = 0; i < 200 && !got; i++) {
+		got = tfj_informer_get(inf, ns, name);
+		if (!got)
+			usleep(25000);
+	}
+	return got;
+}
+
+/*
+ * A poison object in a LIST page and on the watch: skipped, counted, told
+ * once per key; every other object of the page and the stream still
+ * arrives, and the informer never relists for it.
+ */
+static void test_poison_objects(void)
+{
+	struct tfj_informer_opts o = { 0 };
+	struct tfj_informer *inf = NULL;
+	struct tfj_informer_stats st;
+	cJSON *got;
+
+	make_pod("poison", "good-1", NULL);
+	make_deep_pod("poison", "deep-1", 100);
+	make_pod("poison", "good-2", NULL);
+	o.name = "poison";
+	o.path = "/api/v1/namespaces/poison/pods";
+	o.reject = on_reject;
+	o.page_size = 2; /* the poison item shares a page with a good one */
+	TFJ_CHECK_INT(tfj_informer_new(&inf, K, &o), 0);
+	if (!inf)
+		return;
+	TFJ_CHECK_INT(tfj_informer_start(inf), 0);
+	TFJ_CHECK_INT(tfj_informer_wait_synced(inf, 10000), 0);
+	tfj_informer_stats(inf, &st);
+	TFJ_CHECK_INT(st.size, 2);
+	TFJ_CHECK_INT(st.rejected[TFJ_OBJDECODE_DEPTH], 1);
+	TFJ_CHECK_INT(atomic_load(&rejects), 1);
+	TFJ_CHECK_STR(reject_key, "poison/deep-1 depth");
+	TFJ_CHECK_GE(tfj_informer_idle_ms(inf), 0);
+
+	/* On the watch: the poison one skipped, the next one still cached. */
+	make_deep_pod("poison", "deep-2", 100);
+	make_pod("poison", "good-3", NULL);
+	got = wait_named(inf, "poison", "good-3");
+	TFJ_CHECK_NOT_NULL(got);
+	cJSON_Delete(got);
+	TFJ_CHECK_NULL(tfj_informer_get(inf, "poison", "deep-2"));
+	/* Changed again: counted, not told again. */
+	fake_put_status(&F, "pods", "poison", "deep-1", "{\"phase\":\"Running\"}");
+	make_pod("poison", "good-4", NULL);
+	got = wait_named(inf, "poison", "good-4");
+	TFJ_CHECK_NOT_NULL(got);
+	cJSON_Delete(got);
+	tfj_informer_stats(inf, &st);
+	TFJ_CHECK_INT(st.rejected[TFJ_OBJDECODE_DEPTH], 3);
+	TFJ_CHECK_INT(atomic_load(&rejects), 2);
+	TFJ_CHECK_INT(st.relists, 0);
+	TFJ_CHECK_INT(st.size, 4);
+	tfj_informer_free(inf);
+}
+
 int main(void)
 {
 	int rc = fake_start(&F, "tok");
@@ -281,6 +377,7 @@ int main(void)
 		TFJ_RUN(test_oversized_event_relists);
 		TFJ_RUN(test_stop_while_down);
 		TFJ_RUN(test_transform);
+		TFJ_RUN(test_poison_objects);
 	}
 	tfj_kube_free(K);
 	fake_stop(&F);

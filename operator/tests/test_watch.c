@@ -155,19 +155,37 @@ static void test_decode_bad(void)
 	TFJ_CHECK_INT(decode(&ev, "[1,2]"), TFJ_EPARSE);
 	TFJ_CHECK_INT(decode(&ev, "{\"type\":7,\"object\":{}}"), TFJ_EPARSE);
 	TFJ_CHECK_INT(decode(&ev, "{\"type\":\"ADDED\",\"object\":[]}"), TFJ_EPARSE);
-	TFJ_CHECK_INT(decode(&ev, "{\"type\":\"ADDED\",\"object\":{}}"), TFJ_EPARSE);
-	TFJ_CHECK_INT(decode(&ev, "{\"type\":\"ADDED\",\"object\":{\"metadata\":{}}}"), TFJ_EPARSE);
-	TFJ_CHECK_INT(decode(&ev, "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"\"}}}"),
-		      TFJ_EPARSE);
 	TFJ_CHECK_INT(decode(&ev, "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{}}}"),
 		      TFJ_EPARSE);
 	TFJ_CHECK_INT(decode(&ev, "{\"type\":\"RENAMED\",\"object\":{\"metadata\":{\"name\":\"x\"}}}"),
 		      TFJ_EUNSUPP);
-	TFJ_CHECK_INT(decode(&ev, "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"x\","
-				  "\"resourceVersion\":5}}}"), TFJ_EPARSE);
 	TFJ_CHECK_INT(tfj_watch_decode(&ev, "{\"type\":\"ADDED\"}", 16, 10), TFJ_ETOOBIG);
 	TFJ_CHECK_STR(tfj_watch_type_name(TFJ_WATCH_MODIFIED), "MODIFIED");
 	TFJ_CHECK_STR(tfj_watch_type_name((enum tfj_watch_type)42), "UNKNOWN");
+}
+
+/* A line that reads fine with an object that does not: rejected alone. */
+static void check_rejected(const char *line, enum tfj_objdecode_reason why)
+{
+	struct tfj_watch_event ev;
+
+	TFJ_CHECK_INT(decode(&ev, line), 0);
+	TFJ_CHECK_INT(ev.reject, why);
+	TFJ_CHECK_NULL(ev.object);
+	TFJ_CHECK_GT(ev.raw.n, 0);
+	tfj_watch_event_free(&ev);
+}
+
+static void test_decode_rejected(void)
+{
+	check_rejected("{\"type\":\"ADDED\",\"object\":{}}", TFJ_OBJDECODE_TYPE);
+	check_rejected("{\"type\":\"ADDED\",\"object\":{\"metadata\":{}}}", TFJ_OBJDECODE_TYPE);
+	check_rejected("{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"\"}}}",
+		       TFJ_OBJDECODE_TYPE);
+	check_rejected("{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"x\","
+		       "\"resourceVersion\":5}}}", TFJ_OBJDECODE_TYPE);
+	check_rejected("{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"x\"},"
+		       "\"spec\":[1,}}}", TFJ_OBJDECODE_SYNTAX);
 }
 
 static void test_deep_nesting(void)
@@ -176,7 +194,8 @@ static void test_deep_nesting(void)
 	char buf[4096];
 	size_t o = 0;
 	o += (size_t)snprintf(buf, sizeof(buf), "{\"type\":\"ADDED\",\"object\":{\"metadata\":"
-				   "{\"name\":\"x\"},\"spec\":");
+				   "{\"name\":\"x\",\"namespace\":\"n\",\"resourceVersion\":\"5\"},"
+				   "\"spec\":");
 	for (int i = 0; i < 200; i++)
 		buf[o++] = '[';
 	for (int i = 0; i < 200; i++)
@@ -184,8 +203,19 @@ static void test_deep_nesting(void)
 	buf[o++] = '}';
 	buf[o++] = '}';
 	buf[o] = '\0';
-	TFJ_CHECK_LT(decode(&ev, buf), 0);
-	TFJ_CHECK(ev.root == NULL);
+	/* The line is read with the scanner; only its object is refused, and
+	 * what the informer needs of it can still be read. */
+	TFJ_CHECK_INT(decode(&ev, buf), 0);
+	TFJ_CHECK_NULL(ev.root);
+	TFJ_CHECK_INT(ev.type, TFJ_WATCH_ADDED);
+	TFJ_CHECK_INT(ev.reject, TFJ_OBJDECODE_DEPTH);
+	TFJ_CHECK_STR(ev.rv, "5");
+	{
+		char key[64];
+		TFJ_CHECK_OK(tfj_objdecode_key(key, sizeof(key), ev.raw));
+		TFJ_CHECK_STR(key, "n/x");
+	}
+	tfj_watch_event_free(&ev);
 }
 
 int main(void)
@@ -196,6 +226,7 @@ int main(void)
 	TFJ_RUN(test_callback_error_stops);
 	TFJ_RUN(test_decode);
 	TFJ_RUN(test_decode_bad);
+	TFJ_RUN(test_decode_rejected);
 	TFJ_RUN(test_deep_nesting);
 	return tfj_test_finish();
 }

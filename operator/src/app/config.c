@@ -36,6 +36,7 @@ static const struct opt opts[] = {
 	{ "report-service", "TFJOB_REPORT_SERVICE", 0 },
 	{ "report-audience", "TFJOB_REPORT_AUDIENCE", 0 },
 	{ "managed-by", "TFJOB_MANAGED_BY", 0 },
+	{ "informer-stale-after", "TFJOB_INFORMER_STALE_AFTER", 0 },
 	{ "help", NULL, 1 },
 	{ "version", NULL, 1 },
 };
@@ -71,6 +72,9 @@ const char *tfj_config_usage(void)
 	       "                            (default tfjob-report)\n"
 	       "  --managed-by VALUE        act only on TFJobs whose runPolicy.managedBy is\n"
 	       "                            VALUE (default: unset or kubeflow.org/training-operator)\n"
+	       "  --informer-stale-after S  /readyz fails once an informer has had no\n"
+	       "                            working LIST/WATCH for S seconds, 5-86400\n"
+	       "                            (default 120)\n"
 	       "Every flag can also be set as TFJOB_<FLAG> (e.g. TFJOB_WORKERS=8).\n";
 }
 
@@ -109,6 +113,8 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 	} else if (!strcmp(name, "log-format")) {
 		if (tfj_log_parse_format(&cfg->log_format, v))
 			return tfj_err_set(TFJ_EINVAL, "--log-format: %s is not kv|json", v);
+	} else if (!strcmp(name, "informer-stale-after")) {
+		return tfj_parse_int(&cfg->informer_stale_s, v, 5, 86400, flag);
 	} else if (!strcmp(name, "metrics-addr")) {
 		cfg->metrics_addr = v;
 	} else if (!strcmp(name, "leader-elect")) {
@@ -153,6 +159,7 @@ int tfj_config_parse(struct tfj_config *cfg, int argc, char **argv)
 	cfg->log_level = TFJ_LOG_INFO;
 	cfg->log_format = TFJ_LOG_FMT_KV;
 	cfg->metrics_addr = ":8080";
+	cfg->informer_stale_s = 120;
 	cfg->leader_namespace = "";
 	cfg->leader_name = "tfjob-operator";
 	cfg->kubeconfig = "";

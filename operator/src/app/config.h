@@ -25,6 +25,7 @@ struct tfj_config {
 	enum tfj_log_level log_level;
 	enum tfj_log_format log_format;
 	const char *metrics_addr;    /* default ":8080"; "0" or "" disables */
+	int informer_stale_s;        /* /readyz staleness bound, 5..86400, default 120 */
 	int leader_elect;            /* default 0 */
 	const char *leader_namespace;/* default: the kubeconfig's namespace, else "default" */
 	const char *leader_name;     /* default "tfjob-operator" */

@@ -16,6 +16,7 @@
 #include <tfj/log.h>
 
 #include "app/apply.h"
+#include "app/poison.h"
 #include "kube/apipath.h"
 #include "kube/objmeta.h"
 #include "kube/expect.h"
@@ -34,8 +35,6 @@
 #define STATUS_ATTEMPTS 3
 /* While expectations are pending, look again after this long even without events. */
 #define EXPECT_RECHECK_MS 5000
-/* LIST page size of the pod and service informers (the TFJob one keeps 500). */
-#define CHILD_PAGE_SIZE 100
 
 static const double dur_buckets[] = { 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10 };
 #define NBUCKETS (sizeof(dur_buckets) / sizeof(dur_buckets[0]))
@@ -56,6 +55,8 @@ struct tfj_controller {
 
 	struct tfj_apply ap;  /* writes and their counters */
 	struct tfj_events *events;
+	struct tfj_poison *poison;   /* TFJobs the informer could not decode */
+	long stale_ms;               /* readiness bound (informer_stale_s) */
 
 	/* metrics */
 	_Atomic uint64_t rec_ok, rec_err, rec_skipped, rec_requeued;
@@ -134,6 +135,15 @@ static void on_job(void *ud, enum tfj_informer_event ev, const cJSON *obj, const
 	}
 	tfj_expect_observe_job(c->exp, key, tfj_objmeta_str(obj, "resourceVersion"));
 	tfj_queue_add(c->q, key);
+}
+
+/* A TFJob the informer could not decode: marked Failed by a worker (poison.h). */
+static void on_job_reject(void *ud, const struct tfj_informer_reject *r)
+{
+	struct tfj_controller *c = ud;
+
+	if (tfj_poison_note(c->poison, r) == 1)
+		tfj_queue_add(c->q, r->key);
 }
 
 static void on_child(struct tfj_controller *c, const char *kind, enum tfj_informer_event ev,
@@ -232,6 +242,11 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		if (attempt == 0) {
 			doc = tfj_informer_get(c->jobs, ns, name);
 			if (!doc) {
+				int poisoned = 0;
+				/* Not cached because it cannot be decoded: say so on it. */
+				rc = tfj_poison_write(c->poison, key, &poisoned);
+				if (poisoned)
+					goto done;
 				tfj_expect_forget(c->exp, key);
 				atomic_fetch_add(&c->rec_skipped, 1);
 				goto done; /* deleted; its children are garbage-collected */
@@ -386,8 +401,11 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 		qo.burst = o->queue_burst;
 	eo.instance = c->instance;
 	if ((rc = tfj_queue_new(&c->q, &qo)) || (rc = tfj_expect_new(&c->exp, 0)) ||
-	    (rc = tfj_events_new(&c->events, o->event_kube ? o->event_kube : k, &eo)))
+	    (rc = tfj_events_new(&c->events, o->event_kube ? o->event_kube : k, &eo)) ||
+	    (rc = tfj_poison_new(&c->poison, k, c->events)))
 		goto out;
+	c->stale_ms = (o->informer_stale_s > 0 ? o->informer_stale_s
+					       : TFJ_CONTROLLER_STALE_DEFAULT_S) * 1000;
 	c->ap.k = k;
 	c->ap.exp = c->exp;
 	c->ap.events = c->events;
@@ -395,15 +413,14 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	memset(&io, 0, sizeof(io));
 	io.watch_timeout_s = o->watch_timeout_s;
 	io.ud = c;
+	io.reject = on_job_reject;
 	if ((rc = new_informer(&c->jobs, c, &io, TFJ_TFJOB_API_PATH, "tfjobs", on_job,
 			       tfj_slim_tfjob)))
 		goto out;
+	io.reject = NULL; /* a rejected pod or service is counted and logged only */
 	/* Children are selected by label so the caches hold only our pods/services. */
 	io.label_selector = TFJ_LABEL_JOB_NAME;
 	io.index_label = TFJ_LABEL_JOB_NAME;
-	/* Smaller pages: a relist holds one whole parsed page at a time, and
-	 * full pods are large next to the trimmed copies the cache keeps. */
-	io.page_size = CHILD_PAGE_SIZE;
 	if ((rc = new_informer(&c->pods, c, &io, TFJ_APIPATH_CORE, "pods", on_pod, tfj_slim_pod)))
 		goto out;
 	rc = new_informer(&c->svcs, c, &io, TFJ_APIPATH_CORE, "services", on_svc,
@@ -463,6 +480,7 @@ void tfj_controller_free(struct tfj_controller *c)
 	tfj_controller_stop(c);
 	/* After the workers: nothing queues events any more. */
 	tfj_events_free(c->events);
+	tfj_poison_free(c->poison);
 	tfj_informer_free(c->jobs);
 	tfj_informer_free(c->pods);
 	tfj_informer_free(c->svcs);
@@ -503,8 +521,43 @@ void tfj_controller_enqueue(struct tfj_controller *c, const char *key, uint64_t 
 
 int tfj_controller_ready(struct tfj_controller *c)
 {
-	return c && c->jobs && tfj_informer_synced(c->jobs) && tfj_informer_synced(c->pods) &&
-	       tfj_informer_synced(c->svcs);
+	struct tfj_informer *infs[3];
+
+	if (!c || !c->jobs)
+		return 0;
+	infs[0] = c->jobs;
+	infs[1] = c->pods;
+	infs[2] = c->svcs;
+	for (int i = 0; i < 3; i++) {
+		int64_t idle = tfj_informer_idle_ms(infs[i]);
+		if (!tfj_informer_synced(infs[i]) || idle < 0 || idle > c->stale_ms)
+			return 0;
+	}
+	return 1;
+}
+
+int tfj_controller_dump(struct tfj_controller *c, struct tfj_buf *out)
+{
+	struct tfj_informer *infs[3] = { c->jobs, c->pods, c->svcs };
+	int rc = 0;
+
+	for (int i = 0; i < 3 && rc == 0; i++) {
+		struct tfj_buf one;
+		const char *p, *nl;
+
+		tfj_buf_init(&one, out->max);
+		rc = tfj_informer_dump(infs[i], &one);
+		/* Each "key rv" line prefixed with the informer's name. */
+		for (p = one.ptr; rc == 0 && p && p < one.ptr + one.len; p = nl + 1) {
+			nl = memchr(p, '\n', (size_t)(one.ptr + one.len - p));
+			if (!nl)
+				break;
+			rc = tfj_buf_printf(out, "%s %.*s\n", tfj_informer_name(infs[i]),
+					    (int)(nl - p), p);
+		}
+		tfj_buf_free(&one);
+	}
+	return rc;
 }
 
 /* ---- metrics ---- */
@@ -587,5 +640,32 @@ int tfj_controller_metrics(struct tfj_controller *c, struct tfj_buf *out)
 			}
 		}
 	}
+	rc |= tfj_buf_puts(out, "# HELP tfjob_operator_informer_rejected_total Objects an informer "
+			   "could not decode (skipped), by reason.\n"
+			   "# TYPE tfjob_operator_informer_rejected_total counter\n");
+	for (int i = 0; i < 3; i++) {
+		struct tfj_informer_stats s;
+		tfj_informer_stats(infs[i], &s);
+		for (int r = 1; r < TFJ_OBJDECODE_NREASONS; r++)
+			rc |= tfj_buf_printf(out, "tfjob_operator_informer_rejected_total"
+					     "{informer=\"%s\",reason=\"%s\"} %llu\n",
+					     tfj_informer_name(infs[i]),
+					     tfj_objdecode_reason_name((enum tfj_objdecode_reason)r),
+					     (unsigned long long)s.rejected[r]);
+	}
+	rc |= tfj_buf_puts(out, "# HELP tfjob_operator_informer_idle_seconds Time since an "
+			   "informer's LIST/WATCH last worked (-1: never).\n"
+			   "# TYPE tfjob_operator_informer_idle_seconds gauge\n");
+	for (int i = 0; i < 3; i++) {
+		int64_t idle = tfj_informer_idle_ms(infs[i]);
+		rc |= tfj_buf_printf(out, "tfjob_operator_informer_idle_seconds{informer=\"%s\"} "
+				     "%.3f\n", tfj_informer_name(infs[i]),
+				     idle < 0 ? -1.0 : (double)idle / 1000.0);
+	}
+	rc |= tfj_buf_printf(out, "# HELP tfjob_operator_invalid_spec_total TFJobs marked Failed "
+			     "because they could not be decoded.\n"
+			     "# TYPE tfjob_operator_invalid_spec_total counter\n"
+			     "tfjob_operator_invalid_spec_total %llu\n",
+			     (unsigned long long)tfj_poison_written(c->poison));
 	return rc ? TFJ_ETOOBIG : 0;
 }

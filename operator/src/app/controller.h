@@ -46,7 +46,18 @@ struct tfj_controller_opts {
 	const char *report_audience; /* token audience for the pods' projected token */
 	const char *manager;         /* runPolicy.managedBy we own; NULL = TFJ_TFJOB_MANAGER */
 	struct tfj_kube *event_kube; /* client for Events, with its own rate (events.h); NULL = k */
+	long informer_stale_s;       /* /readyz bound on an informer's last working LIST/WATCH
+					(default TFJ_CONTROLLER_STALE_DEFAULT_S) */
 };
+
+/*
+ * An informer whose LIST/WATCH has not worked for this long makes /readyz
+ * fail. Longer than the informer's longest retry backoff (30 s) twice over,
+ * so one failed reconnect or a restart of the API server that takes under
+ * two minutes leaves the operator ready; an open watch counts as working
+ * about once a second, so a quiet cluster never trips it.
+ */
+#define TFJ_CONTROLLER_STALE_DEFAULT_S 120
 
 struct tfj_progress;
 
@@ -64,8 +75,18 @@ int tfj_controller_start(struct tfj_controller *c, long sync_timeout_ms);
 void tfj_controller_stop(struct tfj_controller *c);
 void tfj_controller_free(struct tfj_controller *c);
 
-/* 1 when all informers have synced (used by /readyz). */
+/*
+ * 1 when all informers have synced and none has gone without a working
+ * LIST/WATCH for longer than the staleness bound (used by /readyz).
+ */
 int tfj_controller_ready(struct tfj_controller *c);
+
+/*
+ * Appends every informer's cache as "<informer> <key> <resourceVersion>"
+ * lines sorted by key (the /debug/informers endpoint; e2e compares it with
+ * a fresh LIST).
+ */
+int tfj_controller_dump(struct tfj_controller *c, struct tfj_buf *out);
 
 /*
  * One reconcile of key "ns/name" (what the workers call). 0 on success with

@@ -43,6 +43,23 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned code, const c
 }
 
 #define TEXT "text/plain; charset=utf-8"
+/* The informer dump: about 100 bytes per cached object. */
+#define DUMP_MAX (64u << 20)
+
+/* A body made by fn (metrics or a dump), or 500 when fn fails. */
+static enum MHD_Result generated(struct MHD_Connection *conn, tfj_httpd_metrics_fn fn, void *ud,
+				 size_t max, const char *ctype)
+{
+	struct tfj_buf b = TFJ_BUF_INIT(max);
+	size_t len;
+
+	if (fn(ud, &b) != 0) {
+		tfj_buf_free(&b);
+		return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, TEXT, "generation failed\n", 18, 0);
+	}
+	len = b.len;
+	return reply(conn, MHD_HTTP_OK, ctype, tfj_buf_detach(&b), len, 1);
+}
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
 			      const char *method, const char *version, const char *upload,
@@ -63,18 +80,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 			return reply(conn, MHD_HTTP_OK, TEXT, "ok\n", 3, 0);
 		return reply(conn, MHD_HTTP_SERVICE_UNAVAILABLE, TEXT, "not ready\n", 10, 0);
 	}
-	if (strcmp(url, "/metrics") == 0 && h->o.metrics) {
-		struct tfj_buf b = TFJ_BUF_INIT(METRICS_MAX);
-		size_t len;
-		if (h->o.metrics(h->o.ud, &b) != 0) {
-			tfj_buf_free(&b);
-			return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, TEXT, "metrics failed\n",
-				     15, 0);
-		}
-		len = b.len;
-		return reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
-			     tfj_buf_detach(&b), len, 1);
-	}
+	if (strcmp(url, "/metrics") == 0 && h->o.metrics)
+		return generated(conn, h->o.metrics, h->o.ud, METRICS_MAX,
+				 "text/plain; version=0.0.4; charset=utf-8");
+	if (strcmp(url, "/debug/informers") == 0 && h->o.dump)
+		return generated(conn, h->o.dump, h->o.ud, DUMP_MAX, TEXT);
 	return reply(conn, MHD_HTTP_NOT_FOUND, TEXT, "not found\n", 10, 0);
 }
 

@@ -1,7 +1,8 @@
 /*
  * httpd.h - the operator's HTTP endpoint (libmicrohttpd): /metrics in the
- * Prometheus text format, /healthz (the process is alive) and /readyz (the
- * caches are synced). GET and HEAD only; everything else is 404 or 405.
+ * Prometheus text format, /healthz (the process is alive), /readyz (the
+ * caches are synced and their LIST/WATCH working, controller.h) and
+ * /debug/informers (the caches' keys and resourceVersions). GET and HEAD only; everything else is 404 or 405.
  *
  * The server runs its own thread. Connections are limited in number and
  * time so a slow or hostile scraper cannot tie the operator up.
@@ -21,6 +22,7 @@ struct tfj_httpd_opts {
 	tfj_httpd_metrics_fn metrics;
 	tfj_httpd_ready_fn ready;    /* NULL = always ready */
 	void *ud;
+	tfj_httpd_metrics_fn dump;   /* /debug/informers body; NULL = 404 */
 };
 
 struct tfj_httpd;

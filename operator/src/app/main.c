@@ -83,6 +83,12 @@ static int ready(void *ud)
 	return !atomic_load(&a->leading) || tfj_controller_ready(a->ctl);
 }
 
+/* /debug/informers: the caches as "<informer> <key> <resourceVersion>" lines. */
+static int dump(void *ud, struct tfj_buf *out)
+{
+	return tfj_controller_dump(((struct app *)ud)->ctl, out);
+}
+
 static void on_started(void *ud)
 {
 	atomic_store(&((struct app *)ud)->leading, 1);
@@ -186,6 +192,7 @@ static int start_controller(struct app *a, const struct tfj_config *cfg)
 	co.report_addr = cfg->report_service[0] ? cfg->report_service : NULL;
 	co.report_audience = cfg->report_audience;
 	co.event_kube = a->event_kube;
+	co.informer_stale_s = cfg->informer_stale_s;
 	if ((rc = tfj_controller_new(&a->ctl, a->kube, &co)))
 		return failed("controller setup failed", rc);
 	return 0;
@@ -226,7 +233,7 @@ static int metrics_on(const struct tfj_config *cfg)
 /* /metrics, /healthz and /readyz, when metrics are on. */
 static int start_metrics(struct app *a, const struct tfj_config *cfg)
 {
-	struct tfj_httpd_opts ho = { cfg->metrics_addr, collect, ready, a };
+	struct tfj_httpd_opts ho = { cfg->metrics_addr, collect, ready, a, dump };
 	int rc;
 
 	if (!metrics_on(cfg))

@@ -21,6 +21,8 @@
 #include <tfj/json.h>
 #include <tfj/log.h>
 
+#include "kube/jscan.h"
+#include "kube/objdecode.h"
 #include "kube/objmeta.h"
 #include "kube/objstore.h"
 #include "kube/ratelimit.h"
@@ -41,6 +43,7 @@ struct tfj_informer {
 	long watch_timeout_s;
 	size_t max_line;
 	int page_size;
+	tfj_informer_reject_fn reject;
 
 	/* Written only by the thread, read by any (it locks itself). */
 	struct tfj_objstore *store;
@@ -52,8 +55,13 @@ struct tfj_informer {
 	int started;
 	pthread_t thread;
 	struct tfj_informer_stats st;
+	/* Monotonic ms of the last working LIST/WATCH; also set by curl's progress
+	 * callback while a watch is open, hence atomic rather than under mu. */
+	_Atomic uint64_t last_ok_ms;
 
 	/* Thread-only state. */
+	struct tfj_strmap rejected;  /* keys rejected and already reported */
+	struct tfj_strmap *list_rejected; /* during a LIST: the keys it rejected */
 	char rv[RV_MAX];
 	struct tfj_watch_framer framer;
 	int need_relist;
@@ -140,6 +148,79 @@ static cJSON *cache_copy(struct tfj_informer *inf, const cJSON *obj)
 	return inf->transform ? inf->transform(obj) : cJSON_Duplicate(obj, 1);
 }
 
+/* ---- objects that cannot be decoded ---- */
+
+static void mark_alive(struct tfj_informer *inf)
+{
+	atomic_store(&inf->last_ok_ms, tfj_clock_mono_ns() / 1000000 + 1);
+}
+
+/* A key decoded fine again (or deleted): a later rejection is news again. */
+static void forget_rejected(struct tfj_informer *inf, const char *key)
+{
+	tfj_strmap_del(&inf->rejected, key);
+}
+
+/* Drops key from the cache, reporting the cached version deleted. */
+static void drop_cached(struct tfj_informer *inf, const char *key)
+{
+	struct tfj_objstore_entry *old = NULL;
+
+	tfj_objstore_delete(&old, inf->store, key);
+	if (old)
+		notify_entry(inf, TFJ_INF_DELETE, NULL, old);
+	tfj_objstore_entry_free(old);
+}
+
+static void count_reject(struct tfj_informer *inf, enum tfj_objdecode_reason why)
+{
+	pthread_mutex_lock(&inf->mu);
+	inf->st.rejected[why < TFJ_OBJDECODE_NREASONS ? why : TFJ_OBJDECODE_TYPE]++;
+	pthread_mutex_unlock(&inf->mu);
+}
+
+/*
+ * Counts an object that cannot be decoded; the first time for its key it is
+ * logged and handed to the reject callback. A cached older version is dropped
+ * and reported deleted: the cache holds only what decodes. The key (or "" when
+ * unreadable) goes to key_out, so a relist counts it as seen.
+ */
+static int reject_object(struct tfj_informer *inf, enum tfj_objdecode_reason why,
+			 struct tfj_jscan_span raw, char *key_out, size_t keylen)
+{
+	struct tfj_informer_reject r;
+	char detail[TFJ_ERR_DETAIL_MAX];
+	int have_key, rc = 0;
+
+	snprintf(detail, sizeof(detail), "%s", tfj_err_detail());
+	have_key = tfj_objdecode_key(key_out, keylen, raw) == 0;
+	if (!have_key)
+		key_out[0] = '\0';
+	count_reject(inf, why);
+	if (have_key) {
+		if (inf->list_rejected &&
+		    (rc = tfj_strmap_put(inf->list_rejected, key_out, NULL, NULL)))
+			return rc;
+		drop_cached(inf, key_out);
+		if (tfj_strmap_has(&inf->rejected, key_out))
+			return 0; /* reported already */
+		if ((rc = tfj_strmap_put(&inf->rejected, key_out, NULL, NULL)))
+			return rc;
+	}
+	tfj_log_warn("object cannot be decoded; skipped", "informer", inf->name, "key",
+		     have_key ? key_out : "(unreadable)", "reason", tfj_objdecode_reason_name(why),
+		     "error", detail);
+	if (inf->reject) {
+		r.key = have_key ? key_out : NULL;
+		r.reason = tfj_objdecode_reason_name(why);
+		r.detail = detail;
+		r.text = raw.p;
+		r.len = raw.n;
+		inf->reject(inf->ud, &r);
+	}
+	return 0;
+}
+
 /* ---- LIST ---- */
 
 /* Relist diff: an object that vanished while we were not watching. */
@@ -175,66 +256,102 @@ static int build_path(struct tfj_informer *inf, char *out, size_t outlen, int wa
 	return 0;
 }
 
+/* One LIST item: decoded and cached, or rejected alone. */
+static int list_item(struct tfj_informer *inf, struct tfj_strmap *seen, struct tfj_jscan_span it)
+{
+	enum tfj_objdecode_reason why;
+	char key[KEY_MAX];
+	cJSON *obj = NULL, *copy;
+	int rc;
+
+	if (tfj_objdecode_object(&obj, &why, it.p, it.n, TFJ_OBJDECODE_MAX) ||
+	    tfj_informer_key(key, sizeof(key), obj)) {
+		if (obj) {
+			why = TFJ_OBJDECODE_TYPE; /* a name the cache cannot key */
+			cJSON_Delete(obj);
+		}
+		return reject_object(inf, why, it, key, sizeof(key));
+	}
+	copy = cache_copy(inf, obj);
+	cJSON_Delete(obj);
+	if (!copy)
+		return tfj_err_set(TFJ_ENOMEM, "informer copy");
+	forget_rejected(inf, key);
+	if ((rc = tfj_strmap_put(seen, key, NULL, NULL))) {
+		cJSON_Delete(copy);
+		return rc;
+	}
+	return apply_upsert(inf, copy);
+}
+
+/*
+ * One LIST page. The body is split with the scanner and each item decoded
+ * alone (objdecode.h): nothing one item contains can fail the page.
+ */
+static int list_page(struct tfj_informer *inf, struct tfj_strmap *seen, char *cont,
+		     size_t contlen, const char *path)
+{
+	struct tfj_objdecode_page pg;
+	struct tfj_jscan_span it;
+	struct tfj_buf body;
+	int rc, more;
+
+	tfj_buf_init(&body, TFJ_KUBE_MAX_BODY_DEFAULT);
+	if ((rc = tfj_kube_do(inf->k, TFJ_KUBE_LIST, path, NULL, NULL, 0, &body, NULL)))
+		goto out;
+	if ((rc = tfj_objdecode_page(&pg, body.ptr ? body.ptr : "", body.len))) {
+		rc = tfj_err_set(rc, "informer %s: %s", inf->name, tfj_err_detail());
+		goto out;
+	}
+	while ((more = tfj_jscan_iter_next(&it, &pg.items)) == 1)
+		if ((rc = list_item(inf, seen, it)))
+			goto out;
+	if (more < 0) {
+		rc = tfj_err_set(TFJ_EPARSE, "informer %s: list items: %s", inf->name,
+				 tfj_err_detail());
+		goto out;
+	}
+	if (strlen(pg.cont) >= contlen) {
+		rc = tfj_err_set(TFJ_ETOOBIG, "informer %s: continue token too long", inf->name);
+		goto out;
+	}
+	snprintf(cont, contlen, "%s", pg.cont);
+	snprintf(inf->rv, sizeof(inf->rv), "%s", pg.rv);
+out:
+	tfj_buf_free(&body);
+	return rc;
+}
+
 static int do_list(struct tfj_informer *inf)
 {
-	struct tfj_strmap seen = TFJ_STRMAP_INIT;
+	struct tfj_strmap seen = TFJ_STRMAP_INIT, rejected = TFJ_STRMAP_INIT;
 	char path[TFJ_KUBE_MAX_PATH], cont[1024] = "";
-	const char *rv = NULL;
-	cJSON *page = NULL;
 	int rc = 0;
 
+	inf->list_rejected = &rejected;
 	do {
-		const cJSON *items, *meta, *it;
-		const char *c;
-		if ((rc = build_path(inf, path, sizeof(path), 0, *cont ? cont : NULL)))
+		if ((rc = build_path(inf, path, sizeof(path), 0, *cont ? cont : NULL)) ||
+		    (rc = list_page(inf, &seen, cont, sizeof(cont), path)))
 			goto out;
-		cJSON_Delete(page);
-		page = NULL;
-		if ((rc = tfj_kube_list(inf->k, &page, path)))
-			goto out;
-		if (tfj_json_get_object(&meta, page, "metadata") ||
-		    tfj_json_get_string(&rv, meta, "resourceVersion") ||
-		    tfj_json_opt_string(&c, meta, "continue", "")) {
-			rc = tfj_err_set(TFJ_EPARSE, "informer %s: list without metadata", inf->name);
-			goto out;
-		}
-		if (strlen(rv) >= RV_MAX || strlen(c) >= sizeof(cont)) {
-			rc = tfj_err_set(TFJ_ETOOBIG, "informer %s: resourceVersion/continue too long",
-					 inf->name);
-			goto out;
-		}
-		snprintf(cont, sizeof(cont), "%s", c);
-		if (tfj_json_get_array(&items, page, "items") != 0)
-			items = NULL; /* "items": null for an empty list */
-		cJSON_ArrayForEach(it, items) {
-			char key[KEY_MAX];
-			cJSON *copy;
-			if (!cJSON_IsObject(it) || tfj_informer_key(key, sizeof(key), it))
-				continue;
-			if ((rc = tfj_strmap_put(&seen, key, NULL, NULL)))
-				goto out;
-			copy = cache_copy(inf, it);
-			if (!copy) {
-				rc = tfj_err_set(TFJ_ENOMEM, "informer copy");
-				goto out;
-			}
-			if ((rc = apply_upsert(inf, copy)))
-				goto out;
-		}
-		snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
 	} while (*cont);
 
 	/* Objects cached but absent from the list were deleted while we were not watching. */
 	if ((rc = tfj_objstore_prune(inf->store, &seen, on_gone, inf)))
 		goto out;
+	/* Rejected keys that are gone or fixed may be reported again later. */
+	tfj_strmap_free(&inf->rejected, NULL);
+	inf->rejected = rejected;
+	rejected = (struct tfj_strmap)TFJ_STRMAP_INIT;
+	mark_alive(inf);
 	pthread_mutex_lock(&inf->mu);
 	inf->st.lists++;
 	inf->synced = 1;
 	pthread_cond_broadcast(&inf->cond);
 	pthread_mutex_unlock(&inf->mu);
 out:
+	inf->list_rejected = NULL;
+	tfj_strmap_free(&rejected, NULL);
 	tfj_strmap_free(&seen, NULL);
-	cJSON_Delete(page);
 	return rc;
 }
 
@@ -254,9 +371,27 @@ static int on_line(void *ud, const char *line, size_t len)
 		inf->need_relist = 1;
 		return rc;
 	}
+	mark_alive(inf);
 	pthread_mutex_lock(&inf->mu);
 	inf->st.events++;
 	pthread_mutex_unlock(&inf->mu);
+	if (ev.reject != TFJ_OBJDECODE_OK) {
+		/* The line was fine, its object is not: skip it alone. A deleted
+		 * one leaves the cache and the set of reported keys. */
+		if (ev.type != TFJ_WATCH_DELETED) {
+			rc = reject_object(inf, ev.reject, ev.raw, key, sizeof(key));
+		} else {
+			count_reject(inf, ev.reject);
+			if (tfj_objdecode_key(key, sizeof(key), ev.raw) == 0) {
+				drop_cached(inf, key);
+				forget_rejected(inf, key);
+			}
+		}
+		if (ev.rv && strlen(ev.rv) < RV_MAX)
+			snprintf(inf->rv, sizeof(inf->rv), "%s", ev.rv);
+		tfj_watch_event_free(&ev);
+		return rc;
+	}
 	switch (ev.type) {
 	case TFJ_WATCH_ERROR:
 		tfj_log_info("watch ERROR event; relisting", "informer", inf->name,
@@ -268,10 +403,18 @@ static int on_line(void *ud, const char *line, size_t len)
 		break;
 	case TFJ_WATCH_ADDED:
 	case TFJ_WATCH_MODIFIED: {
-		cJSON *obj = inf->transform ? inf->transform(ev.object)
-					    : cJSON_DetachItemFromObject(ev.root, "object");
+		cJSON *obj;
+		if (tfj_informer_key(key, sizeof(key), ev.object)) {
+			/* Decoded, yet no key the cache can hold (too long). */
+			rc = reject_object(inf, TFJ_OBJDECODE_TYPE, ev.raw, key, sizeof(key));
+			break;
+		}
+		forget_rejected(inf, key);
+		obj = inf->transform ? inf->transform(ev.object) : ev.root;
 		if (ev.rv && strlen(ev.rv) < RV_MAX)
 			snprintf(inf->rv, sizeof(inf->rv), "%s", ev.rv);
+		if (obj == ev.root)
+			ev.root = NULL; /* moved to the cache */
 		ev.object = NULL;
 		ev.rv = NULL;
 		/* The whole event is not needed past this point: free it before
@@ -283,6 +426,7 @@ static int on_line(void *ud, const char *line, size_t len)
 		if (tfj_informer_key(key, sizeof(key), ev.object) == 0) {
 			struct tfj_objstore_entry *old;
 
+			forget_rejected(inf, key);
 			tfj_objstore_delete(&old, inf->store, key);
 			/* Report the final state the server sent, not the cached one. */
 			notify(inf, TFJ_INF_DELETE, ev.object, NULL);
@@ -299,7 +443,14 @@ static int on_line(void *ud, const char *line, size_t len)
 static int on_chunk(void *ud, const char *data, size_t len)
 {
 	struct tfj_informer *inf = ud;
-	int rc = tfj_watch_framer_feed(&inf->framer, data, len, on_line, inf);
+	int rc;
+
+	if (len == 0) {
+		/* The client's heartbeat: the watch is established and open. */
+		mark_alive(inf);
+		return 0;
+	}
+	rc = tfj_watch_framer_feed(&inf->framer, data, len, on_line, inf);
 	if (rc == TFJ_ETOOBIG) {
 		tfj_log_warn("watch line over the cap; relisting", "informer", inf->name);
 		inf->need_relist = 1;
@@ -350,7 +501,7 @@ static void count_error(struct tfj_informer *inf)
 }
 
 /*
- * A LIST parses whole pages (up to page_size full objects) and frees them
+ * A LIST parses page_size full objects, one at a time, and frees them
  * again; glibc keeps such freed memory in the thread's arena. Hand it back
  * to the kernel once the cache holds only its trimmed copies.
  */
@@ -432,7 +583,10 @@ int tfj_informer_new(struct tfj_informer **out, struct tfj_kube *k,
 	inf->ud = o->ud;
 	inf->watch_timeout_s = o->watch_timeout_s > 0 ? o->watch_timeout_s : 300;
 	inf->max_line = o->max_line ? o->max_line : TFJ_WATCH_LINE_MAX_DEFAULT;
-	inf->page_size = o->page_size > 0 ? o->page_size : 500;
+	/* Never more than a page of the largest objects that fits the body cap. */
+	inf->page_size = o->page_size > 0 && o->page_size < TFJ_OBJDECODE_PAGE_SIZE
+				 ? o->page_size : TFJ_OBJDECODE_PAGE_SIZE;
+	inf->reject = o->reject;
 	inf->rand_state = tfj_clock_mono_ns() | 1;
 	tfj_watch_framer_init(&inf->framer, inf->max_line);
 	if ((rc = dup_opt(&inf->name, o->name)) || (rc = dup_opt(&inf->path, o->path)) ||
@@ -474,6 +628,7 @@ void tfj_informer_free(struct tfj_informer *inf)
 		return;
 	tfj_informer_stop(inf);
 	tfj_objstore_free(inf->store);
+	tfj_strmap_free(&inf->rejected, NULL);
 	tfj_watch_framer_free(&inf->framer);
 	pthread_mutex_destroy(&inf->mu);
 	pthread_cond_destroy(&inf->cond);
@@ -542,6 +697,58 @@ void tfj_informer_stats(struct tfj_informer *inf, struct tfj_informer_stats *out
 	*out = inf->st;
 	pthread_mutex_unlock(&inf->mu);
 	out->size = tfj_objstore_size(inf->store);
+	out->last_ok_ms = atomic_load(&inf->last_ok_ms);
+}
+
+int64_t tfj_informer_idle_ms(struct tfj_informer *inf)
+{
+	uint64_t last = atomic_load(&inf->last_ok_ms), now = tfj_clock_mono_ns() / 1000000 + 1;
+
+	if (!last)
+		return -1;
+	return now > last ? (int64_t)(now - last) : 0;
+}
+
+static int cmp_lines(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int tfj_informer_dump(struct tfj_informer *inf, struct tfj_buf *out)
+{
+	cJSON **objs = NULL;
+	char **lines = NULL;
+	size_t n = 0, m = 0;
+	int rc;
+
+	if ((rc = tfj_objstore_list(&objs, &n, inf->store)))
+		return rc;
+	lines = calloc(n ? n : 1, sizeof(*lines));
+	if (!lines) {
+		rc = tfj_err_set(TFJ_ENOMEM, "informer dump");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char key[KEY_MAX], line[KEY_MAX + RV_MAX + 2];
+		const char *rv = tfj_objmeta_str(objs[i], "resourceVersion");
+		if (tfj_informer_key(key, sizeof(key), objs[i]))
+			continue;
+		snprintf(line, sizeof(line), "%s %s\n", key, rv ? rv : "");
+		if (!(lines[m] = strdup(line))) {
+			rc = tfj_err_set(TFJ_ENOMEM, "informer dump");
+			goto out;
+		}
+		m++;
+	}
+	qsort(lines, m, sizeof(*lines), cmp_lines);
+	for (size_t i = 0; i < m && rc == 0; i++)
+		rc = tfj_buf_puts(out, lines[i]);
+out:
+	for (size_t i = 0; i < m; i++)
+		free(lines[i]);
+	free(lines);
+	tfj_objstore_free_list(objs, n);
+	return rc;
 }
 
 const char *tfj_informer_name(const struct tfj_informer *inf)

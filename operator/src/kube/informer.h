@@ -13,6 +13,16 @@
  * and `old` are valid only during the call (the transformed copies, except
  * for a watch DELETE, which reports the final state the server sent).
  *
+ * Objects are decoded one by one (objdecode.h): a LIST page is split into
+ * its items by a bounded scanner and each item parsed alone, and so is the
+ * object of each watch event. An object that cannot be decoded (too deep,
+ * too large, wrong types) is rejected alone: counted by reason, logged once
+ * per key, kept out of the cache (a cached older version is dropped as if
+ * deleted), and handed to the reject callback; every other object of the
+ * page or stream is used as usual. LIST pages hold at most
+ * TFJ_OBJDECODE_PAGE_SIZE objects so a page of the largest objects the API
+ * server accepts fits the response cap.
+ *
  * The cache is a tfj_objstore (objstore.h): each object kept as compact
  * JSON text (a parsed tree is five to six times larger), written only by
  * the informer thread; readers on other threads get freshly parsed copies
@@ -28,7 +38,10 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 
+#include <tfj/buf.h>
+
 #include "kube/kube.h"
+#include "kube/objdecode.h"
 
 enum tfj_informer_event { TFJ_INF_ADD = 0, TFJ_INF_UPDATE, TFJ_INF_DELETE };
 
@@ -44,6 +57,22 @@ typedef void (*tfj_informer_fn)(void *ud, enum tfj_informer_event ev, const cJSO
  */
 typedef cJSON *(*tfj_informer_transform_fn)(const cJSON *obj);
 
+/* An object the informer could not decode. */
+struct tfj_informer_reject {
+	const char *key;              /* "ns/name" when the scanner could read it, else NULL */
+	const char *reason;           /* tfj_objdecode_reason_name: "depth", "size", ... */
+	const char *detail;           /* the decoder's message */
+	const char *text;             /* the object's bytes (not NUL-terminated) */
+	size_t len;
+};
+
+/*
+ * Called on the informer thread once per rejected key (again only after
+ * the key was deleted, decoded fine or vanished from a relist), and for
+ * every rejected object without a readable key. Must not block for long.
+ */
+typedef void (*tfj_informer_reject_fn)(void *ud, const struct tfj_informer_reject *r);
+
 struct tfj_informer_opts {
 	const char *name;            /* for logs and metrics: "tfjobs", "pods" */
 	const char *path;            /* collection path, e.g. /api/v1/namespaces/ns/pods */
@@ -54,7 +83,8 @@ struct tfj_informer_opts {
 	void *ud;
 	long watch_timeout_s;        /* server-side timeoutSeconds (default 300, jittered) */
 	size_t max_line;             /* watch line cap (default TFJ_WATCH_LINE_MAX_DEFAULT) */
-	int page_size;               /* LIST limit (default 500) */
+	int page_size;               /* LIST limit (default and most TFJ_OBJDECODE_PAGE_SIZE) */
+	tfj_informer_reject_fn reject; /* may be NULL */
 };
 
 struct tfj_informer_stats {
@@ -63,6 +93,8 @@ struct tfj_informer_stats {
 	uint64_t events;      /* watch events applied */
 	uint64_t errors;      /* failed LIST/WATCH calls */
 	size_t size;          /* objects in the cache */
+	uint64_t rejected[TFJ_OBJDECODE_NREASONS]; /* objects not decoded, by reason */
+	uint64_t last_ok_ms;  /* monotonic ms of the last sign of a working LIST/WATCH, 0 never */
 };
 
 struct tfj_informer;
@@ -98,6 +130,21 @@ void tfj_informer_free_list(cJSON **list, size_t n);
 
 void tfj_informer_stats(struct tfj_informer *inf, struct tfj_informer_stats *out);
 const char *tfj_informer_name(const struct tfj_informer *inf);
+
+/*
+ * Milliseconds since the informer last had a working LIST or WATCH (a LIST
+ * completed, an event arrived, or an open watch stream was seen alive; an
+ * established watch counts about once a second). -1 before the first.
+ * tfj_controller_ready compares it with the staleness bound.
+ */
+int64_t tfj_informer_idle_ms(struct tfj_informer *inf);
+
+/*
+ * Appends one line per cached object, "key resourceVersion\n", sorted by
+ * key, to out: the cache as a LIST would show it, for comparing the two
+ * (the controller's /debug/informers endpoint).
+ */
+int tfj_informer_dump(struct tfj_informer *inf, struct tfj_buf *out);
 
 /*
  * Cache key of an object: "ns/name" (or "name" when cluster-scoped) into

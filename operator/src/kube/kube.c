@@ -308,7 +308,15 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
 {
 	struct xfer *x = ud;
-	return x->cancel && atomic_load(x->cancel) ? 1 : 0;
+	long code = 0;
+
+	if (x->cancel && atomic_load(x->cancel))
+		return 1;
+	/* The heartbeat of an open 2xx stream (see tfj_kube_stream). */
+	if (x->fn && curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK &&
+	    code >= 200 && code < 300)
+		(void)x->fn(x->ud, "", 0);
+	return 0;
 }
 
 /* Builds the Authorization header into hdr; refreshes the token when due. */

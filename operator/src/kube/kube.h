@@ -106,7 +106,10 @@ int tfj_kube_delete(struct tfj_kube *k, const char *path, const char *uid,
  * arrives; a nonzero return from fn ends the stream and is returned. The
  * stream also ends when *cancel becomes nonzero (checked about once a
  * second; returns TFJ_ECANCELED), when the server closes it (returns 0) or
- * after max_s seconds (returns 0: a normal rollover).
+ * after max_s seconds (returns 0: a normal rollover). While a 2xx stream is
+ * open, fn is also called with len 0 about once a second (its return value
+ * ignored): a heartbeat that tells an established quiet watch from one still
+ * connecting or gone.
  */
 typedef int (*tfj_kube_stream_fn)(void *ud, const char *data, size_t len);
 int tfj_kube_stream(struct tfj_kube *k, const char *path, tfj_kube_stream_fn fn, void *ud,

@@ -8,6 +8,8 @@
 #include <tfj/err.h>
 #include <tfj/json.h>
 
+#include "kube/jscan.h"
+
 void tfj_watch_framer_init(struct tfj_watch_framer *f, size_t max_line)
 {
 	tfj_buf_init(&f->line, max_line ? max_line : TFJ_WATCH_LINE_MAX_DEFAULT);
@@ -97,57 +99,81 @@ void tfj_watch_event_free(struct tfj_watch_event *ev)
 	memset(ev, 0, sizeof(*ev));
 }
 
+/* The line's type and object spans, checked for shape. */
+static int split_line(struct tfj_watch_event *ev, struct tfj_jscan_span *obj, const char *line,
+		      size_t len)
+{
+	struct tfj_jscan_span root, type;
+	char tname[16];
+	size_t pos = 0;
+	int t;
+
+	if (tfj_jscan_value(&root, line, len, &pos))
+		return tfj_err_set(TFJ_EPARSE, "watch event: %s", tfj_err_detail());
+	for (; pos < len; pos++)
+		if (line[pos] != ' ' && line[pos] != '\t' && line[pos] != '\r' && line[pos] != '\n')
+			return tfj_err_set(TFJ_EPARSE, "watch event: trailing data");
+	if (tfj_jscan_member(&type, root, "type") || tfj_jscan_string(tname, sizeof(tname), type))
+		return tfj_err_set(TFJ_EPARSE, "watch event: no type: %s", tfj_err_detail());
+	if (tfj_jscan_member(obj, root, "object") || obj->n == 0 || obj->p[0] != '{')
+		return tfj_err_set(TFJ_EPARSE, "watch event: no object");
+	for (t = 0; t <= TFJ_WATCH_ERROR; t++)
+		if (strcmp(tname, names[t]) == 0)
+			break;
+	if (t > TFJ_WATCH_ERROR)
+		return tfj_err_set(TFJ_EUNSUPP, "watch event: unknown type %.15s", tname);
+	ev->type = (enum tfj_watch_type)t;
+	return 0;
+}
+
+/* An ADDED/MODIFIED/DELETED object that cannot be decoded: keep what the scanner reads. */
+static void reject(struct tfj_watch_event *ev, struct tfj_jscan_span obj)
+{
+	static const char *const rv_path[] = { "metadata", "resourceVersion", NULL };
+
+	if (tfj_jscan_path_string(ev->rvbuf, sizeof(ev->rvbuf), obj, rv_path) == 0 && *ev->rvbuf)
+		ev->rv = ev->rvbuf;
+}
+
 int tfj_watch_decode(struct tfj_watch_event *ev, const char *line, size_t len, size_t max_len)
 {
-	const cJSON *obj, *meta = NULL;
-	const char *type, *name;
-	int rc, t;
+	struct tfj_jscan_span span;
+	const cJSON *meta = NULL;
+	const char *type;
+	int rc;
 
 	memset(ev, 0, sizeof(*ev));
-	rc = tfj_json_parse(&ev->root, line, len, max_len);
-	if (rc)
-		return tfj_err_set(rc, "watch event: %s", tfj_err_detail());
-	if (!cJSON_IsObject(ev->root)) {
-		rc = tfj_err_set(TFJ_EPARSE, "watch event: not a JSON object");
-		goto out;
+	if (len > max_len)
+		return tfj_err_set(TFJ_ETOOBIG, "watch event of %zu bytes exceeds %zu", len, max_len);
+	if ((rc = split_line(ev, &span, line, len)))
+		return rc;
+	type = names[ev->type];
+	if (ev->type <= TFJ_WATCH_DELETED) {
+		ev->raw = span;
+		if (tfj_objdecode_object(&ev->root, &ev->reject, span.p, span.n, TFJ_OBJDECODE_MAX)) {
+			reject(ev, span);
+			return 0;
+		}
+		ev->object = ev->root;
+		if (tfj_json_get_object(&meta, ev->root, "metadata") ||
+		    tfj_json_opt_string(&ev->rv, meta, "resourceVersion", NULL))
+			ev->rv = NULL; /* objdecode checked both: not reached */
+		return 0;
 	}
-	if ((rc = tfj_json_get_string(&type, ev->root, "type")) ||
-	    (rc = tfj_json_get_object(&obj, ev->root, "object"))) {
-		rc = tfj_err_set(TFJ_EPARSE, "watch event: %s", tfj_err_detail());
-		goto out;
-	}
-	for (t = 0; t <= TFJ_WATCH_ERROR; t++)
-		if (strcmp(type, names[t]) == 0)
-			break;
-	if (t > TFJ_WATCH_ERROR) {
-		rc = tfj_err_set(TFJ_EUNSUPP, "watch event: unknown type %.40s", type);
-		goto out;
-	}
-	ev->type = (enum tfj_watch_type)t;
-	ev->object = obj;
+	/* BOOKMARK and ERROR objects are small and ours to trust less: a bad one spoils the line. */
+	if ((rc = tfj_json_parse(&ev->root, span.p, span.n, max_len)))
+		return tfj_err_set(rc, "watch %s event: %s", type, tfj_err_detail());
+	ev->object = ev->root;
 	if (ev->type == TFJ_WATCH_ERROR) {
 		/* A Status object; 410 Gone means our resourceVersion expired. */
-		if (tfj_json_opt_int(&ev->code, obj, "code", 0, 999, 0) != 0)
+		if (tfj_json_opt_int(&ev->code, ev->root, "code", 0, 999, 0) != 0)
 			ev->code = 0;
 		return 0;
 	}
-	if (tfj_json_get_object(&meta, obj, "metadata") != 0) {
-		rc = tfj_err_set(TFJ_EPARSE, "watch %s event: object without metadata", type);
-		goto out;
-	}
-	if (tfj_json_opt_string(&ev->rv, meta, "resourceVersion", NULL) != 0) {
-		rc = tfj_err_set(TFJ_EPARSE, "watch %s event: resourceVersion not a string", type);
-		goto out;
-	}
-	if (ev->type == TFJ_WATCH_BOOKMARK) {
-		if (!ev->rv || !*ev->rv) {
-			rc = tfj_err_set(TFJ_EPARSE, "watch BOOKMARK without resourceVersion");
-			goto out;
-		}
-		return 0;
-	}
-	if (tfj_json_get_string(&name, meta, "name") != 0 || !*name) {
-		rc = tfj_err_set(TFJ_EPARSE, "watch %s event: object without metadata.name", type);
+	if (tfj_json_get_object(&meta, ev->root, "metadata") != 0 ||
+	    tfj_json_opt_string(&ev->rv, meta, "resourceVersion", NULL) != 0 || !ev->rv ||
+	    !*ev->rv) {
+		rc = tfj_err_set(TFJ_EPARSE, "watch BOOKMARK without resourceVersion");
 		goto out;
 	}
 	return 0;

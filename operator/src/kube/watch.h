@@ -20,6 +20,8 @@
 
 #include <tfj/buf.h>
 
+#include "kube/objdecode.h"
+
 #define TFJ_WATCH_LINE_MAX_DEFAULT (8u << 20)
 
 struct tfj_watch_framer {
@@ -56,17 +58,28 @@ enum tfj_watch_type {
 
 struct tfj_watch_event {
 	enum tfj_watch_type type;
-	cJSON *root;            /* the whole line, owned */
-	const cJSON *object;    /* root.object (an object) */
+	cJSON *root;            /* the decoded object, owned; NULL when rejected */
+	const cJSON *object;    /* = root */
 	const char *rv;         /* object.metadata.resourceVersion, or NULL */
 	int code;               /* for ERROR: the Status code (e.g. 410), else 0 */
+	/* ADDED/MODIFIED/DELETED: raw is the object's bytes inside the line.
+	 * reject is set when the line was read but its object could not be
+	 * decoded: object is NULL and rv (when readable) points to rvbuf. */
+	enum tfj_objdecode_reason reject;
+	struct tfj_jscan_span raw;
+	char rvbuf[128];
 };
 
 /*
- * Decodes one line. Requirements: a JSON object with a known "type" and an
- * object "object"; ADDED/MODIFIED/DELETED objects need metadata.name;
- * BOOKMARK needs metadata.resourceVersion. Errors: TFJ_EPARSE (bad JSON or
- * shape), TFJ_ETOOBIG (line over max_len), TFJ_EUNSUPP (unknown type).
+ * Decodes one line. The line is split with the scanner (jscan.h) and only
+ * the event's object is parsed, on its own (objdecode.h), so an object too
+ * deep or too large for the decoder fails alone: the call still returns 0
+ * with ev->reject saying why, the type known and the object's bytes in
+ * ev->raw, and the stream goes on. Requirements for the line itself: a
+ * JSON object with a known "type" and an object "object"; a BOOKMARK needs
+ * metadata.resourceVersion. Errors (the line is unusable): TFJ_EPARSE (bad
+ * JSON or shape), TFJ_ETOOBIG (line over max_len), TFJ_EUNSUPP (unknown
+ * type).
  */
 int tfj_watch_decode(struct tfj_watch_event *ev, const char *line, size_t len,
 		     size_t max_len);
