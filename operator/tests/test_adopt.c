@@ -25,12 +25,19 @@ static cJSON *obj(const char *json)
 	"{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"" kind "\",\"name\":\"" name \
 	"\",\"uid\":\"" uid "\",\"controller\":" ctl "}"
 
+/* The labels of the pod the job wants, mnist-worker-0. */
+#define WANT_LABELS "\"labels\":{\"training.kubeflow.org/job-name\":\"mnist\"," \
+	"\"training.kubeflow.org/replica-type\":\"worker\"," \
+	"\"training.kubeflow.org/replica-index\":\"0\"}"
+
 static enum tfj_adopt_verdict decide(const struct tfj_tfjob *job, const char *json, char *why,
 				     size_t n)
 {
-	cJSON *o = obj(json);
-	enum tfj_adopt_verdict v = tfj_adopt_decide(why, n, o, job);
+	cJSON *o = obj(json), *want = obj("{\"metadata\":{\"name\":\"mnist-worker-0\","
+					  WANT_LABELS "}}");
+	enum tfj_adopt_verdict v = tfj_adopt_decide(why, n, o, want, job);
 
+	cJSON_Delete(want);
 	cJSON_Delete(o);
 	return v;
 }
@@ -51,14 +58,23 @@ static void test_verdicts(void)
 	 * or its reference removed by hand); a non-controller reference is no
 	 * owner */
 	TFJ_CHECK_INT(decide(&job, "{\"metadata\":{\"name\":\"mnist-worker-0\",\"uid\":\"p1\","
-			     "\"labels\":{\"training.kubeflow.org/job-name\":\"mnist\"},"
-			     "\"ownerReferences\":[" REF("ConfigMap", "x", "u9", "false") "]}}",
+			     WANT_LABELS ",\"ownerReferences\":["
+			     REF("ConfigMap", "x", "u9", "false") "]}}",
 			     why, sizeof(why)), TFJ_ADOPT_ORPHAN);
 	TFJ_CHECK(strstr(why, "adopting") != NULL);
+	/* our job-name but another replica's labels: adopted, the planner would
+	 * delete it as excess; not ours to take */
+	TFJ_CHECK_INT(decide(&job, "{\"metadata\":{\"name\":\"mnist-worker-0\",\"uid\":\"p1\","
+			     "\"labels\":{\"training.kubeflow.org/job-name\":\"mnist\","
+			     "\"training.kubeflow.org/replica-type\":\"ps\","
+			     "\"training.kubeflow.org/replica-index\":\"0\"}}}",
+			     why, sizeof(why)), TFJ_ADOPT_FOREIGN);
+	TFJ_CHECK_INT(decide(&job, "{\"metadata\":{\"name\":\"mnist-worker-0\",\"uid\":\"p1\","
+			     "\"labels\":{\"training.kubeflow.org/job-name\":\"mnist\"}}}",
+			     why, sizeof(why)), TFJ_ADOPT_FOREIGN);
 	/* the same orphan being deleted: wait for it */
 	TFJ_CHECK_INT(decide(&job, "{\"metadata\":{\"name\":\"mnist-worker-0\",\"uid\":\"p1\","
-			     "\"deletionTimestamp\":\"2026-01-01T00:00:00Z\","
-			     "\"labels\":{\"training.kubeflow.org/job-name\":\"mnist\"}}}",
+			     "\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"," WANT_LABELS "}}",
 			     why, sizeof(why)), TFJ_ADOPT_STALE);
 	/* an earlier TFJob of the same name: the garbage collector's */
 	TFJ_CHECK_INT(decide(&job, "{\"metadata\":{\"name\":\"mnist-worker-0\",\"ownerReferences\":["
@@ -67,8 +83,8 @@ static void test_verdicts(void)
 	TFJ_CHECK(strstr(why, "old-uid") != NULL);
 	/* another controller, even with our label */
 	TFJ_CHECK_INT(decide(&job, "{\"metadata\":{\"name\":\"mnist-worker-0\","
-			     "\"labels\":{\"training.kubeflow.org/job-name\":\"mnist\"},"
-			     "\"ownerReferences\":[" REF("ReplicaSet", "web", "u2", "true") "]}}",
+			     WANT_LABELS ",\"ownerReferences\":["
+			     REF("ReplicaSet", "web", "u2", "true") "]}}",
 			     why, sizeof(why)), TFJ_ADOPT_FOREIGN);
 	TFJ_CHECK(strstr(why, "ReplicaSet web") != NULL);
 	/* a stranger: no controller, not our label (or another job's) */

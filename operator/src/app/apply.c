@@ -165,7 +165,7 @@ static int name_taken(struct apply_ctx *a, const struct tfj_action *act, const c
 		return tfj_err_set(TFJ_EUNAVAIL, "%s %s: 409 on create, then gone", kind, act->name);
 	if (rc)
 		return rc;
-	v = tfj_adopt_decide(why, sizeof(why), obj, a->job);
+	v = tfj_adopt_decide(why, sizeof(why), obj, act->body, a->job);
 	tfj_log_info("create found the name taken", "job", a->key, "kind", kind, "name",
 		     act->name, "verdict", tfj_adopt_name(v), "why", why);
 	switch (v) {

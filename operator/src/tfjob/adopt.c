@@ -44,17 +44,38 @@ static const char *str_or(const cJSON *o, const char *key, const char *def)
 	return tfj_json_opt_string(&s, o, key, def) == 0 && s ? s : def;
 }
 
-/* metadata.labels[TFJ_LABEL_JOB_NAME] of obj, or NULL. */
-static const char *job_label(const cJSON *obj)
+/* metadata.labels[key] of obj, or NULL. */
+static const char *label(const cJSON *obj, const char *key)
 {
 	const cJSON *meta, *labels;
 	const char *v = NULL;
 
 	if (tfj_json_get_object(&meta, obj, "metadata") ||
 	    tfj_json_get_object(&labels, meta, "labels") ||
-	    tfj_json_opt_string(&v, labels, TFJ_LABEL_JOB_NAME, NULL))
+	    tfj_json_opt_string(&v, labels, key, NULL))
 		return NULL;
 	return v;
+}
+
+/*
+ * 1 when obj carries the labels the planner slots children by, with the
+ * values of `want` (the body we tried to create): adopted, it is the child
+ * we wanted. Without `want` only the job-name label is compared.
+ */
+static int labels_match(const cJSON *obj, const cJSON *want, const char *job_name)
+{
+	static const char *const keys[] = { TFJ_LABEL_REPLICA_TYPE, TFJ_LABEL_REPLICA_INDEX };
+	const char *v = label(obj, TFJ_LABEL_JOB_NAME);
+
+	if (!v || strcmp(v, job_name))
+		return 0;
+	for (size_t i = 0; want && i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *w = label(want, keys[i]), *got = label(obj, keys[i]);
+
+		if (w && (!got || strcmp(got, w)))
+			return 0;
+	}
+	return 1;
 }
 
 static int terminating(const cJSON *obj)
@@ -66,11 +87,10 @@ static int terminating(const cJSON *obj)
 }
 
 enum tfj_adopt_verdict tfj_adopt_decide(char *why, size_t whylen, const cJSON *obj,
-					const struct tfj_tfjob *job)
+					const cJSON *want, const struct tfj_tfjob *job)
 {
 	const cJSON *ref = controller_ref(obj);
 	const char *name = tfj_objmeta_str(obj, "name");
-	const char *label = job_label(obj);
 
 	if (!name)
 		name = "?";
@@ -91,17 +111,18 @@ enum tfj_adopt_verdict tfj_adopt_decide(char *why, size_t whylen, const cJSON *o
 			 "TFJob %s", name, kind, rname, job->name);
 		return TFJ_ADOPT_FOREIGN;
 	}
-	if (!label || strcmp(label, job->name)) {
-		snprintf(why, whylen, "%s already exists, has no controller and no label %s=%s: "
-			 "not ours to adopt", name, TFJ_LABEL_JOB_NAME, job->name);
+	if (!labels_match(obj, want, job->name)) {
+		snprintf(why, whylen, "%s already exists, has no controller and not the labels "
+			 "of TFJob %s's replica (%s, %s, %s): not ours to adopt", name, job->name,
+			 TFJ_LABEL_JOB_NAME, TFJ_LABEL_REPLICA_TYPE, TFJ_LABEL_REPLICA_INDEX);
 		return TFJ_ADOPT_FOREIGN;
 	}
 	if (terminating(obj)) {
 		snprintf(why, whylen, "%s is an orphan being deleted", name);
 		return TFJ_ADOPT_STALE;
 	}
-	snprintf(why, whylen, "%s is an orphan with label %s=%s: adopting it", name,
-		 TFJ_LABEL_JOB_NAME, job->name);
+	snprintf(why, whylen, "%s is an orphan with the labels of TFJob %s's replica: "
+		 "adopting it", name, job->name);
 	return TFJ_ADOPT_ORPHAN;
 }
 

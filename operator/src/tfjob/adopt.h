@@ -7,8 +7,9 @@
  *
  *  - OURS: its controller reference is this TFJob's uid. Our own earlier
  *    create (a retry after a timeout, a cache that lags): nothing to do.
- *  - ORPHAN: no controller reference at all, our job-name label, not being
- *    deleted. Adopted the way Kubernetes controllers do it
+ *  - ORPHAN: no controller reference at all, the labels the planner slots
+ *    children by (job-name, replica-type, replica-index) with the values of
+ *    the child we wanted, not being deleted. Adopted the way Kubernetes controllers do it
  *    (ControllerRefManager): a strategic merge patch adds our controller
  *    reference, with the object's uid as a precondition so that a newer
  *    object of the same name is never adopted by mistake.
@@ -37,11 +38,12 @@ enum tfj_adopt_verdict {
 };
 
 /*
- * Classifies obj (the existing child named like one of job's) and writes
- * why, for events and the condition, into why (whylen bytes).
+ * Classifies obj (the existing child named like one of job's; `want` the
+ * body we tried to create, may be NULL: then only the job-name label is
+ * compared) and writes why, for events and the condition, into why.
  */
 enum tfj_adopt_verdict tfj_adopt_decide(char *why, size_t whylen, const cJSON *obj,
-					const struct tfj_tfjob *job);
+					const cJSON *want, const struct tfj_tfjob *job);
 
 /*
  * The strategic merge patch that adopts obj for job: its controller
