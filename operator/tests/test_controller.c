@@ -178,20 +178,32 @@ static void test_job_lifecycle(void)
 
 /* Pod creates that fail (a webhook or quota saying no) are retried with
  * backoff, reported as Warning events and counted; the job still converges. */
+/* Creates job_json's TFJob under another name (5 characters, like "mnist"). */
+static void create_job_named(const char *name5)
+{
+	char *txt = strdup(job_json), *p = txt ? strstr(txt, "\"mnist\"") : NULL;
+	cJSON *job;
+
+	TFJ_CHECK(p != NULL && strlen(name5) == 5);
+	if (!p || strlen(name5) != 5) {
+		free(txt);
+		return;
+	}
+	memcpy(p + 1, name5, 5);
+	job = cJSON_Parse(txt);
+	free(txt);
+	TFJ_CHECK_INT(tfj_kube_create(K, NULL, "/apis/kubeflow.org/v1/namespaces/ml/tfjobs", job), 0);
+	cJSON_Delete(job);
+}
+
 static void test_create_errors_retried(void)
 {
 	struct tfj_controller *c;
 	struct tfj_buf m = TFJ_BUF_INIT(1 << 20);
-	char *txt = strdup(job_json), *p = strstr(txt, "\"mnist\"");
-	cJSON *job;
 	int events_before = F.posts[2] + F.patches, pods_before = fake_count(&F, "pods", "ml");
 
-	memcpy(p, "\"flaky\"", 7);
-	job = cJSON_Parse(txt);
-	free(txt);
 	fake_inject(&F, 4, 500, "/namespaces/ml/pods", "POST", NULL);
-	TFJ_CHECK_INT(tfj_kube_create(K, NULL, "/apis/kubeflow.org/v1/namespaces/ml/tfjobs", job), 0);
-	cJSON_Delete(job);
+	create_job_named("flaky");
 	c = start_controller();
 	if (!c)
 		return;
@@ -248,18 +260,14 @@ static const char *cond_of(const char *name, const char *type, char *msg, size_t
 static void test_permanent_create_failure(void)
 {
 	struct tfj_controller *c;
-	char *txt = strdup(job_json), *p = strstr(txt, "\"mnist\""), msg[600];
-	cJSON *job, *ev;
+	char msg[600];
+	cJSON *ev;
 	int posts0 = F.posts[0], i, n_ev = 0;
 	double count = 0;
 	double t0;
 
-	memcpy(p, "\"nopod\"", 7);
-	job = cJSON_Parse(txt);
-	free(txt);
 	fake_inject(&F, 1000, 403, "/namespaces/ml/pods", "POST", NULL);
-	TFJ_CHECK_INT(tfj_kube_create(K, NULL, "/apis/kubeflow.org/v1/namespaces/ml/tfjobs", job), 0);
-	cJSON_Delete(job);
+	create_job_named("nopod");
 	t0 = tfj_testutil_now_s();
 	c = start_controller();
 	if (!c)
