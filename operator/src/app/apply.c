@@ -141,6 +141,15 @@ static void count_create_failure(struct apply_ctx *a, int rc, const char *reason
 		tfj_createfail_fail(a->res->create_failure, reason, msg, a->now_ms);
 }
 
+/* Creates work (one succeeded, or none is needed): the failure count resets. */
+static void creates_work(struct apply_ctx *a)
+{
+	if (a->res->create_failure) {
+		tfj_createfail_ok(a->res->create_failure);
+		a->res->creates_work = 1;
+	}
+}
+
 /*
  * The name of a child we create was taken (409). Reads the object and
  * decides with adopt.h: ours -> done; an orphan -> adopted; a stale one ->
@@ -215,8 +224,8 @@ static int do_create(struct apply_ctx *a, const struct tfj_action *act, const ch
 		tfj_expect_cancel_create(c->exp, a->key, kind, act->name);
 		atomic_fetch_add(&c->name_conflicts, 1);
 		rc = name_taken(a, act, kind, res);
-		if (rc == 0 && a->res->create_failure)
-			tfj_createfail_ok(a->res->create_failure);
+		if (rc == 0)
+			creates_work(a);
 		return rc;
 	}
 	if (rc) {
@@ -232,8 +241,7 @@ static int do_create(struct apply_ctx *a, const struct tfj_action *act, const ch
 		return rc;
 	}
 	atomic_fetch_add(&c->creates, 1);
-	if (a->res->create_failure)
-		tfj_createfail_ok(a->res->create_failure);
+	creates_work(a);
 	tfj_apply_event(c, a->job, act->ev_type, act->ev_reason, act->ev_message);
 	return 0;
 }
@@ -358,8 +366,8 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 			a->err = rc;
 	}
 	/* Nothing (left) to create: whatever failed before no longer matters. */
-	if (!a->creates_seen && a->res->create_failure)
-		tfj_createfail_ok(a->res->create_failure);
+	if (!a->creates_seen)
+		creates_work(a);
 	return a->err;
 }
 

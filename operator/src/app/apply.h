@@ -58,6 +58,7 @@ struct tfj_apply_result {
 	uint64_t requeue_ms;   /* nearest timer from REQUEUE actions, 0 = none */
 	int status_conflict;   /* the status write got 409 */
 	int creates_delayed;   /* creates skipped: the createfail backoff runs */
+	int creates_work;      /* a create succeeded, or none was needed */
 };
 
 /*

@@ -231,13 +231,21 @@ static int cf_load(struct tfj_controller *c, const char *key, const struct tfj_t
 	return have;
 }
 
-static void cf_store(struct tfj_controller *c, const char *key, const struct tfj_createfail *cf)
+/*
+ * Keeps the record after apply: a new one when creates failed for good, or
+ * when they work while the status still shows ReplicaFailure (written
+ * before a restart), so that the next plan removes it.
+ */
+static void cf_store(struct tfj_controller *c, const char *key, const struct tfj_createfail *cf,
+		     const struct tfj_tfjob *job, const struct tfj_apply_result *a)
 {
 	struct tfj_createfail *r;
+	int wanted = cf->failures > 0 ||
+		     (a->creates_work && job->status.cond[TFJ_COND_REPLICA_FAILURE].present);
 
 	pthread_mutex_lock(&c->cf_mu);
 	r = tfj_strmap_get(&c->cf, key);
-	if (!r && cf->failures > 0 && c->cf.n < CREATEFAIL_MAX_JOBS &&
+	if (!r && wanted && c->cf.n < CREATEFAIL_MAX_JOBS &&
 	    (r = malloc(sizeof(*r))) && tfj_strmap_put(&c->cf, key, r, NULL)) {
 		free(r);
 		r = NULL;
@@ -352,7 +360,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		} else {
 			a.create_failure = &cf;
 			rc = tfj_apply_plan(&c->ap, &job, key, &plan, &a);
-			cf_store(c, key, &cf);
+			cf_store(c, key, &cf, &job, &a);
 			if (plan.n)
 				tfj_log_debug("reconciled", "job", key, "phase",
 					      plan.phase ? plan.phase : "");
