@@ -14,6 +14,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <tfj/err.h>
@@ -26,6 +27,14 @@
 #include "tfj_test.h"
 
 #define MANAGER "tfjob.test/itest-adopt"
+
+static double mono_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
 
 /* Pod `name` made by hand: `labels` is a JSON object body ("" for none). */
 static int make_pod(struct ip_env *e, const char *name, const char *labels, char *uid,
@@ -105,6 +114,7 @@ static void test_orphan_adopted(void)
 	struct ip_env e;
 	struct ip_ctx x;
 	char orphan_uid[64] = "", now_uid[64] = "";
+	double t0;
 
 	if (ip_setup(&e, "orphan", MANAGER))
 		goto out;
@@ -117,7 +127,9 @@ static void test_orphan_adopted(void)
 	ip_ctx_init(&x, &e, "orphan");
 	x.pod = "orphan-worker-0";
 	TFJ_CHECK_OK(job_uid(&x, x.uid, sizeof(x.uid)));
+	t0 = mono_s();
 	IP_EXPECT(&x, ip_wait(pod_is_ours, &x, 30), "orphan pod adopted");
+	fprintf(stderr, "orphan adopted %.1f s after the TFJob was created\n", mono_s() - t0);
 	TFJ_CHECK_OK(ip_pod_uid(&e, "orphan-worker-0", now_uid, sizeof(now_uid)));
 	TFJ_CHECK_STR(now_uid, orphan_uid); /* the same pod, not a new one */
 	IP_EXPECT(&x, ip_event_wait(&e, "orphan", "AdoptedPod", "orphan-worker-0"),
@@ -134,6 +146,7 @@ static void test_foreign_name_visible(void)
 	struct ip_env e;
 	struct ip_ctx x;
 	char foreign_uid[64] = "", ctl[64], p[256];
+	double t0;
 
 	if (ip_setup(&e, "foreign", MANAGER))
 		goto out;
@@ -141,10 +154,12 @@ static void test_foreign_name_visible(void)
 	TFJ_CHECK_OK(make_pod(&e, "taken-worker-0", "\"app\":\"someone-else\"", foreign_uid,
 			      sizeof(foreign_uid)));
 	TFJ_CHECK_INT(ip_create_job(&e, "taken", 0, 1, "OnFailure", "", ""), 0);
+	t0 = mono_s();
 	ip_ctx_init(&x, &e, "taken");
 	x.pod = "taken-worker-0";
 	x.type = "ReplicaFailure";
 	IP_EXPECT(&x, ip_wait(ip_cond_true, &x, 60), "ReplicaFailure True");
+	fprintf(stderr, "NameConflict visible %.1f s after the TFJob was created\n", mono_s() - t0);
 	IP_EXPECT(&x, ip_cond_reason_is(&x, "ReplicaFailure", "NameConflict"),
 		  "reason NameConflict");
 	IP_EXPECT(&x, ip_cond_msg_has(&x, "ReplicaFailure", "taken-worker-0"),
@@ -157,9 +172,12 @@ static void test_foreign_name_visible(void)
 	 * condition goes. */
 	snprintf(p, sizeof(p), "/api/v1/namespaces/%s/pods/taken-worker-0", e.ns);
 	TFJ_CHECK_OK(tfj_kube_delete(K, p, foreign_uid, "Background"));
+	t0 = mono_s();
 	TFJ_CHECK_OK(job_uid(&x, x.uid, sizeof(x.uid)));
 	IP_EXPECT(&x, ip_wait(pod_is_ours, &x, 90), "our pod created after the stranger left");
 	IP_EXPECT(&x, ip_wait(no_replica_failure, &x, 30), "ReplicaFailure removed");
+	fprintf(stderr, "own pod created and ReplicaFailure removed %.1f s after the stranger "
+		"was deleted (the next try after the backoff)\n", mono_s() - t0);
 out:
 	ip_teardown(&e);
 }
