@@ -172,6 +172,29 @@ static void test_repeats_aggregated(void)
 	tfj_kube_free(k);
 }
 
+/* A role without events/patch (403): each event is posted as before, none lost. */
+static void test_patch_refused_posts(void)
+{
+	struct tfj_kube *k = client(0, 1);
+	struct tfj_events_ref ref = { "ml", "norbac", "uid-6" };
+	struct tfj_events *e = NULL;
+	const cJSON *ev[8];
+
+	TFJ_CHECK_INT(tfj_events_new(&e, k, NULL), 0);
+	tfj_events_post(e, &ref, "Warning", "FailedCreatePod", "same");
+	TFJ_CHECK_INT(tfj_events_flush(e, 10000), 0);
+	fake_inject(&F, 1, 403, "/namespaces/ml/events/", "PATCH", NULL);
+	tfj_events_post(e, &ref, "Warning", "FailedCreatePod", "same");
+	tfj_events_post(e, &ref, "Warning", "FailedCreatePod", "same");
+	TFJ_CHECK_INT(tfj_events_flush(e, 10000), 0);
+	fake_inject(&F, 0, 0, NULL, NULL, NULL);
+	TFJ_CHECK_INT(events_of("norbac", ev, 8), 3);
+	TFJ_CHECK_INT(tfj_events_count(e, "success"), 3);
+	TFJ_CHECK_INT(tfj_events_count(e, "error"), 0);
+	tfj_events_free(e);
+	tfj_kube_free(k);
+}
+
 /* A message over 1 KiB is cut at a character boundary; the API gets valid UTF-8. */
 static void test_long_message_cut(void)
 {
@@ -239,6 +262,7 @@ int main(void)
 		TFJ_RUN(test_full_queue_drops);
 		TFJ_RUN(test_long_message_cut);
 		TFJ_RUN(test_repeats_aggregated);
+		TFJ_RUN(test_patch_refused_posts);
 		TFJ_RUN(test_errors_counted);
 	}
 	fake_stop(&F);

@@ -66,6 +66,7 @@ struct tfj_events {
 
 	struct seen seen[TFJ_EVENTS_AGGREGATE];  /* the sender's; no lock */
 	uint64_t tick;
+	int no_patch;         /* PATCH refused (403: RBAC without it): post every event */
 };
 
 /* Copies s into dst (cap bytes with the NUL), cut at a UTF-8 character boundary. */
@@ -178,7 +179,7 @@ static void send_one(struct tfj_events *rec, const struct ev *e)
 {
 	char path[512], name[256];
 	uint64_t key = event_key(e);
-	struct seen *s = seen_find(rec, key);
+	struct seen *s = rec->no_patch ? NULL : seen_find(rec, key);
 	cJSON *obj;
 	int rc;
 
@@ -191,7 +192,13 @@ static void send_one(struct tfj_events *rec, const struct ev *e)
 			atomic_fetch_add(&rec->aggregated, 1);
 			return;
 		}
-		if (rc != TFJ_ENOTFOUND) {
+		if (rc == TFJ_EFORBIDDEN) {
+			/* An older role without events/patch: one Event per event,
+			 * as before, rather than none. */
+			tfj_log_warn("events cannot be patched: not aggregating", "error",
+				     tfj_err_detail());
+			rec->no_patch = 1;
+		} else if (rc != TFJ_ENOTFOUND) {
 			atomic_fetch_add(&rec->errors, 1);
 			tfj_log_debug("event not updated", "job", e->name, "reason", e->reason,
 				      "error", tfj_err_detail());
