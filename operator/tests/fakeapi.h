@@ -65,7 +65,7 @@ struct fake {
 	int generation;     /* bumped to cut every open watch */
 	int stopping;
 	/* counters */
-	int posts[8], deletes, puts, gets, lists, watches, unauthorized;
+	int posts[8], deletes, puts, patches, gets, lists, watches, unauthorized;
 	/* fault injection: the next `fail_n` requests whose path contains
 	 * fail_path get HTTP fail_status */
 	int fail_n, fail_status;
@@ -536,6 +536,29 @@ static inline enum MHD_Result fake_handle(void *cls, struct MHD_Connection *c, c
 			cJSON_Delete(o->obj);
 			o->obj = obj;
 		}
+		f->rv++;
+		fake_set_rv(o->obj, f->rv);
+		fake_emit(f, "MODIFIED", res, ns, o->obj);
+		ret = fake_obj_reply(c, 200, o->obj);
+		pthread_mutex_unlock(&f->mu);
+		return ret;
+	}
+	if (!strcmp(method, "PATCH")) {
+		/* A JSON merge patch of the top-level fields (all the tests need). */
+		cJSON *p = rq->body ? cJSON_Parse(rq->body) : NULL, *it;
+		struct fake_obj *o = fake_find(f, res, ns, name);
+		f->patches++;
+		if (!p || !o) {
+			cJSON_Delete(p);
+			pthread_mutex_unlock(&f->mu);
+			return fake_status(c, o ? 400 : 404, o ? "BadRequest" : "NotFound", "patch");
+		}
+		cJSON_ArrayForEach(it, p) {
+			cJSON_DeleteItemFromObject(o->obj, it->string);
+			if (!cJSON_IsNull(it))
+				cJSON_AddItemToObject(o->obj, it->string, cJSON_Duplicate(it, 1));
+		}
+		cJSON_Delete(p);
 		f->rv++;
 		fake_set_rv(o->obj, f->rv);
 		fake_emit(f, "MODIFIED", res, ns, o->obj);

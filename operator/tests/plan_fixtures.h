@@ -148,6 +148,7 @@ struct fx_world {
 	struct tfj_plan plan;
 	struct tfj_plan_config cfg;
 	const struct tfj_plan_progress *progress; /* report channel input; NULL = off */
+	const struct tfj_createfail *create_failure; /* createfail.h input; NULL = none */
 	int creates, deletes, status_writes, events, uid_seq;
 };
 
@@ -191,6 +192,7 @@ static inline int fx_plan(struct fx_world *w)
 	in.now_ms = w->now_ms;
 	in.cfg = &w->cfg;
 	in.progress = w->progress;
+	in.create_failure = w->create_failure;
 	rc = tfj_plan_compute(&w->plan, &in);
 	tfj_tfjob_free(&job);
 	return rc;

@@ -178,20 +178,32 @@ static void test_job_lifecycle(void)
 
 /* Pod creates that fail (a webhook or quota saying no) are retried with
  * backoff, reported as Warning events and counted; the job still converges. */
+/* Creates job_json's TFJob under another name (5 characters, like "mnist"). */
+static void create_job_named(const char *name5)
+{
+	char *txt = strdup(job_json), *p = txt ? strstr(txt, "\"mnist\"") : NULL;
+	cJSON *job;
+
+	TFJ_CHECK(p != NULL && strlen(name5) == 5);
+	if (!p || strlen(name5) != 5) {
+		free(txt);
+		return;
+	}
+	memcpy(p + 1, name5, 5);
+	job = cJSON_Parse(txt);
+	free(txt);
+	TFJ_CHECK_INT(tfj_kube_create(K, NULL, "/apis/kubeflow.org/v1/namespaces/ml/tfjobs", job), 0);
+	cJSON_Delete(job);
+}
+
 static void test_create_errors_retried(void)
 {
 	struct tfj_controller *c;
 	struct tfj_buf m = TFJ_BUF_INIT(1 << 20);
-	char *txt = strdup(job_json), *p = strstr(txt, "\"mnist\"");
-	cJSON *job;
-	int events_before = F.posts[2], pods_before = fake_count(&F, "pods", "ml");
+	int events_before = F.posts[2] + F.patches, pods_before = fake_count(&F, "pods", "ml");
 
-	memcpy(p, "\"flaky\"", 7);
-	job = cJSON_Parse(txt);
-	free(txt);
 	fake_inject(&F, 4, 500, "/namespaces/ml/pods", "POST", NULL);
-	TFJ_CHECK_INT(tfj_kube_create(K, NULL, "/apis/kubeflow.org/v1/namespaces/ml/tfjobs", job), 0);
-	cJSON_Delete(job);
+	create_job_named("flaky");
 	c = start_controller();
 	if (!c)
 		return;
@@ -204,10 +216,118 @@ static void test_create_errors_retried(void)
 			 "tfjob_operator_child_writes_total{op=\"create\",result=\"error\"} 4\n") != NULL);
 	TFJ_CHECK(strstr(tfj_buf_cstr(&m), "tfjob_operator_workqueue_retries_total 0\n") == NULL);
 	TFJ_CHECK_INT(tfj_controller_flush_events(c, 10000), 0);
-	TFJ_CHECK_GE(F.posts[2] - events_before, 4 + 3); /* 4 warnings + creates */
+	/* 4 warnings (posted, or counted on an equal one) + creates */
+	TFJ_CHECK_GE(F.posts[2] + F.patches - events_before, 4 + 3);
 	tfj_buf_free(&m);
 	tfj_controller_free(c);
 	fake_inject(&F, 0, 0, NULL, NULL, NULL);
+}
+
+/* The condition `type` of TFJob ns/name: "True", "False" or "" when absent. */
+static const char *cond_of(const char *name, const char *type, char *msg, size_t msglen)
+{
+	static char st[8];
+	char path[256];
+	cJSON *job = NULL, *c;
+
+	st[0] = '\0';
+	if (msg)
+		msg[0] = '\0';
+	snprintf(path, sizeof(path), "/apis/kubeflow.org/v1/namespaces/ml/tfjobs/%s", name);
+	if (tfj_kube_get(K, &job, path))
+		return st;
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(cJSON_GetObjectItem(job, "status"), "conditions")) {
+		const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(c, "type"));
+		const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(c, "status"));
+		const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(c, "message"));
+
+		if (t && s && !strcmp(t, type)) {
+			snprintf(st, sizeof(st), "%s", s);
+			if (msg && m)
+				snprintf(msg, msglen, "%s", m);
+		}
+	}
+	cJSON_Delete(job);
+	return st;
+}
+
+/* Requests the fake refused so far out of the 1000 injected. */
+static int refused(void)
+{
+	int n;
+
+	pthread_mutex_lock(&F.mu);
+	n = 1000 - F.fail_n;
+	pthread_mutex_unlock(&F.mu);
+	return n;
+}
+
+/*
+ * Pod creates refused with 403 every time: the retries back off (1 s, 2 s,
+ * 4 s...), the third failure shows as ReplicaFailure with the API's message,
+ * the warnings are one Event with a count, and once the API accepts the pod
+ * the condition goes.
+ */
+static void test_permanent_create_failure(void)
+{
+	struct tfj_controller *c;
+	char msg[600];
+	cJSON *ev;
+	int i, n_ev = 0, tries;
+	double count = 0;
+	double t0;
+
+	fake_inject(&F, 1000, 403, "/namespaces/ml/pods", "POST", NULL);
+	create_job_named("nopod");
+	t0 = tfj_testutil_now_s();
+	c = start_controller();
+	if (!c)
+		return;
+	for (i = 0; i < 1000 && strcmp(cond_of("nopod", "ReplicaFailure", NULL, 0), "True"); i++)
+		usleep(20000);
+	TFJ_CHECK_STR(cond_of("nopod", "ReplicaFailure", msg, sizeof(msg)), "True");
+	TFJ_CHECK(strstr(msg, "HTTP 403") != NULL);
+	/* Three refusals, not hundreds: 1 s and 2 s apart (the queue alone
+	 * would have retried after 5 ms, 10 ms, 20 ms...). */
+	tries = refused();
+	TFJ_CHECK_GE(tries, 3);
+	TFJ_CHECK_LE(tries, 4);
+	TFJ_CHECK_GE(tfj_testutil_now_s() - t0, 2.5);
+	TFJ_CHECK_STR(cond_of("nopod", "Created", NULL, 0), "True"); /* STATE unchanged */
+	TFJ_CHECK_INT(tfj_controller_flush_events(c, 10000), 0);
+	pthread_mutex_lock(&F.mu);
+	for (i = 0; i < F.nobj; i++) {
+		ev = F.objs[i].obj;
+		if (F.objs[i].live && !strcmp(F.objs[i].res, "events") &&
+		    !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(
+			    cJSON_GetObjectItem(ev, "involvedObject"), "name")), "nopod") &&
+		    !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(ev, "reason")),
+			    "FailedCreatePod")) {
+			n_ev++;
+			count = cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "count"));
+		}
+	}
+	pthread_mutex_unlock(&F.mu);
+	TFJ_CHECK_INT(n_ev, 1);
+	TFJ_CHECK_GE(count, 3.0);
+	/* An operator restart knows nothing of the failures: the condition stays
+	 * while the new one's first tries fail too. */
+	tfj_controller_free(c);
+	tries = refused();
+	c = start_controller();
+	if (!c)
+		return;
+	for (i = 0; i < 1000 && refused() - tries < 2; i++)
+		usleep(20000);
+	TFJ_CHECK_GE(refused() - tries, 2);
+	TFJ_CHECK_STR(cond_of("nopod", "ReplicaFailure", NULL, 0), "True");
+	/* The API accepts pods again: at the next try the pods are created and
+	 * the condition is removed. */
+	fake_inject(&F, 0, 0, NULL, NULL, NULL);
+	for (i = 0; i < 1000 && strcmp(cond_of("nopod", "ReplicaFailure", NULL, 0), ""); i++)
+		usleep(20000);
+	TFJ_CHECK_STR(cond_of("nopod", "ReplicaFailure", NULL, 0), "");
+	tfj_controller_free(c);
 }
 
 static void test_owner_key(void)
@@ -239,6 +359,7 @@ int main(void)
 	if (rc == 0 && K) {
 		TFJ_RUN(test_job_lifecycle);
 		TFJ_RUN(test_create_errors_retried);
+		TFJ_RUN(test_permanent_create_failure);
 	}
 	tfj_kube_free(K);
 	fake_stop(&F);

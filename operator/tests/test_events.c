@@ -120,11 +120,77 @@ static void test_full_queue_drops(void)
 	/* The sender may have taken the first event off the queue before the rest came. */
 	TFJ_CHECK(ok == 8 || ok == 9);
 	TFJ_CHECK_INT(ok + dropped, 40);
-	TFJ_CHECK_INT(events_of("stormy", ev, 64), (int)ok);
+	/* All alike: one Event that counts them. */
+	TFJ_CHECK_INT(events_of("stormy", ev, 64), 1);
+	TFJ_CHECK_EQ(cJSON_GetNumberValue(cJSON_GetObjectItem(ev[0], "count")), (double)ok);
 	TFJ_CHECK_INT(tfj_events_metrics(e, &m), 0);
 	TFJ_CHECK(strstr(tfj_buf_cstr(&m), "tfjob_operator_events_total{result=\"dropped\"} ") != NULL);
 	TFJ_CHECK(strstr(tfj_buf_cstr(&m), "tfjob_operator_events_queued 0\n") != NULL);
 	tfj_buf_free(&m);
+	tfj_events_free(e);
+	tfj_kube_free(k);
+}
+
+/*
+ * The same event again and again is one Event whose count rises (a merge
+ * PATCH each time), a different message is an Event of its own, and an
+ * Event that expired (deleted) is posted anew.
+ */
+static void test_repeats_aggregated(void)
+{
+	struct tfj_kube *k = client(0, 1);
+	struct tfj_events_ref ref = { "ml", "retrying", "uid-5" };
+	struct tfj_events *e = NULL;
+	const cJSON *ev[8];
+	char path[256];
+	int i, patches0;
+
+	TFJ_CHECK_INT(tfj_events_new(&e, k, NULL), 0);
+	patches0 = F.patches;
+	for (i = 0; i < 5; i++)
+		tfj_events_post(e, &ref, "Warning", "FailedCreatePod", "pods is forbidden");
+	tfj_events_post(e, &ref, "Warning", "FailedCreatePod", "quota exceeded");
+	TFJ_CHECK_INT(tfj_events_flush(e, 10000), 0);
+	TFJ_CHECK_INT(events_of("retrying", ev, 8), 2);
+	TFJ_CHECK_STR(str(ev[0], "message", NULL), "pods is forbidden");
+	TFJ_CHECK_EQ(cJSON_GetNumberValue(cJSON_GetObjectItem(ev[0], "count")), 5.0);
+	TFJ_CHECK(str(ev[0], "lastTimestamp", NULL) != NULL);
+	TFJ_CHECK_EQ(cJSON_GetNumberValue(cJSON_GetObjectItem(ev[1], "count")), 1.0);
+	TFJ_CHECK_INT(F.patches - patches0, 4);
+	TFJ_CHECK_INT(tfj_events_count(e, "aggregated"), 4);
+	TFJ_CHECK_INT(tfj_events_count(e, "success"), 6);
+	/* The first Event expires: the next repeat starts a new one. */
+	snprintf(path, sizeof(path), "/api/v1/namespaces/ml/events/%s", str(ev[0], "metadata", "name"));
+	TFJ_CHECK_OK(tfj_kube_delete(k, path, NULL, NULL));
+	tfj_events_post(e, &ref, "Warning", "FailedCreatePod", "pods is forbidden");
+	TFJ_CHECK_INT(tfj_events_flush(e, 10000), 0);
+	TFJ_CHECK_INT(events_of("retrying", ev, 8), 2);
+	TFJ_CHECK_STR(str(ev[1], "message", NULL), "pods is forbidden");
+	TFJ_CHECK_EQ(cJSON_GetNumberValue(cJSON_GetObjectItem(ev[1], "count")), 1.0);
+	TFJ_CHECK_INT(tfj_events_count(e, "error"), 0);
+	tfj_events_free(e);
+	tfj_kube_free(k);
+}
+
+/* A role without events/patch (403): each event is posted as before, none lost. */
+static void test_patch_refused_posts(void)
+{
+	struct tfj_kube *k = client(0, 1);
+	struct tfj_events_ref ref = { "ml", "norbac", "uid-6" };
+	struct tfj_events *e = NULL;
+	const cJSON *ev[8];
+
+	TFJ_CHECK_INT(tfj_events_new(&e, k, NULL), 0);
+	tfj_events_post(e, &ref, "Warning", "FailedCreatePod", "same");
+	TFJ_CHECK_INT(tfj_events_flush(e, 10000), 0);
+	fake_inject(&F, 1, 403, "/namespaces/ml/events/", "PATCH", NULL);
+	tfj_events_post(e, &ref, "Warning", "FailedCreatePod", "same");
+	tfj_events_post(e, &ref, "Warning", "FailedCreatePod", "same");
+	TFJ_CHECK_INT(tfj_events_flush(e, 10000), 0);
+	fake_inject(&F, 0, 0, NULL, NULL, NULL);
+	TFJ_CHECK_INT(events_of("norbac", ev, 8), 3);
+	TFJ_CHECK_INT(tfj_events_count(e, "success"), 3);
+	TFJ_CHECK_INT(tfj_events_count(e, "error"), 0);
 	tfj_events_free(e);
 	tfj_kube_free(k);
 }
@@ -195,6 +261,8 @@ int main(void)
 		TFJ_RUN(test_posted_in_order);
 		TFJ_RUN(test_full_queue_drops);
 		TFJ_RUN(test_long_message_cut);
+		TFJ_RUN(test_repeats_aggregated);
+		TFJ_RUN(test_patch_refused_posts);
 		TFJ_RUN(test_errors_counted);
 	}
 	fake_stop(&F);

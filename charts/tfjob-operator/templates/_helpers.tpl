@@ -37,8 +37,8 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   verbs: [update]
 - apiGroups: [""]
   resources: [pods, services]
-  verbs: [list, watch, create, delete]
+  verbs: [list, watch, create, delete, get, patch]
 - apiGroups: [""]
   resources: [events]
-  verbs: [create]
+  verbs: [create, patch]
 {{- end -}}

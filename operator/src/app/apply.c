@@ -10,12 +10,14 @@
 #include <string.h>
 #include <time.h>
 
+#include <tfj/clock.h>
 #include <tfj/err.h>
 #include <tfj/json.h>
 #include <tfj/log.h>
 
 #include "kube/apipath.h"
 #include "kube/objmeta.h"
+#include "tfjob/adopt.h"
 #include "tfjob/jobstatus.h"
 
 #define PATH_MAX_ 1024
@@ -103,6 +105,8 @@ struct apply_ctx {
 	struct tfj_apply_result *res;
 	int err;             /* first failure of a child write (retry with backoff) */
 	int create_failed;   /* a create failed: skip the plan's remaining creates */
+	int creates_seen;    /* create actions in the plan */
+	int64_t now_ms;      /* when apply started (createfail.h clock) */
 };
 
 /*
@@ -125,6 +129,84 @@ static void write_failed(struct apply_ctx *a, const struct tfj_action *act, cons
 			msg);
 }
 
+/*
+ * A create failed with rc: a permanent failure (createfail.h) is counted
+ * on the job's record with its reason and message, which delays the next
+ * creates and, after a few, shows as the ReplicaFailure condition.
+ */
+static void count_create_failure(struct apply_ctx *a, int rc, const char *reason,
+				 const char *msg)
+{
+	if (a->res->create_failure && tfj_createfail_permanent(rc))
+		tfj_createfail_fail(a->res->create_failure, reason, msg, a->now_ms);
+}
+
+/* Creates work (one succeeded, or none is needed): the failure count resets. */
+static void creates_work(struct apply_ctx *a)
+{
+	if (a->res->create_failure) {
+		tfj_createfail_ok(a->res->create_failure);
+		a->res->creates_work = 1;
+	}
+}
+
+/*
+ * The name of a child we create was taken (409). Reads the object and
+ * decides with adopt.h: ours -> done; an orphan -> adopted; a stale one ->
+ * wait (transient); a foreign one -> Warning event and a permanent failure.
+ */
+static int name_taken(struct apply_ctx *a, const struct tfj_action *act, const char *kind,
+		      const char *res)
+{
+	struct tfj_apply *c = a->c;
+	char path[PATH_MAX_], why[512], msg[600];
+	const char *reason = strcmp(kind, "pod") == 0 ? "FailedCreatePod" : "FailedCreateService";
+	enum tfj_adopt_verdict v;
+	cJSON *obj = NULL;
+	char *patch = NULL;
+	int rc;
+
+	if ((rc = tfj_apipath_obj(path, sizeof(path), TFJ_APIPATH_CORE, a->job->ns, res, act->name,
+				  NULL)))
+		return rc;
+	rc = tfj_kube_get(c->k, &obj, path);
+	if (rc == TFJ_ENOTFOUND) /* gone since: the next reconcile creates it */
+		return tfj_err_set(TFJ_EUNAVAIL, "%s %s: 409 on create, then gone", kind, act->name);
+	if (rc)
+		return rc;
+	v = tfj_adopt_decide(why, sizeof(why), obj, act->body, a->job);
+	tfj_log_info("create found the name taken", "job", a->key, "kind", kind, "name",
+		     act->name, "verdict", tfj_adopt_name(v), "why", why);
+	switch (v) {
+	case TFJ_ADOPT_OURS:
+		break;
+	case TFJ_ADOPT_ORPHAN:
+		if (!(rc = tfj_adopt_patch(&patch, obj, a->job)))
+			rc = tfj_kube_patch(c->k, NULL, path, TFJ_KUBE_PATCH_STRATEGIC, patch);
+		if (rc == 0) {
+			atomic_fetch_add(&c->adoptions, 1);
+			snprintf(msg, sizeof(msg), "Adopted %s %s: %s", kind, act->name, why);
+			tfj_apply_event(c, a->job, "Normal",
+					strcmp(kind, "pod") == 0 ? "AdoptedPod" : "AdoptedService", msg);
+		}
+		break;
+	case TFJ_ADOPT_STALE:
+		snprintf(msg, sizeof(msg), "Waiting to create %s %s: %s", kind, act->name, why);
+		tfj_apply_event(c, a->job, "Warning", reason, msg);
+		rc = tfj_err_set(TFJ_EUNAVAIL, "%s", why);
+		break;
+	case TFJ_ADOPT_FOREIGN:
+		snprintf(msg, sizeof(msg), "Error creating %s %s: %s", kind, act->name, why);
+		tfj_apply_event(c, a->job, "Warning", "NameConflict", msg);
+		count_create_failure(a, TFJ_EEXIST, "NameConflict", msg);
+		rc = tfj_err_set(TFJ_EEXIST, "%s", why);
+		break;
+	}
+	free(patch);
+	cJSON_Delete(obj);
+	return rc;
+}
+
 static int do_create(struct apply_ctx *a, const struct tfj_action *act, const char *kind,
 		     const char *res)
 {
@@ -140,15 +222,26 @@ static int do_create(struct apply_ctx *a, const struct tfj_action *act, const ch
 	if (rc == TFJ_EEXIST) {
 		/* Nothing was created, so no ADD event will come for us. */
 		tfj_expect_cancel_create(c->exp, a->key, kind, act->name);
-		return 0;
+		atomic_fetch_add(&c->name_conflicts, 1);
+		rc = name_taken(a, act, kind, res);
+		if (rc == 0)
+			creates_work(a);
+		return rc;
 	}
 	if (rc) {
+		char msg[TFJ_JOBSTATUS_MESSAGE_MAX];
+
 		tfj_expect_cancel_create(c->exp, a->key, kind, act->name);
 		atomic_fetch_add(&c->create_errors, 1);
+		snprintf(msg, sizeof(msg), "Error creating %s %s: %.400s", kind, act->name,
+			 tfj_err_detail());
 		write_failed(a, act, kind, 0);
+		count_create_failure(a, rc, strcmp(kind, "pod") == 0 ? "FailedCreatePod" :
+				     "FailedCreateService", msg);
 		return rc;
 	}
 	atomic_fetch_add(&c->creates, 1);
+	creates_work(a);
 	tfj_apply_event(c, a->job, act->ev_type, act->ev_reason, act->ev_message);
 	return 0;
 }
@@ -224,8 +317,24 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 			 * deleted) the rest of the batch almost always fails the same
 			 * way: stop creating and let the key's backoff pace retries,
 			 * instead of one request and one event per child. */
+			a->creates_seen++;
 			if (a->create_failed)
 				break;
+			if (a->res->create_failure) {
+				/* Permanent failures before (createfail.h): not before the
+				 * backoff has passed; the REQUEUE brings the key back. */
+				int64_t wait = tfj_createfail_wait_ms(a->res->create_failure,
+								      a->now_ms);
+
+				if (wait > 0) {
+					a->create_failed = 1;
+					a->res->creates_delayed = 1;
+					if (a->res->requeue_ms == 0 ||
+					    (uint64_t)wait < a->res->requeue_ms)
+						a->res->requeue_ms = (uint64_t)wait;
+					break;
+				}
+			}
 			if (act->kind == TFJ_ACT_CREATE_POD)
 				rc = do_create(a, act, "pod", "pods");
 			else
@@ -256,6 +365,9 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 		if (rc && !a->err)
 			a->err = rc;
 	}
+	/* Nothing (left) to create: whatever failed before no longer matters. */
+	if (!a->creates_seen)
+		creates_work(a);
 	return a->err;
 }
 
@@ -263,9 +375,12 @@ int tfj_apply_plan(struct tfj_apply *ap, const struct tfj_tfjob *job, const char
 		   const struct tfj_plan *plan, struct tfj_apply_result *res)
 {
 	struct apply_ctx a;
+	struct tfj_createfail *cf = res->create_failure;
 
 	memset(res, 0, sizeof(*res));
+	res->create_failure = cf;
 	memset(&a, 0, sizeof(a));
+	a.now_ms = tfj_clock_unix_ms();
 	a.c = ap;
 	a.job = job;
 	a.key = key;
@@ -304,9 +419,15 @@ int tfj_apply_metrics(struct tfj_apply *c, struct tfj_buf *out)
 		"# HELP tfjob_operator_status_writes_total Status writes and conflicts.\n"
 		"# TYPE tfjob_operator_status_writes_total counter\n"
 		"tfjob_operator_status_writes_total{result=\"success\"} %llu\n"
-		"tfjob_operator_status_writes_total{result=\"conflict\"} %llu\n",
+		"tfjob_operator_status_writes_total{result=\"conflict\"} %llu\n"
+		"# HELP tfjob_operator_name_conflicts_total Creates that found the name taken "
+		"(409), and the orphans among them adopted.\n"
+		"# TYPE tfjob_operator_name_conflicts_total counter\n"
+		"tfjob_operator_name_conflicts_total{result=\"conflict\"} %llu\n"
+		"tfjob_operator_name_conflicts_total{result=\"adopted\"} %llu\n",
 		LD(c->creates), LD(c->create_errors), LD(c->deletes), LD(c->delete_errors),
-		LD(c->status_writes), LD(c->status_conflicts));
+		LD(c->status_writes), LD(c->status_conflicts), LD(c->name_conflicts),
+		LD(c->adoptions));
 	rc |= tfj_events_metrics(c->events, out);
 	return rc ? TFJ_ETOOBIG : 0;
 }

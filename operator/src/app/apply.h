@@ -5,7 +5,12 @@
  *  - WRITE_STATUS: PUT .../tfjobs/<name>/status with the job's
  *    resourceVersion. A 409 sets res->status_conflict and stops (the caller
  *    re-reads the TFJob and replans); any other failure also stops.
- *  - CREATE_*: POST; 409 AlreadyExists is success.
+ *  - CREATE_*: POST. On 409 AlreadyExists the object is read and judged
+ *    (tfjob/adopt.h): ours is success, an orphan with our label is adopted,
+ *    anything else is an error with a Warning event. A permanent failure
+ *    (tfjob/createfail.h) is counted in res->create_failure, and while its
+ *    backoff runs the plan's creates are skipped (res->creates_delayed) and
+ *    res->requeue_ms brings the key back when it ends.
  *  - DELETE_*: DELETE with preconditions.uid, propagation Background; 404
  *    and 409 (a newer incarnation) are success.
  *  - EVENT: a core/v1 Event on the TFJob, queued for the events thread
@@ -32,6 +37,7 @@
 #include "app/events.h"
 #include "kube/expect.h"
 #include "kube/kube.h"
+#include "tfjob/createfail.h"
 #include "tfjob/plan.h"
 #include "tfjob/tfjob.h"
 
@@ -42,14 +48,23 @@ struct tfj_apply {
 	_Atomic uint64_t jobs_created, jobs_succeeded, jobs_failed, jobs_restarted;
 	_Atomic uint64_t creates, deletes, create_errors, delete_errors;
 	_Atomic uint64_t status_writes, status_conflicts;
+	_Atomic uint64_t name_conflicts, adoptions;
 };
 
 struct tfj_apply_result {
+	/* In: the job's permanent create failures, updated by the creates (may be
+	 * NULL: none counted, no backoff). Kept by tfj_apply_plan. */
+	struct tfj_createfail *create_failure;
 	uint64_t requeue_ms;   /* nearest timer from REQUEUE actions, 0 = none */
 	int status_conflict;   /* the status write got 409 */
+	int creates_delayed;   /* creates skipped: the createfail backoff runs */
+	int creates_work;      /* a create succeeded, or none was needed */
 };
 
-/* Applies plan for TFJob `job` (key "ns/name"). 0 or the first error. */
+/*
+ * Applies plan for TFJob `job` (key "ns/name"). 0 or the first error.
+ * res->create_failure is read before res is reset (see above).
+ */
 int tfj_apply_plan(struct tfj_apply *ap, const struct tfj_tfjob *job, const char *key,
 		   const struct tfj_plan *plan, struct tfj_apply_result *res);
 

@@ -27,6 +27,7 @@
 #include "report/progress.h"
 #include "kube/queue.h"
 #include "kube/ratelimit.h"
+#include "kube/strmap.h"
 #include "app/slim.h"
 #include "tfjob/tfjob.h"
 
@@ -35,6 +36,9 @@
 #define STATUS_ATTEMPTS 3
 /* While expectations are pending, look again after this long even without events. */
 #define EXPECT_RECHECK_MS 5000
+/* Jobs whose permanent create failures are remembered (createfail.h); past
+ * this, a new job's failures are not counted (no backoff, no condition). */
+#define CREATEFAIL_MAX_JOBS 4096
 
 static const double dur_buckets[] = { 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10 };
 #define NBUCKETS (sizeof(dur_buckets) / sizeof(dur_buckets[0]))
@@ -57,6 +61,10 @@ struct tfj_controller {
 	struct tfj_events *events;
 	struct tfj_poison *poison;   /* TFJobs the informer could not decode */
 	long stale_ms;               /* readiness bound (informer_stale_s) */
+
+	/* key -> struct tfj_createfail*: jobs whose creates failed for good */
+	pthread_mutex_t cf_mu;
+	struct tfj_strmap cf;
 
 	/* metrics */
 	_Atomic uint64_t rec_ok, rec_err, rec_skipped, rec_requeued;
@@ -129,6 +137,9 @@ static void on_job(void *ud, enum tfj_informer_event ev, const cJSON *obj, const
 	if (ev == TFJ_INF_DELETE) {
 		/* Children go with the TFJob through ownerReferences (GC). */
 		tfj_expect_forget(c->exp, key);
+		pthread_mutex_lock(&c->cf_mu);
+		free(tfj_strmap_del(&c->cf, key));
+		pthread_mutex_unlock(&c->cf_mu);
 		if (c->prog && tfj_objmeta_str(obj, "uid"))
 			tfj_progress_forget(c->prog, tfj_objmeta_str(obj, "uid"));
 		return;
@@ -203,6 +214,57 @@ static int owned(struct tfj_informer *inf, const struct tfj_tfjob *job, cJSON **
 	return 0;
 }
 
+/*
+ * The job's create-failure record into *cf; 1 when there is one. A record
+ * back at 0 failures whose condition is gone from the status has done its
+ * work and is dropped. The queue never gives one key to two workers, so the
+ * copy is the worker's until cf_store.
+ */
+static int cf_load(struct tfj_controller *c, const char *key, const struct tfj_tfjob *job,
+		   struct tfj_createfail *cf)
+{
+	struct tfj_createfail *r;
+	int have = 0;
+
+	memset(cf, 0, sizeof(*cf));
+	pthread_mutex_lock(&c->cf_mu);
+	r = tfj_strmap_get(&c->cf, key);
+	if (r && r->failures == 0 && !job->status.cond[TFJ_COND_REPLICA_FAILURE].present) {
+		free(tfj_strmap_del(&c->cf, key));
+		r = NULL;
+	}
+	if (r) {
+		*cf = *r;
+		have = 1;
+	}
+	pthread_mutex_unlock(&c->cf_mu);
+	return have;
+}
+
+/*
+ * Keeps the record after apply: a new one when creates failed for good, or
+ * when they work while the status still shows ReplicaFailure (written
+ * before a restart), so that the next plan removes it.
+ */
+static void cf_store(struct tfj_controller *c, const char *key, const struct tfj_createfail *cf,
+		     const struct tfj_tfjob *job, const struct tfj_apply_result *a)
+{
+	struct tfj_createfail *r;
+	int wanted = cf->failures > 0 ||
+		     (a->creates_work && job->status.cond[TFJ_COND_REPLICA_FAILURE].present);
+
+	pthread_mutex_lock(&c->cf_mu);
+	r = tfj_strmap_get(&c->cf, key);
+	if (!r && wanted && c->cf.n < CREATEFAIL_MAX_JOBS &&
+	    (r = malloc(sizeof(*r))) && tfj_strmap_put(&c->cf, key, r, NULL)) {
+		free(r);
+		r = NULL;
+	}
+	if (r)
+		*r = *cf;
+	pthread_mutex_unlock(&c->cf_mu);
+}
+
 static void observe_duration(struct tfj_controller *c, uint64_t t0)
 {
 	uint64_t us = (tfj_clock_mono_ns() - t0) / 1000;
@@ -232,8 +294,10 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		struct tfj_plan_input in;
 		struct tfj_plan_progress prog;
 		struct tfj_apply_result a;
+		struct tfj_createfail cf;
 		cJSON *doc = NULL, **pods = NULL, **svcs = NULL;
 		size_t npods = 0, nsvcs = 0;
+		int have_cf;
 
 		memset(&job, 0, sizeof(job));
 		memset(&prog, 0, sizeof(prog));
@@ -298,6 +362,8 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		in.nservices = nsvcs;
 		in.now_ms = tfj_clock_unix_ms();
 		in.cfg = &c->pcfg;
+		have_cf = cf_load(c, key, &job, &cf);
+		in.create_failure = have_cf ? &cf : NULL;
 		if (c->prog) {
 			/* Without a snapshot the plan runs as if the channel were off. */
 			if (tfj_progress_snapshot(c->prog, &prog, job.uid) == 0)
@@ -307,7 +373,9 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		if (rc) {
 			tfj_log_error("plan failed", "job", key, "error", tfj_err_detail());
 		} else {
+			a.create_failure = &cf;
 			rc = tfj_apply_plan(&c->ap, &job, key, &plan, &a);
+			cf_store(c, key, &cf, &job, &a);
 			if (plan.n)
 				tfj_log_debug("reconciled", "job", key, "phase",
 					      plan.phase ? plan.phase : "");
@@ -382,6 +450,7 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	if (!c)
 		return tfj_err_set(TFJ_ENOMEM, "controller");
 	c->k = k;
+	pthread_mutex_init(&c->cf_mu, NULL);
 	c->ns = dup_or_null(o->namespace);
 	c->domain = dup_or_null(o->cluster_domain);
 	c->opname = dup_or_null(o->operator_name);
@@ -486,6 +555,8 @@ void tfj_controller_free(struct tfj_controller *c)
 	tfj_informer_free(c->svcs);
 	tfj_queue_free(c->q);
 	tfj_expect_free(c->exp);
+	tfj_strmap_free(&c->cf, free);
+	pthread_mutex_destroy(&c->cf_mu);
 	free(c->ns);
 	free(c->domain);
 	free(c->opname);

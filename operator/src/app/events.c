@@ -33,6 +33,20 @@ struct ev {
 	char msg[];           /* NUL-terminated, at most TFJ_EVENTS_MAX_MESSAGE bytes */
 };
 
+/*
+ * An event already posted, for aggregation: its key (a hash of the
+ * involved object, type, reason and message, as the event correlator of
+ * client-go keys them), the Event's name and its count. Only the sender
+ * thread reads or writes these.
+ */
+struct seen {
+	uint64_t key;         /* 0 = free slot */
+	uint64_t used;        /* LRU clock: the slot least recently used goes first */
+	int32_t count;
+	char ns[64];
+	char ev_name[256];
+};
+
 struct tfj_events {
 	struct tfj_kube *k;   /* borrowed */
 	char *instance;
@@ -47,8 +61,12 @@ struct tfj_events {
 	pthread_t th;
 	int started;
 
-	_Atomic uint64_t posted, errors, dropped;
+	_Atomic uint64_t posted, errors, dropped, aggregated;
 	_Atomic uint64_t last_id;
+
+	struct seen seen[TFJ_EVENTS_AGGREGATE];  /* the sender's; no lock */
+	uint64_t tick;
+	int no_patch;         /* PATCH refused (403: RBAC without it): post every event */
 };
 
 /* Copies s into dst (cap bytes with the NUL), cut at a UTF-8 character boundary. */
@@ -67,13 +85,12 @@ static void copy_cut(char *dst, size_t cap, const char *s)
 	dst[n] = '\0';
 }
 
-/* The Event object for e; NULL on no memory. */
-static cJSON *build(const struct tfj_events *rec, const struct ev *e)
+/* The Event object for e, named `name`; NULL on no memory. */
+static cJSON *build(const struct tfj_events *rec, const struct ev *e, const char *name)
 {
-	char name[300], ts[32];
+	char ts[32];
 	cJSON *ev = cJSON_CreateObject(), *meta, *inv, *src;
 
-	snprintf(name, sizeof(name), "%.200s.%llx", e->name, (unsigned long long)e->id);
 	tfj_jobstatus_format_time(ts, sizeof(ts), (int64_t)e->at.tv_sec);
 	if (!ev || !cJSON_AddStringToObject(ev, "apiVersion", "v1") ||
 	    !cJSON_AddStringToObject(ev, "kind", "Event") ||
@@ -102,13 +119,95 @@ static cJSON *build(const struct tfj_events *rec, const struct ev *e)
 	return ev;
 }
 
+/* FNV-1a over the fields that make two events "the same", NUL-separated. */
+static uint64_t event_key(const struct ev *e)
+{
+	const char *f[] = { e->ns, e->name, e->uid, e->type, e->reason, e->msg };
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		for (const unsigned char *p = (const unsigned char *)f[i]; ; p++) {
+			h = (h ^ *p) * 1099511628211ull;
+			if (!*p)
+				break;
+		}
+	}
+	return h ? h : 1; /* 0 marks a free slot */
+}
+
+static struct seen *seen_find(struct tfj_events *rec, uint64_t key)
+{
+	for (size_t i = 0; i < TFJ_EVENTS_AGGREGATE; i++)
+		if (rec->seen[i].key == key)
+			return &rec->seen[i];
+	return NULL;
+}
+
+/* A free slot, else the least recently used one. */
+static struct seen *seen_victim(struct tfj_events *rec)
+{
+	struct seen *v = &rec->seen[0];
+
+	for (size_t i = 0; i < TFJ_EVENTS_AGGREGATE; i++) {
+		if (!rec->seen[i].key)
+			return &rec->seen[i];
+		if (rec->seen[i].used < v->used)
+			v = &rec->seen[i];
+	}
+	return v;
+}
+
+/*
+ * The same event again: count and lastTimestamp of the Event posted before
+ * are updated with a merge patch (what client-go's correlator does).
+ * TFJ_ENOTFOUND when that Event is gone (events expire after an hour).
+ */
+static int bump(struct tfj_events *rec, const struct ev *e, struct seen *s)
+{
+	char path[512], ts[32], body[128];
+
+	if (tfj_apipath_obj(path, sizeof(path), TFJ_APIPATH_CORE, s->ns, "events", s->ev_name,
+			    NULL))
+		return TFJ_ENOTFOUND;
+	tfj_jobstatus_format_time(ts, sizeof(ts), (int64_t)e->at.tv_sec);
+	snprintf(body, sizeof(body), "{\"count\":%ld,\"lastTimestamp\":\"%s\"}",
+		 (long)s->count + 1, ts);
+	return tfj_kube_patch(rec->k, NULL, path, TFJ_KUBE_PATCH_MERGE, body);
+}
+
 static void send_one(struct tfj_events *rec, const struct ev *e)
 {
-	char path[512];
-	cJSON *obj = build(rec, e);
+	char path[512], name[256];
+	uint64_t key = event_key(e);
+	struct seen *s = rec->no_patch ? NULL : seen_find(rec, key);
+	cJSON *obj;
 	int rc;
 
-	if (!obj) {
+	if (s) {
+		rc = bump(rec, e, s);
+		if (rc == 0) {
+			s->count++;
+			s->used = ++rec->tick;
+			atomic_fetch_add(&rec->posted, 1);
+			atomic_fetch_add(&rec->aggregated, 1);
+			return;
+		}
+		if (rc == TFJ_EFORBIDDEN) {
+			/* An older role without events/patch: one Event per event,
+			 * as before, rather than none. */
+			tfj_log_warn("events cannot be patched: not aggregating", "error",
+				     tfj_err_detail());
+			rec->no_patch = 1;
+		} else if (rc != TFJ_ENOTFOUND) {
+			atomic_fetch_add(&rec->errors, 1);
+			tfj_log_debug("event not updated", "job", e->name, "reason", e->reason,
+				      "error", tfj_err_detail());
+			return;
+		}
+		s->key = 0; /* expired: post it anew */
+	}
+	snprintf(name, sizeof(name), "%.200s.%llx", e->name, (unsigned long long)e->id);
+	if (!(obj = build(rec, e, name))) {
 		atomic_fetch_add(&rec->errors, 1);
 		return;
 	}
@@ -121,6 +220,12 @@ static void send_one(struct tfj_events *rec, const struct ev *e)
 			      tfj_err_detail());
 	} else {
 		atomic_fetch_add(&rec->posted, 1);
+		s = seen_victim(rec);
+		s->key = key;
+		s->used = ++rec->tick;
+		s->count = 1;
+		snprintf(s->ns, sizeof(s->ns), "%s", e->ns);
+		snprintf(s->ev_name, sizeof(s->ev_name), "%s", name);
 	}
 	cJSON_Delete(obj);
 }
@@ -299,6 +404,8 @@ uint64_t tfj_events_count(struct tfj_events *rec, const char *result)
 		return atomic_load(&rec->errors);
 	if (!strcmp(result, "dropped"))
 		return atomic_load(&rec->dropped);
+	if (!strcmp(result, "aggregated"))
+		return atomic_load(&rec->aggregated);
 	return 0;
 }
 
@@ -318,10 +425,15 @@ int tfj_events_metrics(struct tfj_events *rec, struct tfj_buf *out)
 		"tfjob_operator_events_total{result=\"success\"} %llu\n"
 		"tfjob_operator_events_total{result=\"error\"} %llu\n"
 		"tfjob_operator_events_total{result=\"dropped\"} %llu\n"
+		"# HELP tfjob_operator_events_aggregated_total Events posted as a higher count "
+		"on an identical earlier Event.\n"
+		"# TYPE tfjob_operator_events_aggregated_total counter\n"
+		"tfjob_operator_events_aggregated_total %llu\n"
 		"# HELP tfjob_operator_events_queued Events waiting to be posted.\n"
 		"# TYPE tfjob_operator_events_queued gauge\n"
 		"tfjob_operator_events_queued %zu\n",
 		(unsigned long long)atomic_load(&rec->posted),
 		(unsigned long long)atomic_load(&rec->errors),
-		(unsigned long long)atomic_load(&rec->dropped), queued) ? TFJ_ETOOBIG : 0;
+		(unsigned long long)atomic_load(&rec->dropped),
+		(unsigned long long)atomic_load(&rec->aggregated), queued) ? TFJ_ETOOBIG : 0;
 }

@@ -11,6 +11,15 @@
  * its creates, and about half of every job's requests were events
  * (docs/benchmarks.md, part 2).
  *
+ * Repeated events are aggregated as Kubernetes' event correlator does: an
+ * event equal to one posted before (same TFJob, type, reason and message)
+ * is not posted again; the earlier Event's count and lastTimestamp are
+ * updated (merge PATCH), so a create retried a hundred times is one Event
+ * with count 100, not a hundred Events ("(x100 over 5m)" in kubectl
+ * describe). The sender remembers the last TFJ_EVENTS_AGGREGATE distinct
+ * events (least recently used forgotten first); an Event that expired in
+ * the meantime (404) is posted anew.
+ *
  * Events are best effort: the TFJob's status is the record. When the queue
  * is full (the API server is slow or the event budget is spent) a new event
  * is dropped and counted, so a storm of events costs bounded memory and
@@ -33,6 +42,7 @@
 
 #define TFJ_EVENTS_MAX_QUEUED_DEFAULT 1024
 #define TFJ_EVENTS_MAX_MESSAGE 1024 /* longer messages are cut (the API allows 1 KiB) */
+#define TFJ_EVENTS_AGGREGATE 256    /* distinct recent events remembered for counting */
 
 struct tfj_events_opts {
 	const char *instance; /* reportingInstance (the host name); NULL = "tfjob-operator" */
@@ -68,7 +78,10 @@ void tfj_events_post(struct tfj_events *e, const struct tfj_events_ref *ref, con
  */
 int tfj_events_flush(struct tfj_events *e, long timeout_ms);
 
-/* Events posted, failed and dropped so far (result "success", "error", "dropped"). */
+/*
+ * Events posted, failed and dropped so far (result "success", "error",
+ * "dropped"); "aggregated": the posted ones that raised an earlier Event's count.
+ */
 uint64_t tfj_events_count(struct tfj_events *e, const char *result);
 
 /* Appends tfjob_operator_events_total and the queue length as Prometheus text. */

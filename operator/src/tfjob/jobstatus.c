@@ -12,7 +12,7 @@
 #include "tfjob/jobstatus.h"
 
 static const char *const cond_names[TFJ_COND_COUNT] = {
-	"Created", "Running", "Restarting", "Suspended", "Succeeded", "Failed"
+	"Created", "Running", "Restarting", "Suspended", "Succeeded", "Failed", "ReplicaFailure"
 };
 
 /* Spec keys of the replica types, in enum tfj_rtype order (see tfjob.h). */
@@ -275,6 +275,12 @@ int tfj_jobstatus_set(struct tfj_job_status *st, enum tfj_cond c, int status,
 	}
 	set_one(&st->cond[c], status ? 1 : 0, reason, message, now);
 	return 0;
+}
+
+void tfj_jobstatus_remove(struct tfj_job_status *st, enum tfj_cond c)
+{
+	if (c >= 0 && c < TFJ_COND_COUNT)
+		memset(&st->cond[c], 0, sizeof(st->cond[c]));
 }
 
 const char *tfj_jobstatus_phase(const struct tfj_job_status *st)

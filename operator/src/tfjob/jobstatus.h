@@ -45,6 +45,11 @@ enum tfj_cond {
 	TFJ_COND_SUSPENDED,
 	TFJ_COND_SUCCEEDED,
 	TFJ_COND_FAILED,
+	/* Creates of pods/services keep failing with a permanent error (Pod
+	 * Security, quota, a missing PriorityClass, a name taken): True with the
+	 * API server's message, removed once creates succeed (createfail.h). As
+	 * Kubernetes' ReplicaSet does; it never changes the phase. */
+	TFJ_COND_REPLICA_FAILURE,
 	TFJ_COND_COUNT
 };
 
@@ -106,6 +111,9 @@ int tfj_jobstatus_encode(cJSON **out, const struct tfj_job_status *st);
  */
 int tfj_jobstatus_set(struct tfj_job_status *st, enum tfj_cond c, int status,
 		      const char *reason, const char *message, int64_t now);
+
+/* Removes condition c (it is not written any more). */
+void tfj_jobstatus_remove(struct tfj_job_status *st, enum tfj_cond c);
 
 /* 1 if the condition is present and True. */
 int tfj_jobstatus_is(const struct tfj_job_status *st, enum tfj_cond c);

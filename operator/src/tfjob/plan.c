@@ -435,6 +435,8 @@ static int plan_job(struct tfj_planctx *c)
 	/* Before any path can write status: every one of them carries these. */
 	tfj_planprog_reasons(c);
 	tfj_planprog_progress(c);
+	if ((rc = tfj_createfail_condition(&c->st, c->in->create_failure, c->now)))
+		return rc;
 	if (tfj_jobstatus_finished(&c->st))
 		return finish(c);
 	if (!job->spec_valid) {

@@ -42,6 +42,7 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 
+#include "tfjob/createfail.h"
 #include "tfjob/tfjob.h"
 
 /* Most actions in one plan; a plan that would need more is an error. */
@@ -147,6 +148,9 @@ struct tfj_plan_input {
 	int64_t now_ms;                /* wall clock, unix milliseconds */
 	const struct tfj_plan_config *cfg; /* NULL = all defaults */
 	const struct tfj_plan_progress *progress; /* NULL = report channel off */
+	/* The job's permanent create failures (createfail.h): its ReplicaFailure
+	 * condition. NULL = nothing known; the status keeps what it has. */
+	const struct tfj_createfail *create_failure;
 };
 
 /*
