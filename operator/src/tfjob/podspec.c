@@ -11,6 +11,7 @@
 #include <tfj/tfconfig.h>
 
 #include "tfjob/podspec.h"
+#include "tfjob/podgroup.h"
 
 /* Training types, in the order they appear in TF_CONFIG's cluster. */
 static const enum tfj_rtype training_types[] = { TFJ_RT_CHIEF, TFJ_RT_MASTER, TFJ_RT_PS,
@@ -144,7 +145,7 @@ static int put_meta(cJSON *meta, const struct tfj_tfjob *job, enum tfj_rtype t, 
 					    "creationTimestamp", "deletionTimestamp",
 					    "managedFields", "selfLink", "ownerReferences" };
 	char name[TFJ_NAMES_LABEL_MAX + 1];
-	cJSON *labels, *refs, *ref;
+	cJSON *labels;
 	size_t i;
 	int rc;
 
@@ -158,6 +159,14 @@ static int put_meta(cJSON *meta, const struct tfj_tfjob *job, enum tfj_rtype t, 
 		return TFJ_ENOMEM;
 	if ((rc = put_labels(labels, job, t, index, o, 1)))
 		return rc;
+	return tfj_podspec_owner_ref(meta, job);
+}
+
+int tfj_podspec_owner_ref(cJSON *meta, const struct tfj_tfjob *job)
+{
+	cJSON *refs, *ref;
+
+	cJSON_DeleteItemFromObjectCaseSensitive(meta, "ownerReferences");
 	if (!(refs = cJSON_AddArrayToObject(meta, "ownerReferences")) ||
 	    !(ref = cJSON_CreateObject()))
 		return TFJ_ENOMEM;
@@ -329,6 +338,8 @@ static int build_pod(cJSON *pod, const struct tfj_tfjob *job, enum tfj_rtype t, 
 	if (job->run.priority_class && !cJSON_GetObjectItemCaseSensitive(spec, "priorityClassName") &&
 	    set_string(spec, "priorityClassName", job->run.priority_class))
 		return TFJ_ENOMEM;
+	if (o && (rc = tfj_podgroup_decorate_pod(pod, job, t, o->gang)))
+		return rc;
 	if ((rc = tfj_podspec_tfconfig(&tfconfig, job, t, index, o)))
 		return rc;
 	ctrs = cJSON_GetObjectItemCaseSensitive(spec, "containers");
