@@ -10,6 +10,8 @@
 #include <tfj/err.h>
 #include <tfj/parse.h>
 
+#include "tfjob/podgroup.h"
+
 struct opt {
 	const char *flag;   /* without "--" */
 	const char *env;
@@ -36,6 +38,7 @@ static const struct opt opts[] = {
 	{ "report-service", "TFJOB_REPORT_SERVICE", 0 },
 	{ "report-audience", "TFJOB_REPORT_AUDIENCE", 0 },
 	{ "managed-by", "TFJOB_MANAGED_BY", 0 },
+	{ "gang-scheduler-name", "TFJOB_GANG_SCHEDULER_NAME", 0 },
 	{ "help", NULL, 1 },
 	{ "version", NULL, 1 },
 };
@@ -71,6 +74,11 @@ const char *tfj_config_usage(void)
 	       "                            (default tfjob-report)\n"
 	       "  --managed-by VALUE        act only on TFJobs whose runPolicy.managedBy is\n"
 	       "                            VALUE (default: unset or kubeflow.org/training-operator)\n"
+	       "  --gang-scheduler-name N   gang scheduling: one PodGroup per TFJob and its\n"
+	       "                            pods' schedulerName; volcano (Volcano PodGroups)\n"
+	       "                            or the scheduler-plugins scheduler's name, e.g.\n"
+	       "                            scheduler-plugins (coscheduling PodGroups);\n"
+	       "                            empty or none: off (default)\n"
 	       "Every flag can also be set as TFJOB_<FLAG> (e.g. TFJOB_WORKERS=8).\n";
 }
 
@@ -103,6 +111,11 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 		if (strlen(v) > 63)
 			return tfj_err_set(TFJ_EINVAL, "--managed-by: longer than 63 characters");
 		cfg->managed_by = v;
+	} else if (!strcmp(name, "gang-scheduler-name")) {
+		struct tfj_gang g;
+		if (tfj_podgroup_parse(&g, v))
+			return tfj_err_set(TFJ_EINVAL, "--gang-scheduler-name: %s", tfj_err_detail());
+		cfg->gang_scheduler = v;
 	} else if (!strcmp(name, "log-level")) {
 		if (tfj_log_parse_level(&cfg->log_level, v))
 			return tfj_err_set(TFJ_EINVAL, "--log-level: %s is not debug|info|warn|error", v);
@@ -150,6 +163,7 @@ int tfj_config_parse(struct tfj_config *cfg, int argc, char **argv)
 	cfg->event_burst = 100;
 	cfg->cluster_domain = "";
 	cfg->managed_by = "";
+	cfg->gang_scheduler = "";
 	cfg->log_level = TFJ_LOG_INFO;
 	cfg->log_format = TFJ_LOG_FMT_KV;
 	cfg->metrics_addr = ":8080";
