@@ -15,7 +15,7 @@
  *    the annotations scheduling.k8s.io/group-name = <job> and
  *    volcano.sh/task-spec = <lower type>.
  * A schedulerName the pod template sets is kept (the user chose another
- * scheduler).
+ * scheduler). The pods' marks are put by podspec (tfj_podspec_opts.gang).
  *
  * From runPolicy.schedulingPolicy: minMember = minAvailable, default every
  * replica of the job; minResources = the policy's, else the sum of the
@@ -100,13 +100,5 @@ int tfj_podgroup_plan(enum tfj_podgroup_op *op, cJSON **body, const struct tfj_t
 
 /* "create", "update", "delete", "none" */
 const char *tfj_podgroup_op_name(enum tfj_podgroup_op op);
-
-/*
- * Puts the scheduler name (unless the template set one) and the PodGroup
- * label or annotations on a pod of replica type t. A no-op when g is NULL or
- * off.
- */
-int tfj_podgroup_decorate_pod(cJSON *pod, const struct tfj_tfjob *job, enum tfj_rtype t,
-			      const struct tfj_gang *g);
 
 #endif

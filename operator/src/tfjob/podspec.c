@@ -315,6 +315,31 @@ static int put_report(cJSON *spec, cJSON *ctr, const struct tfj_tfjob *job, enum
 	return 0;
 }
 
+/*
+ * Gang scheduling (podgroup.h): the scheduler name, unless the template
+ * chose one (as in Kubeflow), and the PodGroup label or annotations.
+ */
+static int put_gang(cJSON *meta, cJSON *spec, const struct tfj_tfjob *job, enum tfj_rtype t,
+		    const struct tfj_gang *g)
+{
+	const cJSON *sn = cJSON_GetObjectItemCaseSensitive(spec, "schedulerName");
+	cJSON *m;
+
+	if (g->api == TFJ_PODGROUP_OFF)
+		return 0;
+	if (!(cJSON_IsString(sn) && sn->valuestring && *sn->valuestring) &&
+	    set_string(spec, "schedulerName", g->scheduler))
+		return TFJ_ENOMEM;
+	if (g->api == TFJ_PODGROUP_SCHEDULER_PLUGINS)
+		return (m = ensure_object(meta, "labels")) &&
+		       !set_string(m, TFJ_PODGROUP_SP_LABEL, job->name) ? 0 : TFJ_ENOMEM;
+	if (!(m = ensure_object(meta, "annotations")) ||
+	    set_string(m, TFJ_PODGROUP_VOLCANO_GROUP, job->name) ||
+	    set_string(m, TFJ_PODGROUP_VOLCANO_TASK, tfj_tfjob_type_lower(t)))
+		return TFJ_ENOMEM;
+	return 0;
+}
+
 static int build_pod(cJSON *pod, const struct tfj_tfjob *job, enum tfj_rtype t, int index,
 		     const struct tfj_podspec_opts *o)
 {
@@ -338,7 +363,7 @@ static int build_pod(cJSON *pod, const struct tfj_tfjob *job, enum tfj_rtype t, 
 	if (job->run.priority_class && !cJSON_GetObjectItemCaseSensitive(spec, "priorityClassName") &&
 	    set_string(spec, "priorityClassName", job->run.priority_class))
 		return TFJ_ENOMEM;
-	if (o && (rc = tfj_podgroup_decorate_pod(pod, job, t, o->gang)))
+	if (o && o->gang && (rc = put_gang(meta, spec, job, t, o->gang)))
 		return rc;
 	if ((rc = tfj_podspec_tfconfig(&tfconfig, job, t, index, o)))
 		return rc;
