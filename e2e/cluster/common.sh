@@ -101,16 +101,19 @@ start() { # NAME ARGS... (binary from tb_bin)
         mv "$TB_LOGS/$name.log" "$TB_LOGS/$name.log.1"
     fi
     echo "=== $(date -u +%FT%TZ) starting $name" >>"$TB_LOGS/$name.log"
-    # 8>&-: the daemon must not inherit the lock of this script.
-    setsid "$bin" "$@" >>"$TB_LOGS/$name.log" 2>&1 </dev/null 8>&- &
+    # 8>&-: the daemon must not inherit the lock of this script. The pid is
+    # written by the process that then execs the binary: setsid forks when
+    # it is a process group leader, and the pid of `$!` would then be gone.
+    rm -f "$TB_RUN/$name.pid"
+    # shellcheck disable=SC2016
+    setsid bash -c 'echo $$ >"$0"; exec "$@"' "$TB_RUN/$name.pid" "$bin" "$@" \
+        >>"$TB_LOGS/$name.log" 2>&1 </dev/null 8>&- &
     local pid=$!
-    echo "$pid" >"$TB_RUN/$name.pid"
-    # setsid execs the binary a moment later; until then the pid shows setsid.
     for _ in $(seq 1 50); do
         tb_pid "$name" >/dev/null && break
-        kill -0 "$pid" 2>/dev/null || break
         sleep 0.1
     done
+    pid=$(cat "$TB_RUN/$name.pid" 2>/dev/null || echo "$pid")
     tb_log "started $name (pid $pid)"
 }
 
