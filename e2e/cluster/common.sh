@@ -10,6 +10,7 @@ TB_RUN=$TB_STATE/run
 TB_KUBECONFIG=$TB_STATE/kubeconfig
 K8S_BIN=$TB_CACHE/kubernetes-$K8S_VERSION/bin
 ETCD_BIN=$TB_CACHE/etcd-$ETCD_VERSION/bin
+SCHED_PLUGINS_BIN=$TB_CACHE/scheduler-plugins-$SCHED_PLUGINS_VERSION/bin
 COREDNS_BIN=$TB_CACHE/coredns-$COREDNS_VERSION/bin
 HELM_BIN=$TB_CACHE/helm-$HELM_VERSION/bin
 PAUSE_DIR=$TB_CACHE/pause-$K8S_VERSION-$PAUSE_TAG
@@ -64,6 +65,7 @@ tb_bin() {
     case $1 in
     etcd) echo "$ETCD_BIN/etcd" ;;
     containerd) echo /usr/bin/containerd ;;
+    scheduler-plugins) echo "$SCHED_PLUGINS_BIN/scheduler" ;;
     *) echo "$K8S_BIN/$1" ;;
     esac
 }
@@ -86,3 +88,50 @@ tb_log_tail() {
     tail -n 40 "$TB_LOGS/$name.log" >&2 || true
     echo "-----" >&2
 }
+
+# Starting and waiting for a test bed process (up, gang-scheduler).
+start() { # NAME ARGS... (binary from tb_bin)
+    local name=$1
+    shift
+    if tb_pid "$name" >/dev/null; then return 0; fi
+    local bin
+    bin=$(tb_bin "$name")
+    # Logs append across restarts; keep one older generation past 50 MiB.
+    if [ "$(stat -c %s "$TB_LOGS/$name.log" 2>/dev/null || echo 0)" -gt 52428800 ]; then
+        mv "$TB_LOGS/$name.log" "$TB_LOGS/$name.log.1"
+    fi
+    echo "=== $(date -u +%FT%TZ) starting $name" >>"$TB_LOGS/$name.log"
+    # 8>&-: the daemon must not inherit the lock of this script. The pid is
+    # written by the process that then execs the binary: setsid forks when
+    # it is a process group leader, and the pid of `$!` would then be gone.
+    rm -f "$TB_RUN/$name.pid"
+    # shellcheck disable=SC2016
+    setsid bash -c 'echo $$ >"$0"; exec "$@"' "$TB_RUN/$name.pid" "$bin" "$@" \
+        >>"$TB_LOGS/$name.log" 2>&1 </dev/null 8>&- &
+    local pid=$!
+    for _ in $(seq 1 50); do
+        tb_pid "$name" >/dev/null && break
+        sleep 0.1
+    done
+    pid=$(cat "$TB_RUN/$name.pid" 2>/dev/null || echo "$pid")
+    tb_log "started $name (pid $pid)"
+}
+
+wait_for() { # NAME TIMEOUT_S CMD...
+    local name=$1 limit=$2
+    shift 2
+    local deadline=$((SECONDS + limit))
+    while ! "$@" >/dev/null 2>&1; do
+        if ! tb_pid "$name" >/dev/null; then
+            tb_log_tail "$name"
+            tb_die "$name exited during start-up"
+        fi
+        if [ $SECONDS -ge $deadline ]; then
+            tb_log_tail "$name"
+            tb_die "$name not ready after $limit s"
+        fi
+        sleep 0.5
+    done
+}
+
+curl_ok() { curl -sf --max-time 2 "$@"; }

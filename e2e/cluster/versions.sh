@@ -12,3 +12,7 @@ COREDNS_VERSION=v1.12.4
 HELM_VERSION=v3.22.0
 # Tag of the locally built sandbox ("pause") image.
 PAUSE_TAG=3.10-tfjob
+# kubernetes-sigs/scheduler-plugins (the coscheduling plugin for gang
+# scheduling tests): the release for Kubernetes 1.34. The module proxy serves
+# it by exact version only.
+SCHED_PLUGINS_VERSION=v0.34.7

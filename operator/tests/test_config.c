@@ -65,8 +65,24 @@ static void test_flags_and_env(void)
 	TFJ_CHECK_INT(c.log_format, TFJ_LOG_FMT_JSON);
 	TFJ_CHECK_INT(c.log_level, TFJ_LOG_DEBUG);
 	TFJ_CHECK_STR(c.metrics_addr, "127.0.0.1:0");
+	TFJ_CHECK_STR(c.gang_scheduler, ""); /* gang scheduling is off by default */
 	unsetenv("TFJOB_WORKERS");
 	unsetenv("TFJOB_BURST");
+}
+
+static void test_gang_scheduler_name(void)
+{
+	struct tfj_config c;
+	const char *argv[] = { "op", "--gang-scheduler-name", "scheduler-plugins" };
+	const char *bad_name[] = { "op", "--gang-scheduler-name=Not_A_Name" };
+
+	TFJ_CHECK_INT(parse(&c, 3, argv), 0);
+	TFJ_CHECK_STR(c.gang_scheduler, "scheduler-plugins");
+	setenv("TFJOB_GANG_SCHEDULER_NAME", "volcano", 1);
+	TFJ_CHECK_INT(parse(&c, 1, argv), 0);
+	TFJ_CHECK_STR(c.gang_scheduler, "volcano");
+	unsetenv("TFJOB_GANG_SCHEDULER_NAME");
+	TFJ_CHECK_INT(parse(&c, 2, bad_name), TFJ_EINVAL);
 }
 
 static void bad(int argc, const char **argv, const char *needle)
@@ -132,5 +148,6 @@ int main(void)
 	TFJ_RUN(test_flags_and_env);
 	TFJ_RUN(test_bad);
 	TFJ_RUN(test_event_budget);
+	TFJ_RUN(test_gang_scheduler_name);
 	return tfj_test_finish();
 }

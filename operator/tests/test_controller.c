@@ -2,7 +2,11 @@
  * test_controller.c - the whole controller (informers, queue, expectations,
  * the real planner, apply, status) against the local HTTPS server: a TFJob
  * gets its pods and services with TF_CONFIG, a restarted controller creates
- * no duplicates, and pods finishing make the job Succeeded.
+ * no duplicates, and pods finishing make the job Succeeded. Gang scheduling:
+ * the PodGroup is created before any pod and the pods carry the scheduler
+ * name and the PodGroup label; without the PodGroup CRD (POST answers 404)
+ * no pod is created, the job gets a Warning PodGroupUnavailable and the
+ * controller does not retry fast; once the API is served the job starts.
  */
 #include <stdio.h>
 #include <string.h>
@@ -65,17 +69,24 @@ static int wait_condition(const char *type)
 	return 0;
 }
 
-static struct tfj_controller *start_controller(void)
+/* A controller for namespace ns; gang: --gang-scheduler-name (NULL = off). */
+static struct tfj_controller *start_controller_in(const char *ns, const char *gang)
 {
 	struct tfj_controller_opts o = { 0 };
 	struct tfj_controller *c = NULL;
-	o.namespace = "ml";
+	o.namespace = ns;
+	o.gang_scheduler = gang;
 	o.workers = 2;
 	o.watch_timeout_s = 5;
 	TFJ_CHECK_INT(tfj_controller_new(&c, K, &o), 0);
 	if (c)
 		TFJ_CHECK_INT(tfj_controller_start(c, 10000), 0);
 	return c;
+}
+
+static struct tfj_controller *start_controller(void)
+{
+	return start_controller_in("ml", NULL);
 }
 
 static void test_job_lifecycle(void)
@@ -346,6 +357,108 @@ static void test_owner_key(void)
 	cJSON_Delete(p);
 }
 
+/* ---- gang scheduling (--gang-scheduler-name; app/gang.c) ---- */
+
+#define PG_PATH "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/gang/podgroups"
+
+static void create_job(const char *name)
+{
+	char buf[1024];
+	cJSON *job;
+
+	snprintf(buf, sizeof(buf),
+		 "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\","
+		 "\"metadata\":{\"name\":\"%s\",\"namespace\":\"gang\",\"generation\":1},"
+		 "\"spec\":{\"runPolicy\":{\"schedulingPolicy\":{\"minAvailable\":2}},"
+		 "\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":2,\"template\":{\"spec\":"
+		 "{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"localhost/rt:1\","
+		 "\"resources\":{\"requests\":{\"cpu\":\"250m\"}}}]}}}}}}",
+		 name);
+	job = cJSON_Parse(buf);
+	TFJ_CHECK_OK(tfj_kube_create(K, NULL, "/apis/kubeflow.org/v1/namespaces/gang/tfjobs", job));
+	cJSON_Delete(job);
+}
+
+/* The reasons of the events posted so far, space-separated. */
+static void event_reasons(char *out, size_t len)
+{
+	cJSON *list = NULL, *e;
+	size_t n = 0;
+
+	out[0] = '\0';
+	if (tfj_kube_list(K, &list, "/api/v1/namespaces/gang/events"))
+		return;
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(list, "items")) {
+		const char *r = cJSON_GetStringValue(cJSON_GetObjectItem(e, "reason"));
+		if (r && n < len)
+			n += (size_t)snprintf(out + n, len - n, "%s ", r);
+	}
+	cJSON_Delete(list);
+}
+
+static void test_no_crd(void)
+{
+	struct tfj_controller *c;
+	char reasons[2048] = "";
+	int attempts, i;
+
+	/* Every POST of a PodGroup answers 404, as without the CRD. */
+	fake_inject(&F, 1000, 404, "/podgroups", "POST", NULL);
+	create_job("nocrd");
+	c = start_controller_in("gang", "scheduler-plugins");
+	if (!c)
+		return;
+	for (i = 0; i < 200 && !strstr(reasons, "PodGroupUnavailable"); i++) {
+		tfj_controller_flush_events(c, 1000);
+		event_reasons(reasons, sizeof(reasons));
+		usleep(20000);
+	}
+	TFJ_CHECK(strstr(reasons, "PodGroupUnavailable") != NULL);
+	sleep(2); /* a fast retry loop would post hundreds of times in this while */
+	attempts = 1000 - F.fail_n;
+	TFJ_CHECK_GE(attempts, 1);
+	TFJ_CHECK_LE(attempts, 3);
+	TFJ_CHECK_INT(fake_count(&F, "pods", "gang"), 0);
+	tfj_controller_free(c);
+	fake_inject(&F, 0, 0, NULL, NULL, NULL);
+}
+
+static void test_podgroup_before_pods(void)
+{
+	struct tfj_controller *c;
+	cJSON *pg = NULL, *pod = NULL;
+	char reasons[2048] = "";
+	int i;
+
+	create_job("gang");
+	c = start_controller_in("gang", "scheduler-plugins");
+	if (!c)
+		return;
+	/* The PodGroup API is served now: this job starts, and so does the one
+	 * of test_no_crd (its PodGroup is made on the next reconcile). */
+	for (i = 0; i < 300 && fake_count(&F, "pods", "gang") < 4; i++)
+		usleep(20000);
+	TFJ_CHECK_INT(fake_count(&F, "pods", "gang"), 4);
+	TFJ_CHECK_INT(fake_count(&F, "podgroups", "gang"), 2);
+	TFJ_CHECK_OK(tfj_kube_get(K, &pg, PG_PATH "/gang"));
+	TFJ_CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(pg, "apiVersion")),
+		      "scheduling.x-k8s.io/v1alpha1");
+	TFJ_CHECK_INT(cJSON_GetObjectItem(cJSON_GetObjectItem(pg, "spec"), "minMember")->valueint, 2);
+	TFJ_CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(
+			      cJSON_GetObjectItem(pg, "spec"), "minResources"), "cpu")), "500m");
+	TFJ_CHECK_OK(tfj_kube_get(K, &pod, "/api/v1/namespaces/gang/pods/gang-worker-1"));
+	TFJ_CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"),
+							       "schedulerName")), "scheduler-plugins");
+	TFJ_CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(
+			      pod, "metadata"), "labels"), "scheduling.x-k8s.io/pod-group")), "gang");
+	tfj_controller_flush_events(c, 2000);
+	event_reasons(reasons, sizeof(reasons));
+	TFJ_CHECK(strstr(reasons, "SuccessfulCreatePodGroup") != NULL);
+	cJSON_Delete(pg);
+	cJSON_Delete(pod);
+	tfj_controller_free(c);
+}
+
 int main(void)
 {
 	int rc;
@@ -360,6 +473,8 @@ int main(void)
 		TFJ_RUN(test_job_lifecycle);
 		TFJ_RUN(test_create_errors_retried);
 		TFJ_RUN(test_permanent_create_failure);
+		TFJ_RUN(test_no_crd);
+		TFJ_RUN(test_podgroup_before_pods);
 	}
 	tfj_kube_free(K);
 	fake_stop(&F);

@@ -41,4 +41,12 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - apiGroups: [""]
   resources: [events]
   verbs: [create, patch]
+{{- with .Values.gangSchedulerName }}
+{{- if ne . "none" }}
+# Gang scheduling: one PodGroup per TFJob, read, created, updated, deleted.
+- apiGroups: [{{ eq . "volcano" | ternary "scheduling.volcano.sh" "scheduling.x-k8s.io" }}]
+  resources: [podgroups]
+  verbs: [get, create, update, delete]
+{{- end }}
+{{- end }}
 {{- end -}}

@@ -10,6 +10,8 @@
 #include <tfj/err.h>
 #include <tfj/parse.h>
 
+#include "tfjob/podgroup.h"
+
 struct opt {
 	const char *flag;   /* without "--" */
 	const char *env;
@@ -37,6 +39,7 @@ static const struct opt opts[] = {
 	{ "report-audience", "TFJOB_REPORT_AUDIENCE", 0 },
 	{ "managed-by", "TFJOB_MANAGED_BY", 0 },
 	{ "informer-stale-after", "TFJOB_INFORMER_STALE_AFTER", 0 },
+	{ "gang-scheduler-name", "TFJOB_GANG_SCHEDULER_NAME", 0 },
 	{ "help", NULL, 1 },
 	{ "version", NULL, 1 },
 };
@@ -75,6 +78,11 @@ const char *tfj_config_usage(void)
 	       "  --informer-stale-after S  /readyz fails once an informer has had no\n"
 	       "                            working LIST/WATCH for S seconds, 5-86400\n"
 	       "                            (default 120)\n"
+	       "  --gang-scheduler-name N   gang scheduling: one PodGroup per TFJob and its\n"
+	       "                            pods' schedulerName; volcano (Volcano PodGroups)\n"
+	       "                            or the scheduler-plugins scheduler's name, e.g.\n"
+	       "                            scheduler-plugins (coscheduling PodGroups);\n"
+	       "                            empty or none: off (default)\n"
 	       "Every flag can also be set as TFJOB_<FLAG> (e.g. TFJOB_WORKERS=8).\n";
 }
 
@@ -107,6 +115,11 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 		if (strlen(v) > 63)
 			return tfj_err_set(TFJ_EINVAL, "--managed-by: longer than 63 characters");
 		cfg->managed_by = v;
+	} else if (!strcmp(name, "gang-scheduler-name")) {
+		struct tfj_gang g;
+		if (tfj_podgroup_parse(&g, v))
+			return tfj_err_set(TFJ_EINVAL, "--gang-scheduler-name: %s", tfj_err_detail());
+		cfg->gang_scheduler = v;
 	} else if (!strcmp(name, "log-level")) {
 		if (tfj_log_parse_level(&cfg->log_level, v))
 			return tfj_err_set(TFJ_EINVAL, "--log-level: %s is not debug|info|warn|error", v);
@@ -156,6 +169,7 @@ int tfj_config_parse(struct tfj_config *cfg, int argc, char **argv)
 	cfg->event_burst = 100;
 	cfg->cluster_domain = "";
 	cfg->managed_by = "";
+	cfg->gang_scheduler = "";
 	cfg->log_level = TFJ_LOG_INFO;
 	cfg->log_format = TFJ_LOG_FMT_KV;
 	cfg->metrics_addr = ":8080";

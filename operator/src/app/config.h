@@ -35,6 +35,7 @@ struct tfj_config {
 	const char *report_service;  /* address injected into pods; "" = off */
 	const char *report_audience; /* default "tfjob-report" */
 	const char *managed_by;      /* runPolicy.managedBy we act on; "" = the reference's value */
+	const char *gang_scheduler;  /* --gang-scheduler-name; "" = off (tfjob/podgroup.h) */
 	int help;                    /* --help was given */
 	int version;                 /* --version was given */
 };

@@ -16,6 +16,7 @@
 #include <tfj/log.h>
 
 #include "app/apply.h"
+#include "app/gang.h"
 #include "app/poison.h"
 #include "kube/apipath.h"
 #include "kube/objmeta.h"
@@ -46,7 +47,8 @@ static const double dur_buckets[] = { 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 
 struct tfj_controller {
 	struct tfj_kube *k;
 	char *ns;            /* NULL = all namespaces */
-	char *domain, *opname, *instance, *report_addr, *report_aud, *manager;
+	char *domain, *opname, *instance, *report_addr, *report_aud, *manager, *gang_name;
+	struct tfj_gang gang;        /* gang scheduling (app/gang.h); api OFF = none */
 	struct tfj_progress *prog;   /* borrowed; NULL = report channel off */
 	int workers;
 	struct tfj_plan_config pcfg;
@@ -354,6 +356,18 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			tfj_tfjob_free(&job);
 			goto done;
 		}
+		if (c->pcfg.gang) {
+			/* The PodGroup first: no pod of a gang without its group. */
+			uint64_t wait_ms = 0;
+			rc = tfj_gang_sync(&wait_ms, &c->ap, &c->gang, &job);
+			if (rc || wait_ms) {
+				*requeue_after_ms = wait_ms;
+				tfj_informer_free_list(pods, npods);
+				tfj_informer_free_list(svcs, nsvcs);
+				tfj_tfjob_free(&job);
+				goto done;
+			}
+		}
 		memset(&in, 0, sizeof(in));
 		in.job = &job;
 		in.pods = (const cJSON *const *)pods;
@@ -464,6 +478,12 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	c->pcfg.report_audience = c->report_aud;
 	c->manager = dup_or_null(o->manager);
 	c->pcfg.manager = c->manager;
+	c->gang_name = dup_or_null(o->gang_scheduler);
+	if ((rc = tfj_podgroup_parse(&c->gang, c->gang_name))) {
+		tfj_controller_free(c);
+		return rc;
+	}
+	c->pcfg.gang = c->gang.api != TFJ_PODGROUP_OFF ? &c->gang : NULL;
 	if (o->queue_qps > 0)
 		qo.qps = o->queue_qps;
 	if (o->queue_burst > 0)
@@ -564,6 +584,7 @@ void tfj_controller_free(struct tfj_controller *c)
 	free(c->report_addr);
 	free(c->report_aud);
 	free(c->manager);
+	free(c->gang_name);
 	free(c);
 }
 

@@ -45,6 +45,7 @@ struct tfj_controller_opts {
 	const char *report_addr;     /* TFJOB_REPORT_ADDR injected into pods; NULL = channel off */
 	const char *report_audience; /* token audience for the pods' projected token */
 	const char *manager;         /* runPolicy.managedBy we own; NULL = TFJ_TFJOB_MANAGER */
+	const char *gang_scheduler;  /* --gang-scheduler-name (podgroup.h); NULL/"" = off */
 	struct tfj_kube *event_kube; /* client for Events, with its own rate (events.h); NULL = k */
 	long informer_stale_s;       /* /readyz bound on an informer's last working LIST/WATCH
 					(default TFJ_CONTROLLER_STALE_DEFAULT_S) */

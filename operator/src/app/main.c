@@ -191,6 +191,7 @@ static int start_controller(struct app *a, const struct tfj_config *cfg)
 	co.instance = a->host;
 	co.report_addr = cfg->report_service[0] ? cfg->report_service : NULL;
 	co.report_audience = cfg->report_audience;
+	co.gang_scheduler = cfg->gang_scheduler;
 	co.event_kube = a->event_kube;
 	co.informer_stale_s = cfg->informer_stale_s;
 	if ((rc = tfj_controller_new(&a->ctl, a->kube, &co)))

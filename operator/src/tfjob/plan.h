@@ -45,6 +45,8 @@
 #include "tfjob/createfail.h"
 #include "tfjob/tfjob.h"
 
+struct tfj_gang;
+
 /* Most actions in one plan; a plan that would need more is an error. */
 #define TFJ_PLAN_MAX_ACTIONS (8 * TFJ_TFJOB_MAX_REPLICAS + 64)
 
@@ -97,6 +99,8 @@ struct tfj_plan_config {
 	int max_creates;             /* pods+services created per plan; 0 = TFJ_PLAN_MAX_CREATES */
 	const char *report_addr;     /* TFJOB_REPORT_ADDR for pods; NULL/"" = no injection */
 	const char *report_audience; /* token audience; NULL = "tfjob-report" */
+	const struct tfj_gang *gang; /* gang scheduling: pods' scheduler and PodGroup
+				      * marks (podgroup.h); NULL = off */
 };
 
 /*

@@ -11,6 +11,7 @@
 #include <tfj/tfconfig.h>
 
 #include "tfjob/podspec.h"
+#include "tfjob/podgroup.h"
 
 /* Training types, in the order they appear in TF_CONFIG's cluster. */
 static const enum tfj_rtype training_types[] = { TFJ_RT_CHIEF, TFJ_RT_MASTER, TFJ_RT_PS,
@@ -188,7 +189,7 @@ static int put_meta(cJSON *meta, const struct tfj_tfjob *job, enum tfj_rtype t, 
 					    "creationTimestamp", "deletionTimestamp",
 					    "managedFields", "selfLink", "ownerReferences" };
 	char name[TFJ_NAMES_LABEL_MAX + 1];
-	cJSON *labels, *refs, *ref;
+	cJSON *labels;
 	size_t i;
 	int rc;
 
@@ -202,6 +203,14 @@ static int put_meta(cJSON *meta, const struct tfj_tfjob *job, enum tfj_rtype t, 
 		return TFJ_ENOMEM;
 	if ((rc = put_labels(labels, job, t, index, o, which)))
 		return rc;
+	return tfj_podspec_owner_ref(meta, job);
+}
+
+int tfj_podspec_owner_ref(cJSON *meta, const struct tfj_tfjob *job)
+{
+	cJSON *refs, *ref;
+
+	cJSON_DeleteItemFromObjectCaseSensitive(meta, "ownerReferences");
 	if (!(refs = cJSON_AddArrayToObject(meta, "ownerReferences")) ||
 	    !(ref = cJSON_CreateObject()))
 		return TFJ_ENOMEM;
@@ -350,6 +359,31 @@ static int put_report(cJSON *spec, cJSON *ctr, const struct tfj_tfjob *job, enum
 	return 0;
 }
 
+/*
+ * Gang scheduling (podgroup.h): the scheduler name, unless the template
+ * chose one (as in Kubeflow), and the PodGroup label or annotations.
+ */
+static int put_gang(cJSON *meta, cJSON *spec, const struct tfj_tfjob *job, enum tfj_rtype t,
+		    const struct tfj_gang *g)
+{
+	const cJSON *sn = cJSON_GetObjectItemCaseSensitive(spec, "schedulerName");
+	cJSON *m;
+
+	if (g->api == TFJ_PODGROUP_OFF)
+		return 0;
+	if (!(cJSON_IsString(sn) && sn->valuestring && *sn->valuestring) &&
+	    set_string(spec, "schedulerName", g->scheduler))
+		return TFJ_ENOMEM;
+	if (g->api == TFJ_PODGROUP_SCHEDULER_PLUGINS)
+		return (m = ensure_object(meta, "labels")) &&
+		       !set_string(m, TFJ_PODGROUP_SP_LABEL, job->name) ? 0 : TFJ_ENOMEM;
+	if (!(m = ensure_object(meta, "annotations")) ||
+	    set_string(m, TFJ_PODGROUP_VOLCANO_GROUP, job->name) ||
+	    set_string(m, TFJ_PODGROUP_VOLCANO_TASK, tfj_tfjob_type_lower(t)))
+		return TFJ_ENOMEM;
+	return 0;
+}
+
 static int build_pod(cJSON *pod, const struct tfj_tfjob *job, enum tfj_rtype t, int index,
 		     const struct tfj_podspec_opts *o)
 {
@@ -375,6 +409,8 @@ static int build_pod(cJSON *pod, const struct tfj_tfjob *job, enum tfj_rtype t, 
 	 * is the PodGroup's (gang scheduling); a pod's own priorityClassName
 	 * comes from its template, untouched.
 	 */
+	if (o && o->gang && (rc = put_gang(meta, spec, job, t, o->gang)))
+		return rc;
 	if ((rc = tfj_podspec_tfconfig(&tfconfig, job, t, index, o)))
 		return rc;
 	ctrs = cJSON_GetObjectItemCaseSensitive(spec, "containers");

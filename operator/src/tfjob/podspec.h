@@ -37,6 +37,8 @@
 
 #include "tfjob/tfjob.h"
 
+struct tfj_gang;
+
 #define TFJ_PODSPEC_DEFAULT_PORT 2222
 #define TFJ_PODSPEC_PORT_NAME "tfjob-port"
 #define TFJ_PODSPEC_CONTAINER "tensorflow"
@@ -54,6 +56,7 @@ struct tfj_podspec_opts {
 	int default_port;           /* 0 = TFJ_PODSPEC_DEFAULT_PORT */
 	const char *report_addr;    /* operator's report service; NULL or "" = none */
 	const char *report_audience;/* NULL = TFJ_PODSPEC_REPORT_AUDIENCE */
+	const struct tfj_gang *gang;/* gang scheduling (podgroup.h); NULL = off */
 };
 
 /*
@@ -70,6 +73,12 @@ struct tfj_podspec_opts {
 #define TFJ_PODSPEC_REPORT_DIR "/var/run/secrets/tfjob"
 #define TFJ_PODSPEC_REPORT_TOKEN_FILE "/var/run/secrets/tfjob/token"
 #define TFJ_PODSPEC_REPORT_TOKEN_TTL 3600
+
+/*
+ * Replaces meta.ownerReferences with the one every child of the job carries:
+ * {kubeflow.org/v1, TFJob, name, uid, controller, blockOwnerDeletion}.
+ */
+int tfj_podspec_owner_ref(cJSON *meta, const struct tfj_tfjob *job);
 
 /* The port replicas of type t listen on (tfjob-port or the default). */
 int tfj_podspec_port(const struct tfj_tfjob *job, enum tfj_rtype t,
