@@ -137,7 +137,7 @@ static void test_port_default_and_kept(void)
 
 static void test_tfconfig_training_and_evaluator(void)
 {
-	struct tfj_podspec_opts o = { NULL, "cluster.local", 0, NULL, NULL };
+	struct tfj_podspec_opts o = { NULL, "cluster.local", 0, NULL, NULL, NULL, 0 };
 	struct tfj_tfjob job;
 	struct tfj_tfconfig cfg;
 	cJSON *j = fx_job("mnist"), *pod = NULL;
@@ -265,7 +265,7 @@ static cJSON *named(cJSON *arr, const char *name)
 
 static void test_report_injection(void)
 {
-	struct tfj_podspec_opts o = { NULL, NULL, 0, "tfjob-operator.ops.svc:9443", "aud-x" };
+	struct tfj_podspec_opts o = { NULL, NULL, 0, "tfjob-operator.ops.svc:9443", "aud-x", NULL, 0 };
 	struct tfj_tfjob job;
 	cJSON *j = fx_job("mnist"), *pod = NULL, *ctr, *vol, *sat, *m, *e, *tmpl_env, *it;
 	const char *v;

@@ -36,6 +36,8 @@ static const struct opt opts[] = {
 	{ "report-service", "TFJOB_REPORT_SERVICE", 0 },
 	{ "report-audience", "TFJOB_REPORT_AUDIENCE", 0 },
 	{ "managed-by", "TFJOB_MANAGED_BY", 0 },
+	{ "agent-image", "TFJOB_AGENT_IMAGE", 0 },
+	{ "agent-inject-default", "TFJOB_AGENT_INJECT_DEFAULT", 1 },
 	{ "help", NULL, 1 },
 	{ "version", NULL, 1 },
 };
@@ -71,6 +73,10 @@ const char *tfj_config_usage(void)
 	       "                            (default tfjob-report)\n"
 	       "  --managed-by VALUE        act only on TFJobs whose runPolicy.managedBy is\n"
 	       "                            VALUE (default: unset or kubeflow.org/training-operator)\n"
+	       "  --agent-image IMAGE       image whose tfjob-agent is injected into TFJobs\n"
+	       "                            annotated tfjob.kubeflow.org/agent: inject\n"
+	       "  --agent-inject-default[=BOOL]  inject into TFJobs without that annotation\n"
+	       "                            too (\"none\" opts out); needs --agent-image\n"
 	       "Every flag can also be set as TFJOB_<FLAG> (e.g. TFJOB_WORKERS=8).\n";
 }
 
@@ -129,6 +135,12 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 		if (!*v || strlen(v) > 253)
 			return tfj_err_set(TFJ_EINVAL, "--report-audience: 1 to 253 characters");
 		cfg->report_audience = v;
+	} else if (!strcmp(name, "agent-image")) {
+		if (strlen(v) > 1024)
+			return tfj_err_set(TFJ_EINVAL, "--agent-image: longer than 1024 characters");
+		cfg->agent_image = v;
+	} else if (!strcmp(name, "agent-inject-default")) {
+		return tfj_parse_bool(&cfg->agent_inject_default, v, flag);
 	} else if (!strcmp(name, "help")) {
 		return tfj_parse_bool(&cfg->help, v, flag);
 	} else if (!strcmp(name, "version")) {
@@ -160,6 +172,7 @@ int tfj_config_parse(struct tfj_config *cfg, int argc, char **argv)
 	cfg->report_addr = "";
 	cfg->report_service = "";
 	cfg->report_audience = "tfjob-report";
+	cfg->agent_image = "";
 
 	for (size_t i = 0; i < NOPTS; i++) {
 		const char *v = opts[i].env ? getenv(opts[i].env) : NULL;
@@ -193,5 +206,7 @@ int tfj_config_parse(struct tfj_config *cfg, int argc, char **argv)
 	/* Serving without telling pods where, or the reverse, is a mistake. */
 	if (!*cfg->report_addr != !*cfg->report_service)
 		return tfj_err_set(TFJ_EINVAL, "--report-addr and --report-service go together");
+	if (cfg->agent_inject_default && !*cfg->agent_image)
+		return tfj_err_set(TFJ_EINVAL, "--agent-inject-default needs --agent-image");
 	return 0;
 }

@@ -34,6 +34,8 @@ struct tfj_config {
 	const char *report_service;  /* address injected into pods; "" = off */
 	const char *report_audience; /* default "tfjob-report" */
 	const char *managed_by;      /* runPolicy.managedBy we act on; "" = the reference's value */
+	const char *agent_image;     /* image of the injected agent (docs/agent.md); "" = none */
+	int agent_inject_default;    /* inject into TFJobs without the agent annotation */
 	int help;                    /* --help was given */
 	int version;                 /* --version was given */
 };

@@ -96,6 +96,8 @@ struct tfj_plan_config {
 	int max_creates;             /* pods+services created per plan; 0 = TFJ_PLAN_MAX_CREATES */
 	const char *report_addr;     /* TFJOB_REPORT_ADDR for pods; NULL/"" = no injection */
 	const char *report_audience; /* token audience; NULL = "tfjob-report" */
+	const char *agent_image;     /* injected agent's image (tfjob/inject.h); NULL = none */
+	int agent_inject_default;    /* inject into jobs without the agent annotation */
 };
 
 /*
