@@ -17,27 +17,13 @@
 
 #define PATH_MAX_LEN 4096
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static int copy_file(const char *from, const char *to, mode_t mode)
 {
 	char tmp[PATH_MAX_LEN];
 	char *data = NULL;
 	size_t len;
-	int fd = -1, rc;
+	FILE *f = NULL;
+	int fd, rc;
 
 	if ((rc = tfj_file_read(&data, &len, from, TFJ_INSTALL_FILE_MAX, TFJ_FILE_REGULAR)))
 		return rc;
@@ -45,11 +31,18 @@ static int copy_file(const char *from, const char *to, mode_t mode)
 		rc = tfj_err_set(TFJ_EINVAL, "path too long: %.200s", to);
 		goto out;
 	}
+	/* stdio finishes short writes; fclose reports a failed flush. */
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode & 0755);
-	if (fd < 0 || write_all(fd, data, len) || fchmod(fd, mode & 0755) || close(fd)) {
+	if (fd >= 0 && !(f = fdopen(fd, "wb")))
+		close(fd);
+	if (!f || fchmod(fileno(f), mode & 0755) || fwrite(data, 1, len, f) != len) {
 		rc = tfj_err_set(TFJ_EIO, "writing %.200s: %s", tmp, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+		if (f)
+			fclose(f);
+		goto out;
+	}
+	if (fclose(f)) {
+		rc = tfj_err_set(TFJ_EIO, "writing %.200s: %s", tmp, strerror(errno));
 		goto out;
 	}
 	if (rename(tmp, to)) {

@@ -64,6 +64,22 @@ def loss_and_accuracy(v, x, y):
     return loss, acc
 
 
+def sgd_step(v, x, y, lr):
+    """One plain SGD step on the replica (the strategy decides where v lives)."""
+    with tf.GradientTape() as tape:
+        loss, acc = loss_and_accuracy(v, x, y)
+    for var, g in zip(v, tape.gradient(loss, v)):
+        var.assign_sub(lr * g)
+    return loss, acc
+
+
+def add_common_args(p):
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--lr", type=float, default=0.1)
+    p.add_argument("--crash-task", default="", help="TYPE:INDEX of the task that crashes")
+    p.add_argument("--crash-at-step", type=int, default=0)
+
+
 def test_accuracy(v):
     x, y = test_arrays()
     values = [tf.convert_to_tensor(t) for t in v]

@@ -17,10 +17,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--steps-per-epoch", type=int, default=60)
-    p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--lr", type=float, default=0.1)
-    p.add_argument("--crash-task", default="")
-    p.add_argument("--crash-at-step", type=int, default=0)
+    fmnist.add_common_args(p)
     args = p.parse_args()
 
     cfg, task_type, task_index = fmnist.tf_config()
@@ -35,16 +32,8 @@ def main():
 
     @tf.function
     def train_step(it):
-        def replica_fn(x, y):
-            with tf.GradientTape() as tape:
-                loss, acc = fmnist.loss_and_accuracy(v, x, y)
-            grads = tape.gradient(loss, v)
-            for var, g in zip(v, grads):
-                var.assign_sub(args.lr * g)
-            return loss, acc
-
         x, y = next(it)
-        loss, acc = strategy.run(replica_fn, args=(x, y))
+        loss, acc = strategy.run(fmnist.sgd_step, args=(v, x, y, args.lr))
         mean = tf.distribute.ReduceOp.MEAN
         return strategy.reduce(mean, loss, axis=None), strategy.reduce(mean, acc, axis=None)
 

@@ -6,16 +6,6 @@
 #include "plan_fixtures.h"
 #include "tfjob/inject.h"
 
-static cJSON *named(cJSON *arr, const char *name)
-{
-	cJSON *it;
-
-	cJSON_ArrayForEach(it, arr)
-		if (!strcmp(cJSON_GetObjectItem(it, "name")->valuestring, name))
-			return it;
-	return NULL;
-}
-
 static cJSON *spec_of(cJSON *pod)
 {
 	return cJSON_GetObjectItem(pod, "spec");
@@ -23,7 +13,7 @@ static cJSON *spec_of(cJSON *pod)
 
 static cJSON *tf_ctr(cJSON *pod)
 {
-	return named(cJSON_GetObjectItem(spec_of(pod), "containers"), "tensorflow");
+	return fx_named(cJSON_GetObjectItem(spec_of(pod), "containers"), "tensorflow");
 }
 
 /* A job whose replicas' tensorflow containers run `cmd` (JSON array or NULL) with `args`. */
@@ -89,11 +79,11 @@ static void test_annotation_wraps_command_and_args(void)
 		      "\"--\",\"python\",\"/opt/train.py\",\"--steps\",\"30\"]");
 	free(s);
 	TFJ_CHECK(cJSON_GetObjectItem(c, "args") == NULL);
-	m = named(cJSON_GetObjectItem(c, "volumeMounts"), TFJ_INJECT_VOLUME);
+	m = fx_named(cJSON_GetObjectItem(c, "volumeMounts"), TFJ_INJECT_VOLUME);
 	TFJ_CHECK(m != NULL);
 	TFJ_CHECK_STR(cJSON_GetObjectItem(m, "mountPath")->valuestring, "/tfj-agent");
 	TFJ_CHECK(cJSON_IsTrue(cJSON_GetObjectItem(m, "readOnly")));
-	vol = named(cJSON_GetObjectItem(spec_of(pod), "volumes"), TFJ_INJECT_VOLUME);
+	vol = fx_named(cJSON_GetObjectItem(spec_of(pod), "volumes"), TFJ_INJECT_VOLUME);
 	TFJ_CHECK(cJSON_IsObject(cJSON_GetObjectItem(vol, "emptyDir")));
 	init = cJSON_GetArrayItem(cJSON_GetObjectItem(spec_of(pod), "initContainers"), 0);
 	TFJ_CHECK_STR(cJSON_GetObjectItem(init, "name")->valuestring, TFJ_INJECT_INIT);
@@ -101,7 +91,7 @@ static void test_annotation_wraps_command_and_args(void)
 	s = joined(cJSON_GetObjectItem(init, "command"));
 	TFJ_CHECK_STR(s, "[\"/usr/bin/tfjob-agent\",\"--install\",\"/tfj-agent\"]");
 	free(s);
-	m = named(cJSON_GetObjectItem(init, "volumeMounts"), TFJ_INJECT_VOLUME);
+	m = fx_named(cJSON_GetObjectItem(init, "volumeMounts"), TFJ_INJECT_VOLUME);
 	TFJ_CHECK(m != NULL && cJSON_GetObjectItem(m, "readOnly") == NULL);
 	/* Pod Security "restricted": every field it checks on a container. */
 	sc = cJSON_GetObjectItem(init, "securityContext");
@@ -170,7 +160,7 @@ static void test_default_and_opt_out(void)
 	/* Default on: injected. */
 	o.agent_inject_default = 1;
 	TFJ_CHECK_INT(tfj_podspec_pod(&pod, &job, TFJ_RT_WORKER, 0, &o), 0);
-	TFJ_CHECK(named(cJSON_GetObjectItem(spec_of(pod), "initContainers"), TFJ_INJECT_INIT) != NULL);
+	TFJ_CHECK(fx_named(cJSON_GetObjectItem(spec_of(pod), "initContainers"), TFJ_INJECT_INIT) != NULL);
 	cJSON_Delete(pod);
 	tfj_tfjob_free(&job);
 	/* Default on, annotation none: untouched. */
