@@ -40,13 +40,16 @@ follow_steps() {
 # check_injected POD: the pod got the agent: the init container and the
 # tensorflow command started through the copied loader.
 check_injected() {
-	local init cmd
+	local init cmd log
 	init=$(kubectl -n "$E2E_NS" get pod "$1" -o jsonpath='{.spec.initContainers[0].name}')
 	[ "$init" = tfjob-agent-install ] || e2e_fail "$1: first init container '$init', wanted tfjob-agent-install"
 	cmd=$(kubectl -n "$E2E_NS" get pod "$1" -o jsonpath='{.spec.containers[?(@.name=="tensorflow")].command}')
 	case $cmd in '["/tfj-agent/ld.so","--library-path","/tfj-agent/lib","/tfj-agent/tfjob-agent"'*) ;;
 	*) e2e_fail "$1: tensorflow command not wrapped in the agent: $cmd" ;; esac
-	kubectl -n "$E2E_NS" logs "$1" -c tensorflow 2>/dev/null | grep -q 'comp=agent msg="starting command"' ||
+	# Whole log first: grep -q would stop reading, and kubectl's SIGPIPE
+	# fails the pipeline under pipefail.
+	log=$(kubectl -n "$E2E_NS" logs "$1" -c tensorflow 2>/dev/null || true)
+	grep -q 'comp=agent msg="starting command"' <<<"$log" ||
 		e2e_fail "$1: no 'starting command' line of the injected agent in its log"
 }
 
