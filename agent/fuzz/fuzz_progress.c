@@ -10,6 +10,7 @@
 
 #include "progress.h"
 #include "progress_regex.h"
+#include "progress_tf.h"
 #include "termmsg.h"
 
 static struct tfj_progress_regex re;
@@ -36,6 +37,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(line, data, size);
 	line[size] = '\0';
 	tfj_progress_regex_match(&p, &re, line);
+	/* The built-in TensorFlow/Keras patterns, from no epoch and from one. */
+	{
+		struct tfj_progress_tf tf = { 0 };
+
+		tfj_progress_tf_parse(&p, &tf, line);
+		tf.epoch = 7;
+		if (tfj_progress_tf_parse(&p, &tf, line) == 0 &&
+		    (p.have & TFJ_PROGREC_BIT(TFJ_PROGREC_STEP)) && p.step < 0)
+			abort();
+	}
 
 	/* The framer, fed in two pieces on both streams with a small cap. */
 	split = size ? data[0] % (size + 1) : 0;

@@ -17,6 +17,7 @@
 #include "config.h"
 #include "peers.h"
 #include "progress.h"
+#include "install.h"
 #include "progress_regex.h"
 #include "reporter.h"
 #include "supervisor.h"
@@ -264,6 +265,26 @@ static int supervise(struct agent *a)
 	return finish(a, r.exit_code, reason, r.signal, msg);
 }
 
+/* --install DIR: the injected agent's init container (install.h). */
+static int install(struct agent *a)
+{
+	const char *src = getenv("TFJOB_AGENT_BUNDLE");
+	char detail[TFJ_ERR_DETAIL_MAX];
+	int n, rc;
+
+	if (!src || !*src)
+		src = TFJ_INSTALL_BUNDLE_DIR;
+	rc = tfj_install_copy(&n, src, a->cfg.install_dir);
+	if (rc < 0) {
+		snprintf(detail, sizeof(detail), "install: %s", tfj_err_detail());
+		tfj_log_error("cannot install the agent", "detail", detail);
+		return finish(a, TFJ_EXIT_IO, "AgentError", 0, detail);
+	}
+	snprintf(detail, sizeof(detail), "%d", n);
+	tfj_log_info("agent installed", "from", src, "to", a->cfg.install_dir, "files", detail);
+	return finish(a, 0, "Completed", 0, NULL);
+}
+
 int tfj_agent_main(int argc, char **argv)
 {
 	struct agent a;
@@ -294,6 +315,10 @@ int tfj_agent_main(int argc, char **argv)
 	if (a.cfg.version) {
 		printf("tfjob-agent %s\n", TFJ_REPORTER_AGENT_VERSION);
 		code = 0;
+		goto out;
+	}
+	if (a.cfg.install_dir) {
+		code = install(&a);
 		goto out;
 	}
 	tf = getenv("TF_CONFIG");

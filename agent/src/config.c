@@ -39,6 +39,8 @@ static const char usage[] =
 	"  --no-report               never contact the operator\n"
 	"  --log-level LEVEL         debug, info, warn, error, off (env TFJOB_LOG_LEVEL)\n"
 	"  --log-format FMT          kv or json (env TFJOB_LOG_FORMAT)\n"
+	"  --install DIR             copy the agent bundle (binary, libraries, loader)\n"
+	"                            to DIR and exit: the injected agent's init container\n"
 	"  -h, --help                this text\n"
 	"  --version                 print the version\n";
 
@@ -98,7 +100,7 @@ static const char *const valued[] = {
 	"grace-period", "drain-timeout", "signal-target", "peer-wait", "peer-types",
 	"peer-timeout", "peer-connect-timeout", "termination-log", "progress-regex",
 	"progress-field", "line-max", "report-addr", "report-token-file", "report-ca-file",
-	"report-timeout", "heartbeat-interval", "log-level", "log-format", NULL
+	"report-timeout", "heartbeat-interval", "log-level", "log-format", "install", NULL
 };
 
 static int apply(struct tfj_agent_config *c, const char *name, const char *v)
@@ -131,6 +133,12 @@ static int apply(struct tfj_agent_config *c, const char *name, const char *v)
 		return tfj_parse_seconds(&c->peer_timeout_s, v, 0.1, 86400, flag);
 	if (strcmp(name, "peer-connect-timeout") == 0)
 		return tfj_parse_seconds(&c->peer_connect_timeout_s, v, 0.01, 60, flag);
+	if (strcmp(name, "install") == 0) {
+		if (!*v)
+			return tfj_err_set(TFJ_EINVAL, "%s: empty path", flag);
+		c->install_dir = v;
+		return 0;
+	}
 	if (strcmp(name, "termination-log") == 0) {
 		if (!*v)
 			return tfj_err_set(TFJ_EINVAL, "%s: empty path", flag);
@@ -238,6 +246,8 @@ int tfj_agent_config_parse(struct tfj_agent_config *c, int argc, char **argv)
 		if ((rc = apply(c, name, val)) < 0)
 			return rc;
 	}
+	if (i >= argc && c->install_dir)
+		return 0; /* --install runs no command */
 	if (i >= argc)
 		return tfj_err_set(TFJ_EINVAL, "no command given (tfjob-agent [OPTIONS] -- COMMAND)");
 	c->command = &argv[i];

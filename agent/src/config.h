@@ -58,6 +58,7 @@ struct tfj_agent_config {
 	const char *replica_type;      /* NULL = from TF_CONFIG */
 	int replica_index;             /* -1 = from TF_CONFIG */
 
+	const char *install_dir;       /* --install: copy the bundle there and exit */
 	int help;
 	int version;
 };

@@ -5,6 +5,7 @@
  */
 #include "progress.h"
 #include "progress_regex.h"
+#include "progress_tf.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -102,7 +103,28 @@ static int handle_line(struct tfj_progress_tracker *t, enum tfj_progress_stream 
 		tfj_progress_merge(&t->state, &upd);
 		return 1;
 	}
+	/* TensorFlow's and Keras' own lines (progress_tf.h). */
+	if (memchr(line, '\0', len) == NULL && tfj_progress_tf_parse(&upd, &t->tf, line) == 0) {
+		tfj_progress_merge(&t->state, &upd);
+		return 1;
+	}
 	return 0;
+}
+
+/*
+ * The end of the next line: '\n' or '\r'. Keras redraws its progress bar
+ * with '\r' on a terminal, so an epoch would otherwise be one line, parsed
+ * only when it ends. The '\n' of a "\r\n" is swallowed by the framer
+ * (after_cr), however the two bytes are split between reads.
+ */
+static const char *line_end(const char *data, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (data[i] == '\n' || data[i] == '\r')
+			return data + i;
+	return NULL;
 }
 
 static void tail_append(struct tfj_progress_tracker *t, const char *data, size_t len)
@@ -130,8 +152,18 @@ int tfj_progress_tracker_feed(struct tfj_progress_tracker *t, enum tfj_progress_
 	if (s == TFJ_STREAM_STDERR)
 		tail_append(t, data, len);
 	while (len > 0) {
-		const char *nl = memchr(data, '\n', len);
-		size_t chunk = nl ? (size_t)(nl - data) : len;
+		const char *nl;
+		size_t chunk;
+
+		if (fr->after_cr && *data == '\n') {
+			fr->after_cr = 0;
+			data++;
+			len--;
+			continue;
+		}
+		fr->after_cr = 0;
+		nl = line_end(data, len);
+		chunk = nl ? (size_t)(nl - data) : len;
 
 		if (fr->skipping) {
 			/* Inside an over-long line: drop bytes up to its end. */
@@ -151,6 +183,7 @@ int tfj_progress_tracker_feed(struct tfj_progress_tracker *t, enum tfj_progress_
 			changed |= handle_line(t, s, fr->buf, fr->len);
 		}
 		fr->len = 0;
+		fr->after_cr = *nl == '\r';
 		data = nl + 1;
 		len -= chunk + 1;
 	}

@@ -7,7 +7,8 @@
  *    (tfj/progrec.h, the same module the runtime writes them with).
  *  - for foreign commands (a Python trainer), an optional extended POSIX
  *    regular expression applied to every stdout and stderr line
- *    (progress_regex.h).
+ *    (progress_regex.h);
+ *  - TensorFlow's and Keras' own log lines (progress_tf.h), built in.
  *
  * Lines are framed with a hard cap: a line longer than the cap is never
  * parsed (the bytes were already passed through by the supervisor).
@@ -23,6 +24,8 @@
 #include <stdint.h>
 
 #include <tfj/progrec.h>
+
+#include "progress_tf.h"
 
 #define TFJ_PROGRESS_LINE_DEFAULT (64u * 1024u)
 #define TFJ_PROGRESS_LINE_MIN 256u
@@ -64,6 +67,7 @@ struct tfj_progress_framer {
 	char *buf;
 	size_t len;
 	int skipping;             /* inside a line longer than the cap */
+	int after_cr;             /* the last line ended with '\r' */
 };
 
 struct tfj_progress_tracker {
@@ -71,6 +75,7 @@ struct tfj_progress_tracker {
 	const struct tfj_progress_regex *regex;   /* borrowed; NULL = none */
 	struct tfj_progress_framer fr[2];
 	struct tfj_progress_state state;
+	struct tfj_progress_tf tf;  /* built-in TensorFlow/Keras patterns' state */
 	uint64_t lines;           /* complete lines examined */
 	uint64_t long_lines;      /* lines over the cap, not parsed */
 	uint64_t bad_records;     /* TFJ_PROGRESS lines that did not parse */

@@ -24,6 +24,19 @@
 #define FX_T0_MS 1700000000000LL /* 2023-11-14T22:13:20Z */
 #define FX_MAX_OBJS 256
 
+/* The item of array arr whose "name" is name, or NULL. */
+static inline cJSON *fx_named(cJSON *arr, const char *name)
+{
+	cJSON *it, *n;
+
+	cJSON_ArrayForEach(it, arr) {
+		n = cJSON_GetObjectItem(it, "name");
+		if (cJSON_IsString(n) && !strcmp(n->valuestring, name))
+			return it;
+	}
+	return NULL;
+}
+
 static inline cJSON *fx_template(void)
 {
 	return cJSON_Parse("{\"metadata\":{\"labels\":{\"app\":\"mnist\"},"

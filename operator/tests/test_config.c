@@ -141,8 +141,26 @@ static void test_report_flags(void)
 	bad(2, noaud, "--report-audience");
 }
 
+static void test_agent_flags(void)
+{
+	struct tfj_config c;
+	const char *none[] = { "op" };
+	const char *on[] = { "op", "--agent-image", "localhost/tfjob-agent:dev",
+			     "--agent-inject-default" };
+	const char *noimage[] = { "op", "--agent-inject-default=true" };
+
+	TFJ_CHECK_INT(parse(&c, 1, none), 0);
+	TFJ_CHECK_STR(c.agent_image, "");
+	TFJ_CHECK_INT(c.agent_inject_default, 0);
+	TFJ_CHECK_INT(parse(&c, 4, on), 0);
+	TFJ_CHECK_STR(c.agent_image, "localhost/tfjob-agent:dev");
+	TFJ_CHECK_INT(c.agent_inject_default, 1);
+	bad(2, noimage, "needs --agent-image");
+}
+
 int main(void)
 {
+	TFJ_RUN(test_agent_flags);
 	TFJ_RUN(test_report_flags);
 	TFJ_RUN(test_defaults);
 	TFJ_RUN(test_flags_and_env);

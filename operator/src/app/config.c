@@ -40,6 +40,8 @@ static const struct opt opts[] = {
 	{ "managed-by", "TFJOB_MANAGED_BY", 0 },
 	{ "informer-stale-after", "TFJOB_INFORMER_STALE_AFTER", 0 },
 	{ "gang-scheduler-name", "TFJOB_GANG_SCHEDULER_NAME", 0 },
+	{ "agent-image", "TFJOB_AGENT_IMAGE", 0 },
+	{ "agent-inject-default", "TFJOB_AGENT_INJECT_DEFAULT", 1 },
 	{ "help", NULL, 1 },
 	{ "version", NULL, 1 },
 };
@@ -83,6 +85,10 @@ const char *tfj_config_usage(void)
 	       "                            or the scheduler-plugins scheduler's name, e.g.\n"
 	       "                            scheduler-plugins (coscheduling PodGroups);\n"
 	       "                            empty or none: off (default)\n"
+	       "  --agent-image IMAGE       image whose tfjob-agent is injected into TFJobs\n"
+	       "                            annotated tfjob.kubeflow.org/agent: inject\n"
+	       "  --agent-inject-default[=BOOL]  inject into TFJobs without that annotation\n"
+	       "                            too (\"none\" opts out); needs --agent-image\n"
 	       "Every flag can also be set as TFJOB_<FLAG> (e.g. TFJOB_WORKERS=8).\n";
 }
 
@@ -148,6 +154,12 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 		if (!*v || strlen(v) > 253)
 			return tfj_err_set(TFJ_EINVAL, "--report-audience: 1 to 253 characters");
 		cfg->report_audience = v;
+	} else if (!strcmp(name, "agent-image")) {
+		if (strlen(v) > 1024)
+			return tfj_err_set(TFJ_EINVAL, "--agent-image: longer than 1024 characters");
+		cfg->agent_image = v;
+	} else if (!strcmp(name, "agent-inject-default")) {
+		return tfj_parse_bool(&cfg->agent_inject_default, v, flag);
 	} else if (!strcmp(name, "help")) {
 		return tfj_parse_bool(&cfg->help, v, flag);
 	} else if (!strcmp(name, "version")) {
@@ -181,6 +193,7 @@ int tfj_config_parse(struct tfj_config *cfg, int argc, char **argv)
 	cfg->report_addr = "";
 	cfg->report_service = "";
 	cfg->report_audience = "tfjob-report";
+	cfg->agent_image = "";
 
 	for (size_t i = 0; i < NOPTS; i++) {
 		const char *v = opts[i].env ? getenv(opts[i].env) : NULL;
@@ -214,5 +227,7 @@ int tfj_config_parse(struct tfj_config *cfg, int argc, char **argv)
 	/* Serving without telling pods where, or the reverse, is a mistake. */
 	if (!*cfg->report_addr != !*cfg->report_service)
 		return tfj_err_set(TFJ_EINVAL, "--report-addr and --report-service go together");
+	if (cfg->agent_inject_default && !*cfg->agent_image)
+		return tfj_err_set(TFJ_EINVAL, "--agent-inject-default needs --agent-image");
 	return 0;
 }

@@ -36,6 +36,8 @@ struct tfj_config {
 	const char *report_audience; /* default "tfjob-report" */
 	const char *managed_by;      /* runPolicy.managedBy we act on; "" = the reference's value */
 	const char *gang_scheduler;  /* --gang-scheduler-name; "" = off (tfjob/podgroup.h) */
+	const char *agent_image;     /* image of the injected agent (docs/agent.md); "" = none */
+	int agent_inject_default;    /* inject into TFJobs without the agent annotation */
 	int help;                    /* --help was given */
 	int version;                 /* --version was given */
 };

@@ -48,6 +48,7 @@ struct tfj_controller {
 	struct tfj_kube *k;
 	char *ns;            /* NULL = all namespaces */
 	char *domain, *opname, *instance, *report_addr, *report_aud, *manager, *gang_name;
+	char *agent_image;
 	struct tfj_gang gang;        /* gang scheduling (app/gang.h); api OFF = none */
 	struct tfj_progress *prog;   /* borrowed; NULL = report channel off */
 	int workers;
@@ -476,6 +477,9 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	c->report_aud = dup_or_null(o->report_audience);
 	c->pcfg.report_addr = c->report_addr;
 	c->pcfg.report_audience = c->report_aud;
+	c->agent_image = dup_or_null(o->agent_image);
+	c->pcfg.agent_image = c->agent_image;
+	c->pcfg.agent_inject_default = o->agent_inject_default;
 	c->manager = dup_or_null(o->manager);
 	c->pcfg.manager = c->manager;
 	c->gang_name = dup_or_null(o->gang_scheduler);
@@ -583,6 +587,7 @@ void tfj_controller_free(struct tfj_controller *c)
 	free(c->instance);
 	free(c->report_addr);
 	free(c->report_aud);
+	free(c->agent_image);
 	free(c->manager);
 	free(c->gang_name);
 	free(c);

@@ -46,6 +46,8 @@ struct tfj_controller_opts {
 	const char *report_audience; /* token audience for the pods' projected token */
 	const char *manager;         /* runPolicy.managedBy we own; NULL = TFJ_TFJOB_MANAGER */
 	const char *gang_scheduler;  /* --gang-scheduler-name (podgroup.h); NULL/"" = off */
+	const char *agent_image;     /* image of the injected agent; NULL = none */
+	int agent_inject_default;    /* inject into jobs without the agent annotation */
 	struct tfj_kube *event_kube; /* client for Events, with its own rate (events.h); NULL = k */
 	long informer_stale_s;       /* /readyz bound on an informer's last working LIST/WATCH
 					(default TFJ_CONTROLLER_STALE_DEFAULT_S) */

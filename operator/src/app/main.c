@@ -192,6 +192,8 @@ static int start_controller(struct app *a, const struct tfj_config *cfg)
 	co.report_addr = cfg->report_service[0] ? cfg->report_service : NULL;
 	co.report_audience = cfg->report_audience;
 	co.gang_scheduler = cfg->gang_scheduler;
+	co.agent_image = cfg->agent_image[0] ? cfg->agent_image : NULL;
+	co.agent_inject_default = cfg->agent_inject_default;
 	co.event_kube = a->event_kube;
 	co.informer_stale_s = cfg->informer_stale_s;
 	if ((rc = tfj_controller_new(&a->ctl, a->kube, &co)))

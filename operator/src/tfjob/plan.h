@@ -101,6 +101,8 @@ struct tfj_plan_config {
 	const char *report_audience; /* token audience; NULL = "tfjob-report" */
 	const struct tfj_gang *gang; /* gang scheduling: pods' scheduler and PodGroup
 				      * marks (podgroup.h); NULL = off */
+	const char *agent_image;     /* injected agent's image (tfjob/inject.h); NULL = none */
+	int agent_inject_default;    /* inject into jobs without the agent annotation */
 };
 
 /*

@@ -10,6 +10,7 @@
 #include <tfj/names.h>
 #include <tfj/tfconfig.h>
 
+#include "tfjob/inject.h"
 #include "tfjob/podspec.h"
 #include "tfjob/podgroup.h"
 
@@ -284,6 +285,16 @@ static void drop_named(cJSON *arr, const char *name)
 	}
 }
 
+void tfj_podspec_drop_named(cJSON *arr, const char *name)
+{
+	drop_named(arr, name);
+}
+
+cJSON *tfj_podspec_ensure_array(cJSON *obj, const char *key)
+{
+	return ensure_array(obj, key);
+}
+
 /* Appends {name, value} or {name, valueFrom.fieldRef.fieldPath} to env, replacing `name`. */
 static int put_env(cJSON *env, const char *name, const char *value, const char *field)
 {
@@ -422,6 +433,8 @@ static int build_pod(cJSON *pod, const struct tfj_tfjob *job, enum tfj_rtype t, 
 			rc = put_container(c, tfconfig, tfj_podspec_port(job, t, o));
 			if (!rc && o && o->report_addr && *o->report_addr)
 				rc = put_report(spec, c, job, t, index, o);
+			if (!rc && tfj_inject_wanted(job, t, o))
+				rc = tfj_inject_pod(spec, c, job, o);
 			break;
 		}
 	}

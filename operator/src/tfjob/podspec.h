@@ -57,6 +57,8 @@ struct tfj_podspec_opts {
 	const char *report_addr;    /* operator's report service; NULL or "" = none */
 	const char *report_audience;/* NULL = TFJ_PODSPEC_REPORT_AUDIENCE */
 	const struct tfj_gang *gang;/* gang scheduling (podgroup.h); NULL = off */
+	const char *agent_image;    /* image of the injected agent (inject.h); NULL = none */
+	int agent_inject_default;   /* inject into jobs without the agent annotation */
 };
 
 /*
@@ -94,6 +96,11 @@ int tfj_podspec_tfconfig(char **out, const struct tfj_tfjob *job, enum tfj_rtype
 /* The pod for replica (t, index) of a valid job. */
 int tfj_podspec_pod(cJSON **out, const struct tfj_tfjob *job, enum tfj_rtype t,
 		    int index, const struct tfj_podspec_opts *o);
+
+/* Removes every item of array arr whose "name" is `name`. */
+void tfj_podspec_drop_named(cJSON *arr, const char *name);
+/* obj[key] as an array, replacing whatever non-array was there; NULL = no memory. */
+cJSON *tfj_podspec_ensure_array(cJSON *obj, const char *key);
 
 /* The headless service for replica (t, index). */
 int tfj_podspec_service(cJSON **out, const struct tfj_tfjob *job, enum tfj_rtype t,

@@ -156,7 +156,10 @@ static int decode_template(struct tfj_tfjob *job, const char *key, const cJSON *
 			return spec_fail(job, "spec.tfReplicaSpecs.%s: container '%.63s' has no image",
 					 key, name);
 		if (!strcmp(name, TFJ_PODSPEC_CONTAINER)) {
+			const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(c, "command");
+
 			found = 1;
+			rs->has_command = cJSON_IsArray(cmd) && cJSON_GetArraySize(cmd) > 0;
 			if (read_port(job, key, c, &rs->port))
 				return 1;
 		}
@@ -293,6 +296,48 @@ static int decode_run_policy(struct tfj_tfjob *job, const cJSON *spec)
 	return 0;
 }
 
+/*
+ * The agent annotations (tfjob.h). Refusing "inject" without a command here
+ * too, not only at admission (the ValidatingAdmissionPolicy), keeps the rule
+ * when the policy is not installed: the job fails with InvalidSpec and the
+ * message says why.
+ */
+static int decode_agent(struct tfj_tfjob *job)
+{
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(job->doc, "metadata");
+	const cJSON *ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+	const char *mode;
+	int t;
+
+	if (!cJSON_IsObject(ann))
+		return 0;
+	if (tfj_json_opt_string(&mode, ann, TFJ_TFJOB_ANN_AGENT, ""))
+		return spec_fail(job, "annotation %s: %s", TFJ_TFJOB_ANN_AGENT, tfj_err_detail());
+	if (!strcmp(mode, "inject"))
+		job->agent = TFJ_AGENT_INJECT;
+	else if (!strcmp(mode, "none"))
+		job->agent = TFJ_AGENT_NONE;
+	else if (*mode)
+		return spec_fail(job, "annotation %s '%.32s': want inject or none",
+				 TFJ_TFJOB_ANN_AGENT, mode);
+	if (tfj_json_opt_string(&job->progress_regex, ann, TFJ_TFJOB_ANN_PROGRESS_REGEX, NULL))
+		return spec_fail(job, "annotation %s: %s", TFJ_TFJOB_ANN_PROGRESS_REGEX,
+				 tfj_err_detail());
+	if (job->progress_regex && strlen(job->progress_regex) > TFJ_TFJOB_MAX_REGEX)
+		return spec_fail(job, "annotation %s: longer than %d bytes",
+				 TFJ_TFJOB_ANN_PROGRESS_REGEX, TFJ_TFJOB_MAX_REGEX);
+	if (job->progress_regex && !*job->progress_regex)
+		job->progress_regex = NULL;
+	if (job->agent != TFJ_AGENT_INJECT)
+		return 0;
+	for (t = 0; t < TFJ_RT_COUNT; t++)
+		if (job->rs[t].present && !job->rs[t].has_command)
+			return spec_fail(job, "annotation %s: inject needs a command on the %s "
+					 "container of %s (the image's entrypoint cannot be wrapped)",
+					 TFJ_TFJOB_ANN_AGENT, TFJ_PODSPEC_CONTAINER, type_names[t]);
+	return 0;
+}
+
 static void decode_spec(struct tfj_tfjob *job)
 {
 	const cJSON *spec;
@@ -308,7 +353,7 @@ static void decode_spec(struct tfj_tfjob *job)
 		spec_fail(job, "spec: %s", tfj_err_detail());
 		return;
 	}
-	if (decode_replicas(job, spec) || decode_run_policy(job, spec))
+	if (decode_replicas(job, spec) || decode_run_policy(job, spec) || decode_agent(job))
 		return;
 	if (tfj_json_opt_bool(&job->dynamic_worker, spec, "enableDynamicWorker", 0)) {
 		spec_fail(job, "spec.enableDynamicWorker: %s", tfj_err_detail());

@@ -94,6 +94,26 @@ struct tfj_replica_spec {
 	enum tfj_restart restart;
 	const cJSON *tmpl;        /* the PodTemplateSpec object (never NULL when present) */
 	int port;                 /* tfjob-port of the tensorflow container, or 0 if none */
+	int has_command;          /* the tensorflow container sets a non-empty command */
+};
+
+/*
+ * Agent injection (docs/agent.md), chosen per TFJob by the annotation
+ * `tfjob.kubeflow.org/agent`: "inject" or "none"; absent = the operator's
+ * --agent-inject-default. "inject" needs a `command` on every tensorflow
+ * container (the image's entrypoint is unknown to us, so there is nothing
+ * to wrap otherwise): the decoder refuses the spec without one.
+ * `tfjob.kubeflow.org/progress-regex` is the injected agent's
+ * --progress-regex (at most TFJ_TFJOB_MAX_REGEX bytes).
+ */
+#define TFJ_TFJOB_ANN_AGENT "tfjob.kubeflow.org/agent"
+#define TFJ_TFJOB_ANN_PROGRESS_REGEX "tfjob.kubeflow.org/progress-regex"
+#define TFJ_TFJOB_MAX_REGEX 1024
+
+enum tfj_agent_mode {
+	TFJ_AGENT_DEFAULT = 0, /* no annotation: the operator's default */
+	TFJ_AGENT_INJECT,
+	TFJ_AGENT_NONE
 };
 
 struct tfj_run_policy {
@@ -131,6 +151,8 @@ struct tfj_tfjob {
 	enum tfj_success success_policy;
 	int dynamic_worker;          /* enableDynamicWorker: sparse TF_CONFIG, failed workers tolerated */
 	int total_replicas;          /* sum of rs[].replicas */
+	enum tfj_agent_mode agent;   /* annotation tfjob.kubeflow.org/agent */
+	const char *progress_regex;  /* annotation tfjob.kubeflow.org/progress-regex or NULL */
 
 	/* status as last written (empty when absent or unreadable) */
 	struct tfj_job_status status;
