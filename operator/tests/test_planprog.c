@@ -78,9 +78,10 @@ static void test_progress_in_status_bounded(void)
 	TFJ_CHECK(cJSON_GetObjectItem(po, "examplesPerSecond")->valuedouble == 1000);
 	TFJ_CHECK_STR(cJSON_GetObjectItem(po, "lastReportTime")->valuestring,
 		      "2023-11-14T22:13:20Z");
-	/* Same values again: level-triggered, nothing to write. */
+	/* Same values again: level-triggered, nothing to write; already durable. */
 	TFJ_CHECK_INT(fx_plan(&w), 0);
 	TFJ_CHECK_INT(w.plan.n, 0);
+	TFJ_CHECK_INT(w.plan.progress_durable, 1);
 
 	/* A newer step one second later: held back, with a timer for later. */
 	w.now_ms += 1000;
@@ -91,6 +92,8 @@ static void test_progress_in_status_bounded(void)
 	rq = fx_action(&w.plan, TFJ_ACT_REQUEUE, "");
 	TFJ_CHECK(rq != NULL);
 	TFJ_CHECK(rq && rq->after_ms == 4000);
+	/* Held back: the status does not hold the input, nothing may be acked. */
+	TFJ_CHECK_INT(w.plan.progress_durable, 0);
 	/* When the timer fires, the newest values are written. */
 	w.now_ms += 4000;
 	fx_step(&w);
@@ -250,6 +253,73 @@ static void test_chief_done_stops_ps_and_evaluator(void)
 	fx_world_free(&w);
 }
 
+/*
+ * "Training done" outlives the operator: the plan that sees the chief's
+ * Exit 0 writes the chief's pod into status.progress.trainingDonePodUID; a
+ * restarted operator (an empty progress input) still stops ps/evaluator
+ * and does not recreate them. A status naming another pod (an older chief)
+ * means nothing.
+ */
+static void test_training_done_survives_restart(void)
+{
+	struct fx_world w;
+	struct tfj_plan_progress p, empty;
+	struct tfj_plan_replica_report reps[1];
+	const struct tfj_action *ws;
+	cJSON *j = fx_job("mnist"), *po;
+
+	fx_replica(j, "Chief", 1, NULL);
+	fx_replica(j, "PS", 1, NULL);
+	fx_replica(j, "Evaluator", 1, NULL);
+	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", "None");
+	fx_world_init(&w, j);
+	start(&w);
+	memset(&p, 0, sizeof(p));
+	memset(&empty, 0, sizeof(empty));
+	memset(reps, 0, sizeof(reps));
+	p.replicas = reps;
+	p.nreplicas = 1;
+	snprintf(reps[0].pod_uid, sizeof(reps[0].pod_uid), "%s", uid_of(&w, "mnist-chief-0"));
+	reps[0].type = TFJ_RT_CHIEF;
+	reps[0].exited = 1;
+	w.progress = &p;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 2);
+	TFJ_CHECK_INT(w.plan.progress_durable, 1);
+	ws = fx_action(&w.plan, TFJ_ACT_WRITE_STATUS, "mnist");
+	TFJ_CHECK(ws != NULL);
+	if (!ws) {
+		fx_world_free(&w);
+		return;
+	}
+	/* The operator dies right after the status write, before the deletes. */
+	cJSON_DeleteItemFromObject(w.job, "status");
+	cJSON_AddItemToObject(w.job, "status", cJSON_Duplicate(ws->body, 1));
+	po = progress_obj(&w);
+	TFJ_CHECK(po != NULL);
+	TFJ_CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(po, "trainingDonePodUID")),
+		      uid_of(&w, "mnist-chief-0"));
+	w.progress = &empty;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 2);
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-ps-0") != NULL);
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-evaluator-0") != NULL);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_WRITE_STATUS), 0);
+	fx_apply(&w);
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_POD), 0);
+	/* Another chief pod than the one that said so: training is not done. */
+	cJSON_ReplaceItemInObject(progress_obj(&w), "trainingDonePodUID",
+				  cJSON_CreateString("uid-of-an-older-chief"));
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_POD), 2);
+	/* The channel off: nothing is durable for anyone. */
+	w.progress = NULL;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(w.plan.progress_durable, 0);
+	fx_world_free(&w);
+}
+
 static void test_agent_reason_in_failure(void)
 {
 	struct fx_world w;
@@ -309,6 +379,7 @@ int main(void)
 	TFJ_RUN(test_progress_in_status_bounded);
 	TFJ_RUN(test_hang_detection);
 	TFJ_RUN(test_chief_done_stops_ps_and_evaluator);
+	TFJ_RUN(test_training_done_survives_restart);
 	TFJ_RUN(test_agent_reason_in_failure);
 	return tfj_test_finish();
 }

@@ -208,6 +208,7 @@ static int start_report(struct app *a, const struct tfj_config *cfg)
 	ro.addr = cfg->report_addr;
 	ro.auth = tfj_reporthub_auth;
 	ro.deliver = tfj_reporthub_deliver;
+	ro.ack = tfj_reporthub_ack;
 	ro.ud = &a->hub;
 	if ((rc = tfj_report_start(&a->report, &ro)))
 		return failed("report service failed", rc);

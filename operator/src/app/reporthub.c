@@ -98,3 +98,14 @@ enum tfj_report_code tfj_reporthub_deliver(void *ud, const struct tfj_reportmsg 
 		tfj_controller_enqueue(h->ctl, key, PROGRESS_DELAY_MS);
 	return TFJ_REPORT_OK;
 }
+
+void tfj_reporthub_ack(void *ud, const struct tfj_reportmsg *m, const char *subject,
+		       struct tfj_report_ack *out)
+{
+	struct tfj_reporthub *h = ud;
+	struct tfj_progress_ack a;
+
+	tfj_progress_ack(h->prog, &a, m->ref.job_uid, subject);
+	out->progress_ms = a.progress_ms;
+	out->exit = a.exit;
+}

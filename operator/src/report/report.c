@@ -39,6 +39,7 @@ struct slot {
 	void *reg;
 	struct tfj_grpc_incoming in;
 	grpc_byte_buffer *resp;
+	struct tfj_report_ack ack;  /* what the reply acknowledges */
 	int cancelled;
 	int sending;          /* the reply batch is in flight */
 	int tag_send;         /* its address tags the reply batch */
@@ -129,16 +130,25 @@ static grpc_status_code to_status(enum tfj_report_code c)
 	}
 }
 
-/* Packs the (empty or register) response for a successful call. */
-static grpc_byte_buffer *response(struct tfj_report *s, enum tfj_reportmsg_kind kind)
+/* Packs the response for a successful call: register settings or the ack. */
+static grpc_byte_buffer *response(struct tfj_report *s, enum tfj_reportmsg_kind kind,
+				  const struct tfj_report_ack *ack)
 {
 	Tfj__Report__V1__RegisterResponse rr = TFJ__REPORT__V1__REGISTER_RESPONSE__INIT;
-	uint8_t buf[16];
+	Tfj__Report__V1__HeartbeatResponse hr = TFJ__REPORT__V1__HEARTBEAT_RESPONSE__INIT;
+	Tfj__Report__V1__ExitResponse er = TFJ__REPORT__V1__EXIT_RESPONSE__INIT;
+	uint8_t buf[32];
 	size_t n = 0;
 
 	if (kind == TFJ_RM_REGISTER) {
 		rr.heartbeat_interval_seconds = s->o.heartbeat_s;
 		n = tfj__report__v1__register_response__pack(&rr, buf);
+	} else if (kind == TFJ_RM_HEARTBEAT) {
+		hr.acked_progress_unix_time_ms = ack->progress_ms;
+		n = tfj__report__v1__heartbeat_response__pack(&hr, buf);
+	} else if (kind == TFJ_RM_EXIT) {
+		er.acked = ack->exit ? 1 : 0;
+		n = tfj__report__v1__exit_response__pack(&er, buf);
 	}
 	return tfj_grpc_bb_new(buf, n);
 }
@@ -191,6 +201,9 @@ static grpc_status_code handle(struct tfj_report *s, struct slot *sl, const char
 	}
 	if (code == TFJ_REPORT_OK)
 		code = s->o.deliver(s->o.ud, &m, subject, &reason);
+	memset(&sl->ack, 0, sizeof(sl->ack));
+	if (code == TFJ_REPORT_OK && s->o.ack)
+		s->o.ack(s->o.ud, &m, subject, &sl->ack);
 	if (code != TFJ_REPORT_OK) {
 		count_reject(s, reason ? reason : "other");
 		tfj_log_debug("report refused", "method", tfj_reportmsg_kind_name(m.kind),
@@ -219,7 +232,7 @@ static void reply(struct slot *sl)
 	grpc_status_code st = handle(s, sl, &detail);
 
 	if (st == GRPC_STATUS_OK)
-		sl->resp = response(s, sl->kind);
+		sl->resp = response(s, sl->kind, &sl->ack);
 	sl->sending = 1;
 	if (tfj_grpc_reply(sl->in.call, st, detail, sl->resp, &sl->cancelled, &sl->tag_send) !=
 	    0) {

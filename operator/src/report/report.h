@@ -55,10 +55,24 @@ typedef enum tfj_report_code (*tfj_report_auth_fn)(void *ud, const struct tfj_re
 typedef enum tfj_report_code (*tfj_report_deliver_fn)(void *ud, const struct tfj_reportmsg *m,
 						      const char *subject, const char **reason);
 
+/*
+ * ack (optional): after an accepted Heartbeat or Exit, what of this pod's
+ * reports the operator holds durably (report/progress.h); the reply carries
+ * it, and agents resend their last records until it covers them. Without
+ * the callback nothing is acked.
+ */
+struct tfj_report_ack {
+	int64_t progress_ms;   /* agent time of the newest durable progress record; 0 = none */
+	int exit;              /* the pod's Exit is durable */
+};
+typedef void (*tfj_report_ack_fn)(void *ud, const struct tfj_reportmsg *m, const char *subject,
+				  struct tfj_report_ack *out);
+
 struct tfj_report_opts {
 	const char *addr;            /* "host:port" to listen on (port 0: any) */
 	tfj_report_auth_fn auth;     /* required */
 	tfj_report_deliver_fn deliver; /* required */
+	tfj_report_ack_fn ack;       /* optional */
 	void *ud;
 	int threads;                 /* 1..16, default 2 */
 	double pod_qps;              /* per-pod report rate, default 2/s */

@@ -15,7 +15,12 @@
  *  - Training done: the lead replica (chief/master 0, else worker 0) of the
  *    current pod reported Exit with code 0. ps and evaluator pods are then
  *    deleted (their grace period lets tfjob-agent forward SIGTERM so they
- *    exit cleanly) and not recreated, whatever cleanPodPolicy says.
+ *    exit cleanly) and not recreated, whatever cleanPodPolicy says. The
+ *    pod is written to status.progress.trainingDonePodUID, so a restarted
+ *    operator or a new leader that never heard the Exit still knows.
+ *  - Durability (plan.h's progress_durable): whether the status this plan
+ *    leaves holds everything in the progress input; the operator acks an
+ *    agent's records only then (report/progress.h).
  */
 #ifndef TFJ_PLANPROG_H
 #define TFJ_PLANPROG_H
@@ -40,8 +45,15 @@ void tfj_planprog_progress(struct tfj_planctx *c);
  */
 int tfj_planprog_hung(struct tfj_planctx *c, size_t i, char *detail, size_t n);
 
-/* 1 when the lead replica's current pod reported a successful exit. */
+/*
+ * 1 when the lead replica's current pod reported a successful exit, to this
+ * process (the progress input) or before (status.progress.trainingDonePodUID
+ * names that pod).
+ */
 int tfj_planprog_training_done(const struct tfj_planctx *c);
+
+/* tfj_planprog_training_done, and when 1 records the pod in c->st.progress. */
+int tfj_planprog_done(struct tfj_planctx *c);
 
 /* ps and evaluator: stopped once training is done. */
 int tfj_planprog_auxiliary(int type);
