@@ -199,25 +199,37 @@ static void test_hang_detection(void)
 	fx_world_free(&w);
 }
 
+/*
+ * A running job of a chief, `ps` ps, `workers` workers and an evaluator
+ * with cleanPodPolicy None; the channel on with one (empty) report in reps.
+ */
+static void chief_ps_evaluator(struct fx_world *w, struct tfj_plan_progress *p,
+			       struct tfj_plan_replica_report *reps, int ps, int workers)
+{
+	cJSON *j = fx_job("mnist");
+
+	fx_replica(j, "Chief", 1, NULL);
+	fx_replica(j, "PS", ps, NULL);
+	if (workers)
+		fx_replica(j, "Worker", workers, NULL);
+	fx_replica(j, "Evaluator", 1, NULL);
+	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", "None");
+	fx_world_init(w, j);
+	start(w);
+	memset(p, 0, sizeof(*p));
+	memset(reps, 0, sizeof(*reps));
+	p->replicas = reps;
+	p->nreplicas = 1;
+	w->progress = p;
+}
+
 static void test_chief_done_stops_ps_and_evaluator(void)
 {
 	struct fx_world w;
 	struct tfj_plan_progress p;
 	struct tfj_plan_replica_report reps[1];
-	cJSON *j = fx_job("mnist");
 
-	fx_replica(j, "Chief", 1, NULL);
-	fx_replica(j, "PS", 2, NULL);
-	fx_replica(j, "Worker", 1, NULL);
-	fx_replica(j, "Evaluator", 1, NULL);
-	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", "None");
-	fx_world_init(&w, j);
-	start(&w);
-	memset(&p, 0, sizeof(p));
-	memset(reps, 0, sizeof(reps));
-	p.replicas = reps;
-	p.nreplicas = 1;
-	w.progress = &p;
+	chief_ps_evaluator(&w, &p, reps, 2, 1);
 
 	/* A successful Exit from someone else (worker 0 with a chief) changes nothing. */
 	snprintf(reps[0].pod_uid, sizeof(reps[0].pod_uid), "%s", uid_of(&w, "mnist-worker-0"));
@@ -266,23 +278,13 @@ static void test_training_done_survives_restart(void)
 	struct tfj_plan_progress p, empty;
 	struct tfj_plan_replica_report reps[1];
 	const struct tfj_action *ws;
-	cJSON *j = fx_job("mnist"), *po;
+	cJSON *po;
 
-	fx_replica(j, "Chief", 1, NULL);
-	fx_replica(j, "PS", 1, NULL);
-	fx_replica(j, "Evaluator", 1, NULL);
-	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", "None");
-	fx_world_init(&w, j);
-	start(&w);
-	memset(&p, 0, sizeof(p));
+	chief_ps_evaluator(&w, &p, reps, 1, 0);
 	memset(&empty, 0, sizeof(empty));
-	memset(reps, 0, sizeof(reps));
-	p.replicas = reps;
-	p.nreplicas = 1;
 	snprintf(reps[0].pod_uid, sizeof(reps[0].pod_uid), "%s", uid_of(&w, "mnist-chief-0"));
 	reps[0].type = TFJ_RT_CHIEF;
 	reps[0].exited = 1;
-	w.progress = &p;
 	TFJ_CHECK_INT(fx_plan(&w), 0);
 	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 2);
 	TFJ_CHECK_INT(w.plan.progress_durable, 1);
