@@ -5,12 +5,15 @@
 # SIGKILL of an operator process from the node, and the Lease.
 . "$E2E_DIR/../cluster/common.sh"
 OP_SEL=app.kubernetes.io/name=tfjob-operator,app.kubernetes.io/instance=$OP_RELEASE
-CHAOS_STEPS=${TFJOB_CHAOS_STEPS:-200000}
+# Steps per job: with 50m of CPU per pod a job trains for a minute or two
+# on the test bed; the tests key on state, so any speed works.
+CHAOS_STEPS=${TFJOB_CHAOS_STEPS:-20000}
 chaos_work=$(mktemp -d)
 chaos_watch_pid=""
 
 # chaos_job_yaml NAME: 1 ps + 1 worker, async, CHAOS_STEPS steps of a small
-# model, cleanPodPolicy None (so only "training done" stops the ps).
+# model (softmax, synthetic data), cleanPodPolicy None (so only "training
+# done" stops the ps).
 chaos_job_yaml() {
 	local name=$1 t
 	t=$(cat <<EOF
@@ -26,10 +29,12 @@ chaos_job_yaml() {
               command: ["tfjob-agent", "--", "tfjob-runtime", "train", "--model", "softmax",
                         "--dataset", "synthetic", "--synthetic-examples", "4000",
                         "--batch-size", "32", "--max-steps", "$CHAOS_STEPS",
-                        "--progress-steps", "5000"]
+                        "--progress-steps", "2000"]
+              # 20 pods at most share the 2-core test bed with the control
+              # plane: a CPU limit keeps the API server responsive.
               resources:
                 requests: {cpu: 10m, memory: 32Mi}
-                limits: {memory: 256Mi}
+                limits: {cpu: 50m, memory: 256Mi}
               securityContext:
                 allowPrivilegeEscalation: false
                 readOnlyRootFilesystem: true
