@@ -32,6 +32,9 @@
 struct tfj_reporter {
 	grpc_channel *ch;
 	char *addr, *token_file;
+	char *ca;                 /* PEM roots (NULL: plaintext), kept to reconnect */
+	int reconnect;            /* the last call got UNAVAILABLE: new channel next */
+	int grpc_up;              /* grpc_init() done: close shuts it down */
 	double timeout_s, heartbeat_s, ack_wait_s;
 	/* Identity, copied. */
 	char *ns, *job, *uid, *rtype, *pod;
@@ -111,6 +114,26 @@ static int status_err(grpc_status_code st)
 	case GRPC_STATUS_NOT_FOUND: return TFJ_ENOTFOUND;         /* the job is gone */
 	default: return TFJ_EIO;
 	}
+}
+
+/*
+ * A channel of its own (local subchannel pool), so that a new one opens a
+ * new connection: behind a Service the operator's standby replicas answer
+ * UNAVAILABLE, and only a new connection can land on the leader.
+ */
+static int new_channel(struct tfj_reporter *r)
+{
+	struct tfj_grpc_args args;
+
+	tfj_grpc_args_init(&args);
+	tfj_grpc_args_msg_caps(&args, TFJ_REPORTER_MAX_MSG, TFJ_REPORTER_MAX_MSG);
+	tfj_grpc_args_reconnect(&args, 1000, 500, 10000);
+	tfj_grpc_args_int(&args, GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+	if (tfj_grpc_channel_new(&r->ch, r->addr, r->ca, &args) != 0) {
+		r->ch = NULL;
+		return tfj_err_set(TFJ_EINVAL, "report address '%s': cannot create channel", r->addr);
+	}
+	return 0;
 }
 
 /* Phase 1 of a call: the request's bytes (malloc'd), within the message cap. */
@@ -194,6 +217,18 @@ static int unary(struct tfj_reporter *r, const char *method, const ProtobufCMess
 
 	*resp = NULL;
 	*resp_len = 0;
+	if (r->reconnect || !r->ch) {
+		/* Calls are never concurrent (the sender thread, or after it). */
+		if (r->ch)
+			grpc_channel_destroy(r->ch);
+		r->ch = NULL;
+		r->reconnect = 0;
+		pthread_mutex_lock(&r->mu);
+		r->stats.reconnects++;
+		pthread_mutex_unlock(&r->mu);
+		if ((rc = new_channel(r)) < 0)
+			return rc; /* r->ch NULL: the next call tries again */
+	}
 	rc = pack_request(&pbuf, &plen, method, req);
 	if (rc < 0)
 		return rc;
@@ -212,6 +247,8 @@ static int unary(struct tfj_reporter *r, const char *method, const ProtobufCMess
 	tfj_grpc_result_free(&res);
 	free(pbuf);
 	count_call(r, rc);
+	if (rc == TFJ_EUNAVAIL)
+		r->reconnect = 1;
 	return rc;
 }
 
@@ -392,9 +429,7 @@ static void *sender(void *arg)
 int tfj_reporter_open(struct tfj_reporter **out, const struct tfj_reporter_opts *o,
 		      const struct tfj_reporter_ident *id)
 {
-	struct tfj_grpc_args args;
 	struct tfj_reporter *r;
-	char *ca = NULL;
 	size_t calen = 0;
 	int rc = 0;
 
@@ -422,21 +457,14 @@ int tfj_reporter_open(struct tfj_reporter **out, const struct tfj_reporter_opts 
 		goto out;
 	}
 	if (o->ca_file && *o->ca_file) {
-		rc = tfj_file_read(&ca, &calen, o->ca_file, CA_MAX, 0);
+		rc = tfj_file_read(&r->ca, &calen, o->ca_file, CA_MAX, 0);
 		if (rc < 0)
 			goto out;
 	}
 	grpc_init();
-	tfj_grpc_args_init(&args);
-	tfj_grpc_args_msg_caps(&args, TFJ_REPORTER_MAX_MSG, TFJ_REPORTER_MAX_MSG);
-	tfj_grpc_args_reconnect(&args, 1000, 500, 10000);
-	if (tfj_grpc_channel_new(&r->ch, r->addr, ca, &args) != 0) {
-		grpc_shutdown();
-		rc = tfj_err_set(TFJ_EINVAL, "report address '%s': cannot create channel", r->addr);
-		goto out;
-	}
+	r->grpc_up = 1;
+	rc = new_channel(r);
 out:
-	free(ca);
 	if (rc < 0) {
 		r->ch = NULL;
 		tfj_reporter_close(r);
@@ -574,11 +602,12 @@ void tfj_reporter_close(struct tfj_reporter *r)
 		return;
 	if (r->thread_started)
 		tfj_reporter_finish(r, NULL);
-	if (r->ch) {
+	if (r->ch)
 		grpc_channel_destroy(r->ch);
+	if (r->grpc_up)
 		grpc_shutdown();
-	}
 	free(r->addr);
+	free(r->ca);
 	free(r->token_file);
 	free(r->ns);
 	free(r->job);

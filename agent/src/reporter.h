@@ -28,6 +28,11 @@
  * the final step and "training done" survive an operator that restarts
  * right then. During training, heartbeats repeat the latest record anyway.
  *
+ * After an UNAVAILABLE answer the next call opens a new channel (its own
+ * subchannel pool, so a new connection): behind the operator's Service a
+ * standby replica answers UNAVAILABLE for good on its connection, and only
+ * a new one can reach the leader.
+ *
  * Ownership: struct tfj_reporter copies every string it is given.
  */
 #ifndef TFJ_REPORTER_H
@@ -102,6 +107,7 @@ struct tfj_reporter_stats {
 	int64_t acked_progress_ms;  /* last Heartbeat reply's ack (agent time of a record) */
 	int exit_acked;             /* last Exit reply acked it */
 	uint64_t resends;           /* final records sent again for want of an ack */
+	uint64_t reconnects;        /* new channels after UNAVAILABLE (a standby replica) */
 };
 void tfj_reporter_get_stats(struct tfj_reporter *r, struct tfj_reporter_stats *out);
 

@@ -674,6 +674,8 @@ static void test_resend_until_ack(void)
 	TFJ_CHECK_INT(st.acked_progress_ms, 1700000000123);
 	TFJ_CHECK_INT(st.exit_acked, 1);
 	TFJ_CHECK_INT(st.resends, 4);
+	/* Each UNAVAILABLE (a standby behind the Service) made the next call reconnect. */
+	TFJ_CHECK_INT(st.reconnects, 2);
 	/* The Exit goes only after the final record is acked; every resend is that record. */
 	pthread_mutex_lock(&s.mu);
 	for (i = 0; i < s.ncalls; i++) {
