@@ -132,6 +132,7 @@ static void open_report(struct agent *a)
 	o.ca_file = a->cfg.report_ca_file;
 	o.timeout_s = a->cfg.report_timeout_s;
 	o.heartbeat_s = a->cfg.heartbeat_s;
+	o.ack_wait_s = a->cfg.report_ack_wait_s;
 	memset(&id, 0, sizeof(id));
 	id.namespace_ = a->cfg.namespace_;
 	id.job_name = a->cfg.job_name;

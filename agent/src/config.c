@@ -36,6 +36,9 @@ static const char usage[] =
 	"  --report-ca-file PATH     TLS roots for the report channel (env TFJOB_REPORT_CA_FILE)\n"
 	"  --report-timeout SEC      deadline of one report call (2)\n"
 	"  --heartbeat-interval SEC  heartbeat period (10)\n"
+	"  --report-ack-wait SEC     at exit, resend the last progress and the exit\n"
+	"                            until the operator acks them, this long at most\n"
+	"                            (120; 0 sends them once)\n"
 	"  --no-report               never contact the operator\n"
 	"  --log-level LEVEL         debug, info, warn, error, off (env TFJOB_LOG_LEVEL)\n"
 	"  --log-format FMT          kv or json (env TFJOB_LOG_FORMAT)\n"
@@ -83,6 +86,7 @@ static void defaults(struct tfj_agent_config *c)
 	c->report_ca_file = env_nonempty("TFJOB_REPORT_CA_FILE");
 	c->report_timeout_s = 2.0;
 	c->heartbeat_s = 10.0;
+	c->report_ack_wait_s = 120.0;
 	c->log_level = env_nonempty("TFJOB_LOG_LEVEL");
 	c->log_format = env_nonempty("TFJOB_LOG_FORMAT");
 	c->namespace_ = env_nonempty("TFJOB_JOB_NAMESPACE");
@@ -100,7 +104,8 @@ static const char *const valued[] = {
 	"grace-period", "drain-timeout", "signal-target", "peer-wait", "peer-types",
 	"peer-timeout", "peer-connect-timeout", "termination-log", "progress-regex",
 	"progress-field", "line-max", "report-addr", "report-token-file", "report-ca-file",
-	"report-timeout", "heartbeat-interval", "log-level", "log-format", "install", NULL
+	"report-timeout", "heartbeat-interval", "report-ack-wait", "log-level", "log-format",
+	"install", NULL
 };
 
 static int apply(struct tfj_agent_config *c, const char *name, const char *v)
@@ -173,6 +178,8 @@ static int apply(struct tfj_agent_config *c, const char *name, const char *v)
 		return tfj_parse_seconds(&c->report_timeout_s, v, 0.05, 60, flag);
 	if (strcmp(name, "heartbeat-interval") == 0)
 		return tfj_parse_seconds(&c->heartbeat_s, v, 0.05, 3600, flag);
+	if (strcmp(name, "report-ack-wait") == 0)
+		return tfj_parse_seconds(&c->report_ack_wait_s, v, 0, 3600, flag);
 	if (strcmp(name, "log-level") == 0) {
 		c->log_level = v;
 		return 0;

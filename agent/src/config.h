@@ -45,6 +45,7 @@ struct tfj_agent_config {
 	const char *report_token_file;
 	const char *report_ca_file;
 	double report_timeout_s;
+	double report_ack_wait_s;      /* at exit: resend until acked, this long at most */
 	double heartbeat_s;
 
 	const char *log_level;

@@ -27,11 +27,16 @@
 #define MESSAGE_MAX 2048
 #define CA_MAX (1u << 20)
 #define LOG_FAIL_EVERY 10   /* log 1 of every N consecutive failures */
+#define ACK_PAUSE_MIN_MS 500   /* first pause between unacked resends */
+#define ACK_PAUSE_MAX_MS 5000  /* doubling up to this */
 
 struct tfj_reporter {
 	grpc_channel *ch;
 	char *addr, *token_file;
-	double timeout_s, heartbeat_s;
+	char *ca;                 /* PEM roots (NULL: plaintext), kept to reconnect */
+	int reconnect;            /* the last call got UNAVAILABLE: new channel next */
+	int grpc_up;              /* grpc_init() done: close shuts it down */
+	double timeout_s, heartbeat_s, ack_wait_s;
 	/* Identity, copied. */
 	char *ns, *job, *uid, *rtype, *pod;
 	int rindex;
@@ -110,8 +115,30 @@ static int status_err(grpc_status_code st)
 	case GRPC_STATUS_INVALID_ARGUMENT: return TFJ_EINVAL;
 	case GRPC_STATUS_UNAVAILABLE: return TFJ_EUNAVAIL;
 	case GRPC_STATUS_RESOURCE_EXHAUSTED: return TFJ_ETOOBIG;
+	case GRPC_STATUS_FAILED_PRECONDITION: return TFJ_ESTATE;  /* the job is finished */
+	case GRPC_STATUS_NOT_FOUND: return TFJ_ENOTFOUND;         /* the job is gone */
 	default: return TFJ_EIO;
 	}
+}
+
+/*
+ * A channel of its own (local subchannel pool), so that a new one opens a
+ * new connection: behind a Service the operator's standby replicas answer
+ * UNAVAILABLE, and only a new connection can land on the leader.
+ */
+static int new_channel(struct tfj_reporter *r)
+{
+	struct tfj_grpc_args args;
+
+	tfj_grpc_args_init(&args);
+	tfj_grpc_args_msg_caps(&args, TFJ_REPORTER_MAX_MSG, TFJ_REPORTER_MAX_MSG);
+	tfj_grpc_args_reconnect(&args, 1000, 500, 10000);
+	tfj_grpc_args_int(&args, GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+	if (tfj_grpc_channel_new(&r->ch, r->addr, r->ca, &args) != 0) {
+		r->ch = NULL;
+		return tfj_err_set(TFJ_EINVAL, "report address '%s': cannot create channel", r->addr);
+	}
+	return 0;
 }
 
 /* Phase 1 of a call: the request's bytes (malloc'd), within the message cap. */
@@ -195,6 +222,18 @@ static int unary(struct tfj_reporter *r, const char *method, const ProtobufCMess
 
 	*resp = NULL;
 	*resp_len = 0;
+	if (r->reconnect || !r->ch) {
+		/* Calls are never concurrent (the sender thread, or after it). */
+		if (r->ch)
+			grpc_channel_destroy(r->ch);
+		r->ch = NULL;
+		r->reconnect = 0;
+		pthread_mutex_lock(&r->mu);
+		r->stats.reconnects++;
+		pthread_mutex_unlock(&r->mu);
+		if ((rc = new_channel(r)) < 0)
+			return rc; /* r->ch NULL: the next call tries again */
+	}
 	rc = pack_request(&pbuf, &plen, method, req);
 	if (rc < 0)
 		return rc;
@@ -213,6 +252,8 @@ static int unary(struct tfj_reporter *r, const char *method, const ProtobufCMess
 	tfj_grpc_result_free(&res);
 	free(pbuf);
 	count_call(r, rc);
+	if (rc == TFJ_EUNAVAIL)
+		r->reconnect = 1;
 	return rc;
 }
 
@@ -268,9 +309,14 @@ static void heartbeat_reply(struct tfj_reporter *r, const uint8_t *buf, size_t l
 	uint64_t one = 1;
 	int first = 0;
 
-	if (!len || !(resp = tfj__report__v1__heartbeat_response__unpack(NULL, len, buf)))
-		return;
+	/* An unreadable reply acks nothing; the record is sent again. */
+	resp = len ? tfj__report__v1__heartbeat_response__unpack(NULL, len, buf) : NULL;
 	pthread_mutex_lock(&r->mu);
+	r->stats.acked_progress_ms = resp ? resp->acked_progress_unix_time_ms : 0;
+	if (!resp) {
+		pthread_mutex_unlock(&r->mu);
+		return;
+	}
 	if (resp->stop && !r->stop_requested) {
 		/* Free text off the wire: scrubbed like any before it is logged. */
 		r->stop_requested = first = 1;
@@ -344,6 +390,16 @@ int tfj_reporter_exit(struct tfj_reporter *r, const struct tfj_reporter_exit *e)
 	req.message = msg;
 	req.signal = e->signal;
 	rc = unary(r, TFJ_REPORTER_METHOD_EXIT, &req.base, &buf, &len);
+	if (rc == 0) {
+		Tfj__Report__V1__ExitResponse *resp =
+			tfj__report__v1__exit_response__unpack(NULL, len, buf);
+
+		pthread_mutex_lock(&r->mu);
+		r->stats.exit_acked = resp && resp->acked;
+		pthread_mutex_unlock(&r->mu);
+		if (resp)
+			tfj__report__v1__exit_response__free_unpacked(resp, NULL);
+	}
 	free(buf);
 	free(reason);
 	free(msg);
@@ -404,9 +460,7 @@ static void *sender(void *arg)
 int tfj_reporter_open(struct tfj_reporter **out, const struct tfj_reporter_opts *o,
 		      const struct tfj_reporter_ident *id)
 {
-	struct tfj_grpc_args args;
 	struct tfj_reporter *r;
-	char *ca = NULL;
 	size_t calen = 0;
 	int rc = 0;
 
@@ -430,26 +484,20 @@ int tfj_reporter_open(struct tfj_reporter **out, const struct tfj_reporter_opts 
 	r->rindex = id->replica_index;
 	r->timeout_s = o->timeout_s > 0 ? o->timeout_s : 2.0;
 	r->heartbeat_s = o->heartbeat_s > 0 ? o->heartbeat_s : 10.0;
+	r->ack_wait_s = o->ack_wait_s > 0 ? o->ack_wait_s : 0;
 	if (!r->addr || !r->token_file || !r->ns || !r->job || !r->uid || !r->rtype || !r->pod) {
 		rc = tfj_err_set(TFJ_ENOMEM, "report client");
 		goto out;
 	}
 	if (o->ca_file && *o->ca_file) {
-		rc = tfj_file_read(&ca, &calen, o->ca_file, CA_MAX, 0);
+		rc = tfj_file_read(&r->ca, &calen, o->ca_file, CA_MAX, 0);
 		if (rc < 0)
 			goto out;
 	}
 	grpc_init();
-	tfj_grpc_args_init(&args);
-	tfj_grpc_args_msg_caps(&args, TFJ_REPORTER_MAX_MSG, TFJ_REPORTER_MAX_MSG);
-	tfj_grpc_args_reconnect(&args, 1000, 500, 10000);
-	if (tfj_grpc_channel_new(&r->ch, r->addr, ca, &args) != 0) {
-		grpc_shutdown();
-		rc = tfj_err_set(TFJ_EINVAL, "report address '%s': cannot create channel", r->addr);
-		goto out;
-	}
+	r->grpc_up = 1;
+	rc = new_channel(r);
 out:
-	free(ca);
 	if (rc < 0) {
 		r->ch = NULL;
 		tfj_reporter_close(r);
@@ -481,6 +529,67 @@ void tfj_reporter_update(struct tfj_reporter *r, const struct tfj_progress_state
 	pthread_mutex_unlock(&r->mu);
 }
 
+/* Refusals that resending cannot change. */
+static int final_refusal(int rc)
+{
+	return rc == TFJ_EAUTH || rc == TFJ_EFORBIDDEN || rc == TFJ_EINVAL || rc == TFJ_ESTATE ||
+	       rc == TFJ_ENOTFOUND;
+}
+
+/* One send of the final record; *acked when the reply covers it. */
+static int send_final_progress(struct tfj_reporter *r, const void *arg, int *acked)
+{
+	const struct tfj_progress_state *p = arg;
+	int rc = tfj_reporter_heartbeat(r, p, 0);
+
+	pthread_mutex_lock(&r->mu);
+	*acked = rc == 0 && r->stats.acked_progress_ms >= p->unix_time_ms;
+	pthread_mutex_unlock(&r->mu);
+	return rc;
+}
+
+static int send_exit(struct tfj_reporter *r, const void *arg, int *acked)
+{
+	int rc = tfj_reporter_exit(r, arg);
+
+	pthread_mutex_lock(&r->mu);
+	*acked = rc == 0 && r->stats.exit_acked;
+	pthread_mutex_unlock(&r->mu);
+	return rc;
+}
+
+/*
+ * Sends until acked, refused for good, or the monotonic deadline `until_ms`
+ * passed (always once). Pauses grow from ACK_PAUSE_MIN_MS to ..._MAX_MS,
+ * within the per-pod rate the operator allows. Returns the last call's code.
+ */
+static int until_acked(struct tfj_reporter *r,
+		       int (*send)(struct tfj_reporter *, const void *, int *), const void *arg,
+		       int64_t until_ms, const char *what)
+{
+	int64_t pause = ACK_PAUSE_MIN_MS, now;
+	int acked = 0, rc, tries = 0;
+
+	for (;;) {
+		rc = send(r, arg, &acked);
+		tries++;
+		now = (int64_t)tfj_clock_mono_ns() / 1000000;
+		if (acked || final_refusal(rc) || now >= until_ms)
+			break;
+		if (pause > until_ms - now)
+			pause = until_ms - now;
+		nanosleep(&(struct timespec){ pause / 1000, (pause % 1000) * 1000000 }, NULL);
+		pause = pause * 2 > ACK_PAUSE_MAX_MS ? ACK_PAUSE_MAX_MS : pause * 2;
+	}
+	pthread_mutex_lock(&r->mu);
+	r->stats.resends += (uint64_t)(tries - 1);
+	pthread_mutex_unlock(&r->mu);
+	if (!acked && r->ack_wait_s > 0)
+		tfj_log_debug("report not acknowledged", "call", what, "detail",
+			      rc ? tfj_err_detail() : "no ack");
+	return rc;
+}
+
 void tfj_reporter_finish(struct tfj_reporter *r, const struct tfj_reporter_exit *e)
 {
 	if (!r)
@@ -495,16 +604,22 @@ void tfj_reporter_finish(struct tfj_reporter *r, const struct tfj_reporter_exit 
 	}
 	/* The heartbeat thread sends on a timer, so the last records (the final
 	 * step and test accuracy) usually arrive after its last beat: send them
-	 * once more before Exit so the job's status ends with the final figures. */
-	if (e && r->progress.records > 0) {
+	 * once more before Exit so the job's status ends with the final figures,
+	 * and again until the operator holds them (its ack), so that an
+	 * operator restarting right now still gets them. */
+	if (e) {
+		int64_t until = (int64_t)tfj_clock_mono_ns() / 1000000 + (int64_t)(r->ack_wait_s * 1000.0);
 		struct tfj_progress_state p = r->progress;
+		int rc = 0;
 
-		if (tfj_reporter_heartbeat(r, &p, 0) < 0)
-			tfj_log_debug("final heartbeat failed", "detail", tfj_err_detail());
+		if (p.records > 0)
+			rc = until_acked(r, send_final_progress, &p, until, "final progress");
+		/* Refused for good (job finished or gone): the Exit would be too. */
+		if (!final_refusal(rc) &&
+		    until_acked(r, send_exit, e, until, "Exit") < 0)
+			tfj_log_warn("report Exit failed (the termination message still holds the reason)",
+				     "detail", tfj_err_detail());
 	}
-	if (e && tfj_reporter_exit(r, e) < 0)
-		tfj_log_warn("report Exit failed (the termination message still holds the reason)",
-			     "detail", tfj_err_detail());
 }
 
 int tfj_reporter_stop_fd(struct tfj_reporter *r)
@@ -539,11 +654,12 @@ void tfj_reporter_close(struct tfj_reporter *r)
 		return;
 	if (r->thread_started)
 		tfj_reporter_finish(r, NULL);
-	if (r->ch) {
+	if (r->ch)
 		grpc_channel_destroy(r->ch);
+	if (r->grpc_up)
 		grpc_shutdown();
-	}
 	free(r->addr);
+	free(r->ca);
 	free(r->token_file);
 	free(r->ns);
 	free(r->job);

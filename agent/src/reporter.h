@@ -21,6 +21,18 @@
  * latest progress and tfj_reporter_finish() sends Exit and joins it, bounded
  * by the call deadline.
  *
+ * Acks: the operator's replies say what it holds durably (in the TFJob
+ * status): the newest progress record and the Exit. finish() resends the
+ * final record, then the Exit, until acked, refused for good (the job is
+ * finished or gone, the caller is not authorized) or ack_wait_s passed, so
+ * the final step and "training done" survive an operator that restarts
+ * right then. During training, heartbeats repeat the latest record anyway.
+ *
+ * After an UNAVAILABLE answer the next call opens a new channel (its own
+ * subchannel pool, so a new connection): behind the operator's Service a
+ * standby replica answers UNAVAILABLE for good on its connection, and only
+ * a new one can reach the leader.
+ *
  * Ownership: struct tfj_reporter copies every string it is given.
  */
 #ifndef TFJ_REPORTER_H
@@ -55,6 +67,8 @@ struct tfj_reporter_opts {
 	const char *ca_file;      /* PEM roots; NULL = plaintext */
 	double timeout_s;         /* deadline of one call */
 	double heartbeat_s;       /* heartbeat period */
+	double ack_wait_s;        /* finish: resend the final records until acked, at
+				   * most this long; <= 0: send them once */
 };
 
 struct tfj_reporter_exit {
@@ -100,6 +114,10 @@ struct tfj_reporter_stats {
 	uint64_t calls_ok;
 	uint64_t calls_failed;
 	int registered;
+	int64_t acked_progress_ms;  /* last Heartbeat reply's ack (agent time of a record) */
+	int exit_acked;             /* last Exit reply acked it */
+	uint64_t resends;           /* final records sent again for want of an ack */
+	uint64_t reconnects;        /* new channels after UNAVAILABLE (a standby replica) */
 };
 void tfj_reporter_get_stats(struct tfj_reporter *r, struct tfj_reporter_stats *out);
 

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <sys/socket.h>
 
+#include <tfj/clock.h>
 #include <tfj/err.h>
 #include <tfj/grpc.h>
 #include <tfj/json.h>
@@ -37,6 +38,15 @@ struct server {
 	const char *require_token;  /* reject other tokens with UNAUTHENTICATED */
 	uint32_t heartbeat_reply;   /* RegisterResponse.heartbeat_interval_seconds */
 	int stop_at_step;           /* > 0: HeartbeatResponse.stop once a step >= it arrived */
+	/*
+	 * An operator that restarts, then holds reports durably only after a
+	 * while: the first `down` Heartbeat/Exit calls get UNAVAILABLE; from the
+	 * ack_hb-th Heartbeat (ack_exit-th Exit) on, replies ack what they got
+	 * (0 = never). `refuse` (non-zero) refuses every Heartbeat/Exit with it.
+	 */
+	size_t down, ack_hb, ack_exit;
+	grpc_status_code refuse;
+	size_t nhb, nexit;
 	pthread_mutex_t mu;
 	struct rec calls[MAX_CALLS];
 	size_t ncalls;
@@ -49,6 +59,38 @@ struct server {
 static grpc_event next_ev(grpc_completion_queue *cq)
 {
 	return grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+}
+
+/* Heartbeat/Exit reply per the server's knobs (struct server). */
+static grpc_status_code ack_reply(struct server *s, const struct rec *r, uint8_t *rbuf, size_t *rlen)
+{
+	int hb = strcmp(r->method, TFJ_REPORTER_METHOD_HEARTBEAT) == 0;
+	size_t n;
+
+	pthread_mutex_lock(&s->mu);
+	n = hb ? ++s->nhb : ++s->nexit;
+	pthread_mutex_unlock(&s->mu);
+	if (s->refuse)
+		return s->refuse;
+	if (s->down && s->nhb + s->nexit <= s->down)
+		return GRPC_STATUS_UNAVAILABLE;
+	if (hb && s->ack_hb && n >= s->ack_hb) {
+		Tfj__Report__V1__HeartbeatResponse hr = TFJ__REPORT__V1__HEARTBEAT_RESPONSE__INIT;
+		Tfj__Report__V1__HeartbeatRequest *hq =
+			tfj__report__v1__heartbeat_request__unpack(NULL, r->len, r->body);
+
+		if (hq && hq->progress)
+			hr.acked_progress_unix_time_ms = hq->progress->unix_time_ms;
+		if (hq)
+			tfj__report__v1__heartbeat_request__free_unpacked(hq, NULL);
+		*rlen = tfj__report__v1__heartbeat_response__pack(&hr, rbuf);
+	} else if (!hb && s->ack_exit && n >= s->ack_exit) {
+		Tfj__Report__V1__ExitResponse er = TFJ__REPORT__V1__EXIT_RESPONSE__INIT;
+
+		er.acked = 1;
+		*rlen = tfj__report__v1__exit_response__pack(&er, rbuf);
+	}
+	return GRPC_STATUS_OK;
 }
 
 static void handle(struct server *s, grpc_call *call, grpc_call_details *det, grpc_metadata_array *md)
@@ -111,6 +153,8 @@ static void handle(struct server *s, grpc_call *call, grpc_call_details *det, gr
 		}
 		if (hq)
 			tfj__report__v1__heartbeat_request__free_unpacked(hq, NULL);
+	} else if (code == GRPC_STATUS_OK) {
+		code = ack_reply(s, &r, rbuf, &rlen);
 	}
 	/* The message goes only with an OK status: a refusal is metadata and status. */
 	resp = tfj_grpc_bb_new(rbuf, rlen);
@@ -232,7 +276,7 @@ static void check_ref(const Tfj__Report__V1__ReplicaRef *ref, const char *type, 
 static int open_client(struct server *s, struct tfj_reporter **r, double heartbeat_s,
 		       const struct tfj_reporter_ident *id, const char *token)
 {
-	struct tfj_reporter_opts o = { NULL, token_path, NULL, 2.0, heartbeat_s };
+	struct tfj_reporter_opts o = { NULL, token_path, NULL, 2.0, heartbeat_s, 0 };
 	char addr[64];
 
 	server_start(s);
@@ -327,7 +371,7 @@ static void test_client_calls(void)
 	pthread_mutex_unlock(&s.mu);
 	tfj_reporter_close(r);
 	server_stop(&s);
-	TFJ_CHECK_LT(tfj_reporter_open(&r, &(struct tfj_reporter_opts){ "", NULL, NULL, 1, 1 }, &id), 0);
+	TFJ_CHECK_LT(tfj_reporter_open(&r, &(struct tfj_reporter_opts){ "", NULL, NULL, 1, 1, 0 }, &id), 0);
 }
 
 /* The last progress (the final step and accuracy) goes out in a heartbeat
@@ -422,11 +466,13 @@ static char *agent_env[] = {
 	NULL
 };
 
-static int run_agent_with(const char *addr, const char *report_timeout, double *elapsed)
+static int run_agent_with(const char *addr, const char *report_timeout, const char *ack_wait,
+			  double *elapsed)
 {
 	static char a_env[128], t_env[160];
 	char *args[] = { "--termination-log", tm_path, "--heartbeat-interval", "0.1",
-			 "--report-timeout", (char *)report_timeout, "--", "sh", "-c",
+			 "--report-timeout", (char *)report_timeout, "--report-ack-wait",
+			 (char *)ack_wait, "--", "sh", "-c",
 			 "echo 'TFJ_PROGRESS {\"step\":7,\"loss\":0.25}'; sleep 0.6; "
 			 "echo 'training failed' >&2; exit 5", NULL };
 	double t0 = tfj_testutil_now_s();
@@ -466,7 +512,10 @@ static void test_agent_reports(void)
 	server_start(&s);
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", s.port);
 	TFJ_CHECK_INT(tu_write(token_path, "secret-token-abc123\n"), 0);
-	TFJ_CHECK_INT(run_agent_with(addr, "2", &dt), 5);
+	/* The server acks at once: one Exit, no resends, whatever the wait. */
+	s.ack_hb = 1;
+	s.ack_exit = 1;
+	TFJ_CHECK_INT(run_agent_with(addr, "2", "60", &dt), 5);
 	check_tm_exit5();
 	TFJ_CHECK_INT(count_method(&s, TFJ_REPORTER_METHOD_REGISTER), 1);
 	TFJ_CHECK_GE(count_method(&s, TFJ_REPORTER_METHOD_HEARTBEAT), 2);
@@ -527,8 +576,10 @@ static void test_agent_reports(void)
 static void run_stopped(const char *script, int want_term, int want_killed)
 {
 	static char a_env[128], t_env[160];
+	/* This server never acks (test_resend_until_ack covers that): no wait for one. */
 	char *args[] = { "--termination-log", tm_path, "--heartbeat-interval", "0.1",
-			 "--grace-period", "1", "--", "sh", "-c", (char *)script, NULL };
+			 "--grace-period", "1", "--report-ack-wait", "0", "--", "sh", "-c",
+			 (char *)script, NULL };
 	Tfj__Report__V1__ExitRequest *eq;
 	char buf[8192];
 	struct server s;
@@ -600,21 +651,26 @@ static void test_channel_down(void)
 	/* Refused: nobody listens on the port. */
 	fd = bound_socket(&port, 0);
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
-	TFJ_CHECK_INT(run_agent_with(addr, "0.5", &dt), 5);
+	TFJ_CHECK_INT(run_agent_with(addr, "0.5", "0", &dt), 5);
 	check_tm_exit5();
 	TFJ_CHECK_LT(dt, 6);
+	/* Waiting for an ack that cannot come ends at --report-ack-wait. */
+	TFJ_CHECK_INT(run_agent_with(addr, "0.5", "2", &dt), 5);
+	check_tm_exit5();
+	TFJ_CHECK_GE(dt, 2);
+	TFJ_CHECK_LT(dt, 10);
 	close(fd);
 
 	/* Hangs: TCP is accepted by the kernel but nobody speaks HTTP/2. */
 	fd = bound_socket(&port, 1);
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
-	TFJ_CHECK_INT(run_agent_with(addr, "0.5", &dt), 5);
+	TFJ_CHECK_INT(run_agent_with(addr, "0.5", "0", &dt), 5);
 	check_tm_exit5();
 	TFJ_CHECK_LT(dt, 8);
 	close(fd);
 
 	/* An address gRPC cannot even parse: the agent goes on without reports. */
-	TFJ_CHECK_INT(run_agent_with("unix-abstract:", "0.5", &dt), 5);
+	TFJ_CHECK_INT(run_agent_with("unix-abstract:", "0.5", "0", &dt), 5);
 	check_tm_exit5();
 }
 
@@ -637,7 +693,7 @@ static void test_tls(void)
 	grpc_ssl_pem_key_cert_pair pair;
 	struct server s;
 	struct tfj_reporter *r = NULL;
-	struct tfj_reporter_opts o = { NULL, token_path, NULL, 3.0, 10.0 };
+	struct tfj_reporter_opts o = { NULL, token_path, NULL, 3.0, 10.0, 0 };
 	struct tfj_reporter_ident id = { "team-a", "mnist", "uid-123", "worker", 1, "mnist-worker-1" };
 	struct tfj_progress_state p;
 
@@ -690,6 +746,125 @@ static void test_tls(void)
 	unlink(other_cert);
 }
 
+/* One finish() against a server set up by `setup`; returns the reporter's stats. */
+static void finish_against(struct server *s, double ack_wait_s, struct tfj_reporter_stats *st)
+{
+	struct tfj_reporter *r = NULL;
+	struct tfj_reporter_opts o = { NULL, token_path, NULL, 2.0, 3600.0, ack_wait_s };
+	struct tfj_reporter_ident id = { "team-a", "mnist", "uid-123", "chief", 0, "mnist-worker-1" };
+	struct tfj_reporter_exit e = { 0, "Completed", 1, 1000, "", 0 };
+	struct tfj_progress_state p;
+	char addr[64];
+
+	memset(st, 0, sizeof(*st));
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", s->port);
+	o.addr = addr;
+	TFJ_CHECK_INT(tu_write(token_path, "tok-1"), 0);
+	TFJ_CHECK_INT(tfj_reporter_open(&r, &o, &id), 0);
+	if (!r)
+		return;
+	memset(&p, 0, sizeof(p));
+	p.have = TFJ_PROGREC_BIT(TFJ_PROGREC_STEP) | TFJ_PROGREC_BIT(TFJ_PROGREC_ACCURACY);
+	p.step = 1000;
+	p.accuracy = 0.9;
+	p.records = 50;
+	p.unix_time_ms = 1700000000123;
+	tfj_reporter_update(r, &p, 0);
+	tfj_reporter_finish(r, &e);
+	tfj_reporter_get_stats(r, st);
+	tfj_reporter_close(r);
+}
+
+/*
+ * The operator is down when the agent ends (it restarts), then holds the
+ * reports durably a little later: the final record is resent until its ack
+ * names its time, then the Exit until acked, nothing more.
+ */
+static void test_resend_until_ack(void)
+{
+	struct server s;
+	struct tfj_reporter_stats st;
+	size_t i, hbs = 0;
+
+	server_start(&s);
+	s.down = 2;      /* heartbeats 1, 2: UNAVAILABLE */
+	s.ack_hb = 4;    /* heartbeat 3: OK but not durable yet; 4: acked */
+	s.ack_exit = 2;  /* exit 1: OK, not acked; 2: acked */
+	finish_against(&s, 60, &st);
+	TFJ_CHECK_INT(count_method(&s, TFJ_REPORTER_METHOD_HEARTBEAT), 4);
+	TFJ_CHECK_INT(count_method(&s, TFJ_REPORTER_METHOD_EXIT), 2);
+	TFJ_CHECK_INT(st.acked_progress_ms, 1700000000123);
+	TFJ_CHECK_INT(st.exit_acked, 1);
+	TFJ_CHECK_INT(st.resends, 4);
+	/* Each UNAVAILABLE (a standby behind the Service) made the next call reconnect. */
+	TFJ_CHECK_INT(st.reconnects, 2);
+	/* The Exit goes only after the final record is acked; every resend is that record. */
+	pthread_mutex_lock(&s.mu);
+	for (i = 0; i < s.ncalls; i++) {
+		Tfj__Report__V1__HeartbeatRequest *hq;
+
+		if (strcmp(s.calls[i].method, TFJ_REPORTER_METHOD_HEARTBEAT))
+			continue;
+		TFJ_CHECK_INT(hbs, i);
+		hbs++;
+		hq = tfj__report__v1__heartbeat_request__unpack(NULL, s.calls[i].len, s.calls[i].body);
+		TFJ_CHECK(hq && hq->progress && hq->progress->global_step == 1000 &&
+			  hq->progress->unix_time_ms == 1700000000123);
+		if (hq)
+			tfj__report__v1__heartbeat_request__free_unpacked(hq, NULL);
+	}
+	pthread_mutex_unlock(&s.mu);
+	server_stop(&s);
+}
+
+/* A finished (or gone) job: FAILED_PRECONDITION stops at once, no Exit after it. */
+static void test_final_refusal_stops_resends(void)
+{
+	struct server s;
+	struct tfj_reporter_stats st;
+
+	server_start(&s);
+	s.refuse = GRPC_STATUS_FAILED_PRECONDITION;
+	finish_against(&s, 60, &st);
+	TFJ_CHECK_INT(count_method(&s, TFJ_REPORTER_METHOD_HEARTBEAT), 1);
+	TFJ_CHECK_INT(count_method(&s, TFJ_REPORTER_METHOD_EXIT), 0);
+	TFJ_CHECK_INT(st.resends, 0);
+	server_stop(&s);
+	/* NOT_FOUND (the job is gone) too. */
+	server_start(&s);
+	s.refuse = GRPC_STATUS_NOT_FOUND;
+	finish_against(&s, 60, &st);
+	TFJ_CHECK_INT(count_method(&s, TFJ_REPORTER_METHOD_HEARTBEAT), 1);
+	TFJ_CHECK_INT(st.resends, 0);
+	server_stop(&s);
+}
+
+/*
+ * An operator that never acks (an old one, or none for good): the agent
+ * gives up after --report-ack-wait, the Exit still goes once; with no wait
+ * configured each record goes exactly once.
+ */
+static void test_ack_wait_bounded(void)
+{
+	struct server s;
+	struct tfj_reporter_stats st;
+	uint64_t t0;
+
+	server_start(&s);
+	t0 = tfj_clock_mono_ns();
+	finish_against(&s, 1.0, &st);
+	TFJ_CHECK_LT(tfj_clock_mono_ns() - t0, 30ull * 1000000000ull);
+	TFJ_CHECK_GE(count_method(&s, TFJ_REPORTER_METHOD_HEARTBEAT), 2);
+	TFJ_CHECK_INT(count_method(&s, TFJ_REPORTER_METHOD_EXIT), 1);
+	TFJ_CHECK_INT(st.exit_acked, 0);
+	server_stop(&s);
+	server_start(&s);
+	finish_against(&s, 0, &st);
+	TFJ_CHECK_INT(count_method(&s, TFJ_REPORTER_METHOD_HEARTBEAT), 1);
+	TFJ_CHECK_INT(count_method(&s, TFJ_REPORTER_METHOD_EXIT), 1);
+	server_stop(&s);
+}
+
 int main(int argc, char **argv)
 {
 	TFJ_AGENT_TEST_DISPATCH(argc, argv);
@@ -703,6 +878,9 @@ int main(int argc, char **argv)
 	TFJ_RUN(test_client_calls);
 	TFJ_RUN(test_final_heartbeat_before_exit);
 	TFJ_RUN(test_client_stop);
+	TFJ_RUN(test_resend_until_ack);
+	TFJ_RUN(test_final_refusal_stops_resends);
+	TFJ_RUN(test_ack_wait_bounded);
 	TFJ_RUN(test_agent_reports);
 	TFJ_RUN(test_agent_stopped);
 	TFJ_RUN(test_channel_down);

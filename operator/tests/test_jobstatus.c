@@ -1,6 +1,7 @@
 /*
  * test_jobstatus.c - conditions, phase, indexes, times and the JSON form.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,14 +104,21 @@ static void test_json_roundtrip(void)
 	tfj_jobstatus_mark_completed(&st.rs[3], 2);
 	st.start_time = 1700000000;
 	st.observed_generation = 7;
+	/* "Training done" is kept with the progress, so it outlives the operator. */
+	st.progress.present = 1;
+	st.progress.has_step = 1;
+	st.progress.step = 900;
+	snprintf(st.progress.done_pod, sizeof(st.progress.done_pod), "pod-uid-1");
 	TFJ_CHECK_INT(tfj_jobstatus_encode(&a, &st), 0);
 	s = cJSON_PrintUnformatted(a);
+	TFJ_CHECK(strstr(s, "\"trainingDonePodUID\":\"pod-uid-1\"") != NULL);
 	TFJ_CHECK(strstr(s, "\"phase\":\"Running\"") != NULL);
 	TFJ_CHECK(strstr(s, "\"replicaSummary\":\"worker 3/3\"") != NULL);
 	TFJ_CHECK(strstr(s, "\"completedIndexes\":\"2\"") != NULL);
 	TFJ_CHECK(strstr(s, "\"startTime\":\"2023-11-14T22:13:20Z\"") != NULL);
 	free(s);
 	TFJ_CHECK_INT(tfj_jobstatus_decode(&back, a), 0);
+	TFJ_CHECK_STR(back.progress.done_pod, "pod-uid-1");
 	back.rs[3].expected = 3; /* not part of the JSON */
 	TFJ_CHECK_INT(tfj_jobstatus_encode(&b, &back), 0);
 	TFJ_CHECK(cJSON_Compare(a, b, 1));

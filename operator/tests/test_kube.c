@@ -9,9 +9,11 @@
 #include <string.h>
 #include <time.h>
 
+#include <tfj/clock.h>
 #include <tfj/err.h>
 
 #include "fakeapi.h"
+#include "kube/leader.h"
 #include "kube/kube.h"
 #include "tfj_test.h"
 #include "tfj_testutil.h"
@@ -332,11 +334,131 @@ static void test_retry_after(void)
 	tfj_kube_free(k);
 }
 
+/* The fence's arithmetic: no fence, time left, passed. */
+static void test_fence_timeout(void)
+{
+	TFJ_CHECK_EQ(tfj_kube_fence_timeout(30000, 0, 5000), 30000);
+	TFJ_CHECK_EQ(tfj_kube_fence_timeout(30000, 12000, 5000), 7000);
+	TFJ_CHECK_EQ(tfj_kube_fence_timeout(3000, 12000, 5000), 3000);
+	TFJ_CHECK_EQ(tfj_kube_fence_timeout(30000, 5001, 5000), 1);
+	TFJ_CHECK_EQ(tfj_kube_fence_timeout(30000, 5000, 5000), 0);
+	TFJ_CHECK_EQ(tfj_kube_fence_timeout(30000, 1, 5000), 0);
+}
+
+/*
+ * Leader fencing against the fake API server: past the deadline nothing is
+ * sent; a request whose retries would run past it stops there; no fence
+ * (0, not leading yet) changes nothing.
+ */
+static void test_fence(void)
+{
+	static _Atomic int64_t deadline;
+	struct tfj_kube *k = client(0, 0);
+	cJSON *out = NULL;
+	int64_t now;
+	double t0, dt;
+
+	if (!k)
+		return;
+	tfj_kube_set_fence(k, &deadline);
+	atomic_store(&deadline, 0);
+	TFJ_CHECK_INT(tfj_kube_list(k, &out, "/api/v1/namespaces/fence1/pods"), 0);
+	cJSON_Delete(out);
+	out = NULL;
+	/* Stepped down (1: long past): refused here, the server never sees it. */
+	atomic_store(&deadline, 1);
+	TFJ_CHECK_INT(tfj_kube_list(k, &out, "/api/v1/namespaces/fence1/pods"), TFJ_ECANCELED);
+	TFJ_CHECK(strstr(tfj_err_detail(), "renew deadline") != NULL);
+	TFJ_CHECK_INT(tfj_kube_count(k, TFJ_KUBE_LIST, 200), 1);
+	TFJ_CHECK_INT((int)tfj_kube_fenced(k), 1);
+	/* 300 ms left; the server throttles with Retry-After 1 s: the retry is not sent. */
+	inject(3, 429, "/namespaces/fence2/", "1");
+	now = (int64_t)(tfj_clock_mono_ns() / 1000000);
+	atomic_store(&deadline, now + 300);
+	t0 = tfj_testutil_now_s();
+	{
+		cJSON *p = pod("p-fenced");
+		TFJ_CHECK_INT(tfj_kube_create(k, NULL, "/api/v1/namespaces/fence2/pods", p),
+			      TFJ_ECANCELED);
+		cJSON_Delete(p);
+	}
+	dt = tfj_testutil_now_s() - t0;
+	TFJ_CHECK_INT(tfj_kube_count(k, TFJ_KUBE_POST, 429), 1);
+	TFJ_CHECK_LT(dt, 1.9);
+	inject(0, 0, "", "");
+	tfj_kube_set_fence(k, NULL);
+	TFJ_CHECK_INT(tfj_kube_list(k, &out, "/api/v1/namespaces/fence1/pods"), 0);
+	cJSON_Delete(out);
+	tfj_kube_free(k);
+}
+
+static _Atomic int stepped_down;
+static void on_down(void *ud)
+{
+	(void)ud;
+	atomic_store(&stepped_down, 1);
+}
+
+/*
+ * The election against the fake API server, with short times (lease 1.5 s,
+ * renew deadline 1 s): once the lease cannot be renewed (the server fails
+ * every lease request), the leader steps down at its renew deadline, before
+ * the lease could pass to anyone, and its fence then stops every request.
+ */
+static void test_leader_steps_down_on_time(void)
+{
+	struct tfj_kube *k = client(0, 0);
+	struct tfj_leader_opts lo = { "lead", "op", "me_1", 1500, 1000, 200, NULL, on_down, NULL };
+	struct tfj_leader *l = NULL;
+	const _Atomic int64_t *fence;
+	double t0, deadline;
+	int64_t now;
+
+	if (!k)
+		return;
+	TFJ_CHECK_INT(tfj_leader_new(&l, k, &lo), 0);
+	if (!l) {
+		tfj_kube_free(k);
+		return;
+	}
+	fence = tfj_leader_fence(l);
+	tfj_kube_set_fence(k, fence);
+	TFJ_CHECK_EQ(atomic_load(fence), 0);
+	TFJ_CHECK_INT(tfj_leader_start(l), 0);
+	deadline = tfj_testutil_now_s() + 10;
+	while (!tfj_leader_is_leader(l) && tfj_testutil_now_s() < deadline)
+		nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
+	TFJ_CHECK_INT(tfj_leader_is_leader(l), 1);
+	/* Leading: the fence is the renew deadline, at most renew_ms ahead. */
+	now = (int64_t)(tfj_clock_mono_ns() / 1000000);
+	TFJ_CHECK_GT(atomic_load(fence), now);
+	TFJ_CHECK_LE(atomic_load(fence), now + 1000);
+	inject(100000, 500, "/leases/", "");
+	t0 = tfj_testutil_now_s();
+	while (!atomic_load(&stepped_down) && tfj_testutil_now_s() < t0 + 10)
+		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+	TFJ_CHECK_INT(atomic_load(&stepped_down), 1);
+	/* Within the renew deadline of the last renewal (<= 1 s + a retry period), before the lease (1.5 s). */
+	TFJ_CHECK_LT(tfj_testutil_now_s() - t0, 1.5);
+	TFJ_CHECK_INT(tfj_leader_is_leader(l), 0);
+	TFJ_CHECK_EQ(atomic_load(fence), 1);
+	inject(0, 0, "", "");
+	{
+		cJSON *out = NULL;
+
+		TFJ_CHECK_INT(tfj_kube_list(k, &out, "/api/v1/namespaces/fence3/pods"), TFJ_ECANCELED);
+	}
+	tfj_kube_set_fence(k, NULL);
+	tfj_leader_free(l);
+	tfj_kube_free(k);
+}
+
 int main(void)
 {
 	int rc;
 	TFJ_RUN(test_map_status);
 	TFJ_RUN(test_escape);
+	TFJ_RUN(test_fence_timeout);
 	rc = fake_start(&F, "test-token");
 	if (rc == TFJ_EUNSUPP) {
 		fprintf(stderr, "skip: no openssl or no TLS in libmicrohttpd\n");
@@ -352,6 +474,8 @@ int main(void)
 		TFJ_RUN(test_token_rotation);
 		TFJ_RUN(test_stream);
 		TFJ_RUN(test_retry_after);
+		TFJ_RUN(test_fence);
+		TFJ_RUN(test_leader_steps_down_on_time);
 	}
 	fake_stop(&F);
 	return tfj_test_finish();

@@ -379,6 +379,67 @@ static void test_linger_fallback(void)
 	fx_world_free(&w);
 }
 
+/*
+ * Training done outlives the operator: the chief's Exit 0 is written to
+ * status.progress.trainingDonePodUID, and a restarted operator (or a new
+ * leader) that never heard the Exit still leaves the ps and evaluator alone:
+ * a ps pod that vanished is not recreated. Another chief pod than the one
+ * named there does not count.
+ */
+static void test_training_done_survives_restart(void)
+{
+	struct fx_world w;
+	struct tfj_plan_progress p, empty;
+	struct tfj_plan_replica_report reps[1];
+	const struct tfj_action *ws;
+	cJSON *j = fx_job("mnist"), *po;
+	int i;
+
+	fx_replica(j, "Chief", 1, NULL);
+	fx_replica(j, "PS", 1, NULL);
+	fx_replica(j, "Evaluator", 1, NULL);
+	cJSON_AddStringToObject(fx_run_policy(j), "cleanPodPolicy", "None");
+	hear(&w, j, &p, reps, 1, FX_T0_MS - 1000 * 1000);
+	memset(&empty, 0, sizeof(empty));
+	reported(&w, &reps[0], "mnist-chief-0", TFJ_RT_CHIEF);
+	reps[0].exited = 1;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 0);
+	TFJ_CHECK_INT(w.plan.progress_durable, 1);
+	ws = fx_action(&w.plan, TFJ_ACT_WRITE_STATUS, "mnist");
+	TFJ_CHECK_NOT_NULL(ws);
+	if (!ws) {
+		fx_world_free(&w);
+		return;
+	}
+	/* The operator dies right after the status write. */
+	cJSON_DeleteItemFromObject(w.job, "status");
+	cJSON_AddItemToObject(w.job, "status", cJSON_Duplicate(ws->body, 1));
+	po = progress_obj(&w);
+	TFJ_CHECK_NOT_NULL(po);
+	TFJ_CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(po, "trainingDonePodUID")),
+		      uid_of(&w, "mnist-chief-0"));
+	/* Restarted, nothing heard yet; meanwhile the ps pod is gone. */
+	w.progress = &empty;
+	i = fx_find(w.pods, w.npods, "mnist-ps-0");
+	TFJ_CHECK_GE(i, 0);
+	if (i >= 0)
+		fx_remove(w.pods, &w.npods, i);
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_POD), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 0);
+	/* Another chief pod than the one that said so: training is not done. */
+	cJSON_ReplaceItemInObject(progress_obj(&w), "trainingDonePodUID",
+				  cJSON_CreateString("uid-of-an-older-chief"));
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_NOT_NULL(fx_action(&w.plan, TFJ_ACT_CREATE_POD, "mnist-ps-0"));
+	/* The channel off: nothing is durable for anyone. */
+	w.progress = NULL;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(w.plan.progress_durable, 0);
+	fx_world_free(&w);
+}
+
 static void test_agent_reason_in_failure(void)
 {
 	struct fx_world w;
@@ -439,6 +500,7 @@ int main(void)
 	TFJ_RUN(test_hang_detection);
 	TFJ_RUN(test_done_and_success_keep_pods);
 	TFJ_RUN(test_linger_fallback);
+	TFJ_RUN(test_training_done_survives_restart);
 	TFJ_RUN(test_agent_reason_in_failure);
 	return tfj_test_finish();
 }

@@ -110,6 +110,80 @@ static void test_progress(void)
 	tfj_progress_free(st);
 }
 
+/*
+ * Acks: a pod's records are acked once a snapshot taken after them was
+ * persisted (the controller wrote the status), never before; a repeated
+ * Exit keeps its place; a record after the snapshot waits for the next one.
+ */
+static void test_acks(void)
+{
+	struct tfj_progress *st = NULL;
+	struct tfj_plan_progress p;
+	struct tfj_progress_ack a;
+	struct tfj_reportmsg m;
+	uint64_t seq;
+
+	TFJ_CHECK_INT(tfj_progress_new(&st, 0), 0);
+	if (!st)
+		return;
+	m = hb("job-1", TFJ_RT_CHIEF, 0, 10, 500);
+	TFJ_CHECK_INT(tfj_progress_record(st, &m, "pod-c0", 1000), 0);
+	tfj_progress_ack(st, &a, "job-1", "pod-c0");
+	TFJ_CHECK_EQ(a.progress_ms, 0);
+	TFJ_CHECK_INT(a.exit, 0);
+	TFJ_CHECK_INT(tfj_progress_snapshot(st, &p, "job-1"), 0);
+	seq = p.seq;
+	tfj_progress_release(&p);
+	/* A newer record arrives while that status is being written. */
+	m = hb("job-1", TFJ_RT_CHIEF, 0, 20, 600);
+	TFJ_CHECK_INT(tfj_progress_record(st, &m, "pod-c0", 2000), 0);
+	tfj_progress_persisted(st, "job-1", seq);
+	tfj_progress_ack(st, &a, "job-1", "pod-c0");
+	TFJ_CHECK_EQ(a.progress_ms, 0); /* its newest record (600) is not in yet */
+	TFJ_CHECK_INT(tfj_progress_snapshot(st, &p, "job-1"), 0);
+	tfj_progress_persisted(st, "job-1", p.seq);
+	tfj_progress_release(&p);
+	tfj_progress_ack(st, &a, "job-1", "pod-c0");
+	TFJ_CHECK_EQ(a.progress_ms, 600);
+	/* The same record again (a resend) stays acked; other pods and jobs know nothing. */
+	TFJ_CHECK_INT(tfj_progress_record(st, &m, "pod-c0", 3000), 0);
+	tfj_progress_ack(st, &a, "job-1", "pod-c0");
+	TFJ_CHECK_EQ(a.progress_ms, 600);
+	tfj_progress_ack(st, &a, "job-1", "pod-w0");
+	TFJ_CHECK_EQ(a.progress_ms, 0);
+	tfj_progress_ack(st, &a, "job-2", "pod-c0");
+	TFJ_CHECK_EQ(a.progress_ms, 0);
+	/* Exit: acked after the next persisted snapshot, and resends do not move it. */
+	memset(&m, 0, sizeof(m));
+	m.kind = TFJ_RM_EXIT;
+	snprintf(m.ref.job_uid, sizeof(m.ref.job_uid), "job-1");
+	m.ref.type = TFJ_RT_CHIEF;
+	TFJ_CHECK_INT(tfj_progress_record(st, &m, "pod-c0", 4000), 0);
+	tfj_progress_ack(st, &a, "job-1", "pod-c0");
+	TFJ_CHECK_INT(a.exit, 0);
+	TFJ_CHECK_INT(tfj_progress_snapshot(st, &p, "job-1"), 0);
+	seq = p.seq;
+	tfj_progress_release(&p);
+	TFJ_CHECK_INT(tfj_progress_record(st, &m, "pod-c0", 5000), 0);
+	tfj_progress_persisted(st, "job-1", seq);
+	tfj_progress_ack(st, &a, "job-1", "pod-c0");
+	TFJ_CHECK_INT(a.exit, 1);
+	TFJ_CHECK_EQ(a.progress_ms, 600);
+	/* A persisted sequence never goes back (an older reconcile finishing late). */
+	tfj_progress_persisted(st, "job-1", 1);
+	tfj_progress_ack(st, &a, "job-1", "pod-c0");
+	TFJ_CHECK_INT(a.exit, 1);
+	/* A restarted operator (a new store) acks nothing until it wrote the status. */
+	tfj_progress_free(st);
+	TFJ_CHECK_INT(tfj_progress_new(&st, 0), 0);
+	if (!st)
+		return;
+	TFJ_CHECK_INT(tfj_progress_record(st, &m, "pod-c0", 6000), 0);
+	tfj_progress_ack(st, &a, "job-1", "pod-c0");
+	TFJ_CHECK_INT(a.exit, 0);
+	tfj_progress_free(st);
+}
+
 static void test_bounds(void)
 {
 	struct tfj_progress *st = NULL;
@@ -149,6 +223,7 @@ static void test_bounds(void)
 int main(void)
 {
 	TFJ_RUN(test_progress);
+	TFJ_RUN(test_acks);
 	TFJ_RUN(test_bounds);
 	return tfj_test_finish();
 }

@@ -219,6 +219,7 @@ static int start_report(struct app *a, const struct tfj_config *cfg)
 	ro.auth = tfj_reporthub_auth;
 	ro.deliver = tfj_reporthub_deliver;
 	ro.advise = tfj_reporthub_advise;
+	ro.ack = tfj_reporthub_ack;
 	ro.ud = &a->hub;
 	if ((rc = tfj_report_start(&a->report, &ro)))
 		return failed("report service failed", rc);
@@ -275,8 +276,14 @@ static int start_election(struct app *a, const struct tfj_config *cfg)
 	ko.qps = 0; /* about one request per retry period; never throttled */
 	ko.burst = cfg->burst;
 	if ((rc = tfj_kube_new(&a->lease_kube, &a->kc, &ko)) ||
-	    (rc = tfj_leader_new(&a->leader, a->lease_kube, &lo)) ||
-	    (rc = tfj_leader_start(a->leader)))
+	    (rc = tfj_leader_new(&a->leader, a->lease_kube, &lo)))
+		return failed("leader election setup failed", rc);
+	/* Fencing: no request of this leader outlives its renew deadline. */
+	tfj_kube_set_fence(a->lease_kube, tfj_leader_fence(a->leader));
+	tfj_kube_set_fence(a->kube, tfj_leader_fence(a->leader));
+	if (a->event_kube)
+		tfj_kube_set_fence(a->event_kube, tfj_leader_fence(a->leader));
+	if ((rc = tfj_leader_start(a->leader)))
 		return failed("leader election setup failed", rc);
 	tfj_log_info("waiting for leadership", "lease", cfg->leader_name, "namespace", lns,
 		     "identity", a->identity);
@@ -341,6 +348,12 @@ static void stop(struct app *a)
 	/* Reports first: their callbacks use the controller's caches. */
 	tfj_report_stop(a->report);
 	tfj_controller_stop(a->ctl);
+	/* The fence lives in the leader: unhook it first (the lease's own
+	 * client keeps it through the release inside tfj_leader_free). */
+	if (a->kube)
+		tfj_kube_set_fence(a->kube, NULL);
+	if (a->event_kube)
+		tfj_kube_set_fence(a->event_kube, NULL);
 	tfj_leader_free(a->leader);
 	tfj_httpd_stop(a->httpd);
 	tfj_controller_free(a->ctl);

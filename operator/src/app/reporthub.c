@@ -131,3 +131,14 @@ void tfj_reporthub_advise(void *ud, const struct tfj_reportmsg *m, int *stop, ch
 	}
 	tfj_tfjob_free(&job);
 }
+
+void tfj_reporthub_ack(void *ud, const struct tfj_reportmsg *m, const char *subject,
+		       struct tfj_report_ack *out)
+{
+	struct tfj_reporthub *h = ud;
+	struct tfj_progress_ack a;
+
+	tfj_progress_ack(h->prog, &a, m->ref.job_uid, subject);
+	out->progress_ms = a.progress_ms;
+	out->exit = a.exit;
+}

@@ -41,5 +41,8 @@ enum tfj_report_code tfj_reporthub_deliver(void *hub, const struct tfj_reportmsg
 					   const char *subject, const char **reason);
 void tfj_reporthub_advise(void *hub, const struct tfj_reportmsg *m, int *stop, char *reason,
 			  size_t reason_len);
+/* ack: what of the pod's reports the status holds (progress.h's tfj_progress_ack). */
+void tfj_reporthub_ack(void *hub, const struct tfj_reportmsg *m, const char *subject,
+		       struct tfj_report_ack *out);
 
 #endif

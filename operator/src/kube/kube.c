@@ -49,6 +49,8 @@ struct tfj_kube {
 	_Atomic uint64_t lat_us[TFJ_KUBE_NVERBS];
 	_Atomic uint64_t nreq[TFJ_KUBE_NVERBS];
 	_Atomic uint64_t throttled;  /* retries after a 429, or a 503 with Retry-After */
+	const _Atomic int64_t *_Atomic fence; /* leader fence (tfj_kube_set_fence), or NULL */
+	_Atomic uint64_t fenced;     /* requests refused by the fence */
 };
 
 static const char *verb_names[TFJ_KUBE_NVERBS] = {
@@ -465,6 +467,7 @@ struct req {
 	void *ud;
 	const _Atomic int *cancel;    /* may be NULL */
 	long max_s;                   /* a watch's longest life */
+	long timeout_ms;              /* this attempt's limit (the fence may shorten it) */
 };
 
 /*
@@ -523,7 +526,7 @@ static void set_options(struct tfj_kube *k, CURL *h, const struct req *r, const 
 		curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
 		curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 10L);
 	} else {
-		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, k->timeout_ms);
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, r->timeout_ms);
 	}
 	if (r->body) {
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->body);
@@ -618,9 +621,47 @@ static int back_off(struct tfj_kube *k, const struct req *r, long status, long w
  * a buffer of our own, dropped) and *status_out (may be NULL) gets the
  * last HTTP code.
  */
-static int perform(struct tfj_kube *k, const struct req *r, struct tfj_buf *resp,
+long tfj_kube_fence_timeout(long timeout_ms, int64_t deadline_ms, int64_t now_ms)
+{
+	if (deadline_ms <= 0)
+		return timeout_ms;
+	if (now_ms >= deadline_ms)
+		return 0;
+	return deadline_ms - now_ms < timeout_ms ? (long)(deadline_ms - now_ms) : timeout_ms;
+}
+
+void tfj_kube_set_fence(struct tfj_kube *k, const _Atomic int64_t *deadline_mono_ms)
+{
+	atomic_store(&k->fence, deadline_mono_ms);
+}
+
+uint64_t tfj_kube_fenced(const struct tfj_kube *k)
+{
+	return atomic_load(&k->fenced);
+}
+
+/*
+ * The limit of the next attempt of a plain request: the client's timeout,
+ * cut at the fence. 0 when the fence has passed (the request must not go).
+ */
+static long attempt_timeout(struct tfj_kube *k, const struct req *r)
+{
+	const _Atomic int64_t *f = atomic_load(&k->fence);
+	long t;
+
+	if (r->fn || !f)
+		return k->timeout_ms;
+	t = tfj_kube_fence_timeout(k->timeout_ms, atomic_load(f),
+				   (int64_t)(tfj_clock_mono_ns() / 1000000));
+	if (!t)
+		atomic_fetch_add(&k->fenced, 1);
+	return t;
+}
+
+static int perform(struct tfj_kube *k, const struct req *r_in, struct tfj_buf *resp,
 		   long *status_out)
 {
+	struct req rq = *r_in, *r = &rq;
 	struct tfj_buf own = TFJ_BUF_INIT(1u << 20);
 	struct curl_slist *hdrs = NULL;
 	char url[TFJ_KUBE_MAX_PATH + 2100];
@@ -647,6 +688,12 @@ static int perform(struct tfj_kube *k, const struct req *r, struct tfj_buf *resp
 		size_t mark = resp->len;
 
 		tfj_ratelimit_wait(&k->rl);
+		/* After the rate wait: that wait counts against the fence too. */
+		if (!(r->timeout_ms = attempt_timeout(k, r))) {
+			rc = tfj_err_set(TFJ_ECANCELED, "%s: not sent, past the leader's renew deadline",
+					 r->path);
+			goto out;
+		}
 		h = pool_get(k);
 		if (!h) {
 			rc = tfj_err_set(TFJ_ENOMEM, "kube: curl handle");

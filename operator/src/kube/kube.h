@@ -124,6 +124,22 @@ int tfj_kube_map_status(long status, const char *reason);
 /* Percent-encodes s for a URL query value into out. TFJ_ETOOBIG if it won't fit. */
 int tfj_kube_escape(char *out, size_t outlen, const char *s);
 
+/*
+ * Leader fencing (leader.h): with a fence set, every request but a watch
+ * is limited to end by *deadline_mono_ms (tfj_clock_mono_ns() / 1e6), and
+ * once that has passed is not sent at all (TFJ_ECANCELED), so no request of
+ * a leader outlives its lease. *deadline <= 0: no limit (not leading yet).
+ * NULL removes the fence. The pointed-to value must outlive the client.
+ */
+void tfj_kube_set_fence(struct tfj_kube *k, const _Atomic int64_t *deadline_mono_ms);
+/* Requests refused by the fence so far. */
+uint64_t tfj_kube_fenced(const struct tfj_kube *k);
+/*
+ * Pure: the timeout of a request started at now_ms: timeout_ms, cut to end
+ * at deadline_ms (> 0); 0 when the deadline has passed.
+ */
+long tfj_kube_fence_timeout(long timeout_ms, int64_t deadline_ms, int64_t now_ms);
+
 const char *tfj_kube_verb_name(enum tfj_kube_verb verb);
 /* Requests made with `verb` that ended with HTTP `code` (0: transport error). */
 uint64_t tfj_kube_count(const struct tfj_kube *k, enum tfj_kube_verb verb, int code);

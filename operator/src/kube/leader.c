@@ -33,6 +33,7 @@ struct tfj_leader {
 	pthread_cond_t cond;
 	int stop;
 	atomic_int leader;
+	_Atomic int64_t deadline;  /* the fence (tfj_leader_fence): 0 until leading */
 
 	/* thread state: the last record seen and when (monotonic ms) */
 	struct tfj_leader_record seen;
@@ -221,38 +222,62 @@ static int wait_ms(struct tfj_leader *l, int64_t ms)
 	return stop;
 }
 
+/* The renew deadline passed: fence everything, then tell the owner. */
+static void step_down(struct tfj_leader *l)
+{
+	atomic_store(&l->deadline, 1); /* long past: nothing more is sent */
+	atomic_store(&l->leader, 0);
+	tfj_log_error("lost leadership: lease not renewed in time", "identity", l->identity);
+	if (l->on_stopped)
+		l->on_stopped(l->ud);
+}
+
 static void *run(void *arg)
 {
 	struct tfj_leader *l = arg;
-	int64_t last_renew = 0, delay = 0;
+	int64_t delay = 0;
 
 	while (!wait_ms(l, delay)) {
-		int ok = try_once(l);
-		int64_t now = mono_ms();
+		/*
+		 * The lease counts from before the attempt: others time it from
+		 * when they see the record, which is after the server wrote it,
+		 * which is after this. So the renew deadline derived from t0
+		 * always falls renew_ms - lease_ms (5 s) before any takeover.
+		 */
+		int64_t t0 = mono_ms(), now, left;
+		int64_t deadline = atomic_load(&l->deadline);
+		int ok;
+
+		if (atomic_load(&l->leader) && t0 >= deadline) {
+			step_down(l);
+			break; /* a deposed leader does not campaign again; main exits */
+		}
+		ok = try_once(l);
+		now = mono_ms();
 		/* Candidates add jitter so replicas do not retry in lockstep. */
 		delay = l->retry_ms + (ok ? 0 : (int64_t)(tfj_clock_mono_ns() % 500));
+		if (ok)
+			atomic_store(&l->deadline, t0 + l->renew_ms);
 		if (!atomic_load(&l->leader)) {
 			if (ok) {
 				atomic_store(&l->leader, 1);
-				last_renew = now;
 				tfj_log_info("became leader", "identity", l->identity);
 				if (l->on_started)
 					l->on_started(l->ud);
 			}
 			continue;
 		}
-		if (ok) {
-			last_renew = now;
-		} else if (now - last_renew > l->renew_ms) {
-			atomic_store(&l->leader, 0);
-			tfj_log_error("lost leadership: lease not renewed in time",
-				      "identity", l->identity);
-			if (l->on_stopped)
-				l->on_stopped(l->ud);
-			break; /* a deposed leader does not campaign again; main exits */
-		}
+		/* Wake at the renew deadline at the latest, to step down on time. */
+		left = atomic_load(&l->deadline) - now;
+		if (left < delay)
+			delay = left > 0 ? left : 0;
 	}
 	return NULL;
+}
+
+const _Atomic int64_t *tfj_leader_fence(struct tfj_leader *l)
+{
+	return &l->deadline;
 }
 
 int tfj_leader_new(struct tfj_leader **out, struct tfj_kube *k, const struct tfj_leader_opts *o)

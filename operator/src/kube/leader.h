@@ -9,7 +9,8 @@
  * that cannot renew within the renew deadline (10 s) steps down and calls
  * on_stopped: it must stop writing at once (main exits and the Deployment
  * restarts it), since another replica may take over 15 s after the last
- * renewal. On a graceful stop the lease is released (holder cleared) so a
+ * renewal; the fence (tfj_leader_fence) makes sure no request of its own
+ * outlives that deadline. On a graceful stop the lease is released (holder cleared) so a
  * successor need not wait.
  *
  * The decision is a pure function (tfj_leader_decide), tested without an
@@ -70,6 +71,18 @@ int tfj_leader_start(struct tfj_leader *l);
 /* Stops the thread; releases the lease if held. */
 void tfj_leader_stop(struct tfj_leader *l);
 void tfj_leader_free(struct tfj_leader *l);
+/*
+ * Fencing: the monotonic time (ms, tfj_clock_mono_ns() / 1e6) by which this
+ * replica must have stopped talking to the API server: 0 until it leads,
+ * then the renew deadline (the start of the last successful renewal +
+ * renew_ms, always lease_ms - renew_ms before another replica may take
+ * over), then 1 once it stepped down. Hand it to tfj_kube_set_fence on every
+ * client the leader writes with: each request is cut at the deadline and
+ * none is sent after it. The election thread wakes at the deadline, so it
+ * steps down (on_stopped) on time even when the renewals hang.
+ */
+const _Atomic int64_t *tfj_leader_fence(struct tfj_leader *l);
+
 /* 1 while this replica holds the lease. */
 int tfj_leader_is_leader(struct tfj_leader *l);
 

@@ -20,11 +20,13 @@ struct job {
 	struct tfj_plan_progress sum;   /* sum.replicas unused here */
 	struct tfj_plan_replica_report *reps;
 	size_t nreps, cap;
+	uint64_t durable_seq;           /* records up to here are in the status */
 };
 
 struct tfj_progress {
 	pthread_mutex_t mu;
 	int64_t since_ms;
+	uint64_t seq;                   /* records stored so far, all jobs */
 	struct job *jobs;
 	size_t n, max;
 };
@@ -165,6 +167,7 @@ int tfj_progress_record(struct tfj_progress *p, const struct tfj_reportmsg *m,
 			break;
 		r->agent_ms = m->progress_ms;
 		r->progress_ms = now_ms;
+		r->seq = ++p->seq;
 		if (m->has_step && trains) {
 			j->sum.has_step = 1;
 			j->sum.step = m->step;
@@ -184,6 +187,9 @@ int tfj_progress_record(struct tfj_progress *p, const struct tfj_reportmsg *m,
 		j->sum.report_ms = now_ms;
 		break;
 	case TFJ_RM_EXIT:
+		/* A repeat (the agent had no ack) keeps its place: it is the same exit. */
+		if (!r->exited)
+			r->exit_seq = ++p->seq;
 		r->exited = 1;
 		r->exit_code = m->exit_code;
 		memcpy(r->reason, m->reason, sizeof(r->reason));
@@ -207,9 +213,11 @@ int tfj_progress_snapshot(struct tfj_progress *p, struct tfj_plan_progress *out,
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&p->mu);
 	out->since_ms = p->since_ms;
+	out->seq = p->seq;
 	if ((j = find(p, job_uid))) {
 		*out = j->sum;
 		out->since_ms = p->since_ms;
+		out->seq = p->seq;
 		out->replicas = NULL;
 		out->nreplicas = 0;
 		if (j->nreps && !(copy = malloc(j->nreps * sizeof(*copy)))) {
@@ -242,5 +250,38 @@ void tfj_progress_forget(struct tfj_progress *p, const char *job_uid)
 	pthread_mutex_lock(&p->mu);
 	if ((j = find(p, job_uid)))
 		drop(p, j);
+	pthread_mutex_unlock(&p->mu);
+}
+
+void tfj_progress_persisted(struct tfj_progress *p, const char *job_uid, uint64_t seq)
+{
+	struct job *j;
+
+	pthread_mutex_lock(&p->mu);
+	if ((j = find(p, job_uid)) && seq > j->durable_seq)
+		j->durable_seq = seq;
+	pthread_mutex_unlock(&p->mu);
+}
+
+void tfj_progress_ack(struct tfj_progress *p, struct tfj_progress_ack *out, const char *job_uid,
+		      const char *pod_uid)
+{
+	struct job *j;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&p->mu);
+	if ((j = find(p, job_uid))) {
+		for (i = 0; i < j->nreps; i++) {
+			const struct tfj_plan_replica_report *r = &j->reps[i];
+
+			if (strcmp(r->pod_uid, pod_uid))
+				continue;
+			if (r->seq && r->seq <= j->durable_seq)
+				out->progress_ms = r->agent_ms;
+			out->exit = r->exited && r->exit_seq <= j->durable_seq;
+			break;
+		}
+	}
 	pthread_mutex_unlock(&p->mu);
 }

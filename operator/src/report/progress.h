@@ -52,6 +52,26 @@ void tfj_progress_release(struct tfj_plan_progress *snap);
  */
 void tfj_progress_restart_clock(struct tfj_progress *p);
 
+/*
+ * Durability, for the acks agents wait for (docs/operator.md, "Report
+ * channel"). A snapshot carries the store's sequence (`seq`); once the
+ * status a plan computed from it is written (or was already there, and the
+ * plan held nothing back: plan.h's progress_durable), the controller calls
+ * tfj_progress_persisted with that sequence: every record of the job stored
+ * before the snapshot is then in the status or superseded there (a ps's
+ * step, a worker's non-zero Exit: the termination message is their record).
+ * tfj_progress_ack says what of a pod's reports is durable: the agent's time
+ * of its newest progress record (0 = not yet) and whether its Exit is.
+ * A job dropped for space starts over, unacked: agents just resend.
+ */
+struct tfj_progress_ack {
+	int64_t progress_ms;   /* the agent's unix_time_ms of the acked record */
+	int exit;
+};
+void tfj_progress_persisted(struct tfj_progress *p, const char *job_uid, uint64_t seq);
+void tfj_progress_ack(struct tfj_progress *p, struct tfj_progress_ack *out, const char *job_uid,
+		      const char *pod_uid);
+
 /* Drops a job (deleted). */
 void tfj_progress_forget(struct tfj_progress *p, const char *job_uid);
 

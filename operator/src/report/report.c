@@ -39,6 +39,7 @@ struct slot {
 	void *reg;
 	struct tfj_grpc_incoming in;
 	grpc_byte_buffer *resp;
+	struct tfj_report_ack ack;  /* what the reply acknowledges */
 	int cancelled;
 	int sending;          /* the reply batch is in flight */
 	int tag_send;         /* its address tags the reply batch */
@@ -131,22 +132,29 @@ static grpc_status_code to_status(enum tfj_report_code c)
 	}
 }
 
-/* Packs the response of a successful call (Exit's is empty). */
+/* Packs the response of a successful call: register settings, the ack, a stop. */
 static grpc_byte_buffer *response(struct tfj_report *s, const struct slot *sl)
 {
 	Tfj__Report__V1__RegisterResponse rr = TFJ__REPORT__V1__REGISTER_RESPONSE__INIT;
 	Tfj__Report__V1__HeartbeatResponse hr = TFJ__REPORT__V1__HEARTBEAT_RESPONSE__INIT;
-	uint8_t buf[16 + TFJ_REPORT_STOP_REASON_MAX];
+	Tfj__Report__V1__ExitResponse er = TFJ__REPORT__V1__EXIT_RESPONSE__INIT;
+	uint8_t buf[32 + TFJ_REPORT_STOP_REASON_MAX];
 	size_t n = 0;
 
 	if (sl->kind == TFJ_RM_REGISTER) {
 		rr.heartbeat_interval_seconds = s->o.heartbeat_s;
 		n = tfj__report__v1__register_response__pack(&rr, buf);
-	} else if (sl->kind == TFJ_RM_HEARTBEAT && sl->stop) {
-		/* The reason is NUL-terminated within its cap: the packed size is bounded. */
-		hr.stop = 1;
-		hr.stop_reason = (char *)sl->stop_reason;
+	} else if (sl->kind == TFJ_RM_HEARTBEAT) {
+		hr.acked_progress_unix_time_ms = sl->ack.progress_ms;
+		if (sl->stop) {
+			/* The reason is NUL-terminated within its cap: the packed size is bounded. */
+			hr.stop = 1;
+			hr.stop_reason = (char *)sl->stop_reason;
+		}
 		n = tfj__report__v1__heartbeat_response__pack(&hr, buf);
+	} else if (sl->kind == TFJ_RM_EXIT) {
+		er.acked = sl->ack.exit ? 1 : 0;
+		n = tfj__report__v1__exit_response__pack(&er, buf);
 	}
 	return tfj_grpc_bb_new(buf, n);
 }
@@ -205,6 +213,9 @@ static grpc_status_code handle(struct tfj_report *s, struct slot *sl, const char
 		s->o.advise(s->o.ud, &m, &sl->stop, sl->stop_reason, sizeof(sl->stop_reason));
 		sl->stop_reason[sizeof(sl->stop_reason) - 1] = '\0';
 	}
+	memset(&sl->ack, 0, sizeof(sl->ack));
+	if (code == TFJ_REPORT_OK && s->o.ack)
+		s->o.ack(s->o.ud, &m, subject, &sl->ack);
 	if (code != TFJ_REPORT_OK) {
 		count_reject(s, reason ? reason : "other");
 		tfj_log_debug("report refused", "method", tfj_reportmsg_kind_name(m.kind),

@@ -61,16 +61,28 @@ typedef enum tfj_report_code (*tfj_report_deliver_fn)(void *ud, const struct tfj
  * advise (optional): for an accepted Heartbeat, what its reply tells the
  * agent. Called after `deliver` said OK; *stop = 1 asks the agent to end
  * its command and exit 0, with a short human reason (copied).
+ *
+ * ack (optional): after an accepted Heartbeat or Exit, what of this pod's
+ * reports the operator holds durably (report/progress.h); the reply carries
+ * it, and agents resend their last records until it covers them. Without
+ * the callback nothing is acked.
  */
 #define TFJ_REPORT_STOP_REASON_MAX 128
 typedef void (*tfj_report_advise_fn)(void *ud, const struct tfj_reportmsg *m, int *stop,
 				     char *reason, size_t reason_len);
+struct tfj_report_ack {
+	int64_t progress_ms;   /* agent time of the newest durable progress record; 0 = none */
+	int exit;              /* the pod's Exit is durable */
+};
+typedef void (*tfj_report_ack_fn)(void *ud, const struct tfj_reportmsg *m, const char *subject,
+				  struct tfj_report_ack *out);
 
 struct tfj_report_opts {
 	const char *addr;            /* "host:port" to listen on (port 0: any) */
 	tfj_report_auth_fn auth;     /* required */
 	tfj_report_deliver_fn deliver; /* required */
 	tfj_report_advise_fn advise;   /* optional: Heartbeat replies say nothing without it */
+	tfj_report_ack_fn ack;       /* optional */
 	void *ud;
 	int threads;                 /* 1..16, default 2 */
 	double pod_qps;              /* per-pod report rate, default 2/s */

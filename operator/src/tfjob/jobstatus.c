@@ -365,6 +365,7 @@ static int opt_num(int *has, double *out, const cJSON *obj, const char *key)
 static int decode_progress(struct tfj_progress_status *p, const cJSON *status)
 {
 	const cJSON *o = cJSON_GetObjectItemCaseSensitive(status, "progress");
+	const char *done = "";
 	int rc;
 
 	if (!o || cJSON_IsNull(o))
@@ -378,8 +379,12 @@ static int decode_progress(struct tfj_progress_status *p, const cJSON *status)
 	    (rc = opt_num(&p->has_loss, &p->loss, o, "loss")) ||
 	    (rc = opt_num(&p->has_accuracy, &p->accuracy, o, "accuracy")) ||
 	    (rc = opt_num(&p->has_eps, &p->eps, o, "examplesPerSecond")) ||
-	    (rc = opt_time(&p->last_report, o, "lastReportTime")))
+	    (rc = opt_time(&p->last_report, o, "lastReportTime")) ||
+	    (rc = tfj_json_opt_string(&done, o, "trainingDonePodUID", "")))
 		return rc;
+	if (strlen(done) >= sizeof(p->done_pod))
+		return tfj_err_set(TFJ_ERANGE, "status.progress.trainingDonePodUID: too long");
+	memcpy(p->done_pod, done, strlen(done) + 1);
 	return 0;
 }
 
@@ -526,7 +531,8 @@ static int encode_progress(cJSON *o, const struct tfj_progress_status *p)
 	    (p->has_step && !cJSON_AddNumberToObject(po, "globalStep", (double)p->step)) ||
 	    (p->has_loss && !cJSON_AddNumberToObject(po, "loss", p->loss)) ||
 	    (p->has_accuracy && !cJSON_AddNumberToObject(po, "accuracy", p->accuracy)) ||
-	    (p->has_eps && !cJSON_AddNumberToObject(po, "examplesPerSecond", p->eps)))
+	    (p->has_eps && !cJSON_AddNumberToObject(po, "examplesPerSecond", p->eps)) ||
+	    (p->done_pod[0] && !cJSON_AddStringToObject(po, "trainingDonePodUID", p->done_pod)))
 		return TFJ_ENOMEM;
 	return add_time(po, "lastReportTime", p->last_report);
 }

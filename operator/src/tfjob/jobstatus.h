@@ -17,7 +17,10 @@
  *
  *   .status.progress                  training progress from the report channel:
  *                                     globalStep, loss, accuracy, examplesPerSecond,
- *                                     lastReportTime (the STEP and ACCURACY columns)
+ *                                     lastReportTime (the STEP and ACCURACY columns),
+ *                                     trainingDonePodUID (the lead replica's pod that
+ *                                     reported Exit 0: "training done", kept here so a
+ *                                     restarted operator or a new leader still knows)
  *
  * Conditions are kept one per type and written in a fixed order, so the
  * same state always encodes to the same JSON and the planner can compare old
@@ -78,6 +81,7 @@ struct tfj_progress_status {
 	int64_t step;
 	double loss, accuracy, eps;
 	int64_t last_report;         /* unix seconds */
+	char done_pod[64];           /* trainingDonePodUID; "" = training not done */
 };
 
 struct tfj_job_status {

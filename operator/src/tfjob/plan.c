@@ -353,7 +353,7 @@ static int run_job(struct tfj_planctx *c, const char *jobref)
 	int rc;
 
 	memset(&v, 0, sizeof(v));
-	v.done = tfj_planprog_training_done(c);
+	v.done = tfj_planprog_done(c);
 	classify(c, &v);
 	if (v.permanent) {
 		tfj_planact_fmt(msg, sizeof(msg), "TFJob %s has failed because %s", jobref, v.failure);

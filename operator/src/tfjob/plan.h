@@ -89,6 +89,12 @@ struct tfj_plan {
 	/* Summary for logs and metrics. */
 	int finished;                   /* the job is Succeeded or Failed after this plan */
 	const char *phase;              /* status.phase after this plan (static string) */
+	/*
+	 * The status this plan leaves (once applied) holds everything the
+	 * progress input told: values, training done. 0 when the write rate
+	 * held progress back, or the plan did not look at it.
+	 */
+	int progress_durable;
 };
 
 struct tfj_plan_config {
@@ -128,6 +134,8 @@ struct tfj_plan_replica_report {
 	int exit_code;
 	char reason[64];              /* the agent's reason ("Error", "OOMKilled", ...) */
 	char message[256];
+	uint64_t seq;                 /* store sequence of its newest progress record */
+	uint64_t exit_seq;            /* and of its Exit report */
 };
 
 struct tfj_plan_progress {
@@ -140,6 +148,8 @@ struct tfj_plan_progress {
 				       * leader has seen no progress yet) */
 	const struct tfj_plan_replica_report *replicas;
 	size_t nreplicas;
+	uint64_t seq;                 /* the store's record count at the snapshot
+				       * (progress.h's tfj_progress_persisted) */
 };
 
 /* status.progress is rewritten at most once per this many seconds. */

@@ -54,7 +54,11 @@ void tfj_planprog_progress(struct tfj_planctx *c)
 	struct tfj_progress_status n;
 	int64_t next;
 
-	if (!p || p->report_ms <= 0)
+	if (!p)
+		return;
+	/* Unless held back below, the status this plan leaves holds all of p. */
+	c->plan->progress_durable = 1;
+	if (p->report_ms <= 0)
 		return;
 	memset(&n, 0, sizeof(n));
 	n.present = 1;
@@ -67,11 +71,13 @@ void tfj_planprog_progress(struct tfj_planctx *c)
 	n.has_eps = p->has_eps;
 	n.eps = p->eps;
 	n.last_report = p->report_ms / 1000;
+	memcpy(n.done_pod, c->st.progress.done_pod, sizeof(n.done_pod));
 	if (same_values(&n, &c->st.progress) || n.last_report < c->st.progress.last_report)
 		return;
 	next = c->st.progress.last_report + TFJ_PLAN_PROGRESS_MIN_S;
 	if (c->st.progress.present && c->now < next) {
 		tfj_planact_requeue_at(c, next);
+		c->plan->progress_durable = 0;
 		return;
 	}
 	c->st.progress = n;
@@ -124,8 +130,26 @@ int tfj_planprog_training_done(const struct tfj_planctx *c)
 	if (!c->job->rs[t].present || c->job->rs[t].replicas < 1 || !c->pod_slot[t] ||
 	    (at = c->pod_slot[t][0]) < 0)
 		return 0;
+	/* Said before a restart of ours (or to another leader): the status has it. */
+	if (c->pods[at].uid[0] && !strcmp(c->pods[at].uid, c->st.progress.done_pod))
+		return 1;
 	r = tfj_planprog_find(c, c->pods[at].uid);
 	return r && r->exited && r->exit_code == 0 && r->type == t && r->index == 0;
+}
+
+int tfj_planprog_done(struct tfj_planctx *c)
+{
+	int t = tfj_tfjob_chief_type(c->job);
+
+	if (!tfj_planprog_training_done(c))
+		return 0;
+	/* Persisted, so that it outlives this process (and acks the Exit). */
+	if (t < 0)
+		t = TFJ_RT_WORKER;
+	tfj_planact_fmt(c->st.progress.done_pod, sizeof(c->st.progress.done_pod), "%s",
+			c->pods[c->pod_slot[t][0]].uid);
+	c->st.progress.present = 1;
+	return 1;
 }
 
 int tfj_planprog_auxiliary(int type)

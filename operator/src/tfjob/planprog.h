@@ -15,7 +15,9 @@
  *  - Training done: the lead replica (chief/master 0, else worker 0) of the
  *    current pod reported Exit with code 0. The replicas stoprule.h stops
  *    are then no longer judged or recreated; they keep running until the
- *    job has succeeded.
+ *    job has succeeded. The pod is written to
+ *    status.progress.trainingDonePodUID, so a restarted operator or a new
+ *    leader that never heard the Exit still knows.
  *  - Lingering after success (tfj_planprog_linger): once the job has
  *    succeeded, the agents of those replicas are told to stop (the
  *    Heartbeat reply, app/reporthub.c) and their pods end Succeeded; the
@@ -24,6 +26,9 @@
  *    TFJ_PLANPROG_STOP_GRACE_S, and any still running after
  *    TFJ_PLANPROG_STOP_MAX_S. Both count from the success or from when this
  *    operator started hearing reports, whichever is later.
+ *  - Durability (plan.h's progress_durable): whether the status this plan
+ *    leaves holds everything in the progress input; the operator acks an
+ *    agent's records only then (report/progress.h).
  */
 #ifndef TFJ_PLANPROG_H
 #define TFJ_PLANPROG_H
@@ -48,8 +53,15 @@ void tfj_planprog_progress(struct tfj_planctx *c);
  */
 int tfj_planprog_hung(struct tfj_planctx *c, size_t i, char *detail, size_t n);
 
-/* 1 when the lead replica's current pod reported a successful exit. */
+/*
+ * 1 when the lead replica's current pod reported a successful exit, to this
+ * process (the progress input) or before (status.progress.trainingDonePodUID
+ * names that pod).
+ */
 int tfj_planprog_training_done(const struct tfj_planctx *c);
+
+/* tfj_planprog_training_done, and when 1 records the pod in c->st.progress. */
+int tfj_planprog_done(struct tfj_planctx *c);
 
 /* ps and evaluator: they report no training steps. */
 int tfj_planprog_auxiliary(int type);
