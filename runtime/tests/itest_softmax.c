@@ -10,12 +10,18 @@
 static void run(int nps, int nworkers, int chief, int sync)
 {
 	struct tfj_launch_result res;
+	/*
+	 * The ps outlive the chief's Finish by --ps-linger so that the evaluator,
+	 * which on a loaded machine may start well after training ended (6
+	 * epochs take about a second), still reaches them and evaluates the
+	 * final model; the default 3 s was seen to be too short in CI.
+	 */
 	char *flags[] = { "--model", "softmax", "--learning_rate", sync ? "0.005" : "0.003",
-			  "--epochs", "6",
+			  "--epochs", "6", "--ps-linger", "30",
 			  "--progress_steps", "500", "--eval_secs", "2", NULL, NULL };
 
 	if (sync)
-		flags[10] = "--sync";
+		flags[12] = "--sync";
 	TFJ_CHECK_INT(itest_launch(&res, nps, nworkers, chief, 1, NULL, 0, flags), 0);
 	printf("softmax %s: test accuracy %.4f, %.0f examples/s, %.1f s, evaluator %.4f\n",
 	       sync ? "sync" : "async", res.test_accuracy, res.examples_per_sec, res.wall_s,
