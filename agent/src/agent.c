@@ -182,6 +182,7 @@ static int wait_peers(struct agent *a)
 	if (rc == TFJ_ECANCELED) {
 		if (sig <= 0)
 			sig = SIGTERM;
+		tfj_reporter_no_ack_wait(a->rep);
 		return finish(a, 128 + sig, "TerminatedBeforeStart", 0,
 			      "a signal stopped the agent while it waited for peers");
 	}
@@ -263,6 +264,9 @@ static int supervise(struct agent *a)
 		tfj_progress_tracker_tail(&a->tr, tail, sizeof(tail));
 		snprintf(msg, sizeof(msg), "%s", r.exit_code ? tail : "");
 	}
+	/* Terminated by kubelet: the pod's grace period, not the ack wait, bounds the exit. */
+	if (r.received)
+		tfj_reporter_no_ack_wait(a->rep);
 	return finish(a, r.exit_code, reason, r.signal, msg);
 }
 

@@ -622,6 +622,12 @@ void tfj_reporter_finish(struct tfj_reporter *r, const struct tfj_reporter_exit 
 	}
 }
 
+void tfj_reporter_no_ack_wait(struct tfj_reporter *r)
+{
+	if (r)
+		r->ack_wait_s = 0;
+}
+
 int tfj_reporter_stop_fd(struct tfj_reporter *r)
 {
 	return r ? r->stop_fd : -1;

@@ -98,6 +98,12 @@ void tfj_reporter_update(struct tfj_reporter *r, const struct tfj_progress_state
 			 int child_running);
 /* Stops the thread, sends Exit once (bounded) and joins. Safe without start. */
 void tfj_reporter_finish(struct tfj_reporter *r, const struct tfj_reporter_exit *e);
+/*
+ * The agent is being terminated (SIGTERM from kubelet): its grace period is
+ * the bound, so finish sends the final records once instead of waiting for
+ * acks. Accepts NULL.
+ */
+void tfj_reporter_no_ack_wait(struct tfj_reporter *r);
 
 /*
  * The operator's stop (HeartbeatResponse.stop: the job has succeeded and
