@@ -281,6 +281,22 @@ static inline enum MHD_Result fake_obj_reply(struct MHD_Connection *c, int code,
 	return r;
 }
 
+/* Records a change of o (next resourceVersion, a MODIFIED watch event) and
+ * answers with it; releases f->mu, which the caller holds. */
+static inline enum MHD_Result fake_modified(struct fake *f, struct MHD_Connection *c, const char *res,
+				     const char *ns, struct fake_obj *o)
+{
+	enum MHD_Result ret;
+
+	f->rv++;
+	fake_set_rv(o->obj, f->rv);
+	fake_emit(f, "MODIFIED", res, ns, o->obj);
+	ret = fake_obj_reply(c, 200, o->obj);
+	pthread_mutex_unlock(&f->mu);
+	return ret;
+}
+
+
 struct fake_watch {
 	struct fake *f;
 	char res[32], ns[64], sel[128];
@@ -536,12 +552,7 @@ static inline enum MHD_Result fake_handle(void *cls, struct MHD_Connection *c, c
 			cJSON_Delete(o->obj);
 			o->obj = obj;
 		}
-		f->rv++;
-		fake_set_rv(o->obj, f->rv);
-		fake_emit(f, "MODIFIED", res, ns, o->obj);
-		ret = fake_obj_reply(c, 200, o->obj);
-		pthread_mutex_unlock(&f->mu);
-		return ret;
+		return fake_modified(f, c, res, ns, o);
 	}
 	if (!strcmp(method, "PATCH")) {
 		/* A JSON merge patch of the top-level fields (all the tests need). */
@@ -559,12 +570,7 @@ static inline enum MHD_Result fake_handle(void *cls, struct MHD_Connection *c, c
 				cJSON_AddItemToObject(o->obj, it->string, cJSON_Duplicate(it, 1));
 		}
 		cJSON_Delete(p);
-		f->rv++;
-		fake_set_rv(o->obj, f->rv);
-		fake_emit(f, "MODIFIED", res, ns, o->obj);
-		ret = fake_obj_reply(c, 200, o->obj);
-		pthread_mutex_unlock(&f->mu);
-		return ret;
+		return fake_modified(f, c, res, ns, o);
 	}
 	if (!strcmp(method, "DELETE")) {
 		struct fake_obj *o = fake_find(f, res, ns, name);
