@@ -162,6 +162,7 @@ struct fx_world {
 	struct tfj_plan_config cfg;
 	const struct tfj_plan_progress *progress; /* report channel input; NULL = off */
 	const struct tfj_createfail *create_failure; /* createfail.h input; NULL = none */
+	const char *gang_block_reason, *gang_block_message; /* plan.h; NULL = not blocked */
 	int creates, deletes, status_writes, events, uid_seq;
 };
 
@@ -206,6 +207,8 @@ static inline int fx_plan(struct fx_world *w)
 	in.cfg = &w->cfg;
 	in.progress = w->progress;
 	in.create_failure = w->create_failure;
+	in.gang_block_reason = w->gang_block_reason;
+	in.gang_block_message = w->gang_block_message;
 	rc = tfj_plan_compute(&w->plan, &in);
 	tfj_tfjob_free(&job);
 	return rc;

@@ -396,10 +396,32 @@ static void event_reasons(char *out, size_t len)
 	cJSON_Delete(list);
 }
 
+/* The reason of gang/NAME's ReplicaFailure condition when True, else "". */
+static const char *gang_failure(const char *name, char *reason, size_t len)
+{
+	char path[256];
+	cJSON *job = NULL, *c;
+
+	reason[0] = '\0';
+	snprintf(path, sizeof(path), "/apis/kubeflow.org/v1/namespaces/gang/tfjobs/%s", name);
+	if (tfj_kube_get(K, &job, path))
+		return reason;
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(cJSON_GetObjectItem(job, "status"), "conditions")) {
+		const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(c, "type"));
+		const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(c, "status"));
+		const char *r = cJSON_GetStringValue(cJSON_GetObjectItem(c, "reason"));
+
+		if (t && s && r && !strcmp(t, "ReplicaFailure") && !strcmp(s, "True"))
+			snprintf(reason, len, "%s", r);
+	}
+	cJSON_Delete(job);
+	return reason;
+}
+
 static void test_no_crd(void)
 {
 	struct tfj_controller *c;
-	char reasons[2048] = "";
+	char reasons[2048] = "", why[64];
 	int attempts, i;
 
 	/* Every POST of a PodGroup answers 404, as without the CRD. */
@@ -414,6 +436,10 @@ static void test_no_crd(void)
 		usleep(20000);
 	}
 	TFJ_CHECK(strstr(reasons, "PodGroupUnavailable") != NULL);
+	/* Not only an event: the job's status says it (the FAILURE column). */
+	for (i = 0; i < 200 && !*gang_failure("nocrd", why, sizeof(why)); i++)
+		usleep(20000);
+	TFJ_CHECK_STR(why, "PodGroupUnavailable");
 	sleep(2); /* a fast retry loop would post hundreds of times in this while */
 	attempts = 1000 - F.fail_n;
 	TFJ_CHECK_GE(attempts, 1);
@@ -427,7 +453,7 @@ static void test_podgroup_before_pods(void)
 {
 	struct tfj_controller *c;
 	cJSON *pg = NULL, *pod = NULL;
-	char reasons[2048] = "";
+	char reasons[2048] = "", why[64];
 	int i;
 
 	create_job("gang");
@@ -440,6 +466,10 @@ static void test_podgroup_before_pods(void)
 		usleep(20000);
 	TFJ_CHECK_INT(fake_count(&F, "pods", "gang"), 4);
 	TFJ_CHECK_INT(fake_count(&F, "podgroups", "gang"), 2);
+	/* test_no_crd's job started: its PodGroupUnavailable is gone. */
+	for (i = 0; i < 300 && *gang_failure("nocrd", why, sizeof(why)); i++)
+		usleep(20000);
+	TFJ_CHECK_STR(why, "");
 	TFJ_CHECK_OK(tfj_kube_get(K, &pg, PG_PATH "/gang"));
 	TFJ_CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(pg, "apiVersion")),
 		      "scheduling.x-k8s.io/v1alpha1");

@@ -315,6 +315,42 @@ static void test_planner_pods_carry_the_marks(void)
 	tfj_tfjob_free(&job);
 }
 
+/*
+ * A job gang scheduling cannot start (no PodGroup CRD): the planner creates
+ * nothing and says why in ReplicaFailure; once the PodGroup is there the
+ * condition goes and the pods come. A ReplicaFailure of another reason
+ * (createfail.h) is not the gang's to remove.
+ */
+static void test_planner_blocked_by_gang(void)
+{
+	struct fx_world w;
+
+	fx_world_init(&w, gang_job());
+	w.cfg.gang = &sp;
+	w.gang_block_reason = TFJ_PLAN_GANG_REASON_UNAVAILABLE;
+	w.gang_block_message = "install its PodGroup CRD";
+	TFJ_CHECK_OK(fx_plan(&w));
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_POD), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_SERVICE), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_WRITE_STATUS), 1);
+	fx_apply(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "ReplicaFailure"), "True");
+	TFJ_CHECK_STR(fx_cond_field(&w, "ReplicaFailure", "reason"), "PodGroupUnavailable");
+	TFJ_CHECK_STR(fx_cond_field(&w, "ReplicaFailure", "message"), "install its PodGroup CRD");
+	TFJ_CHECK_STR(fx_cond(&w, "Created"), "True");
+	TFJ_CHECK_STR(fx_status_str(&w, "startTime"), ""); /* not started */
+	/* Planned again while still blocked: still nothing created. */
+	TFJ_CHECK_OK(fx_plan(&w));
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_POD), 0);
+	/* The CRD is installed: the condition goes, the pods come. */
+	w.gang_block_reason = w.gang_block_message = NULL;
+	TFJ_CHECK_OK(fx_plan(&w));
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_POD), 4);
+	fx_apply(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "ReplicaFailure"), "");
+	fx_world_free(&w);
+}
+
 int main(void)
 {
 	TFJ_RUN(test_scheduler_plugins_defaults);
@@ -326,5 +362,6 @@ int main(void)
 	TFJ_RUN(test_plan_create_noop_update);
 	TFJ_RUN(test_plan_suspend_finish_stale);
 	TFJ_RUN(test_planner_pods_carry_the_marks);
+	TFJ_RUN(test_planner_blocked_by_gang);
 	return tfj_test_finish();
 }

@@ -298,6 +298,8 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		struct tfj_plan_progress prog;
 		struct tfj_apply_result a;
 		struct tfj_createfail cf;
+		struct tfj_gang_block block = { NULL, "" };
+		uint64_t gang_wait_ms;
 		cJSON *doc = NULL, **pods = NULL, **svcs = NULL;
 		size_t npods = 0, nsvcs = 0;
 		int have_cf;
@@ -357,12 +359,14 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			tfj_tfjob_free(&job);
 			goto done;
 		}
+		gang_wait_ms = 0;
 		if (c->pcfg.gang) {
-			/* The PodGroup first: no pod of a gang without its group. */
-			uint64_t wait_ms = 0;
-			rc = tfj_gang_sync(&wait_ms, &c->ap, &c->gang, &job);
-			if (rc || wait_ms) {
-				*requeue_after_ms = wait_ms;
+			/* The PodGroup first: no pod of a gang without its group. A
+			 * block the user must fix still goes through the planner,
+			 * which shows it in the status and creates nothing. */
+			rc = tfj_gang_sync(&gang_wait_ms, &block, &c->ap, &c->gang, &job);
+			if (rc || (gang_wait_ms && !block.reason)) {
+				*requeue_after_ms = gang_wait_ms;
 				tfj_informer_free_list(pods, npods);
 				tfj_informer_free_list(svcs, nsvcs);
 				tfj_tfjob_free(&job);
@@ -379,6 +383,8 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		in.cfg = &c->pcfg;
 		have_cf = cf_load(c, key, &job, &cf);
 		in.create_failure = have_cf ? &cf : NULL;
+		in.gang_block_reason = block.reason;
+		in.gang_block_message = block.message;
 		if (c->prog) {
 			/* Without a snapshot the plan runs as if the channel were off. */
 			if (tfj_progress_snapshot(c->prog, &prog, job.uid) == 0)
@@ -398,6 +404,8 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 				tfj_log_debug("reconciled", "job", key, "phase",
 					      plan.phase ? plan.phase : "");
 			*requeue_after_ms = a.requeue_ms;
+			if (gang_wait_ms && (!a.requeue_ms || a.requeue_ms > gang_wait_ms))
+				*requeue_after_ms = gang_wait_ms;
 		}
 		tfj_plan_free(&plan);
 		tfj_progress_release(&prog);

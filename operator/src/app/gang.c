@@ -13,6 +13,7 @@
 #include "kube/apipath.h"
 #include "kube/kube.h"
 #include "kube/objmeta.h"
+#include "tfjob/plan.h"
 
 #define PATH_LEN 1024
 #define MSG_LEN 512
@@ -32,10 +33,11 @@ static void event(struct tfj_apply *ap, const struct tfj_tfjob *job, const char 
 	tfj_apply_event(ap, job, type, reason, msg);
 }
 
-static int create(uint64_t *wait_ms, struct tfj_apply *ap, const struct tfj_gang *g,
-		  const struct tfj_tfjob *job, const char *api, const cJSON *body)
+static int create(uint64_t *wait_ms, struct tfj_gang_block *block, struct tfj_apply *ap,
+		  const struct tfj_gang *g, const struct tfj_tfjob *job, const char *api,
+		  const cJSON *body)
 {
-	char coll[PATH_LEN], msg[MSG_LEN];
+	char coll[PATH_LEN];
 	int rc;
 
 	if ((rc = tfj_apipath_coll(coll, sizeof(coll), api, job->ns, "podgroups")))
@@ -49,12 +51,13 @@ static int create(uint64_t *wait_ms, struct tfj_apply *ap, const struct tfj_gang
 	}
 	if (rc == TFJ_ENOTFOUND) {
 		/* The collection itself is unknown: the CRD is not installed. */
-		snprintf(msg, sizeof(msg),
+		snprintf(block->message, sizeof(block->message),
 			 "gang scheduling (%s) needs the PodGroup API %s, which this cluster "
 			 "does not serve: install its PodGroup CRD or turn --gang-scheduler-name "
 			 "off; no pods are created until then",
 			 tfj_podgroup_api_name(g->api), api + strlen("/apis/"));
-		tfj_apply_event(ap, job, "Warning", "PodGroupUnavailable", msg);
+		block->reason = TFJ_PLAN_GANG_REASON_UNAVAILABLE;
+		tfj_apply_event(ap, job, "Warning", block->reason, block->message);
 		tfj_log_warn("PodGroup API not served", "job", job->name, "namespace", job->ns,
 			     "api", api);
 		*wait_ms = TFJ_GANG_RETRY_MS;
@@ -64,8 +67,8 @@ static int create(uint64_t *wait_ms, struct tfj_apply *ap, const struct tfj_gang
 	return rc;
 }
 
-int tfj_gang_sync(uint64_t *wait_ms, struct tfj_apply *ap, const struct tfj_gang *g,
-		  const struct tfj_tfjob *job)
+int tfj_gang_sync(uint64_t *wait_ms, struct tfj_gang_block *block, struct tfj_apply *ap,
+		  const struct tfj_gang *g, const struct tfj_tfjob *job)
 {
 	const char *api = tfj_podgroup_api_path(g ? g->api : TFJ_PODGROUP_OFF);
 	char path[PATH_LEN];
@@ -74,6 +77,8 @@ int tfj_gang_sync(uint64_t *wait_ms, struct tfj_apply *ap, const struct tfj_gang
 	int rc, round;
 
 	*wait_ms = 0;
+	block->reason = NULL;
+	block->message[0] = '\0';
 	if (!api)
 		return 0;
 	if ((rc = tfj_apipath_obj(path, sizeof(path), api, job->ns, "podgroups", job->name, NULL)))
@@ -91,8 +96,11 @@ int tfj_gang_sync(uint64_t *wait_ms, struct tfj_apply *ap, const struct tfj_gang
 		}
 		rc = tfj_podgroup_plan(&op, &body, job, obs, g);
 		if (rc) {
-			event(ap, job, "Warning", "InvalidSchedulingPolicy",
-			      "runPolicy.schedulingPolicy: %s; no PodGroup, no pods", tfj_err_detail());
+			snprintf(block->message, sizeof(block->message),
+				 "runPolicy.schedulingPolicy: %s; no PodGroup, no pods",
+				 tfj_err_detail());
+			block->reason = TFJ_PLAN_GANG_REASON_INVALID;
+			tfj_apply_event(ap, job, "Warning", block->reason, block->message);
 			*wait_ms = TFJ_GANG_RETRY_MS;
 			rc = 0;
 			goto out;
@@ -102,7 +110,7 @@ int tfj_gang_sync(uint64_t *wait_ms, struct tfj_apply *ap, const struct tfj_gang
 				     tfj_podgroup_op_name(op));
 		switch (op) {
 		case TFJ_PODGROUP_CREATE:
-			rc = create(wait_ms, ap, g, job, api, body);
+			rc = create(wait_ms, block, ap, g, job, api, body);
 			goto out;
 		case TFJ_PODGROUP_UPDATE:
 			rc = tfj_kube_replace(ap->k, NULL, path, body);

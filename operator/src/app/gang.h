@@ -14,7 +14,9 @@
  * at again after TFJ_GANG_RETRY_MS: a missing CRD is an installation
  * problem, not one a fast retry fixes, so it neither crash-loops nor storms
  * the API server. A schedulingPolicy that cannot be turned into a PodGroup
- * gets a Warning InvalidSchedulingPolicy and the same slow retry.
+ * gets a Warning InvalidSchedulingPolicy and the same slow retry. Both come
+ * back in a struct tfj_gang_block, which the controller hands to the
+ * planner: the job's ReplicaFailure condition then says the same (plan.h).
  *
  * Ownership: borrows everything.
  */
@@ -29,12 +31,19 @@
 
 #define TFJ_GANG_RETRY_MS 30000
 
+/* Why the job cannot start: reason NULL = it is not blocked. */
+struct tfj_gang_block {
+	const char *reason;  /* TFJ_PLAN_GANG_REASON_* (static) */
+	char message[512];
+};
+
 /*
  * Brings job's PodGroup to its desired state. Returns 0 with *wait_ms 0
  * when the planner may go on, 0 with *wait_ms > 0 when it must not plan pods
- * yet (look again then), negative on an API error (retry with backoff).
+ * yet (look again then; block->reason set when the wait is for a reason the
+ * user must fix), negative on an API error (retry with backoff).
  */
-int tfj_gang_sync(uint64_t *wait_ms, struct tfj_apply *ap, const struct tfj_gang *g,
-		  const struct tfj_tfjob *job);
+int tfj_gang_sync(uint64_t *wait_ms, struct tfj_gang_block *block, struct tfj_apply *ap,
+		  const struct tfj_gang *g, const struct tfj_tfjob *job);
 
 #endif

@@ -417,6 +417,27 @@ static int run_job(struct tfj_planctx *c, const char *jobref)
 	return write_status(c);
 }
 
+/*
+ * Gang scheduling blocked (plan.h): ReplicaFailure says why, as a create
+ * refused for good does (createfail.h), so `kubectl get tfjobs` shows it in
+ * the FAILURE column instead of an Event only. Removed once the PodGroup can
+ * be made; a ReplicaFailure of another reason is left to createfail.
+ */
+static int gang_condition(struct tfj_planctx *c)
+{
+	const struct tfj_condition *rf = &c->st.cond[TFJ_COND_REPLICA_FAILURE];
+	const char *why = c->in->gang_block_reason;
+
+	if (why)
+		return tfj_jobstatus_set(&c->st, TFJ_COND_REPLICA_FAILURE, 1, why,
+					 c->in->gang_block_message ? c->in->gang_block_message : why,
+					 c->now);
+	if (rf->present && (strcmp(rf->reason, TFJ_PLAN_GANG_REASON_UNAVAILABLE) == 0 ||
+			    strcmp(rf->reason, TFJ_PLAN_GANG_REASON_INVALID) == 0))
+		tfj_jobstatus_remove(&c->st, TFJ_COND_REPLICA_FAILURE);
+	return 0;
+}
+
 static int plan_job(struct tfj_planctx *c)
 {
 	const struct tfj_tfjob *job = c->job;
@@ -435,7 +456,8 @@ static int plan_job(struct tfj_planctx *c)
 	/* Before any path can write status: every one of them carries these. */
 	tfj_planprog_reasons(c);
 	tfj_planprog_progress(c);
-	if ((rc = tfj_createfail_condition(&c->st, c->in->create_failure, c->now)))
+	if ((rc = tfj_createfail_condition(&c->st, c->in->create_failure, c->now)) ||
+	    (rc = gang_condition(c)))
 		return rc;
 	if (tfj_jobstatus_finished(&c->st))
 		return finish(c);
@@ -468,6 +490,8 @@ static int plan_job(struct tfj_planctx *c)
 			return rc;
 		c->st.start_time = c->now;
 	}
+	if (c->in->gang_block_reason)
+		return write_status(c); /* no pod without its PodGroup */
 	if (!c->st.start_time)
 		c->st.start_time = c->now;
 	return run_job(c, jobref);

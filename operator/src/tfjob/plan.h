@@ -167,7 +167,17 @@ struct tfj_plan_input {
 	/* The job's permanent create failures (createfail.h): its ReplicaFailure
 	 * condition. NULL = nothing known; the status keeps what it has. */
 	const struct tfj_createfail *create_failure;
+	/* Gang scheduling cannot start the job yet (app/gang.h): no PodGroup
+	 * can be made, so no pod may be. The planner sets ReplicaFailure True
+	 * with this reason and message and creates nothing; NULL = the PodGroup
+	 * is in place or gang scheduling is off, and a ReplicaFailure the
+	 * planner set for that reason (TFJ_PLAN_GANG_REASON_*) is removed. */
+	const char *gang_block_reason;
+	const char *gang_block_message;
 };
+
+#define TFJ_PLAN_GANG_REASON_UNAVAILABLE "PodGroupUnavailable"
+#define TFJ_PLAN_GANG_REASON_INVALID "InvalidSchedulingPolicy"
 
 /*
  * Computes the plan. On failure (TFJ_ENOMEM, TFJ_ETOOBIG, or TFJ_EINVAL
