@@ -552,6 +552,56 @@ static void test_suspend_and_resume(void)
 	fx_world_free(&w);
 }
 
+/*
+ * Worker 0 (the one whose success ends a job without chief) exits 0 while
+ * its pod is being deleted: finished at or after the deletion was asked
+ * (deletionTimestamp minus the grace period), it stopped on the SIGTERM, as
+ * a trainer that exits 0 on SIGTERM does under a suspend or a kubectl
+ * delete pod. No success: the job keeps running and the pod is made again
+ * once gone. Finished before the deletion was asked, it had completed.
+ */
+static void test_exit0_on_delete_is_no_success(void)
+{
+	static const char *const fin[2] = { "2023-11-14T22:14:00Z", "2023-11-14T22:13:40Z" };
+	struct fx_world w;
+	cJSON *pod, *t;
+	int i, at;
+
+	for (i = 0; i < 2; i++) {
+		fx_world_init(&w, ps_worker_job(NULL));
+		start(&w);
+		pod = fx_pod_named(&w, "mnist-worker-0");
+		fx_pod_phase(pod, "Succeeded");
+		fx_pod_exit(pod, "tensorflow", 0, "Completed", 0);
+		t = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(
+			cJSON_GetObjectItem(pod, "status"), "containerStatuses"), 0), "state"),
+			"terminated");
+		cJSON_AddStringToObject(t, "finishedAt", fin[i]);
+		/* Asked at 22:13:50 with 30 s of grace. */
+		cJSON_AddStringToObject(cJSON_GetObjectItem(pod, "metadata"), "deletionTimestamp",
+					"2023-11-14T22:14:20Z");
+		cJSON_AddNumberToObject(cJSON_GetObjectItem(pod, "metadata"),
+					"deletionGracePeriodSeconds", 30);
+		w.now_ms += 60000;
+		fx_step(&w);
+		if (i == 1) {
+			TFJ_CHECK_STR(fx_cond(&w, "Succeeded"), "True");
+			fx_world_free(&w);
+			continue;
+		}
+		TFJ_CHECK_STR(fx_cond(&w, "Succeeded"), "");
+		TFJ_CHECK_STR(fx_status_str(&w, "phase"), "Running");
+		TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_POD), 0);
+		/* Gone: made again, as for any missing replica. */
+		at = fx_find(w.pods, w.npods, "mnist-worker-0");
+		TFJ_CHECK_GE(at, 0);
+		fx_remove(w.pods, &w.npods, at);
+		TFJ_CHECK_INT(fx_plan(&w), 0);
+		TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_CREATE_POD, "mnist-worker-0") != NULL);
+		fx_world_free(&w);
+	}
+}
+
 static void test_never_succeeded_and_failed(void)
 {
 	struct fx_world w;
@@ -795,6 +845,7 @@ int main(void)
 	TFJ_RUN(test_ttl_deletes_job);
 	TFJ_RUN(test_clean_pod_policy_all_and_none);
 	TFJ_RUN(test_suspend_and_resume);
+	TFJ_RUN(test_exit0_on_delete_is_no_success);
 	TFJ_RUN(test_never_succeeded_and_failed);
 	TFJ_RUN(test_invalid_spec_fails_visibly);
 	TFJ_RUN(test_scale_down_deletes_excess);

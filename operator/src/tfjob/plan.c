@@ -465,11 +465,15 @@ static int plan_job(struct tfj_planctx *c)
 		tfj_planact_fmt(msg, sizeof(msg), "TFJob %s has an invalid spec: %s", jobref, job->spec_error);
 		return fail(c, "InvalidSpec", msg);
 	}
-	/* Step 2: a succeeded pod is recorded before anything can delete it. */
+	/* Step 2: a succeeded pod is recorded before anything can delete it.
+	 * One that exited 0 only because we or someone deleted it (a suspend,
+	 * kubectl delete pod) did not finish its work: not recorded, and it
+	 * is made again once gone (podstate.h, ended_by_delete). */
 	for (t = 0; t < TFJ_RT_COUNT; t++)
 		for (k = 0; k < (job->rs[t].present ? job->rs[t].replicas : 0); k++)
 			if (c->pod_slot[t][k] >= 0 &&
-			    c->pods[c->pod_slot[t][k]].phase == TFJ_POD_SUCCEEDED)
+			    c->pods[c->pod_slot[t][k]].phase == TFJ_POD_SUCCEEDED &&
+			    !c->pods[c->pod_slot[t][k]].ended_by_delete)
 				tfj_jobstatus_mark_completed(&c->st.rs[t], k);
 	if (job_succeeded(c)) {
 		tfj_planact_fmt(msg, sizeof(msg), "TFJob %s successfully completed.", jobref);

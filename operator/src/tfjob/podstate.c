@@ -68,6 +68,16 @@ static int read_meta(struct tfj_podstate *out, const cJSON *obj)
 		out->uid = "";
 	del = cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp");
 	out->deleting = del && !cJSON_IsNull(del);
+	if (out->deleting && cJSON_IsString(del)) {
+		int64_t at, grace;
+
+		/* deletionTimestamp is when the grace period ends: the request
+		 * came deletionGracePeriodSeconds earlier. */
+		if (!tfj_jobstatus_parse_time(&at, del->valuestring) &&
+		    !tfj_json_opt_int64(&grace, meta, "deletionGracePeriodSeconds", 0,
+					(int64_t)1 << 40, 0))
+			out->delete_asked = at - grace;
+	}
 	read_labels(out, meta);
 	return 0;
 }
@@ -165,6 +175,19 @@ static void read_running(struct tfj_podstate *st, const cJSON *cs)
 		st->running_since_ms = t * 1000;
 }
 
+static void read_ended_by_delete(struct tfj_podstate *st, const cJSON *cs)
+{
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(cs, "state");
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(s, "terminated");
+	int64_t fin;
+
+	/* Only the current state: a lastState ended before this run. */
+	if (st->delete_asked && cJSON_IsObject(t) &&
+	    !tfj_jobstatus_parse_time(&fin, str_or(t, "finishedAt", "")) &&
+	    fin >= st->delete_asked)
+		st->ended_by_delete = 1;
+}
+
 static void read_containers(struct tfj_podstate *st, const cJSON *status)
 {
 	const cJSON *list = cJSON_GetObjectItemCaseSensitive(status, "containerStatuses"), *cs, *t;
@@ -191,6 +214,8 @@ static void read_containers(struct tfj_podstate *st, const cJSON *status)
 		 */
 		if (strcmp(name, TFJ_PODSPEC_CONTAINER) && (st->has_exit || code == 0))
 			continue;
+		if (!strcmp(name, TFJ_PODSPEC_CONTAINER))
+			read_ended_by_delete(st, cs);
 		if (!strcmp(name, TFJ_PODSPEC_CONTAINER) || !st->has_exit) {
 			st->has_exit = !strcmp(name, TFJ_PODSPEC_CONTAINER) ? 2 : 1;
 			st->exit_code = code;

@@ -33,6 +33,15 @@ struct tfj_podstate {
 	int index;                   /* replica-index label, or -1 */
 	enum tfj_pod_phase phase;
 	int deleting;                /* deletionTimestamp set */
+	/*
+	 * The tensorflow container ended after the pod's deletion was asked
+	 * for (finishedAt >= deletionTimestamp - deletionGracePeriodSeconds):
+	 * its program stopped because of the SIGTERM, so an exit 0 is no
+	 * completed replica (a trainer that exits 0 on SIGTERM, a suspend, a
+	 * kubectl delete pod).
+	 */
+	int ended_by_delete;
+	int64_t delete_asked;        /* unix seconds the deletion was asked, 0 = none */
 	int disrupted;
 	char why[64];                /* disruption or pod reason ("Evicted"), may be "" */
 	/* The `tensorflow` container's last termination, if any. */
