@@ -19,19 +19,6 @@
  */
 #include "itest_util.h"
 
-static int count_lines(FILE *out, const char *task, const char *needle)
-{
-	char line[4096];
-	size_t tl = strlen(task);
-	int n = 0;
-
-	rewind(out);
-	while (fgets(line, sizeof(line), out))
-		if (strncmp(line, task, tl) == 0 && strstr(line, needle))
-			n++;
-	return n;
-}
-
 /* The launcher's own lines and every warning or error, for the test log. */
 static void echo_events(FILE *out)
 {
@@ -47,26 +34,7 @@ static void echo_events(FILE *out)
 static void launch(struct tfj_launch_result *r, FILE *out, int nps, int nworkers, int chief,
 		   const char *kill, int64_t at_step, char *const *flags)
 {
-	struct tfj_launch_opts o;
-	int n = 0;
-
-	while (flags[n])
-		n++;
-	memset(&o, 0, sizeof(o));
-	o.nps = nps;
-	o.nworkers = nworkers;
-	o.chief = chief;
-	o.timeout_s = 600;
-	o.exe = "/proc/self/exe";
-	o.nfwd = n;
-	o.fwd = flags;
-	o.max_restarts = 3;
-	o.out = out;
-	if (kill) {
-		snprintf(o.kill_task, sizeof(o.kill_task), "%s", kill);
-		o.kill_at_step = at_step;
-	}
-	TFJ_CHECK_INT(tfj_launch_run(&o, r), 0);
+	TFJ_CHECK_INT(itest_launch_to(r, out, nps, nworkers, chief, 0, kill, at_step, flags), 0);
 	echo_events(out);
 }
 
@@ -86,10 +54,10 @@ static void test_mlp_overlapped(void)
 	TFJ_CHECK_INT(r.exit_code, 0);
 	TFJ_CHECK(r.have_final);
 	TFJ_CHECK_GE(r.test_accuracy, 0.86);
-	TFJ_CHECK_INT(count_lines(out, "[worker:0]", "step split (async, overlapped"), 1);
-	TFJ_CHECK_INT(count_lines(out, "[worker:1]", "step split (async, overlapped"), 1);
-	TFJ_CHECK_GE(count_lines(out, "[worker:1]", "\"wait_ms\":"), 1);
-	TFJ_CHECK_GE(count_lines(out, "[worker:1]", "\"step_ms\":"), 1);
+	TFJ_CHECK_INT(itest_count_lines(out, "[worker:0]", "step split (async, overlapped"), 1);
+	TFJ_CHECK_INT(itest_count_lines(out, "[worker:1]", "step split (async, overlapped"), 1);
+	TFJ_CHECK_GE(itest_count_lines(out, "[worker:1]", "\"wait_ms\":"), 1);
+	TFJ_CHECK_GE(itest_count_lines(out, "[worker:1]", "\"step_ms\":"), 1);
 	fclose(out);
 }
 
@@ -105,7 +73,7 @@ static void test_ps_killed_overlapped(void)
 	if (!out)
 		return;
 	launch(&r, out, 2, 2, 1, "ps:1", 1500, flags);
-	inits = count_lines(out, "[chief:0]", "initialised 1 ps task(s)");
+	inits = itest_count_lines(out, "[chief:0]", "initialised 1 ps task(s)");
 	printf("ps killed, overlapped: exit %d, restarts %d, step %lld, accuracy %.4f, "
 	       "refills %d, %.1f s\n", r.exit_code, r.restarts, (long long)r.step,
 	       r.test_accuracy, inits, r.wall_s);
@@ -115,7 +83,7 @@ static void test_ps_killed_overlapped(void)
 	TFJ_CHECK_GE(inits, 1);
 	TFJ_CHECK_GE(r.step, 8000);
 	TFJ_CHECK_GT(r.test_accuracy, 0.75);
-	TFJ_CHECK_INT(count_lines(out, "[chief:0]", "step split (async, overlapped"), 1);
+	TFJ_CHECK_INT(itest_count_lines(out, "[chief:0]", "step split (async, overlapped"), 1);
 	fclose(out);
 }
 
