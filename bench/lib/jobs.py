@@ -31,17 +31,26 @@ def _median(v):
     return statistics.median(v) if v else None
 
 
+# The models of the benchmarks: softmax, the MLP 784-256-10 and the larger
+# MLP 784-1024-1024-10 of issue #18 (--model mlp-large in the runtime).
+HIDDEN = {"mlp": "256", "mlp-large": "1024,1024"}
+
+
 def run_ours(runtime, model, sync, epochs, batch, lr, evaluator=False, eval_secs=2.0,
-             timeout=900, log=None):
-    """tfjob-runtime launch --ps 1 --workers 2 with plain SGD, constant rate."""
+             timeout=900, log=None, overlap=False):
+    """tfjob-runtime launch --ps 1 --workers 2 with plain SGD, constant rate.
+    overlap=True: --overlap (async transfers while the next step computes)."""
     cmd = [runtime, "launch", "--ps", "1", "--workers", "2", "--model", model,
            "--epochs", str(epochs), "--batch_size", str(batch), "--optimizer", "sgd",
            "--lr_schedule", "constant", "--learning_rate", str(lr), "--data_dir", DATA_DIR,
            "--timeout", str(timeout), "--ps_linger", "1"]
-    if model == "mlp":
-        cmd += ["--hidden", "256"]
+    if model in HIDDEN:
+        cmd[cmd.index("--model") + 1] = "mlp"
+        cmd += ["--hidden", HIDDEN[model]]
     if sync:
         cmd.append("--sync")
+    if overlap:
+        cmd.append("--overlap")
     if evaluator:
         cmd += ["--evaluator", "--eval_secs", str(eval_secs)]
     load0 = procmon.loadavg()
@@ -55,7 +64,8 @@ def run_ours(runtime, model, sync, epochs, batch, lr, evaluator=False, eval_secs
     if log:
         with open(log, "w") as f:
             f.write(" ".join(cmd) + "\n" + p.stdout)
-    res, curve, phase = None, [], {"pull_ms": [], "compute_ms": [], "push_ms": []}
+    res, curve = None, []
+    phase = {"pull_ms": [], "compute_ms": [], "push_ms": [], "wait_ms": [], "step_ms": []}
     final = None
     for line in p.stdout.splitlines():
         if line.startswith("TFJ_RESULT "):
@@ -80,8 +90,9 @@ def run_ours(runtime, model, sync, epochs, batch, lr, evaluator=False, eval_secs
         "train_s": final["train_s"], "wall_s": wall, "steps": final["step"],
         "s_per_epoch": final["train_s"] / epochs,
         "pull_ms": _median(phase["pull_ms"]), "compute_ms": _median(phase["compute_ms"]),
-        "push_ms": _median(phase["push_ms"]), "procs": procs, "curve": curve,
-        "load": load0,
+        "push_ms": _median(phase["push_ms"]), "wait_ms": _median(phase["wait_ms"]),
+        "step_ms": _median(phase["step_ms"]), "overlap": overlap, "procs": procs,
+        "curve": curve, "load": load0,
     }
 
 
@@ -91,7 +102,9 @@ def run_tf(python, script, model, sync, epochs, batch, lr, evaluator=True, eval_
     pp, w0, w1 = _free_ports(3)
     common = ["--ps_hosts", "127.0.0.1:%d" % pp,
               "--worker_hosts", "127.0.0.1:%d,127.0.0.1:%d" % (w0, w1),
-              "--model", model, "--epochs", str(epochs), "--batch_size", str(batch),
+              "--model", "mlp" if model in HIDDEN else model,
+              "--hidden", HIDDEN.get(model, "256"),
+              "--epochs", str(epochs), "--batch_size", str(batch),
               "--learning_rate", str(lr), "--data_dir", DATA_DIR,
               "--eval_secs", str(eval_secs)]
     if sync:

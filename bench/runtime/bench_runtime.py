@@ -1,9 +1,12 @@
 """bench/runtime (issue #5): examples/s of tfjob-runtime launch (1 ps + 2
-workers, softmax and MLP, async and sync) with the per-step split into pull,
-compute and push, and push/pull bandwidth against raw loopback TCP
-(tfj-bench-pushpull). Writes OUT/runtime.json and OUT/runtime.md.
+workers, softmax, MLP and the larger MLP; async with and without the
+overlap of issue #18, and sync) with the per-step split into pull, compute,
+push and wait (the compute standing still for transfers) and the step's
+wall time against max(compute, pull + push), and push/pull bandwidth
+against raw loopback TCP (tfj-bench-pushpull). Writes OUT/runtime.json and
+OUT/runtime.md.
 
-Usage: bench_runtime.py BUILD_DIR OUT_DIR [--quick]
+Usage: bench_runtime.py BUILD_DIR OUT_DIR [--quick] [--models a,b] [--no-pushpull]
 """
 import json
 import os
@@ -23,16 +26,22 @@ def med_spread(v):
 def main():
     build, out = sys.argv[1], sys.argv[2]
     quick = "--quick" in sys.argv
+    models = ("softmax", "mlp", "mlp-large")
+    if "--models" in sys.argv:
+        models = tuple(sys.argv[sys.argv.index("--models") + 1].split(","))
     os.makedirs(os.path.join(out, "logs"), exist_ok=True)
     runtime = os.path.join(build, "runtime", "tfjob-runtime")
     pushpull = os.path.join(build, "bench", "runtime", "tfj-bench-pushpull")
     reps = 1 if quick else 3
-    epochs = {"softmax": 1 if quick else 3, "mlp": 1 if quick else 2}
+    epochs = {"softmax": 1 if quick else 3, "mlp": 1 if quick else 2,
+              "mlp-large": 0.2 if quick else 0.5}
+    # (label, sync, overlap): --overlap is off by default, async-overlap turns it on.
+    modes = (("async", False, False), ("async-overlap", False, True), ("sync", True, False))
     results = {"launch": [], "pushpull": [], "quick": quick}
 
     # Push/pull bandwidth vs raw TCP: several independent runs, medians.
     sizes = "1,4,16" if quick else "1,4,16,64"
-    for r in range(2 if quick else 3):
+    for r in range(0 if "--no-pushpull" in sys.argv else 2 if quick else 3):
         load = procmon.loadavg()
         p = subprocess.run([pushpull, "--runtime", runtime, "--sizes", sizes,
                             "--reps", "10" if quick else "20"],
@@ -46,35 +55,42 @@ def main():
             results["pushpull"].append(rec)
             print("pushpull", json.dumps(rec), flush=True)
 
-    for model in ("softmax", "mlp"):
-        for sync in (False, True):
-            for r in range(reps):
+    for model in models:
+        for r in range(reps):
+            for label, sync, overlap in modes:
                 rec = jobs.run_ours(runtime, model, sync, epochs[model], 64, 0.1,
+                                    overlap=overlap,
                                     log=os.path.join(out, "logs", "runtime-%s-%s-%d.log" % (
-                                        model, "sync" if sync else "async", r)))
-                rec["rep"] = r
+                                        model, label, r)))
+                rec["rep"], rec["mode"] = r, label
                 results["launch"].append(rec)
-                print("launch", model, sync, r, rec["examples_per_sec"], rec["test_accuracy"],
+                print("launch", model, label, r, rec["examples_per_sec"], rec["test_accuracy"],
                       rec["load"], flush=True)
 
     with open(os.path.join(out, "runtime.json"), "w") as f:
         json.dump(results, f, indent=1)
 
     md = ["| model | mode | epochs | examples/s median (min-max) | train s/epoch | pull ms | "
-          "compute ms | push ms | test acc | load 1m at start |",
-          "|---|---|---|---|---|---|---|---|---|---|"]
-    for model in ("softmax", "mlp"):
-        for sync in (False, True):
-            rs = [x for x in results["launch"] if x["model"] == model and x["sync"] == sync]
+          "compute ms | push ms | wait ms | step ms | step / max(compute, pull+push) | "
+          "test acc | load 1m at start |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+
+    def med(rs, k):
+        v = [x[k] for x in rs if x.get(k) is not None]
+        return statistics.median(v) if v else float("nan")
+
+    for model in models:
+        for label, _, _ in modes:
+            rs = [x for x in results["launch"] if x["model"] == model and x["mode"] == label]
             e = med_spread([x["examples_per_sec"] for x in rs])
-            md.append("| %s | %s | %s | %.0f (%.0f-%.0f) | %.2f | %.2f | %.2f | %.2f | %.4f | %s |" % (
-                model, "sync" if sync else "async", rs[0]["epochs"], e[0], e[1], e[2],
-                statistics.median([x["s_per_epoch"] for x in rs]),
-                statistics.median([x["pull_ms"] for x in rs]),
-                statistics.median([x["compute_ms"] for x in rs]),
-                statistics.median([x["push_ms"] for x in rs]),
-                statistics.median([x["test_accuracy"] for x in rs]),
-                ", ".join("%.1f" % x["load"][0] for x in rs)))
+            ratio = med_spread([x["step_ms"] / max(x["compute_ms"], x["pull_ms"] + x["push_ms"])
+                                for x in rs if x.get("step_ms")] or [float("nan")])
+            md.append("| %s | %s | %s | %.0f (%.0f-%.0f) | %.2f | %.2f | %.2f | %.2f | %.2f | "
+                      "%.2f | %.2f (%.2f-%.2f) | %.4f | %s |" % (
+                          model, label, rs[0]["epochs"], e[0], e[1], e[2], med(rs, "s_per_epoch"),
+                          med(rs, "pull_ms"), med(rs, "compute_ms"), med(rs, "push_ms"),
+                          med(rs, "wait_ms"), med(rs, "step_ms"), ratio[0], ratio[1], ratio[2],
+                          med(rs, "test_accuracy"), ", ".join("%.1f" % x["load"][0] for x in rs)))
     md += ["", "| tensor MiB | pull MiB/s | push MiB/s | raw TCP MiB/s | pull/TCP | push/TCP | "
            "load 1m |", "|---|---|---|---|---|---|---|"]
     for size in sorted({x["size_mib"] for x in results["pushpull"]}):

@@ -1,11 +1,12 @@
 """Runtime vs TensorFlow (issue #8): the same job (1 ps + 2 workers on
-loopback, softmax and MLP 784-256-10, async and sync, plain SGD with a
+loopback, softmax, MLP 784-256-10 and the larger MLP 784-1024-1024-10 of
+issue #18, async and sync, plain SGD with a
 constant rate, same batch, epochs, data and data sharding, 1 compute thread
 per process, an evaluator in both) run by `tfjob-runtime launch` and by
 TensorFlow's classic between-graph setup (bench/tf/tf_between_graph.py).
 Writes OUT/compare.json, OUT/compare.md and PLOTDIR/accuracy-*.png.
 
-Usage: compare.py BUILD_DIR VENV_PYTHON OUT_DIR PLOT_DIR [--quick]
+Usage: compare.py BUILD_DIR VENV_PYTHON OUT_DIR PLOT_DIR [--quick] [--models a,b]
 (run it with the venv's python: the plots use its matplotlib)
 """
 import json
@@ -23,14 +24,18 @@ BATCH, LR = 64, 0.1
 def main():
     build, py, out, plots = sys.argv[1:5]
     quick = "--quick" in sys.argv
+    models = ("softmax", "mlp", "mlp-large")
+    if "--models" in sys.argv:
+        models = tuple(sys.argv[sys.argv.index("--models") + 1].split(","))
     os.makedirs(os.path.join(out, "logs"), exist_ok=True)
     os.makedirs(plots, exist_ok=True)
     runtime = os.path.join(build, "runtime", "tfjob-runtime")
     script = os.path.join(HERE, "tf_between_graph.py")
     reps = 1 if quick else 3
-    epochs = {"softmax": 0.5 if quick else 5, "mlp": 0.3 if quick else 3}
+    epochs = {"softmax": 0.5 if quick else 5, "mlp": 0.3 if quick else 3,
+              "mlp-large": 0.1 if quick else 1}
     runs = []
-    for model in ("softmax", "mlp"):
+    for model in models:
         for sync in (False, True):
             mode = "sync" if sync else "async"
             for r in range(reps):
@@ -65,7 +70,7 @@ def main():
           "|---|---|---|---|---|---|---|---|---|"]
     ratios = ["| model | mode | examples/s ours/TF | s/epoch ours/TF | sum RSS ours/TF | "
               "test acc ours - TF |", "|---|---|---|---|---|---|"]
-    for model in ("softmax", "mlp"):
+    for model in models:
         for sync in (False, True):
             mode = "sync" if sync else "async"
             row = {}
@@ -96,7 +101,7 @@ def main():
     except ImportError:
         print("matplotlib missing: no plots")
         return
-    for model in ("softmax", "mlp"):
+    for model in models:
         fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
         for ax, sync in zip(axes, (False, True)):
             for impl, style in (("tfjob-runtime", "o-"), ("tensorflow", "s--")):

@@ -48,7 +48,7 @@ def load(data_dir, split):
 
 
 def build_model(x, model, hidden):
-    dims = [784] + ([hidden] if model == "mlp" else []) + [10]
+    dims = [784] + (hidden if model == "mlp" else []) + [10]
     h = x
     for i in range(len(dims) - 1):
         name = "logits" if i == len(dims) - 2 else "dense_%d" % i
@@ -69,7 +69,8 @@ def main():
     ap.add_argument("--ps_hosts", required=True)
     ap.add_argument("--worker_hosts", required=True)
     ap.add_argument("--model", default="softmax", choices=["softmax", "mlp"])
-    ap.add_argument("--hidden", type=int, default=256)
+    ap.add_argument("--hidden", default="256",
+                    help="hidden widths, comma-separated (1024,1024: the larger MLP)")
     ap.add_argument("--batch_size", type=int, default=64)
     ap.add_argument("--learning_rate", type=float, default=0.1)
     ap.add_argument("--epochs", type=float, default=1.0)
@@ -112,7 +113,7 @@ def main():
         gstep = tf1.train.get_or_create_global_step()
         x = tf1.placeholder(tf.float32, [None, 784])
         y = tf1.placeholder(tf.int64, [None])
-        logits = build_model(x, a.model, a.hidden)
+        logits = build_model(x, a.model, [int(w) for w in a.hidden.split(",")])
         loss = tf1.reduce_mean(tf1.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
         acc = tf1.reduce_mean(tf1.cast(tf1.equal(tf1.argmax(logits, 1), y), tf.float32))
         opt = tf1.train.GradientDescentOptimizer(a.learning_rate)

@@ -73,7 +73,8 @@ int tfj_parse_u64(uint64_t *out, const char *s, uint64_t min, uint64_t max, cons
 
 int tfj_parse_int(int *out, const char *s, int min, int max, const char *what)
 {
-	int64_t v;
+	/* Set although parse writes it on success: gcc -O3 cannot see that (bench/run's build). */
+	int64_t v = 0;
 	int rc = tfj_parse_i64(&v, s, min, max, what);
 
 	if (rc == 0)

@@ -69,6 +69,7 @@ struct tfj_rtconfig {
 	enum tfj_optim_kind optim;
 	struct tfj_optim_hparams hp;
 	int sync;
+	int overlap;                 /* async: transfers run while the step computes (--overlap) */
 	int replicas_to_aggregate;   /* sync: k of nreplicas */
 	int lr_cosine;               /* lr * (1 + cos(pi * step / max_steps)) / 2 */
 	enum tfj_place_kind placement;

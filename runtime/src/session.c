@@ -525,3 +525,19 @@ int tfj_session_pull_retry(struct tfj_session *s, const int64_t *min_step, uint3
 			(void)tfj_session_ensure_ready(s, reinit, reinit_step);
 	}
 }
+
+int tfj_session_push_retry(struct tfj_session *s, int64_t max_steps, int *stale,
+			   const float *const *reinit, int64_t reinit_step)
+{
+	struct tfj_retry r = { 0, 0 };
+	int rc, d;
+
+	for (;;) {
+		rc = tfj_session_push(s, max_steps, stale);
+		d = tfj_session_retry(s, &r, rc, "pushing gradients");
+		if (d != 1)
+			return d;
+		if (reinit)
+			(void)tfj_session_ensure_ready(s, reinit, reinit_step);
+	}
+}

@@ -112,6 +112,14 @@ int tfj_session_finish(struct tfj_session *s);
  */
 int tfj_session_retry(struct tfj_session *s, struct tfj_retry *r, int rc, const char *what);
 
+/*
+ * tfj_session_push with retries; reinit (coordinator only) refills empty
+ * shards, since a ps that restarted without a checkpoint refuses Pushes
+ * as well as Pulls until the coordinator's Init.
+ */
+int tfj_session_push_retry(struct tfj_session *s, int64_t max_steps, int *stale,
+			   const float *const *reinit, int64_t reinit_step);
+
 /* tfj_session_pull with retries; reinit (coordinator only) refills empty shards. */
 int tfj_session_pull_retry(struct tfj_session *s, const int64_t *min_step, uint32_t wait_ms,
 			   const float *const *reinit, int64_t reinit_step);

@@ -23,6 +23,7 @@
 #include <tfj/exitcode.h>
 #include "model.h"
 #include "layout.h"
+#include "overlap.h"
 #include "psserver.h"
 #include "session.h"
 
@@ -248,6 +249,7 @@ struct train {
 	int64_t *min_step;               /* per ps: the step a pull waits for */
 	int64_t max_steps, local;
 	int pushed;                      /* has this task pushed at least once */
+	int64_t computed;                /* batches computed (pushed or not) */
 	/* Coordinator: where training starts, kept to refill a ps that restarts empty. */
 	float **init_vals, **init_state;
 	int64_t init_step, init_optim_steps;
@@ -257,7 +259,15 @@ struct train {
 	int64_t stale_total;
 	double t_last, loss_acc;
 	size_t loss_n, examples, ex_last;
-	double t_pull, t_comp, t_push;
+	int64_t local_last;
+	/*
+	 * The step split (seconds, this interval and the whole run): compute,
+	 * pull and push as measured where they run, wait = time the compute
+	 * stood still for transfers (sequential: pull + push).
+	 */
+	double t_pull, t_comp, t_push, t_wait;
+	double all_pull, all_comp, all_push, all_wait, all_t0;
+	int64_t all_steps;
 };
 
 /* Loads the training split and this replica's shard of it, and the batch iterator. */
@@ -438,48 +448,80 @@ static void maybe_checkpoint(struct train *t)
 	t->last_ckpt_t = tfj_session_now();
 }
 
-/* One batch: gradients on the pulled parameters, pushed with retries. t0: compute start. */
-static int compute_and_push(struct train *t, double t0)
+/*
+ * One batch's gradients on `params` into `grads`; *loss and *n for the
+ * progress record. Counts computed steps for the --inject-nan-at hook.
+ */
+static int compute_step(struct train *t, float **params, float **grads, float *loss, size_t *n)
 {
 	const struct tfj_rtconfig *cfg = t->cfg;
-	struct tfj_session *s = &t->s;
 	const float *x;
 	const uint8_t *y;
-	size_t n;
-	float loss;
-	double t1;
-	int rc, stale = 0;
+	int rc;
 
-	rc = tfj_data_iter_next(&t->it, &x, &y, &n);
+	rc = tfj_data_iter_next(&t->it, &x, &y, n);
 	if (rc)
 		return rc;
 	/* Test hook: a poisoned parameter makes the loss NaN, as a diverging run would. */
-	if (cfg->inject_nan_at > 0 && t->local + 1 == cfg->inject_nan_at)
-		s->params[0][0] = NAN;
-	rc = tfj_model_grad(s->model, (const float *const *)s->params, x, y, n, s->grads, &loss);
-	if (rc) {
-		if (rc == TFJ_ENUMERIC)
-			tfj_err_set(rc, "loss became NaN/Inf at step %" PRId64
-				    " (learning rate too high?)", s->gstep);
-		return rc;
-	}
-	t1 = tfj_session_now();
-	t->t_comp += t1 - t0;
-	for (;;) {
-		rc = tfj_session_push(s, t->max_steps, &stale);
-		rc = tfj_session_retry(s, &t->r, rc, "pushing gradients");
-		if (rc == 0)
-			break;
-		if (rc != 1)
-			return rc;
-	}
-	t->t_push += tfj_session_now() - t1;
+	t->computed++;
+	if (cfg->inject_nan_at > 0 && t->computed == cfg->inject_nan_at)
+		params[0][0] = NAN;
+	rc = tfj_model_grad(t->s.model, (const float *const *)params, x, y, *n, grads, loss);
+	if (rc == TFJ_ENUMERIC)
+		tfj_err_set(rc, "loss became NaN/Inf at local step %" PRId64
+			    " (learning rate too high?)", t->computed);
+	return rc;
+}
+
+/* A pushed step enters the progress interval. */
+static void count_step(struct train *t, float loss, size_t n, int stale)
+{
 	t->pushed = 1;
 	t->stale_total += stale;
 	t->local++;
 	t->examples += n;
 	t->loss_acc += loss;
 	t->loss_n++;
+}
+
+/* Split of the step that just ended into the interval and run totals. */
+static void add_split(struct train *t, double comp, double pull, double push, double wait)
+{
+	t->t_comp += comp;
+	t->t_pull += pull;
+	t->t_push += push;
+	t->t_wait += wait;
+	t->all_comp += comp;
+	t->all_pull += pull;
+	t->all_push += push;
+	t->all_wait += wait;
+	t->all_steps++;
+}
+
+/* One batch: gradients on the pulled parameters, pushed with retries. t0: compute start. */
+static int compute_and_push(struct train *t, double t0, double pull_s)
+{
+	struct tfj_session *s = &t->s;
+	size_t n;
+	float loss;
+	double t1;
+	int rc, stale = 0;
+
+	rc = compute_step(t, s->params, s->grads, &loss, &n);
+	if (rc)
+		return rc;
+	t1 = tfj_session_now();
+	rc = tfj_session_push_retry(s, t->max_steps, &stale,
+				    t->cfg->is_coordinator ? (const float *const *)t->init_vals : NULL,
+				    t->init_step);
+	if (rc)
+		return rc;
+	{
+		double push = tfj_session_now() - t1;
+
+		add_split(t, t1 - t0, pull_s, push, pull_s + push);
+	}
+	count_step(t, loss, n, stale);
 	return 0;
 }
 
@@ -490,7 +532,7 @@ static void report_progress(struct train *t)
 	struct tfj_progrec_writer p;
 	char line[TFJ_PROGREC_MAX + 1];
 	double now = tfj_session_now();
-	double steps = (double)cfg->progress_steps;
+	double steps = (double)(t->local - t->local_last);
 
 	tfj_progrec_begin(&p, line, sizeof(line), tfj_role_name(cfg->role), cfg->index);
 	tfj_progrec_int(&p, TFJ_PROGREC_KEY_STEP, t->s.gstep);
@@ -502,8 +544,11 @@ static void report_progress(struct train *t)
 	tfj_progrec_num(&p, TFJ_PROGREC_KEY_PULL_MS, t->t_pull * 1e3 / steps);
 	tfj_progrec_num(&p, TFJ_PROGREC_KEY_COMPUTE_MS, t->t_comp * 1e3 / steps);
 	tfj_progrec_num(&p, TFJ_PROGREC_KEY_PUSH_MS, t->t_push * 1e3 / steps);
+	tfj_progrec_num(&p, TFJ_PROGREC_KEY_WAIT_MS, t->t_wait * 1e3 / steps);
+	tfj_progrec_num(&p, TFJ_PROGREC_KEY_STEP_MS, (now - t->t_last) * 1e3 / steps);
 	tfj_progrec_num(&p, TFJ_PROGREC_KEY_TIME_S, now - t->s.t0);
-	t->t_pull = t->t_comp = t->t_push = 0;
+	t->t_pull = t->t_comp = t->t_push = t->t_wait = 0;
+	t->local_last = t->local;
 	emit_progress(&p);
 	t->t_last = now;
 	t->ex_last = t->examples;
@@ -532,13 +577,150 @@ static int train_loop(struct train *t)
 			continue;
 		maybe_checkpoint(t);
 		tb = tfj_session_now();
-		t->t_pull += tb - ta;
-		rc = compute_and_push(t, tb);
+		rc = compute_and_push(t, tb, tb - ta);
 		if (rc)
 			return rc;
 		if (t->local % t->cfg->progress_steps == 0)
 			report_progress(t);
 	}
+}
+
+static void swap_arrays(float ***a, float ***b)
+{
+	float **tmp = *a;
+
+	*a = *b;
+	*b = tmp;
+}
+
+/* A second set of per-variable arrays shaped like the parameters. */
+static float **alloc_like(const struct tfj_session *s)
+{
+	float **v = calloc(s->plan.nvars, sizeof(*v));
+
+	for (size_t i = 0; v && i < s->plan.nvars; i++) {
+		v[i] = calloc(s->plan.counts[i], sizeof(float));
+		if (!v[i]) {
+			while (i--)
+				free(v[i]);
+			free(v);
+			return NULL;
+		}
+	}
+	return v;
+}
+
+static void free_values(float **v, size_t n);
+
+/*
+ * Asynchronous training with the transfers overlapped (overlap.h): while
+ * step k computes on `front`, the transfer thread pushes step k-1's
+ * gradients and pulls the parameters step k+1 computes on. The session's
+ * arrays are the thread's; `front` and `gfront` are the compute's; they
+ * trade places (pointer swaps) only while the thread is idle. When the
+ * pull says training is over, the step just computed is dropped, as the
+ * sequential loop would not have computed it.
+ */
+static int train_loop_overlap(struct train *t)
+{
+	struct tfj_session *s = &t->s;
+	struct tfj_overlap *o = NULL;
+	float **front = NULL, **gfront = NULL;
+	float pend_loss = 0;
+	size_t pend_n = 0;
+	int have_grads = 0, rc;
+	enum pull_next next;
+
+	/* The first parameters, pulled the sequential way. */
+	do {
+		rc = check_stop(t);
+		if (rc == 0)
+			rc = pull_step(t, &next);
+	} while (rc == 0 && next == PULL_AGAIN);
+	if (rc || next == PULL_DONE)
+		return rc;
+	front = alloc_like(s);
+	gfront = alloc_like(s);
+	if (!front || !gfront) {
+		rc = tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
+		goto out;
+	}
+	swap_arrays(&front, &s->params);
+	rc = tfj_overlap_new(&o, s, t->cfg->is_coordinator ? (const float *const *)t->init_vals
+			     : NULL, t->init_step);
+	if (rc)
+		goto out;
+	for (;;) {
+		struct tfj_overlap_result res;
+		double t0, t1, t2;
+		float loss = 0;
+		size_t n = 0;
+		int crc, wrc;
+
+		rc = check_stop(t);
+		if (rc)
+			break;
+		/* The thread is idle here: a checkpoint may use the session. */
+		maybe_checkpoint(t);
+		if (have_grads)
+			swap_arrays(&gfront, &s->grads);
+		rc = tfj_overlap_submit(o, have_grads, t->max_steps);
+		if (rc)
+			break;
+		t0 = tfj_session_now();
+		crc = compute_step(t, front, gfront, &loss, &n);
+		t1 = tfj_session_now();
+		wrc = tfj_overlap_wait(o, &res);
+		t2 = tfj_session_now();
+		/* A transfer error names the peer; it wins over a compute error. */
+		rc = wrc ? wrc : crc;
+		if (rc)
+			break;
+		add_split(t, t1 - t0, res.pull_s, res.push_s, t2 - t1);
+		if (res.pushed) {
+			count_step(t, pend_loss, pend_n, res.stale);
+			if (t->local % t->cfg->progress_steps == 0)
+				report_progress(t);
+		}
+		have_grads = 1;
+		pend_loss = loss;
+		pend_n = n;
+		swap_arrays(&front, &s->params);
+		if (s->finished || s->gstep >= t->max_steps)
+			break;
+	}
+out:
+	tfj_overlap_free(o);
+	/* The session keeps the newest parameters; the spare arrays go. */
+	if (front && gfront && rc == 0)
+		swap_arrays(&front, &s->params);
+	free_values(front, s->plan.nvars);
+	free_values(gfront, s->plan.nvars);
+	return rc;
+}
+
+/*
+ * The worker's step split over the whole run, logged at the end so the
+ * goal "step <= 1.25 x max(compute, pull + push)" can be checked (issue
+ * #18); the progress records carry the same split per interval.
+ */
+static void log_split(const struct train *t)
+{
+	double n = (double)t->all_steps, comp, pull, push, wait, step, floor;
+
+	if (t->all_steps == 0)
+		return;
+	comp = t->all_comp * 1e3 / n;
+	pull = t->all_pull * 1e3 / n;
+	push = t->all_push * 1e3 / n;
+	wait = t->all_wait * 1e3 / n;
+	step = (tfj_session_now() - t->all_t0) * 1e3 / n;
+	floor = comp > pull + push ? comp : pull + push;
+	tfj_log_fmt(TFJ_LOG_INFO, "%s step split (%s, %" PRId64 " steps): compute %.3f ms, "
+		    "pull %.3f ms, push %.3f ms, wait %.3f ms, step %.3f ms = %.2f x "
+		    "max(compute, pull+push)", t->s.task,
+		    t->cfg->sync ? "sync" : t->cfg->overlap ? "async, overlapped" : "async",
+		    t->all_steps, comp, pull, push, wait, step, floor > 0 ? step / floor : 0.0);
 }
 
 /*
@@ -627,8 +809,11 @@ int tfj_trainer_main(const struct tfj_rtconfig *cfg)
 		rc = prepare_coordinator(&t);
 	if (rc == 0)
 		rc = wait_for_ps(&t);
-	if (rc == 0)
-		rc = train_loop(&t);
+	if (rc == 0) {
+		t.all_t0 = tfj_session_now();
+		rc = cfg->overlap && !cfg->sync ? train_loop_overlap(&t) : train_loop(&t);
+		log_split(&t);
+	}
 	if (rc == 0 && cfg->is_coordinator)
 		rc = finish_coordinator(&t);
 	if (rc == 0) {

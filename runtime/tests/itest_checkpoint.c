@@ -120,19 +120,6 @@ static void test_ps_killed(void)
 }
 
 /* Runs a launch with its output in a file; counts lines of `task` containing `needle`. */
-static int count_lines(FILE *out, const char *task, const char *needle)
-{
-	char line[4096];
-	size_t tl = strlen(task);
-	int n = 0;
-
-	rewind(out);
-	while (fgets(line, sizeof(line), out))
-		if (strncmp(line, task, tl) == 0 && strstr(line, needle))
-			n++;
-	return n;
-}
-
 /*
  * ps tasks without access to the checkpoint (no --checkpoint_dir, as when
  * the ps pods have no shared volume) get the state in the coordinator's
@@ -237,13 +224,13 @@ static void test_adam_state(void)
 	TFJ_CHECK_INT(r.exit_code, 0);
 	TFJ_CHECK_GE(r.restarts, 1);
 	printf("adam: ps:0 restored state %d time(s), ps:1 %d, chief %d; restarts %d\n",
-	       count_lines(out, "[ps:0]", "optimizer state restored"),
-	       count_lines(out, "[ps:1]", "optimizer state restored"),
-	       count_lines(out, "[chief:0]", "restoring adam optimizer state"), r.restarts);
-	TFJ_CHECK_GE(count_lines(out, "[ps:0]", "optimizer state restored"), 1);
-	TFJ_CHECK_GE(count_lines(out, "[ps:1]", "optimizer state restored"), 2);
-	TFJ_CHECK_GE(count_lines(out, "[chief:0]", "restoring adam optimizer state"), 1);
-	TFJ_CHECK_INT(count_lines(out, "[ps:", "starts afresh"), 0);
+	       itest_count_lines(out, "[ps:0]", "optimizer state restored"),
+	       itest_count_lines(out, "[ps:1]", "optimizer state restored"),
+	       itest_count_lines(out, "[chief:0]", "restoring adam optimizer state"), r.restarts);
+	TFJ_CHECK_GE(itest_count_lines(out, "[ps:0]", "optimizer state restored"), 1);
+	TFJ_CHECK_GE(itest_count_lines(out, "[ps:1]", "optimizer state restored"), 2);
+	TFJ_CHECK_GE(itest_count_lines(out, "[chief:0]", "restoring adam optimizer state"), 1);
+	TFJ_CHECK_INT(itest_count_lines(out, "[ps:", "starts afresh"), 0);
 	/* ps 0 never stopped after the resume: its t went on from 60, so t = step. */
 	TFJ_CHECK_INT(tfj_ckptdir_latest(path, sizeof(path), &step, adir, "model"), 0);
 	TFJ_CHECK_INT(tfj_ckpt_load(&ck, path), 0);

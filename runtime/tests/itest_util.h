@@ -71,9 +71,9 @@ static inline void itest_require_data(void)
 }
 
 /* Launches a local cluster; argv-style flags end with NULL. */
-static inline int itest_launch(struct tfj_launch_result *res, int nps, int nworkers, int chief,
-			       int evaluator, const char *kill, int64_t kill_at_step,
-			       char *const *flags)
+static inline int itest_launch_to(struct tfj_launch_result *res, FILE *out, int nps,
+				  int nworkers, int chief, int evaluator, const char *kill,
+				  int64_t kill_at_step, char *const *flags)
 {
 	struct tfj_launch_opts o;
 	int n = 0;
@@ -90,12 +90,35 @@ static inline int itest_launch(struct tfj_launch_result *res, int nps, int nwork
 	o.nfwd = n;
 	o.fwd = flags;
 	o.max_restarts = 3;
-	o.quiet = getenv("ITEST_VERBOSE") == NULL;
+	o.quiet = out == NULL && getenv("ITEST_VERBOSE") == NULL;
+	o.out = out;
 	if (kill) {
 		snprintf(o.kill_task, sizeof(o.kill_task), "%s", kill);
 		o.kill_at_step = kill_at_step; /* lands mid-run on fast and slow machines alike */
 	}
 	return tfj_launch_run(&o, res);
+}
+
+static inline int itest_launch(struct tfj_launch_result *res, int nps, int nworkers, int chief,
+			       int evaluator, const char *kill, int64_t kill_at_step,
+			       char *const *flags)
+{
+	return itest_launch_to(res, NULL, nps, nworkers, chief, evaluator, kill, kill_at_step,
+			       flags);
+}
+
+/* Lines of `out` (a launch's whole output) from `task` ("[ps:1]") that contain `needle`. */
+static inline int itest_count_lines(FILE *out, const char *task, const char *needle)
+{
+	char line[4096];
+	size_t tl = strlen(task);
+	int n = 0;
+
+	rewind(out);
+	while (fgets(line, sizeof(line), out))
+		if (strncmp(line, task, tl) == 0 && strstr(line, needle))
+			n++;
+	return n;
 }
 
 /*

@@ -52,7 +52,35 @@ static void test_classic_flags(void)
 	TFJ_CHECK_INT(c.replicas_to_aggregate, 1);
 	TFJ_CHECK_INT(c.placement, TFJ_PLACE_BALANCED);
 	TFJ_CHECK_STR(c.model, "softmax");
+	TFJ_CHECK_INT(c.overlap, 0);
 	tfj_rtconfig_free(&c);
+}
+
+/*
+ * --model mlp-large is the 784-1024-1024-10 MLP (issue #18's benchmark
+ * model): the same spec as --model mlp --hidden 1024,1024, so both spellings
+ * train together. --overlap turns the async overlap on (off by default).
+ */
+static void test_mlp_large(void)
+{
+	struct tfj_rtconfig c;
+
+	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--model", "mlp-large", "--overlap"), 0);
+	TFJ_CHECK_STR(c.model, "mlp");
+	TFJ_CHECK_STR(c.hidden, "1024,1024");
+	TFJ_CHECK_INT(c.spec.kind, TFJ_MODEL_MLP);
+	TFJ_CHECK_INT(c.spec.n_hidden, 2);
+	TFJ_CHECK_INT(c.spec.hidden[0], 1024);
+	TFJ_CHECK_INT(c.spec.hidden[1], 1024);
+	TFJ_CHECK_INT(c.spec.input_dim, 784);
+	TFJ_CHECK_INT(c.spec.classes, 10);
+	TFJ_CHECK_INT(c.overlap, 1);
+	tfj_rtconfig_free(&c);
+	/* Its widths can still be chosen. */
+	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--model", "mlp-large", "--hidden", "512,512"), 0);
+	TFJ_CHECK_STR(c.hidden, "512,512");
+	tfj_rtconfig_free(&c);
+	TFJ_CHECK_LT(PARSE(&c, tfc_chief, "--overlap=maybe"), 0);
 }
 
 static void test_tf_config(void)
@@ -183,6 +211,7 @@ static void test_numbers_and_steps(void)
 int main(void)
 {
 	TFJ_RUN(test_classic_flags);
+	TFJ_RUN(test_mlp_large);
 	TFJ_RUN(test_tf_config);
 	TFJ_RUN(test_rejects);
 	TFJ_RUN(test_flag_spellings);

@@ -48,6 +48,8 @@
 #define TFJ_PROGREC_KEY_PULL_MS "pull_ms"
 #define TFJ_PROGREC_KEY_COMPUTE_MS "compute_ms"
 #define TFJ_PROGREC_KEY_PUSH_MS "push_ms"
+#define TFJ_PROGREC_KEY_WAIT_MS "wait_ms"
+#define TFJ_PROGREC_KEY_STEP_MS "step_ms"
 #define TFJ_PROGREC_KEY_TEST_ACCURACY "test_accuracy"
 #define TFJ_PROGREC_KEY_TEST_LOSS "test_loss"
 #define TFJ_PROGREC_KEY_EXAMPLES "examples"
