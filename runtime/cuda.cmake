@@ -26,6 +26,17 @@ if(TFJOB_HAVE_CUDA)
       add_dependencies(${t} tfjob-compute-cuda)
     endif()
   endforeach()
+
+  # The GPU agent image's build context (docs/packaging.md), staged from the
+  # same image build directory as the e2e fixture e2e_operator_install and
+  # smoke-tested in a chroot (scripts/check-gpu-context); no image is built
+  # and no test bed is needed. Labelled e2e for its cost: a cold run
+  # configures <dir>-cuda and copies ~660 MB (about 40 s more than the
+  # fixture's own build); warm, about 10 s.
+  add_test(NAME e2e_image_gpu_context
+    COMMAND ${PROJECT_SOURCE_DIR}/scripts/build-images --gpu --stage-only
+            ${CMAKE_BINARY_DIR}/image-build)
+  set_tests_properties(e2e_image_gpu_context PROPERTIES LABELS e2e TIMEOUT 1500)
 endif()
 
 # Fake backend libraries for the loader's tests (tests/fixtures/fake_plugin.c):
