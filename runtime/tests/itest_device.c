@@ -70,11 +70,10 @@ static void check_has(const char *text, const char *needle, int want)
 {
 	int has = text && strstr(text, needle) != NULL;
 
+	tfj_test_count();
 	if (has != want)
 		tfj_test_fail(__FILE__, __LINE__, "output %s \"%s\":\n%s", want ? "lacks" : "has",
 			      needle, text ? text : "(none)");
-	else
-		tfj_test_count();
 }
 
 /* `tfjob-runtime launch` of one ps and one worker on synthetic data. */
