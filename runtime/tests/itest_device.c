@@ -130,29 +130,31 @@ static void test_gpu_fails_clearly(void)
 	free(text);
 }
 
-/* A library that loads but finds no device: auto falls back, gpu exits 7. */
-static void test_library_without_device(void)
+/* Launches with `device` and library `lib_env`; wants `code` and `needle`. */
+static void expect_launch(const char *device, const char *lib_env, int code, const char *needle)
 {
 	char *text = NULL;
 
-	TFJ_CHECK_INT(launch("auto", TFJ_FAKE_COMPUTE_OK, &text), TFJ_EXIT_OK);
-	check_has(text, "reason=\"fake backend: no device (variant 0)\"", 1);
+	TFJ_CHECK_INT(launch(device, lib_env, &text), code);
+	check_has(text, needle, 1);
 	free(text);
-	TFJ_CHECK_INT(launch("gpu", TFJ_FAKE_COMPUTE_OK, &text), TFJ_EXIT_DEVICE);
-	check_has(text, "fake backend: no device (variant 0)", 1);
-	free(text);
+}
+
+/* A library that loads but finds no device: auto falls back, gpu exits 7. */
+static void test_library_without_device(void)
+{
+	expect_launch("auto", TFJ_FAKE_COMPUTE_OK, TFJ_EXIT_OK,
+		      "reason=\"fake backend: no device (variant 0)\"");
+	expect_launch("gpu", TFJ_FAKE_COMPUTE_OK, TFJ_EXIT_DEVICE,
+		      "fake backend: no device (variant 0)");
 }
 
 static void test_wrong_abi_refused(void)
 {
-	char *text = NULL;
-
-	TFJ_CHECK_INT(launch("gpu", TFJ_FAKE_COMPUTE_ABI, &text), TFJ_EXIT_DEVICE);
-	check_has(text, "plugin ABI version 2, this runtime needs 1", 1);
-	free(text);
-	TFJ_CHECK_INT(launch("gpu", TFJ_FAKE_COMPUTE_NOSYM, &text), TFJ_EXIT_DEVICE);
-	check_has(text, "has no symbol tfj_compute_plugin_entry", 1);
-	free(text);
+	expect_launch("gpu", TFJ_FAKE_COMPUTE_ABI, TFJ_EXIT_DEVICE,
+		      "plugin ABI version 2, this runtime needs 1");
+	expect_launch("gpu", TFJ_FAKE_COMPUTE_NOSYM, TFJ_EXIT_DEVICE,
+		      "has no symbol tfj_compute_plugin_entry");
 }
 
 /* The real library: one export, no undefined runtime symbol, links cuBLAS. */
