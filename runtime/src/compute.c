@@ -1,13 +1,17 @@
 /*
  * compute.c - backend selection, argument checks and memory accounting for
- * the compute interface. The backends themselves (compute_cpu.c,
- * compute_cuda.cu) only do arithmetic.
+ * the compute interface. The backends themselves (compute_cpu.c, and
+ * compute_cuda.cu in the library computelib.c loads) only do arithmetic.
  */
 #include "compute.h"
 
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "computelib.h"
 
 #include <tfj/err.h>
 #include <tfj/log.h>
@@ -32,26 +36,47 @@ struct tfj_cbuf {
 };
 
 /*
- * The CUDA backend is registered here, and only here, when the build
- * compiled compute_cuda.cu (TfjCuda.cmake defines TFJOB_HAVE_CUDA=1 then).
- * A weak symbol would not do: nothing else references the CUDA object, so
- * the linker would never pull it out of the static library.
+ * The CUDA backend library, loaded once per process on first use and never
+ * unloaded (computelib.h). The outcome, failure included, is kept so every
+ * open says the same thing without touching the file system again.
  */
-#if defined(TFJOB_HAVE_CUDA) && TFJOB_HAVE_CUDA
-static const struct tfj_compute_ops *cuda_ops(void)
+static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
+static struct tfj_computelib *cuda_lib;
+static int cuda_rc;
+static char cuda_why[TFJ_ERR_DETAIL_MAX];
+
+static void cuda_load(void)
 {
-	return &tfj_compute_cuda_ops;
+	char path[4096];
+
+	cuda_rc = tfj_computelib_find(path, sizeof(path));
+	if (cuda_rc == 0)
+		cuda_rc = tfj_computelib_load(&cuda_lib, path);
+	if (cuda_rc < 0)
+		snprintf(cuda_why, sizeof(cuda_why), "%s", tfj_err_detail());
+	tfj_err_clear();
 }
-#else
-static const struct tfj_compute_ops *cuda_ops(void)
+
+/* The CUDA backend's ops, or NULL with the reason in the error detail. */
+static const struct tfj_compute_ops *cuda_ops(int *rc)
 {
+	pthread_once(&cuda_once, cuda_load);
+	if (cuda_lib) {
+		*rc = 0;
+		return tfj_computelib_ops(cuda_lib);
+	}
+	*rc = tfj_err_set(cuda_rc, "%s", cuda_why);
 	return NULL;
 }
-#endif
 
 int tfj_compute_have_cuda(void)
 {
-	return cuda_ops() != NULL;
+	int rc;
+
+	if (cuda_ops(&rc))
+		return 1;
+	tfj_err_clear();
+	return 0;
 }
 
 static int open_with(struct tfj_compute **out, const struct tfj_compute_ops *ops, size_t cap)
@@ -74,32 +99,36 @@ static int open_with(struct tfj_compute **out, const struct tfj_compute_ops *ops
 
 int tfj_compute_open(struct tfj_compute **out, const char *device, size_t gpu_mem_cap)
 {
-	const struct tfj_compute_ops *gpu = cuda_ops();
+	const struct tfj_compute_ops *gpu;
+	char why[TFJ_ERR_DETAIL_MAX];
 	int rc;
 
 	if (!out)
 		return tfj_err_set(TFJ_EINVAL, "compute: out is NULL");
 	*out = NULL;
 	if (!device || strcmp(device, "auto") == 0) {
-		/* A missing or broken GPU is normal on CPU nodes: fall back. */
-		if (gpu) {
-			if (open_with(out, gpu, gpu_mem_cap) == 0)
-				return 0;
-			/* Say why, so a GPU node running on the CPU is noticed. */
-			tfj_log_info("compute: no usable GPU, using the CPU", "reason",
-				     tfj_err_detail());
-		}
+		/* No library or no GPU is normal on CPU nodes: fall back, and say
+		 * why, so a GPU node that runs on the CPU is noticed. */
+		gpu = cuda_ops(&rc);
+		if (gpu && open_with(out, gpu, gpu_mem_cap) == 0)
+			return 0;
+		tfj_log_info("compute: device auto: no usable GPU, using the CPU", "reason",
+			     tfj_err_detail());
 		tfj_err_clear();
 		return open_with(out, &tfj_compute_cpu_ops, gpu_mem_cap);
 	}
 	if (strcmp(device, "cpu") == 0)
 		return open_with(out, &tfj_compute_cpu_ops, gpu_mem_cap);
 	if (strcmp(device, "gpu") == 0) {
-		if (!gpu)
-			return tfj_err_set(TFJ_EUNSUPP,
-					   "compute: device gpu requested but this build has no CUDA backend");
-		rc = open_with(out, gpu, gpu_mem_cap);
-		return rc;
+		gpu = cuda_ops(&rc);
+		if (!gpu) {
+			/* Copied: the detail is the buffer tfj_err_set writes. */
+			snprintf(why, sizeof(why), "%s", tfj_err_detail());
+			return tfj_err_set(rc == TFJ_ENOTFOUND ? TFJ_EUNSUPP : TFJ_EDEVICE,
+					   "compute: device gpu requested but the CUDA backend is "
+					   "unavailable: %s", why);
+		}
+		return open_with(out, gpu, gpu_mem_cap);
 	}
 	return tfj_err_set(TFJ_EINVAL, "compute: device must be cpu, gpu or auto, not '%.32s'",
 			   device);

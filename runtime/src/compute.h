@@ -2,9 +2,11 @@
  * compute.h - the one compute interface of the runtime (CPU or GPU).
  *
  * A struct tfj_compute is an opened backend: OpenBLAS on the host, or cuBLAS
- * on a CUDA device when the CUDA backend was compiled in (TFJOB_HAVE_CUDA).
- * Callers never test for CUDA themselves: they open "cpu", "gpu" or "auto"
- * and use the operations below, which dispatch through the backend's vtable.
+ * on a CUDA device through the CUDA backend library (libtfjob-compute-cuda.so,
+ * loaded with dlopen by computelib.c on first use, so the runtime binary
+ * itself links no CUDA library and runs on nodes without one). Callers
+ * never test for CUDA themselves: they open "cpu", "gpu" or "auto" and use
+ * the operations below, which dispatch through the backend's vtable.
  *
  * Data lives in backend buffers (struct tfj_cbuf, float arrays that are
  * host memory on the CPU backend and device memory on the CUDA backend).
@@ -25,6 +27,7 @@
 #define TFJ_COMPUTE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -35,11 +38,12 @@ struct tfj_cbuf;
 
 /*
  * Opens a backend. `device` is "cpu", "gpu" or "auto" (NULL means "auto").
- * "auto" picks the GPU when the CUDA backend is compiled in and at least one
+ * "auto" picks the GPU when the CUDA backend library loads and at least one
  * device is visible (CUDA_VISIBLE_DEVICES is honoured by the CUDA runtime),
- * else the CPU. "gpu" without a usable device fails with TFJ_EDEVICE (or
- * TFJ_EUNSUPP when the CUDA backend is not compiled in); it never falls back
- * silently. `gpu_mem_cap` bounds the bytes this handle may allocate on the
+ * else the CPU, with a log line saying why. "gpu" never falls back: no
+ * backend library is TFJ_EUNSUPP; a library that does not load or has the
+ * wrong ABI, or no usable device, is TFJ_EDEVICE (the runtime exits with
+ * TFJ_EXIT_DEVICE for either). `gpu_mem_cap` bounds the bytes this handle may allocate on the
  * device (0 = no cap of our own); it is also applied on the CPU backend so
  * limits behave the same everywhere.
  */
@@ -57,7 +61,10 @@ const char *tfj_compute_name(const struct tfj_compute *c);
 /* 1 when the handle runs on a GPU, 0 on the CPU. */
 int tfj_compute_is_gpu(const struct tfj_compute *c);
 
-/* 1 when the CUDA backend was compiled into this binary. */
+/*
+ * 1 when the CUDA backend library is present and loads (computelib.c; the
+ * first call loads it for the whole process), whether or not a GPU is.
+ */
 int tfj_compute_have_cuda(void);
 
 /*
@@ -145,8 +152,47 @@ struct tfj_compute_ops {
 
 /* The CPU backend (compute_cpu.c); always present. */
 extern const struct tfj_compute_ops tfj_compute_cpu_ops;
-/* The CUDA backend (compute_cuda.cu); only linked when TFJOB_HAVE_CUDA. */
-extern const struct tfj_compute_ops tfj_compute_cuda_ops;
+
+/*
+ * Backend libraries (the plugin ABI). The CUDA backend is a shared object,
+ * libtfjob-compute-cuda.so, that exports exactly one symbol,
+ * TFJ_COMPUTE_PLUGIN_ENTRY (a tfj_compute_plugin_fn), and links cuBLAS and
+ * the CUDA runtime itself. The loader (computelib.c) passes the host's
+ * services in, and accepts the returned description only when its `abi`
+ * equals TFJ_COMPUTE_PLUGIN_ABI and `ops_size` equals sizeof(struct
+ * tfj_compute_ops) of this build. Bump TFJ_COMPUTE_PLUGIN_ABI on any change
+ * to struct tfj_compute_ops, tfj_compute_host or tfj_compute_plugin (order,
+ * types, meaning); `abi` stays the first member of both structs in every
+ * version, so either side can read the other's version safely.
+ */
+#define TFJ_COMPUTE_PLUGIN_ABI 1u
+#define TFJ_COMPUTE_PLUGIN_ENTRY "tfj_compute_plugin_entry"
+#define TFJ_COMPUTE_CUDA_LIB "libtfjob-compute-cuda.so"
+
+/* What the runtime gives a backend library. */
+struct tfj_compute_host {
+	uint32_t abi; /* TFJ_COMPUTE_PLUGIN_ABI of the runtime */
+	/*
+	 * tfj_err_set of the runtime: a library reports error details through
+	 * it (its own copy of tfj_common would keep them in another
+	 * thread-local buffer, which the runtime never reads).
+	 */
+	int (*err_set)(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+};
+
+/* What a backend library returns: static storage, valid while it is loaded. */
+struct tfj_compute_plugin {
+	uint32_t abi;      /* TFJ_COMPUTE_PLUGIN_ABI the library was built with */
+	uint32_t ops_size; /* sizeof(struct tfj_compute_ops) of that build */
+	const struct tfj_compute_ops *ops;
+};
+
+/*
+ * The entry point. A library must not use `host` unless host->abi equals
+ * its own TFJ_COMPUTE_PLUGIN_ABI; it returns its description either way,
+ * so the loader can name both versions in its error.
+ */
+typedef const struct tfj_compute_plugin *tfj_compute_plugin_fn(const struct tfj_compute_host *host);
 
 #ifdef __cplusplus
 }

@@ -1,9 +1,14 @@
 /*
  * compute_cuda.cu - the CUDA backend: cuBLAS sgemm plus small kernels for
- * the element-wise operations. Compiled only when TfjCuda.cmake finds the
- * toolkit (it then defines TFJOB_HAVE_CUDA=1 for compute.c, which is the
- * only place that refers to tfj_compute_cuda_ops). This is the one file of
- * the project that contains CUDA code.
+ * the element-wise operations. It is the whole of the backend library
+ * libtfjob-compute-cuda.so (built only when TfjCuda.cmake finds the
+ * toolkit), which tfjob-runtime loads with dlopen (computelib.c) and which
+ * exports one symbol, tfj_compute_plugin_entry (compute_cuda.map). This is
+ * the one file of the project that contains CUDA code.
+ *
+ * The library links no project library: error details go back through the
+ * runtime's tfj_err_set, handed in by the entry point (struct
+ * tfj_compute_host), and err.h is used for its codes only.
  *
  * Row-major on cuBLAS: cuBLAS is column-major, and a row-major m x n matrix
  * is the same bytes as a column-major n x m one. So C = op(A) op(B) in
@@ -14,6 +19,7 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -23,6 +29,22 @@ extern "C" {
 }
 
 #define THREADS 256
+
+/* The runtime's services; set by the entry point when the ABI matches. */
+static const struct tfj_compute_host *host;
+
+/* Formats here and hands the text to the runtime's tfj_err_set. */
+static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(int code, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return host ? host->err_set(code, "%s", msg) : code;
+}
 
 struct cuda_state {
 	int device;
@@ -34,12 +56,12 @@ struct cuda_state {
 
 static int cuda_fail(cudaError_t e, const char *what)
 {
-	return tfj_err_set(TFJ_EDEVICE, "cuda: %s: %s", what, cudaGetErrorString(e));
+	return fail(TFJ_EDEVICE, "cuda: %s: %s", what, cudaGetErrorString(e));
 }
 
 static int blas_fail(cublasStatus_t s, const char *what)
 {
-	return tfj_err_set(TFJ_EDEVICE, "cublas: %s: status %d", what, (int)s);
+	return fail(TFJ_EDEVICE, "cublas: %s: status %d", what, (int)s);
 }
 
 static unsigned blocks_for(size_t n)
@@ -64,10 +86,10 @@ static int cuda_open(void **state, char *name, size_t namecap)
 	if (e != cudaSuccess)
 		return cuda_fail(e, "no usable device");
 	if (count < 1)
-		return tfj_err_set(TFJ_EDEVICE, "cuda: no visible device");
+		return fail(TFJ_EDEVICE, "cuda: no visible device");
 	s = (struct cuda_state *)calloc(1, sizeof(*s));
 	if (!s)
-		return tfj_err_set(TFJ_ENOMEM, "cuda: state");
+		return fail(TFJ_ENOMEM, "cuda: state");
 	s->device = 0;
 	e = cudaSetDevice(s->device);
 	if (e == cudaSuccess)
@@ -285,8 +307,21 @@ static int cuda_softmax_xent(void *state, void *logits, const void *labels, size
 }
 
 /* Positional initialisation: designated initialisers are C++20. */
-extern "C" const struct tfj_compute_ops tfj_compute_cuda_ops = {
+static const struct tfj_compute_ops cuda_ops = {
 	"gpu",           cuda_open,     cuda_close,     cuda_alloc,
 	cuda_release,    cuda_upload,   cuda_download,  cuda_gemm,
 	cuda_bias_act,   cuda_relu_grad, cuda_colsum,   cuda_softmax_xent,
 };
+
+static const struct tfj_compute_plugin plugin = {
+	TFJ_COMPUTE_PLUGIN_ABI, (uint32_t)sizeof(struct tfj_compute_ops), &cuda_ops,
+};
+
+/* The library's one export (compute.h: the plugin ABI). */
+extern "C" __attribute__((visibility("default"))) const struct tfj_compute_plugin *
+tfj_compute_plugin_entry(const struct tfj_compute_host *h)
+{
+	if (h && h->abi == TFJ_COMPUTE_PLUGIN_ABI)
+		host = h;
+	return &plugin;
+}

@@ -39,7 +39,7 @@ static void test_selection(void)
 	TFJ_CHECK(c == NULL);
 	/* auto always yields a backend; gpu either works or says why not. */
 	TFJ_CHECK_INT(tfj_compute_open(&c, "auto", 0), 0);
-	printf("  auto picked %s (cuda compiled in: %d)\n", tfj_compute_name(c),
+	printf("  auto picked %s (CUDA backend library: %d)\n", tfj_compute_name(c),
 	       tfj_compute_have_cuda());
 	tfj_compute_free(c);
 	c = NULL;
