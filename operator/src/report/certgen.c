@@ -302,6 +302,22 @@ static int add_roots(X509_STORE *st, const char *pem)
 	return n;
 }
 
+int tfj_certgen_key_matches(const char *cert_pem, const char *key_pem)
+{
+	X509 *x = NULL;
+	EVP_PKEY *k = NULL;
+	int rc = 0;
+
+	if (!cert_pem || !key_pem || strlen(cert_pem) > TFJ_CERTGEN_PEM_MAX ||
+	    strlen(key_pem) > TFJ_CERTGEN_PEM_MAX || !(x = read_cert(cert_pem)) ||
+	    !(k = read_key(key_pem)) || X509_check_private_key(x, k) != 1)
+		rc = tfj_err_set(TFJ_EINVAL, "certificate: the key does not match the certificate");
+	ERR_clear_error();
+	X509_free(x);
+	EVP_PKEY_free(k);
+	return rc;
+}
+
 int tfj_certgen_verify(const char *ca_pem, const char *cert_pem, const char *key_pem,
 		       const char *name, int64_t now_s)
 {

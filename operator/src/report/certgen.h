@@ -56,6 +56,9 @@ int tfj_certgen_validity(int64_t *not_before, int64_t *not_after, const char *pe
  */
 int tfj_certgen_renew_due(int64_t not_before, int64_t not_after, int64_t now_s);
 
+/* 0 when key_pem is the private key of the first certificate in cert_pem; TFJ_EINVAL else. */
+int tfj_certgen_key_matches(const char *cert_pem, const char *key_pem);
+
 /*
  * The checks a serving certificate must pass before it is served:
  * cert_pem verifies (X509_verify_cert) against the roots in ca_pem at time
