@@ -62,6 +62,9 @@ static void test_wrong_ca_and_key(void)
 	/* A key of another certificate. */
 	TFJ_CHECK_INT(tfj_certgen_verify(ca.cert_pem, leaf.cert_pem, leaf2.key_pem, names[2], NOW),
 		      TFJ_EINVAL);
+	TFJ_CHECK_OK(tfj_certgen_key_matches(ca.cert_pem, ca.key_pem));
+	TFJ_CHECK_INT(tfj_certgen_key_matches(ca.cert_pem, other.key_pem), TFJ_EINVAL);
+	TFJ_CHECK_INT(tfj_certgen_key_matches("junk", ca.key_pem), TFJ_EINVAL);
 	/* A bundle with both CAs (the one during a CA rotation) verifies. */
 	n = strlen(other.cert_pem) + strlen(ca.cert_pem) + 1;
 	bundle = malloc(n);
