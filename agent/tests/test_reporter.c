@@ -461,6 +461,7 @@ static char *agent_env[] = {
 	NULL, /* TFJOB_REPORT_TOKEN_FILE=... */
 	"TFJOB_JOB_NAMESPACE=team-a", "TFJOB_JOB_NAME=mnist", "TFJOB_JOB_UID=uid-123",
 	"POD_NAME=mnist-worker-1",
+	"TFJOB_REPORT_INSECURE=true", /* the test's server is plaintext */
 	"TF_CONFIG={\"cluster\":{\"worker\":[\"localhost:2222\",\"localhost:2223\"]},"
 	"\"task\":{\"type\":\"worker\",\"index\":1}}",
 	NULL
@@ -619,6 +620,31 @@ static void run_stopped(const char *script, int want_term, int want_killed)
 		TFJ_CHECK_INT(eq->retryable, 0);
 		tfj__report__v1__exit_request__free_unpacked(eq, NULL);
 	}
+	server_stop(&s);
+}
+
+/*
+ * No CA file and no --report-insecure: the agent runs the command but never
+ * sends its token in plaintext (nothing reaches the server) and says why.
+ */
+static void test_agent_refuses_plaintext(void)
+{
+	struct server s;
+	char addr[64], buf[8192];
+	double dt;
+
+	server_start(&s);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", s.port);
+	TFJ_CHECK_INT(tu_write(token_path, "tok"), 0);
+	agent_env[6] = "TFJOB_REPORT_INSECURE=false";
+	TFJ_CHECK_INT(run_agent_with(addr, "2", "0", &dt), 5);
+	agent_env[6] = "TFJOB_REPORT_INSECURE=true";
+	check_tm_exit5();
+	pthread_mutex_lock(&s.mu);
+	TFJ_CHECK_INT(s.ncalls, 0);
+	pthread_mutex_unlock(&s.mu);
+	TFJ_CHECK_GT(tu_read(err_path, buf, sizeof(buf)), 0);
+	TFJ_CHECK_NOT_NULL(strstr(buf, "report channel off"));
 	server_stop(&s);
 }
 
@@ -883,6 +909,7 @@ int main(int argc, char **argv)
 	TFJ_RUN(test_ack_wait_bounded);
 	TFJ_RUN(test_agent_reports);
 	TFJ_RUN(test_agent_stopped);
+	TFJ_RUN(test_agent_refuses_plaintext);
 	TFJ_RUN(test_channel_down);
 	TFJ_RUN(test_tls);
 	grpc_shutdown();
