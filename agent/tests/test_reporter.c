@@ -758,9 +758,14 @@ static void test_tls(void)
 	TFJ_CHECK_INT(tfj_reporter_open(&r, &o, &id), 0);
 	if (r) {
 		TFJ_CHECK_LT(tfj_reporter_heartbeat(r, &p, 1), 0);
+		TFJ_CHECK_INT(s.ncalls, 2);
+		/* The bundle file changes (kubelet updated the CA ConfigMap after a
+		 * CA rotation): the next connection uses it, without a restart. */
+		TFJ_CHECK_INT(tu_write(other_cert, cbuf), 0);
+		TFJ_CHECK_INT(tfj_reporter_heartbeat(r, &p, 1), 0);
+		TFJ_CHECK_INT(s.ncalls, 3);
 		tfj_reporter_close(r);
 	}
-	TFJ_CHECK_INT(s.ncalls, 2);
 
 	/* A CA file that does not exist is an error at open. */
 	o.ca_file = "/nonexistent/ca.pem";
