@@ -81,6 +81,27 @@ static void test_pure(void)
 		TFJ_CHECK_STR(n[i], names[i]);
 	TFJ_CHECK_OK(tfj_servingcert_names(n, "svc", "ns", "example.org"));
 	TFJ_CHECK_STR(n[3], "svc.ns.svc.example.org");
+	{
+		char svc[64], ns[64], dom[128];
+
+		TFJ_CHECK_OK(tfj_servingcert_service_of(svc, ns, dom,
+							"tfjob-operator.tfjob-system.svc:9443"));
+		TFJ_CHECK_STR(svc, "tfjob-operator");
+		TFJ_CHECK_STR(ns, "tfjob-system");
+		TFJ_CHECK_STR(dom, "");
+		TFJ_CHECK_OK(tfj_servingcert_service_of(svc, ns, dom, "op.kf:9443"));
+		TFJ_CHECK_STR(ns, "kf");
+		TFJ_CHECK_OK(tfj_servingcert_service_of(svc, ns, dom, "op.kf.svc.corp.local:9443"));
+		TFJ_CHECK_STR(svc, "op");
+		TFJ_CHECK_STR(dom, "corp.local");
+		TFJ_CHECK_INT(tfj_servingcert_service_of(svc, ns, dom, "10.0.0.1:9443"), TFJ_EINVAL);
+		TFJ_CHECK_INT(tfj_servingcert_service_of(svc, ns, dom, "localhost:9443"), TFJ_EINVAL);
+		TFJ_CHECK_INT(tfj_servingcert_service_of(svc, ns, dom, "a.b.example.com:1"),
+			      TFJ_EINVAL);
+		TFJ_CHECK_INT(tfj_servingcert_service_of(svc, ns, dom, ".b:1"), TFJ_EINVAL);
+		TFJ_CHECK_INT(tfj_servingcert_service_of(svc, ns, dom, "a.:1"), TFJ_EINVAL);
+		TFJ_CHECK_INT(tfj_servingcert_service_of(svc, ns, dom, "[::1]:1"), TFJ_EINVAL);
+	}
 
 	TFJ_CHECK_OK(tfj_certgen_ca(&ca, "ca", NOW, 3650 * DAY));
 	TFJ_CHECK_OK(tfj_certgen_ca(&ca2, "ca2", NOW, 3650 * DAY));

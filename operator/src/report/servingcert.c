@@ -86,6 +86,46 @@ int tfj_servingcert_names(char names[TFJ_SERVINGCERT_NAMES][256], const char *se
 	return 0;
 }
 
+int tfj_servingcert_service_of(char svc[64], char ns[64], char domain[128],
+			       const char *hostport)
+{
+	const char *colon = strrchr(hostport, ':'), *dot1, *dot2, *rest;
+	size_t hlen = colon ? (size_t)(colon - hostport) : strlen(hostport);
+
+	svc[0] = ns[0] = domain[0] = '\0';
+	dot1 = memchr(hostport, '.', hlen);
+	if (!dot1 || dot1 == hostport || (size_t)(dot1 - hostport) >= 64 ||
+	    (hostport[0] >= '0' && hostport[0] <= '9') || memchr(hostport, '[', hlen))
+		goto bad;
+	dot2 = memchr(dot1 + 1, '.', hlen - (size_t)(dot1 + 1 - hostport));
+	rest = dot2 ? dot2 + 1 : hostport + hlen;
+	if ((dot2 ? dot2 : hostport + hlen) - (dot1 + 1) < 1 ||
+	    (dot2 ? dot2 : hostport + hlen) - (dot1 + 1) >= 64)
+		goto bad;
+	memcpy(svc, hostport, (size_t)(dot1 - hostport));
+	svc[dot1 - hostport] = '\0';
+	memcpy(ns, dot1 + 1, (size_t)((dot2 ? dot2 : hostport + hlen) - (dot1 + 1)));
+	ns[(dot2 ? dot2 : hostport + hlen) - (dot1 + 1)] = '\0';
+	/* "<svc>.<ns>.svc.<domain>": the domain agents resolve it in. */
+	if (dot2 && (size_t)(hostport + hlen - rest) > 4 && !strncmp(rest, "svc.", 4)) {
+		size_t dl = (size_t)(hostport + hlen - rest) - 4;
+
+		if (dl >= 128)
+			goto bad;
+		memcpy(domain, rest + 4, dl);
+		domain[dl] = '\0';
+	} else if (dot2 && strncmp(rest, "svc", (size_t)(hostport + hlen - rest)) != 0) {
+		goto bad;
+	}
+	return 0;
+bad:
+	svc[0] = ns[0] = domain[0] = '\0';
+	return tfj_err_set(TFJ_EINVAL,
+			   "report address '%s' is not <service>.<namespace>[.svc[.<domain>]]:<port>"
+			   " (a certificate needs the Service's name; or --report-insecure)",
+			   hostport);
+}
+
 /* The serving certificate verifies, for every name, at now. */
 static int leaf_ok(const struct tfj_servingcert_pem *p, const char *const *names, size_t n,
 		   int64_t now_s)

@@ -83,6 +83,16 @@ enum tfj_servingcert_action {
 int tfj_servingcert_names(char names[TFJ_SERVINGCERT_NAMES][256], const char *service,
 			  const char *ns, const char *domain);
 
+/*
+ * Pure: the Service name and namespace from the address pods are given
+ * (--report-service, "<svc>.<ns>[.svc[.<domain>]]:<port>"), and the cluster
+ * domain when the address names one ("" else). TFJ_EINVAL for an address
+ * that is not a Service's DNS name (an IP, a single label): a certificate
+ * needs the name agents dial.
+ */
+int tfj_servingcert_service_of(char svc[64], char ns[64], char domain[128],
+			       const char *hostport);
+
 /* Pure: the action for a self-managed Secret's material at now_s. */
 enum tfj_servingcert_action tfj_servingcert_decide(const struct tfj_servingcert_pem *p,
 						   const char *const *names, size_t n,
