@@ -52,11 +52,18 @@ static char *published(const char *ns)
 	return v;
 }
 
+static void check_published(const char *ns, const char *want)
+{
+	char *v = published(ns);
+
+	TFJ_CHECK_STR(v, want);
+	free(v);
+}
+
 static void test_publish(void)
 {
 	struct src s = { NULL, 0 };
 	struct tfj_capublish *p = NULL;
-	char *v;
 	int gets;
 
 	TFJ_CHECK_OK(tfj_capublish_new(&p, K, ca_of, &s));
@@ -66,9 +73,7 @@ static void test_publish(void)
 	s.pem = "-----BEGIN CERTIFICATE-----\nA\n-----END CERTIFICATE-----\n";
 	s.gen = 1;
 	TFJ_CHECK_OK(tfj_capublish_ensure(p, "team-a"));
-	v = published("team-a");
-	TFJ_CHECK_STR(v, s.pem);
-	free(v);
+	check_published("team-a", s.pem);
 	TFJ_CHECK_EQ(tfj_capublish_writes(p), 1);
 	/* Current: no request at all. */
 	gets = F.gets;
@@ -81,9 +86,7 @@ static void test_publish(void)
 	s.pem = "-----BEGIN CERTIFICATE-----\nB\n-----END CERTIFICATE-----\n";
 	s.gen = 2;
 	TFJ_CHECK_OK(tfj_capublish_ensure(p, "team-a"));
-	v = published("team-a");
-	TFJ_CHECK_STR(v, s.pem);
-	free(v);
+	check_published("team-a", s.pem);
 	TFJ_CHECK_EQ(tfj_capublish_writes(p), 3);
 	tfj_capublish_free(p);
 
@@ -97,9 +100,7 @@ static void test_publish(void)
 	fake_inject(&F, 1, 404, "/configmaps/tfjob-report-ca", "GET", NULL);
 	TFJ_CHECK_OK(tfj_capublish_ensure(p, "team-b"));
 	fake_inject(&F, 0, 0, NULL, NULL, NULL);
-	v = published("team-b");
-	TFJ_CHECK_STR(v, s.pem);
-	free(v);
+	check_published("team-b", s.pem);
 	/* An API failure is returned (the controller retries with backoff). */
 	fake_inject(&F, 5, 403, "/configmaps", NULL, NULL);
 	TFJ_CHECK_INT(tfj_capublish_ensure(p, "team-c"), TFJ_EFORBIDDEN);
