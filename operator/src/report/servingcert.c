@@ -521,7 +521,8 @@ static void *run(void *arg)
 			tfj_log_warn("report channel: serving certificate not synced", "error",
 				     tfj_err_detail());
 		pthread_mutex_lock(&s->mu);
-		wait_ms = s->cur.tls_crt && !rc ? (uint64_t)s->check_s * 1000 : RETRY_MS;
+		/* Serving already: a failed check waits for the next period too. */
+		wait_ms = s->cur.tls_crt ? (uint64_t)s->check_s * 1000 : RETRY_MS;
 		tfj_clock_deadline(&until, wait_ms);
 		while (!s->stop)
 			if (pthread_cond_timedwait(&s->cv, &s->mu, &until) == ETIMEDOUT)
