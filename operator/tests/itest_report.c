@@ -363,6 +363,7 @@ static void test_report_channel(void)
 	co.workers = 2;
 	co.report_addr = "tfjob-operator.tfjob-system.svc:9443";
 	co.report_audience = AUD;
+	co.report_insecure = 1; /* the server below is plaintext (TLS: test_servingcert, e2e report-tls) */
 	co.manager = MANAGER;
 	TFJ_CHECK_INT(tfj_controller_new(&c, K, &co), 0);
 	TFJ_CHECK_INT(tfj_progress_new(&prog, 0), 0);
