@@ -182,6 +182,18 @@ static void test_create_share_rotate(void)
 	TFJ_CHECK_NULL(strstr(ca_a, "PRIVATE KEY"));
 	TFJ_CHECK_INT(f->posts[0] + f->posts[1] + f->posts[2] + f->posts[3], posts);
 	TFJ_CHECK_EQ(tfj_servingcert_loads(b), 1);
+	{
+		struct tfj_buf m = TFJ_BUF_INIT(4096);
+		char want[96];
+
+		TFJ_CHECK_OK(tfj_servingcert_metrics(b, &m));
+		snprintf(want, sizeof(want), "tfjob_report_tls_cert_expiry_timestamp_seconds %lld\n",
+			 NOW + 90 * DAY);
+		TFJ_CHECK_NOT_NULL(strstr(tfj_buf_cstr(&m), want));
+		TFJ_CHECK_NOT_NULL(strstr(tfj_buf_cstr(&m), "tfjob_report_tls_cert_loads_total 1\n"));
+		tfj_buf_free(&m);
+		TFJ_CHECK_OK(tfj_servingcert_metrics(NULL, &m));
+	}
 	/* A sync with nothing due changes nothing. */
 	TFJ_CHECK_OK(tfj_servingcert_sync(a, NOW + DAY));
 	TFJ_CHECK_EQ(tfj_servingcert_loads(a), 1);

@@ -77,6 +77,8 @@ static int collect(void *ud, struct tfj_buf *out)
 	if (rc == 0)
 		rc = tfj_report_metrics(a->report, out);
 	if (rc == 0)
+		rc = tfj_servingcert_metrics(a->cert, out);
+	if (rc == 0)
 		rc = tfj_buf_printf(out,
 				    "# HELP tfjob_operator_leader 1 while this replica is the leader.\n"
 				    "# TYPE tfjob_operator_leader gauge\n"

@@ -36,6 +36,7 @@ struct tfj_servingcert {
 	pthread_mutex_t mu;
 	struct tfj_servingcert_pem cur;  /* served; NULL fields before ready */
 	uint64_t gen, served_gen;
+	int64_t not_after;               /* of the served certificate */
 	_Atomic uint64_t loads;
 	int grpc_up;
 
@@ -379,6 +380,7 @@ static int load(struct tfj_servingcert *s, struct tfj_servingcert_pem *p, int64_
 	/* The CA key is not needed to serve: keep it only in the Secret. */
 	wipe_free(s->cur.ca_key);
 	s->cur.ca_key = NULL;
+	s->not_after = na;
 	s->gen++;
 	pthread_mutex_unlock(&s->mu);
 	memset(p, 0, sizeof(*p));
@@ -596,6 +598,29 @@ int tfj_servingcert_ca(char **pem, uint64_t *gen, struct tfj_servingcert *s)
 	*gen = s->gen;
 	pthread_mutex_unlock(&s->mu);
 	return rc;
+}
+
+int tfj_servingcert_metrics(struct tfj_servingcert *s, struct tfj_buf *out)
+{
+	int64_t na;
+	int rc;
+
+	if (!s)
+		return 0;
+	pthread_mutex_lock(&s->mu);
+	na = s->cur.tls_crt ? s->not_after : 0;
+	pthread_mutex_unlock(&s->mu);
+	rc = tfj_buf_printf(out,
+			    "# HELP tfjob_report_tls_cert_expiry_timestamp_seconds notAfter of the "
+			    "report channel's served certificate (0: none yet).\n"
+			    "# TYPE tfjob_report_tls_cert_expiry_timestamp_seconds gauge\n"
+			    "tfjob_report_tls_cert_expiry_timestamp_seconds %lld\n"
+			    "# HELP tfjob_report_tls_cert_loads_total Serving certificates put into "
+			    "service (start and rotations).\n"
+			    "# TYPE tfjob_report_tls_cert_loads_total counter\n"
+			    "tfjob_report_tls_cert_loads_total %llu\n",
+			    (long long)na, (unsigned long long)atomic_load(&s->loads));
+	return rc ? TFJ_ENOMEM : 0;
 }
 
 uint64_t tfj_servingcert_loads(struct tfj_servingcert *s)

@@ -44,6 +44,8 @@
 #include <grpc/grpc_security.h>
 #include <cjson/cJSON.h>
 
+#include <tfj/buf.h>
+
 #include "kube/kube.h"
 #include "report/certgen.h"
 
@@ -126,6 +128,11 @@ int tfj_servingcert_ca(char **pem, uint64_t *gen, struct tfj_servingcert *s);
  * credentials (tfj_report_opts consumes them). NULL on failure.
  */
 grpc_server_credentials *tfj_servingcert_server_creds(struct tfj_servingcert *s);
+/*
+ * Appends tfjob_report_tls_cert_expiry_timestamp_seconds and
+ * tfjob_report_tls_cert_loads_total. Accepts NULL (appends nothing).
+ */
+int tfj_servingcert_metrics(struct tfj_servingcert *s, struct tfj_buf *out);
 /* Certificates put into service so far (metrics, tests). */
 uint64_t tfj_servingcert_loads(struct tfj_servingcert *s);
 /* Stops the thread and frees; accepts NULL. */
