@@ -34,6 +34,9 @@ static const char usage[] =
 	"  --report-addr HOST:PORT   report service (env TFJOB_REPORT_ADDR)\n"
 	"  --report-token-file PATH  bearer token file (env TFJOB_REPORT_TOKEN_FILE)\n"
 	"  --report-ca-file PATH     TLS roots for the report channel (env TFJOB_REPORT_CA_FILE)\n"
+	"  --report-insecure         report in plaintext when no CA file is given\n"
+	"                            (env TFJOB_REPORT_INSECURE=true); without either,\n"
+	"                            the agent does not report\n"
 	"  --report-timeout SEC      deadline of one report call (2)\n"
 	"  --heartbeat-interval SEC  heartbeat period (10)\n"
 	"  --report-ack-wait SEC     at exit, resend the last progress and the exit\n"
@@ -197,6 +200,9 @@ int tfj_agent_config_parse(struct tfj_agent_config *c, int argc, char **argv)
 	int i, rc;
 
 	defaults(c);
+	if ((v = env_nonempty("TFJOB_REPORT_INSECURE")) &&
+	    (rc = tfj_parse_bool(&c->report_insecure, v, "TFJOB_REPORT_INSECURE")) < 0)
+		return rc;
 	if ((v = env_nonempty("TFJOB_REPLICA_INDEX")) &&
 	    (rc = tfj_parse_int(&c->replica_index, v, 0, 1000000, "TFJOB_REPLICA_INDEX")) < 0)
 		return rc;
@@ -232,6 +238,10 @@ int tfj_agent_config_parse(struct tfj_agent_config *c, int argc, char **argv)
 		}
 		if (strcmp(name, "skip-peer-wait") == 0 && !eq) {
 			c->peer_mode = TFJ_PEERS_NONE;
+			continue;
+		}
+		if (strcmp(name, "report-insecure") == 0 && !eq) {
+			c->report_insecure = 1;
 			continue;
 		}
 		if (strcmp(name, "no-report") == 0 && !eq) {

@@ -44,6 +44,7 @@ struct tfj_agent_config {
 	const char *report_addr;       /* NULL = none configured */
 	const char *report_token_file;
 	const char *report_ca_file;
+	int report_insecure;           /* plaintext allowed (no CA file): --report-insecure */
 	double report_timeout_s;
 	double report_ack_wait_s;      /* at exit: resend until acked, this long at most */
 	double heartbeat_s;

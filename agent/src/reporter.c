@@ -34,6 +34,7 @@ struct tfj_reporter {
 	grpc_channel *ch;
 	char *addr, *token_file;
 	char *ca;                 /* PEM roots (NULL: plaintext), kept to reconnect */
+	char *ca_file;            /* where they come from: re-read on a reconnect */
 	int reconnect;            /* the last call got UNAVAILABLE: new channel next */
 	int grpc_up;              /* grpc_init() done: close shuts it down */
 	double timeout_s, heartbeat_s, ack_wait_s;
@@ -129,7 +130,18 @@ static int status_err(grpc_status_code st)
 static int new_channel(struct tfj_reporter *r)
 {
 	struct tfj_grpc_args args;
+	char *ca = NULL;
+	size_t calen = 0;
 
+	/*
+	 * The CA bundle is a ConfigMap volume kubelet updates in place: after
+	 * the operator's CA rotated, a failed handshake (UNAVAILABLE) brings
+	 * us here and the new bundle is used. Unreadable: keep the old one.
+	 */
+	if (r->ca_file && r->ca && tfj_file_read(&ca, &calen, r->ca_file, CA_MAX, 0) == 0) {
+		free(r->ca);
+		r->ca = ca;
+	}
 	tfj_grpc_args_init(&args);
 	tfj_grpc_args_msg_caps(&args, TFJ_REPORTER_MAX_MSG, TFJ_REPORTER_MAX_MSG);
 	tfj_grpc_args_reconnect(&args, 1000, 500, 10000);
@@ -493,6 +505,10 @@ int tfj_reporter_open(struct tfj_reporter **out, const struct tfj_reporter_opts 
 		rc = tfj_file_read(&r->ca, &calen, o->ca_file, CA_MAX, 0);
 		if (rc < 0)
 			goto out;
+		if (!(r->ca_file = dup_bounded(o->ca_file, 4096))) {
+			rc = tfj_err_set(TFJ_ENOMEM, "report client");
+			goto out;
+		}
 	}
 	grpc_init();
 	r->grpc_up = 1;
@@ -666,6 +682,7 @@ void tfj_reporter_close(struct tfj_reporter *r)
 		grpc_shutdown();
 	free(r->addr);
 	free(r->ca);
+	free(r->ca_file);
 	free(r->token_file);
 	free(r->ns);
 	free(r->job);

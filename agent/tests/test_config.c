@@ -32,7 +32,24 @@ static void test_defaults_and_env(void)
 	TFJ_CHECK_INT(c.replica_index, 4);
 	TFJ_CHECK_STR(c.pod_name, "pod-x");
 	TFJ_CHECK_INT(c.report, 1);
+	TFJ_CHECK_INT(c.report_insecure, 0);  /* plaintext only when asked for */
 	tfj_agent_config_free(&c);
+	setenv("TFJOB_REPORT_INSECURE", "true", 1);
+	TFJ_CHECK_INT(tfj_agent_config_parse(&c, ARGC(argv), argv), 0);
+	TFJ_CHECK_INT(c.report_insecure, 1);
+	tfj_agent_config_free(&c);
+	setenv("TFJOB_REPORT_INSECURE", "maybe", 1);
+	TFJ_CHECK_INT(tfj_agent_config_parse(&c, ARGC(argv), argv), TFJ_EINVAL);
+	unsetenv("TFJOB_REPORT_INSECURE");
+	{
+		char *fl[] = { "tfjob-agent", "--report-insecure", "--report-ca-file", "/ca",
+			       "true", NULL };
+
+		TFJ_CHECK_INT(tfj_agent_config_parse(&c, ARGC(fl), fl), 0);
+		TFJ_CHECK_INT(c.report_insecure, 1);
+		TFJ_CHECK_STR(c.report_ca_file, "/ca");
+		tfj_agent_config_free(&c);
+	}
 	setenv("TFJOB_REPLICA_INDEX", "-1", 1);
 	TFJ_CHECK_INT(tfj_agent_config_parse(&c, ARGC(argv), argv), TFJ_EINVAL);
 	unsetenv("TFJOB_REPLICA_INDEX");

@@ -461,6 +461,7 @@ static char *agent_env[] = {
 	NULL, /* TFJOB_REPORT_TOKEN_FILE=... */
 	"TFJOB_JOB_NAMESPACE=team-a", "TFJOB_JOB_NAME=mnist", "TFJOB_JOB_UID=uid-123",
 	"POD_NAME=mnist-worker-1",
+	"TFJOB_REPORT_INSECURE=true", /* the test's server is plaintext */
 	"TF_CONFIG={\"cluster\":{\"worker\":[\"localhost:2222\",\"localhost:2223\"]},"
 	"\"task\":{\"type\":\"worker\",\"index\":1}}",
 	NULL
@@ -622,6 +623,31 @@ static void run_stopped(const char *script, int want_term, int want_killed)
 	server_stop(&s);
 }
 
+/*
+ * No CA file and no --report-insecure: the agent runs the command but never
+ * sends its token in plaintext (nothing reaches the server) and says why.
+ */
+static void test_agent_refuses_plaintext(void)
+{
+	struct server s;
+	char addr[64], buf[8192];
+	double dt;
+
+	server_start(&s);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", s.port);
+	TFJ_CHECK_INT(tu_write(token_path, "tok"), 0);
+	agent_env[6] = "TFJOB_REPORT_INSECURE=false";
+	TFJ_CHECK_INT(run_agent_with(addr, "2", "0", &dt), 5);
+	agent_env[6] = "TFJOB_REPORT_INSECURE=true";
+	check_tm_exit5();
+	pthread_mutex_lock(&s.mu);
+	TFJ_CHECK_INT(s.ncalls, 0);
+	pthread_mutex_unlock(&s.mu);
+	TFJ_CHECK_GT(tu_read(err_path, buf, sizeof(buf)), 0);
+	TFJ_CHECK_NOT_NULL(strstr(buf, "report channel off"));
+	server_stop(&s);
+}
+
 static void test_agent_stopped(void)
 {
 	/* A command that ends on SIGTERM with a non-zero code (as most do). */
@@ -732,9 +758,14 @@ static void test_tls(void)
 	TFJ_CHECK_INT(tfj_reporter_open(&r, &o, &id), 0);
 	if (r) {
 		TFJ_CHECK_LT(tfj_reporter_heartbeat(r, &p, 1), 0);
+		TFJ_CHECK_INT(s.ncalls, 2);
+		/* The bundle file changes (kubelet updated the CA ConfigMap after a
+		 * CA rotation): the next connection uses it, without a restart. */
+		TFJ_CHECK_INT(tu_write(other_cert, cbuf), 0);
+		TFJ_CHECK_INT(tfj_reporter_heartbeat(r, &p, 1), 0);
+		TFJ_CHECK_INT(s.ncalls, 3);
 		tfj_reporter_close(r);
 	}
-	TFJ_CHECK_INT(s.ncalls, 2);
 
 	/* A CA file that does not exist is an error at open. */
 	o.ca_file = "/nonexistent/ca.pem";
@@ -883,6 +914,7 @@ int main(int argc, char **argv)
 	TFJ_RUN(test_ack_wait_bounded);
 	TFJ_RUN(test_agent_reports);
 	TFJ_RUN(test_agent_stopped);
+	TFJ_RUN(test_agent_refuses_plaintext);
 	TFJ_RUN(test_channel_down);
 	TFJ_RUN(test_tls);
 	grpc_shutdown();

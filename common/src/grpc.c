@@ -42,6 +42,17 @@ static int clamp_int(size_t v)
 	return v > (size_t)INT32_MAX ? INT32_MAX : (int)v;
 }
 
+int tfj_grpc_args_str(struct tfj_grpc_args *a, const char *key, const char *value)
+{
+	int rc = tfj_grpc_args_int(a, key, 0);
+
+	if (rc)
+		return rc;
+	a->arg[a->n - 1].type = GRPC_ARG_STRING;
+	a->arg[a->n - 1].value.string = (char *)value;
+	return 0;
+}
+
 int tfj_grpc_args_msg_caps(struct tfj_grpc_args *a, size_t max_receive, size_t max_send)
 {
 	int rc = tfj_grpc_args_int(a, GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, clamp_int(max_receive));

@@ -36,7 +36,8 @@ OPERATOR_NAME = "tfjob-controller"                    # tensorflow/tfjob_control
 LBL = "training.kubeflow.org/"
 REPORT_ENV = {"TFJOB_REPORT_ADDR", "TFJOB_REPORT_TOKEN_FILE", "TFJOB_JOB_NAMESPACE",
               "TFJOB_JOB_NAME", "TFJOB_JOB_UID", "TFJOB_REPLICA_TYPE",
-              "TFJOB_REPLICA_INDEX", "POD_NAME"}
+              "TFJOB_REPLICA_INDEX", "POD_NAME", "TFJOB_REPORT_CA_FILE",
+              "TFJOB_REPORT_INSECURE"}
 REPORT_VOLUME = "tfjob-report-token"
 
 

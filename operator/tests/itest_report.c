@@ -187,7 +187,7 @@ static void run_agent(const char *tok, const char *job_uid, struct tfj_report *s
 		 "TFJOB_JOB_NAMESPACE=%s TFJOB_JOB_NAME=" JOB " TFJOB_JOB_UID=%s "
 		 "TFJOB_REPLICA_TYPE=worker TFJOB_REPLICA_INDEX=0 POD_NAME=" JOB "-worker-0 "
 		 "'%s' --skip-peer-wait --termination-log none --heartbeat-interval 1 "
-		 "--report-addr 127.0.0.1:%d --report-token-file '%s' -- "
+		 "--report-addr 127.0.0.1:%d --report-insecure --report-token-file '%s' -- "
 		 "sh -c 'echo \"TFJ_PROGRESS {\\\"step\\\":98765,\\\"accuracy\\\":0.875}\"; sleep 3' >&2",
 		 NS, job_uid, agent, tfj_report_port(srv), tokfile);
 	rc = system(cmd);
@@ -363,6 +363,7 @@ static void test_report_channel(void)
 	co.workers = 2;
 	co.report_addr = "tfjob-operator.tfjob-system.svc:9443";
 	co.report_audience = AUD;
+	co.report_insecure = 1; /* the server below is plaintext (TLS: test_servingcert, e2e report-tls) */
 	co.manager = MANAGER;
 	TFJ_CHECK_INT(tfj_controller_new(&c, K, &co), 0);
 	TFJ_CHECK_INT(tfj_progress_new(&prog, 0), 0);

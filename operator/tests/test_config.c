@@ -139,6 +139,23 @@ static void test_report_flags(void)
 	bad(3, half1, "go together");
 	bad(3, half2, "go together");
 	bad(2, noaud, "--report-audience");
+	/* TLS unless told otherwise; the Secret's name and who makes it. */
+	TFJ_CHECK_INT(c.report_insecure, 0);
+	TFJ_CHECK_STR(c.report_tls_secret, "tfjob-operator-report-tls");
+	TFJ_CHECK_INT(c.report_tls_external, 0);
+	{
+		const char *tls[] = { "op", "--report-insecure", "--report-tls-secret", "s1",
+				      "--report-tls-external=true" };
+		const char *badbool[] = { "op", "--report-insecure=maybe" };
+		const char *nosecret[] = { "op", "--report-tls-secret=" };
+
+		TFJ_CHECK_INT(parse(&c, 5, tls), 0);
+		TFJ_CHECK_INT(c.report_insecure, 1);
+		TFJ_CHECK_STR(c.report_tls_secret, "s1");
+		TFJ_CHECK_INT(c.report_tls_external, 1);
+		bad(2, badbool, "--report-insecure");
+		bad(2, nosecret, "--report-tls-secret");
+	}
 }
 
 static void test_agent_flags(void)

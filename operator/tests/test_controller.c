@@ -18,6 +18,7 @@
 #include "app/controller.h"
 #include "fakeapi.h"
 #include "kube/kube.h"
+#include "report/capublish.h"
 #include "tfj_test.h"
 
 static struct fake F;
@@ -489,6 +490,64 @@ static void test_podgroup_before_pods(void)
 	tfj_controller_free(c);
 }
 
+/* The report CA for test_ca_before_pods: absent until `pem` is set. */
+static const char *ca_pem;
+
+static int ca_source(char **pem, uint64_t *gen, void *ud)
+{
+	(void)ud;
+	*gen = 1;
+	*pem = ca_pem ? strdup(ca_pem) : NULL;
+	return ca_pem ? 0 : tfj_err_set(TFJ_EUNAVAIL, "no CA yet");
+}
+
+/* With the report channel on (TLS), no pod is made before its namespace has the CA. */
+static void test_ca_before_pods(void)
+{
+	struct tfj_controller_opts o = { 0 };
+	struct tfj_controller *c = NULL;
+	struct tfj_capublish *pub = NULL;
+	cJSON *job, *pod = NULL, *cm = NULL;
+	char *spec;
+
+	job = cJSON_Parse(job_json);
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(job, "metadata"), "namespace",
+				  cJSON_CreateString("tls"));
+	TFJ_CHECK_OK(tfj_kube_create(K, NULL, "/apis/kubeflow.org/v1/namespaces/tls/tfjobs", job));
+	cJSON_Delete(job);
+	TFJ_CHECK_OK(tfj_capublish_new(&pub, K, ca_source, NULL));
+	o.namespace = "tls";
+	o.workers = 2;
+	o.watch_timeout_s = 5;
+	o.report_addr = "tfjob-operator.tfjob-system.svc:9443";
+	TFJ_CHECK_OK(tfj_controller_new(&c, K, &o));
+	if (!c || !pub)
+		goto out;
+	tfj_controller_set_capublish(c, pub);
+	TFJ_CHECK_OK(tfj_controller_start(c, 10000));
+	sleep(1);
+	TFJ_CHECK_INT(fake_count(&F, "pods", "tls"), 0);
+	ca_pem = "-----BEGIN CERTIFICATE-----\nX\n-----END CERTIFICATE-----\n";
+	/* The backoff brings the key back; then the ConfigMap first, then pods. */
+	for (int i = 0; i < 500 && fake_count(&F, "pods", "tls") < 3; i++)
+		usleep(20000);
+	TFJ_CHECK_INT(fake_count(&F, "pods", "tls"), 3);
+	TFJ_CHECK_OK(tfj_kube_get(K, &cm, "/api/v1/namespaces/tls/configmaps/tfjob-report-ca"));
+	TFJ_CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(cm, "data"),
+							       "ca.crt")), ca_pem);
+	TFJ_CHECK_OK(tfj_kube_get(K, &pod, "/api/v1/namespaces/tls/pods/mnist-worker-0"));
+	spec = cJSON_PrintUnformatted(cJSON_GetObjectItem(pod, "spec"));
+	TFJ_CHECK(spec && strstr(spec, "\"configMap\":{\"name\":\"tfjob-report-ca\""));
+	TFJ_CHECK(spec && strstr(spec, "TFJOB_REPORT_CA_FILE"));
+	free(spec);
+out:
+	cJSON_Delete(cm);
+	cJSON_Delete(pod);
+	tfj_controller_free(c);
+	tfj_capublish_free(pub);
+	ca_pem = NULL;
+}
+
 int main(void)
 {
 	int rc;
@@ -505,6 +564,7 @@ int main(void)
 		TFJ_RUN(test_permanent_create_failure);
 		TFJ_RUN(test_no_crd);
 		TFJ_RUN(test_podgroup_before_pods);
+		TFJ_RUN(test_ca_before_pods);
 	}
 	tfj_kube_free(K);
 	fake_stop(&F);

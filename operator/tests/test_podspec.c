@@ -310,6 +310,20 @@ static void test_report_injection(void)
 	TFJ_CHECK_STR(cJSON_GetObjectItem(sat, "audience")->valuestring, "aud-x");
 	TFJ_CHECK_INT(cJSON_GetObjectItem(sat, "expirationSeconds")->valueint, 3600);
 	TFJ_CHECK_STR(cJSON_GetObjectItem(sat, "path")->valuestring, "token");
+	/* TLS by default: the namespace's CA ConfigMap in the same volume. */
+	{
+		const cJSON *cm = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(
+			cJSON_GetObjectItem(vol, "projected"), "sources"), 1), "configMap");
+		const cJSON *item = cJSON_GetArrayItem(cJSON_GetObjectItem(cm, "items"), 0);
+
+		TFJ_CHECK_NOT_NULL(cm);
+		TFJ_CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cm, "name")), "tfjob-report-ca");
+		TFJ_CHECK_NULL(cJSON_GetObjectItem(cm, "optional"));
+		TFJ_CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(item, "key")), "ca.crt");
+		TFJ_CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(item, "path")), "ca.crt");
+	}
+	TFJ_CHECK_STR(env_value(ctr, "TFJOB_REPORT_CA_FILE", &n), "/var/run/secrets/tfjob/ca.crt");
+	TFJ_CHECK(env_value(ctr, "TFJOB_REPORT_INSECURE", &n) == NULL && n == 0);
 	m = named(cJSON_GetObjectItem(ctr, "volumeMounts"), "tfjob-report-token");
 	TFJ_CHECK(m != NULL);
 	TFJ_CHECK_STR(cJSON_GetObjectItem(m, "mountPath")->valuestring, "/var/run/secrets/tfjob");
@@ -325,6 +339,17 @@ static void test_report_injection(void)
 		  "projected"), "sources"), 0), "serviceAccountToken");
 	TFJ_CHECK_STR(cJSON_GetObjectItem(sat, "audience")->valuestring, "tfjob-report");
 	cJSON_Delete(pod);
+	/* --report-insecure: no CA, and the agent is told plaintext is meant. */
+	o.report_insecure = 1;
+	TFJ_CHECK_INT(tfj_podspec_pod(&pod, &job, TFJ_RT_PS, 0, &o), 0);
+	vol = named(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"), "volumes"),
+		    "tfjob-report-token");
+	TFJ_CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(vol, "projected"),
+							     "sources")), 1);
+	TFJ_CHECK_STR(env_value(tf_container(pod), "TFJOB_REPORT_INSECURE", &n), "true");
+	TFJ_CHECK(env_value(tf_container(pod), "TFJOB_REPORT_CA_FILE", &n) == NULL && n == 0);
+	cJSON_Delete(pod);
+	o.report_insecure = 0;
 	o.report_addr = NULL;
 	TFJ_CHECK_INT(tfj_podspec_pod(&pod, &job, TFJ_RT_PS, 0, &o), 0);
 	TFJ_CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"), "volumes") == NULL);

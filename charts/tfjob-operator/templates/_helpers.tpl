@@ -41,6 +41,18 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - apiGroups: [""]
   resources: [events]
   verbs: [create, patch]
+{{- if and .Values.reportChannel.enabled (not .Values.reportChannel.insecure) }}
+# Report channel TLS: the CA agents verify the operator with, published as
+# ConfigMap tfjob-report-ca in each job namespace (create; read and update
+# only that name).
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [create]
+- apiGroups: [""]
+  resources: [configmaps]
+  resourceNames: [tfjob-report-ca]
+  verbs: [get, update]
+{{- end }}
 {{- with .Values.gangSchedulerName }}
 {{- if ne . "none" }}
 # Gang scheduling: one PodGroup per TFJob, read, created, updated, deleted.
@@ -49,4 +61,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   verbs: [get, create, update, delete]
 {{- end }}
 {{- end }}
+{{- end -}}
+
+{{/* The Secret of the report channel's serving certificate. */}}
+{{- define "tfjob-operator.reportTlsSecret" -}}
+{{- .Values.reportChannel.tls.secretName | default (printf "%s-report-tls" (include "tfjob-operator.fullname" .)) -}}
 {{- end -}}

@@ -55,6 +55,11 @@ void tfj_grpc_args_init(struct tfj_grpc_args *a);
 /* Appends key=value; TFJ_ETOOBIG when the list is full. */
 int tfj_grpc_args_int(struct tfj_grpc_args *a, const char *key, int value);
 /*
+ * Appends key=value, a string argument (value borrowed: it must outlive the
+ * channel's or server's creation), e.g. GRPC_SSL_TARGET_NAME_OVERRIDE_ARG.
+ */
+int tfj_grpc_args_str(struct tfj_grpc_args *a, const char *key, const char *value);
+/*
  * The message caps, each clamped to INT32_MAX: GRPC_ARG_MAX_RECEIVE_-
  * and GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, in that order.
  */

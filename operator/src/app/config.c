@@ -37,6 +37,9 @@ static const struct opt opts[] = {
 	{ "report-addr", "TFJOB_REPORT_ADDR", 0 },
 	{ "report-service", "TFJOB_REPORT_SERVICE", 0 },
 	{ "report-audience", "TFJOB_REPORT_AUDIENCE", 0 },
+	{ "report-insecure", "TFJOB_REPORT_INSECURE", 1 },
+	{ "report-tls-secret", "TFJOB_REPORT_TLS_SECRET", 0 },
+	{ "report-tls-external", "TFJOB_REPORT_TLS_EXTERNAL", 1 },
 	{ "managed-by", "TFJOB_MANAGED_BY", 0 },
 	{ "informer-stale-after", "TFJOB_INFORMER_STALE_AFTER", 0 },
 	{ "gang-scheduler-name", "TFJOB_GANG_SCHEDULER_NAME", 0 },
@@ -75,6 +78,13 @@ const char *tfj_config_usage(void)
 	       "                            required with --report-addr\n"
 	       "  --report-audience AUD     audience of the pods' report token\n"
 	       "                            (default tfjob-report)\n"
+	       "  --report-insecure[=BOOL]  serve the report channel in plaintext (pods get\n"
+	       "                            TFJOB_REPORT_INSECURE); default TLS with a\n"
+	       "                            certificate for --report-service's Service\n"
+	       "  --report-tls-secret NAME  Secret (in the Service's namespace) of the serving\n"
+	       "                            certificate (default tfjob-operator-report-tls)\n"
+	       "  --report-tls-external[=BOOL]  the Secret is made by cert-manager: only\n"
+	       "                            read it, never create or rotate it\n"
 	       "  --managed-by VALUE        act only on TFJobs whose runPolicy.managedBy is\n"
 	       "                            VALUE (default: unset or kubeflow.org/training-operator)\n"
 	       "  --informer-stale-after S  /readyz fails once an informer has had no\n"
@@ -154,6 +164,14 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 		if (!*v || strlen(v) > 253)
 			return tfj_err_set(TFJ_EINVAL, "--report-audience: 1 to 253 characters");
 		cfg->report_audience = v;
+	} else if (!strcmp(name, "report-insecure")) {
+		return tfj_parse_bool(&cfg->report_insecure, v, flag);
+	} else if (!strcmp(name, "report-tls-secret")) {
+		if (!*v || strlen(v) > 253)
+			return tfj_err_set(TFJ_EINVAL, "--report-tls-secret: 1 to 253 characters");
+		cfg->report_tls_secret = v;
+	} else if (!strcmp(name, "report-tls-external")) {
+		return tfj_parse_bool(&cfg->report_tls_external, v, flag);
 	} else if (!strcmp(name, "agent-image")) {
 		if (strlen(v) > 1024)
 			return tfj_err_set(TFJ_EINVAL, "--agent-image: longer than 1024 characters");
@@ -193,6 +211,7 @@ int tfj_config_parse(struct tfj_config *cfg, int argc, char **argv)
 	cfg->report_addr = "";
 	cfg->report_service = "";
 	cfg->report_audience = "tfjob-report";
+	cfg->report_tls_secret = "tfjob-operator-report-tls";
 	cfg->agent_image = "";
 
 	for (size_t i = 0; i < NOPTS; i++) {

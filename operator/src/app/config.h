@@ -34,6 +34,9 @@ struct tfj_config {
 	const char *report_addr;     /* report service listen address; "" = off */
 	const char *report_service;  /* address injected into pods; "" = off */
 	const char *report_audience; /* default "tfjob-report" */
+	int report_insecure;         /* plaintext report channel (default 0: TLS) */
+	const char *report_tls_secret; /* Secret of the serving certificate */
+	int report_tls_external;     /* the Secret is cert-manager's: only read it */
 	const char *managed_by;      /* runPolicy.managedBy we act on; "" = the reference's value */
 	const char *gang_scheduler;  /* --gang-scheduler-name; "" = off (tfjob/podgroup.h) */
 	const char *agent_image;     /* image of the injected agent (docs/agent.md); "" = none */

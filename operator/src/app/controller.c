@@ -25,6 +25,7 @@
 #include "tfjob/jobstatus.h"
 #include "tfjob/plan.h"
 #include "tfjob/podspec.h"
+#include "report/capublish.h"
 #include "report/progress.h"
 #include "kube/queue.h"
 #include "kube/ratelimit.h"
@@ -51,6 +52,7 @@ struct tfj_controller {
 	char *agent_image;
 	struct tfj_gang gang;        /* gang scheduling (app/gang.h); api OFF = none */
 	struct tfj_progress *prog;   /* borrowed; NULL = report channel off */
+	struct tfj_capublish *capub; /* borrowed; NULL = no CA to publish (report/capublish.h) */
 	int workers;
 	struct tfj_plan_config pcfg;
 
@@ -360,6 +362,16 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			goto done;
 		}
 		gang_wait_ms = 0;
+		/* The report CA first: pods mount it (tfjob/podspec.h). */
+		if (c->capub && !tfj_jobstatus_finished(&job.status) &&
+		    (rc = tfj_capublish_ensure(c->capub, job.ns))) {
+			tfj_log_warn("report CA not published; pods wait", "job", key, "error",
+				     tfj_err_detail());
+			tfj_informer_free_list(pods, npods);
+			tfj_informer_free_list(svcs, nsvcs);
+			tfj_tfjob_free(&job);
+			goto done;
+		}
 		if (c->pcfg.gang) {
 			/* The PodGroup first: no pod of a gang without its group. A
 			 * block the user must fix still goes through the planner,
@@ -488,6 +500,7 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	c->report_aud = dup_or_null(o->report_audience);
 	c->pcfg.report_addr = c->report_addr;
 	c->pcfg.report_audience = c->report_aud;
+	c->pcfg.report_insecure = o->report_insecure;
 	c->agent_image = dup_or_null(o->agent_image);
 	c->pcfg.agent_image = c->agent_image;
 	c->pcfg.agent_inject_default = o->agent_inject_default;
@@ -602,6 +615,11 @@ void tfj_controller_free(struct tfj_controller *c)
 	free(c->manager);
 	free(c->gang_name);
 	free(c);
+}
+
+void tfj_controller_set_capublish(struct tfj_controller *c, struct tfj_capublish *p)
+{
+	c->capub = p;
 }
 
 void tfj_controller_set_progress(struct tfj_controller *c, struct tfj_progress *p)

@@ -44,6 +44,7 @@ struct tfj_controller_opts {
 	long watch_timeout_s;        /* informer watch length (default 300) */
 	const char *report_addr;     /* TFJOB_REPORT_ADDR injected into pods; NULL = channel off */
 	const char *report_audience; /* token audience for the pods' projected token */
+	int report_insecure;         /* plaintext report channel: pods get no CA */
 	const char *manager;         /* runPolicy.managedBy we own; NULL = TFJ_TFJOB_MANAGER */
 	const char *gang_scheduler;  /* --gang-scheduler-name (podgroup.h); NULL/"" = off */
 	const char *agent_image;     /* image of the injected agent; NULL = none */
@@ -104,6 +105,14 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
  * before tfj_controller_start; the controller borrows it.
  */
 void tfj_controller_set_progress(struct tfj_controller *c, struct tfj_progress *p);
+/*
+ * The report channel's CA publisher: each reconcile of an unfinished job
+ * first makes sure the job's namespace holds the CA its pods mount (and is
+ * retried with backoff until it does). Set before tfj_controller_start;
+ * borrowed.
+ */
+struct tfj_capublish;
+void tfj_controller_set_capublish(struct tfj_controller *c, struct tfj_capublish *p);
 
 /* Copies from the caches (NULL when absent); the caller deletes them. */
 cJSON *tfj_controller_get_job(struct tfj_controller *c, const char *ns, const char *name);

@@ -24,13 +24,16 @@
 #include <unistd.h>
 
 #include <tfj/buf.h>
+#include <tfj/clock.h>
 #include <tfj/err.h>
 #include <tfj/log.h>
 
 #include "app/config.h"
 #include "app/controller.h"
 #include "app/httpd.h"
+#include "report/capublish.h"
 #include "report/progress.h"
+#include "report/servingcert.h"
 #include "report/report.h"
 #include "app/reporthub.h"
 #include "report/tokenreview.h"
@@ -47,7 +50,13 @@ struct app {
 				      * must never delay lease renewals */
 	struct tfj_kube *event_kube; /* own client: events have their own budget */
 	struct tfj_controller *ctl;
-	struct tfj_report *report;   /* NULL when the report channel is off */
+	struct tfj_report *report;   /* NULL when the report channel is off (or not yet on) */
+	struct tfj_report_opts ro;   /* its options, kept until it starts (TLS: once the
+				      * serving certificate is there) */
+	int report_pending;          /* the report server waits for its certificate */
+	struct tfj_kube *cert_kube;  /* own client, never fenced: every replica serves */
+	struct tfj_servingcert *cert;/* the serving certificate; NULL: off or insecure */
+	struct tfj_capublish *capub; /* its CA in job namespaces */
 	struct tfj_reporthub hub;    /* the report channel's callbacks' state */
 	struct tfj_progress *prog;   /* NULL when the report channel is off */
 	struct tfj_httpd *httpd;     /* NULL when metrics are off */
@@ -67,6 +76,8 @@ static int collect(void *ud, struct tfj_buf *out)
 		rc = tfj_controller_metrics(a->ctl, out);
 	if (rc == 0)
 		rc = tfj_report_metrics(a->report, out);
+	if (rc == 0)
+		rc = tfj_servingcert_metrics(a->cert, out);
 	if (rc == 0)
 		rc = tfj_buf_printf(out,
 				    "# HELP tfjob_operator_leader 1 while this replica is the leader.\n"
@@ -201,6 +212,78 @@ static int start_controller(struct app *a, const struct tfj_config *cfg)
 	return 0;
 }
 
+static int report_ca(char **pem, uint64_t *gen, void *ud)
+{
+	return tfj_servingcert_ca(pem, gen, ud);
+}
+
+/*
+ * TLS for the report channel (docs/security.md): the serving certificate
+ * for --report-service's Service, kept in a Secret of that Service's
+ * namespace by a thread of its own, on every replica, through a client of
+ * its own (the controller's is fenced while this replica does not lead);
+ * and its CA published to job namespaces by the controller.
+ */
+static int start_report_tls(struct app *a, const struct tfj_config *cfg)
+{
+	struct tfj_servingcert_opts so = { 0 };
+	struct tfj_kube_opts ko = { 0 };
+	char svc[64], ns[64], domain[128];
+	int rc;
+
+	if (cfg->report_insecure) {
+		tfj_log_warn("report channel in PLAINTEXT (--report-insecure): agents' tokens and "
+			     "reports can be read and forged on the pod network",
+			     "address", cfg->report_addr);
+		return 0;
+	}
+	if ((rc = tfj_servingcert_service_of(svc, ns, domain, cfg->report_service)))
+		return failed("report channel TLS setup failed", rc);
+	ko.qps = 5; /* a GET a minute, a write on rotation */
+	ko.burst = 10;
+	so.namespace = ns;
+	so.secret = cfg->report_tls_secret;
+	so.service = svc;
+	so.cluster_domain = domain[0] ? domain : NULL;
+	so.external = cfg->report_tls_external;
+	if ((rc = tfj_kube_new(&a->cert_kube, &a->kc, &ko)) ||
+	    (rc = tfj_servingcert_new(&a->cert, a->cert_kube, &so)) ||
+	    (rc = tfj_capublish_new(&a->capub, a->kube, report_ca, a->cert)))
+		return failed("report channel TLS setup failed", rc);
+	/* A first try now: the server can start at once when it works. */
+	if (tfj_servingcert_sync(a->cert, tfj_clock_unix_ms() / 1000))
+		tfj_log_warn("report channel: no serving certificate yet; retrying", "error",
+			     tfj_err_detail());
+	if ((rc = tfj_servingcert_start(a->cert)))
+		return failed("report channel TLS setup failed", rc);
+	tfj_controller_set_capublish(a->ctl, a->capub);
+	tfj_log_info("report channel TLS", "secret", cfg->report_tls_secret, "namespace", ns,
+		     "service", svc, "managed_by", so.external ? "cert-manager" : "operator");
+	return 0;
+}
+
+/*
+ * Starts the report server once it can serve: at once in plaintext, with
+ * TLS once the serving certificate is loaded (run() retries meanwhile).
+ */
+static int start_report_server(struct app *a, const struct tfj_config *cfg)
+{
+	int rc;
+
+	if (!a->report_pending || (a->cert && !tfj_servingcert_ready(a->cert)))
+		return 0;
+	a->report_pending = 0;
+	a->ro.creds = a->cert ? tfj_servingcert_server_creds(a->cert) : NULL;
+	if (a->cert && !a->ro.creds)
+		return failed("report channel TLS credentials failed", TFJ_EINTERNAL);
+	if ((rc = tfj_report_start(&a->report, &a->ro)))
+		return failed("report service failed", rc);
+	tfj_log_info("report service listening", "address", cfg->report_addr, "pods_use",
+		     cfg->report_service, "audience", cfg->report_audience, "tls",
+		     a->cert ? "on" : "OFF");
+	return 0;
+}
+
 /* The report channel (--report-addr; off when empty): store, reviewer, server. */
 static int start_report(struct app *a, const struct tfj_config *cfg)
 {
@@ -209,6 +292,8 @@ static int start_report(struct app *a, const struct tfj_config *cfg)
 
 	if (!cfg->report_addr[0])
 		return 0;
+	if ((rc = start_report_tls(a, cfg)))
+		return rc;
 	if ((rc = tfj_progress_new(&a->prog, 0)) ||
 	    (rc = tfj_tokenreviewer_new(&a->hub.tr, a->kube, cfg->report_audience, 0, 0)))
 		return failed("report channel setup failed", rc);
@@ -221,11 +306,10 @@ static int start_report(struct app *a, const struct tfj_config *cfg)
 	ro.advise = tfj_reporthub_advise;
 	ro.ack = tfj_reporthub_ack;
 	ro.ud = &a->hub;
-	if ((rc = tfj_report_start(&a->report, &ro)))
-		return failed("report service failed", rc);
-	tfj_log_info("report service listening", "address", cfg->report_addr, "pods_use",
-		     cfg->report_service, "audience", cfg->report_audience);
-	return 0;
+	a->ro = ro;
+	a->ro.addr = cfg->report_addr;
+	a->report_pending = 1;
+	return start_report_server(a, cfg);
 }
 
 /* 1 when --metrics-addr asks for the HTTP endpoint ("" and "0" turn it off). */
@@ -309,11 +393,13 @@ static int start(struct app *a, const struct tfj_config *cfg)
  * Until a signal, a lost lease or a failed controller start: starts the
  * controller once this replica leads. Returns the exit status.
  */
-static int run(struct app *a, const sigset_t *sigs)
+static int run(struct app *a, const struct tfj_config *cfg, const sigset_t *sigs)
 {
 	int rc;
 
 	for (;;) {
+		if (a->report_pending && start_report_server(a, cfg))
+			return 1;
 		struct timespec ts = { 0, 500 * 1000000L };
 		int sig = sigtimedwait(sigs, NULL, &ts);
 		if (sig == SIGINT || sig == SIGTERM) {
@@ -358,6 +444,9 @@ static void stop(struct app *a)
 	tfj_httpd_stop(a->httpd);
 	tfj_controller_free(a->ctl);
 	tfj_tokenreviewer_free(a->hub.tr);
+	tfj_capublish_free(a->capub);
+	tfj_servingcert_free(a->cert);
+	tfj_kube_free(a->cert_kube);
 	tfj_progress_free(a->prog);
 	tfj_kube_free(a->lease_kube);
 	tfj_kube_free(a->event_kube);
@@ -379,7 +468,7 @@ int main(int argc, char **argv)
 	tfj_log_set_level(cfg.log_level);
 	tfj_log_set_format(cfg.log_format);
 	block_signals(&sigs);
-	exit_code = start(&a, &cfg) == 0 ? run(&a, &sigs) : 1;
+	exit_code = start(&a, &cfg) == 0 ? run(&a, &cfg, &sigs) : 1;
 	stop(&a);
 	tfj_log_info("tfjob-operator stopped");
 	return exit_code;

@@ -311,10 +311,16 @@ int tfj_report_start(struct tfj_report **out, const struct tfj_report_opts *o)
 	int i, k, rc = 0;
 
 	*out = NULL;
-	if (!o || !o->addr || !*o->addr || !o->auth || !o->deliver)
+	if (!o || !o->addr || !*o->addr || !o->auth || !o->deliver) {
+		if (o && o->creds)
+			grpc_server_credentials_release(o->creds);
 		return tfj_err_set(TFJ_EINVAL, "report: address and callbacks are required");
-	if (!(s = calloc(1, sizeof(*s))))
+	}
+	if (!(s = calloc(1, sizeof(*s)))) {
+		if (o->creds)
+			grpc_server_credentials_release(o->creds);
 		return tfj_err_set(TFJ_ENOMEM, "report");
+	}
 	s->o = *o;
 	s->o.addr = NULL;
 	s->nworkers = o->threads > 0 ? (o->threads > MAX_THREADS ? MAX_THREADS : o->threads) : 2;
@@ -323,6 +329,8 @@ int tfj_report_start(struct tfj_report **out, const struct tfj_report_opts *o)
 	if (s->o.pod_burst < 1)
 		s->o.pod_burst = 10;
 	if (!(s->buckets = calloc(BUCKETS, sizeof(*s->buckets)))) {
+		if (s->o.creds)
+			grpc_server_credentials_release(s->o.creds);
 		free(s);
 		return tfj_err_set(TFJ_ENOMEM, "report");
 	}
@@ -362,11 +370,6 @@ int tfj_report_start(struct tfj_report **out, const struct tfj_report_opts *o)
 				s->w[i].slots[k].reg = reg[k];
 			}
 	}
-	/*
-	 * Plaintext on the pod network, as the agent defaults to: what needs
-	 * protecting is the token, and it is bound to one pod, one audience
-	 * and an hour. TLS is a listed follow-up (docs/operator.md).
-	 */
 	/* The same address forms as --metrics-addr (":9443" = every interface). */
 	{
 		char host[128];
@@ -384,7 +387,10 @@ int tfj_report_start(struct tfj_report **out, const struct tfj_report_opts *o)
 		else
 			snprintf(bind, sizeof(bind), "%s:%d", host, port);
 	}
-	if (tfj_grpc_server_listen(&s->port, s->srv, bind, NULL) != 0) {
+	/* TLS unless the caller asked for plaintext (--report-insecure, tests). */
+	rc = tfj_grpc_server_listen(&s->port, s->srv, bind, s->o.creds);
+	s->o.creds = NULL; /* consumed */
+	if (rc != 0) {
 		rc = tfj_err_set(TFJ_EIO, "report: cannot listen on %s", o->addr);
 		goto out;
 	}
@@ -418,6 +424,8 @@ void tfj_report_stop(struct tfj_report *s)
 	if (!s)
 		return;
 	atomic_store(&s->stopping, 1);
+	if (s->o.creds)
+		grpc_server_credentials_release(s->o.creds);
 	if (s->srv) {
 		grpc_server_shutdown_and_notify(s->srv, s->w[0].cq, &s->shutdown_tag);
 		grpc_server_cancel_all_calls(s->srv);

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include <tfj/buf.h>
+#include <tfj/grpc.h>
 
 #include "report/reportmsg.h"
 
@@ -88,6 +89,12 @@ struct tfj_report_opts {
 	double pod_qps;              /* per-pod report rate, default 2/s */
 	int pod_burst;               /* default 10 */
 	uint32_t heartbeat_s;        /* asked of agents in RegisterReplica; 0 = theirs */
+	/*
+	 * TLS (report/servingcert.h's tfj_servingcert_server_creds); consumed
+	 * by tfj_report_start, also when it fails. NULL = plaintext, which
+	 * only --report-insecure and tests ask for.
+	 */
+	grpc_server_credentials *creds;
 };
 
 struct tfj_report;

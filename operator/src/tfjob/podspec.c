@@ -316,6 +316,30 @@ static int put_env(cJSON *env, const char *name, const char *value, const char *
 }
 
 /*
+ * The CA agents verify the report service with: a projected source of the
+ * namespace's CA ConfigMap (one volume with the token, so the agent finds
+ * both under one directory). Not optional: a pod that cannot verify the
+ * operator must not start as if it could (kubelet waits for the ConfigMap).
+ */
+static int put_report_ca(cJSON *srcs)
+{
+	cJSON *src, *cm, *items, *it;
+
+	if (!(src = cJSON_CreateObject()))
+		return TFJ_ENOMEM;
+	cJSON_AddItemToArray(srcs, src);
+	if (!(cm = cJSON_AddObjectToObject(src, "configMap")) ||
+	    !cJSON_AddStringToObject(cm, "name", TFJ_PODSPEC_REPORT_CA_CONFIGMAP) ||
+	    !(items = cJSON_AddArrayToObject(cm, "items")) || !(it = cJSON_CreateObject()))
+		return TFJ_ENOMEM;
+	cJSON_AddItemToArray(items, it);
+	if (!cJSON_AddStringToObject(it, "key", TFJ_PODSPEC_REPORT_CA_KEY) ||
+	    !cJSON_AddStringToObject(it, "path", TFJ_PODSPEC_REPORT_CA_KEY))
+		return TFJ_ENOMEM;
+	return 0;
+}
+
+/*
  * The report channel's token and identity (see podspec.h). The token is a
  * projected service-account token with our own audience, so it is useless
  * against the API server and anything else that checks audiences, and it
@@ -346,6 +370,8 @@ static int put_report(cJSON *spec, cJSON *ctr, const struct tfj_tfjob *job, enum
 	    !cJSON_AddNumberToObject(sat, "expirationSeconds", TFJ_PODSPEC_REPORT_TOKEN_TTL) ||
 	    !cJSON_AddStringToObject(sat, "path", "token"))
 		return TFJ_ENOMEM;
+	if (!o->report_insecure && put_report_ca(srcs))
+		return TFJ_ENOMEM;
 	if (!(mounts = ensure_array(ctr, "volumeMounts")))
 		return TFJ_ENOMEM;
 	drop_named(mounts, TFJ_PODSPEC_REPORT_VOLUME);
@@ -366,6 +392,10 @@ static int put_report(cJSON *spec, cJSON *ctr, const struct tfj_tfjob *job, enum
 	    put_env(env, "TFJOB_REPLICA_TYPE", tfj_tfjob_type_lower(t), NULL) ||
 	    put_env(env, "TFJOB_REPLICA_INDEX", idx, NULL) ||
 	    put_env(env, "POD_NAME", NULL, "metadata.name"))
+		return TFJ_ENOMEM;
+	drop_named(env, o->report_insecure ? "TFJOB_REPORT_CA_FILE" : "TFJOB_REPORT_INSECURE");
+	if (o->report_insecure ? put_env(env, "TFJOB_REPORT_INSECURE", "true", NULL)
+			       : put_env(env, "TFJOB_REPORT_CA_FILE", TFJ_PODSPEC_REPORT_CA_FILE, NULL))
 		return TFJ_ENOMEM;
 	return 0;
 }

@@ -56,6 +56,7 @@ struct tfj_podspec_opts {
 	int default_port;           /* 0 = TFJ_PODSPEC_DEFAULT_PORT */
 	const char *report_addr;    /* operator's report service; NULL or "" = none */
 	const char *report_audience;/* NULL = TFJ_PODSPEC_REPORT_AUDIENCE */
+	int report_insecure;        /* plaintext report channel: no CA, TFJOB_REPORT_INSECURE */
 	const struct tfj_gang *gang;/* gang scheduling (podgroup.h); NULL = off */
 	const char *agent_image;    /* image of the injected agent (inject.h); NULL = none */
 	int agent_inject_default;   /* inject into jobs without the agent annotation */
@@ -69,12 +70,20 @@ struct tfj_podspec_opts {
  * TFJOB_REPORT_TOKEN_FILE, TFJOB_JOB_NAMESPACE, TFJOB_JOB_NAME,
  * TFJOB_JOB_UID, TFJOB_REPLICA_TYPE, TFJOB_REPLICA_INDEX and POD_NAME
  * (downward API). Variables of the same name the template set are replaced.
+ * The channel is TLS: the same projected volume holds `ca.crt` from the
+ * ConfigMap TFJ_PODSPEC_REPORT_CA_CONFIGMAP of the job's namespace (the
+ * operator publishes it there before it creates pods, report/capublish.h)
+ * and TFJOB_REPORT_CA_FILE points at it; with report_insecure instead
+ * TFJOB_REPORT_INSECURE=true and no CA.
  */
 #define TFJ_PODSPEC_REPORT_AUDIENCE "tfjob-report"
 #define TFJ_PODSPEC_REPORT_VOLUME "tfjob-report-token"
 #define TFJ_PODSPEC_REPORT_DIR "/var/run/secrets/tfjob"
 #define TFJ_PODSPEC_REPORT_TOKEN_FILE "/var/run/secrets/tfjob/token"
 #define TFJ_PODSPEC_REPORT_TOKEN_TTL 3600
+#define TFJ_PODSPEC_REPORT_CA_CONFIGMAP "tfjob-report-ca"
+#define TFJ_PODSPEC_REPORT_CA_KEY "ca.crt"
+#define TFJ_PODSPEC_REPORT_CA_FILE "/var/run/secrets/tfjob/ca.crt"
 
 /*
  * Replaces meta.ownerReferences with the one every child of the job carries:

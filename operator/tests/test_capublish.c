@@ -1,0 +1,126 @@
+/*
+ * test_capublish.c - the report CA ConfigMap in job namespaces
+ * (report/capublish.h) against the fake API server: created once, then no
+ * request while the CA stays; replaced when the CA changes (rotation);
+ * a create race (409) ends with the ConfigMap in place; no CA yet is an
+ * error the controller retries.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <tfj/err.h>
+
+#include "fakeapi.h"
+#include "report/capublish.h"
+#include "tfj_test.h"
+
+static struct fake F;
+static struct tfj_kube *K;
+
+struct src {
+	const char *pem;
+	uint64_t gen;
+};
+
+static int ca_of(char **pem, uint64_t *gen, void *ud)
+{
+	struct src *s = ud;
+
+	*gen = s->gen;
+	if (!s->pem) {
+		*pem = NULL;
+		return tfj_err_set(TFJ_EUNAVAIL, "no CA yet");
+	}
+	*pem = strdup(s->pem);
+	return *pem ? 0 : TFJ_ENOMEM;
+}
+
+/* ca.crt of the ConfigMap in ns, as the API server holds it (caller frees). */
+static char *published(const char *ns)
+{
+	char path[256];
+	cJSON *cm = NULL;
+	char *v = NULL;
+
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/tfjob-report-ca", ns);
+	if (tfj_kube_get(K, &cm, path) == 0) {
+		const char *s = cJSON_GetStringValue(
+			cJSON_GetObjectItem(cJSON_GetObjectItem(cm, "data"), "ca.crt"));
+		v = s ? strdup(s) : NULL;
+	}
+	cJSON_Delete(cm);
+	return v;
+}
+
+static void check_published(const char *ns, const char *want)
+{
+	char *v = published(ns);
+
+	TFJ_CHECK_STR(v, want);
+	free(v);
+}
+
+static void test_publish(void)
+{
+	struct src s = { NULL, 0 };
+	struct tfj_capublish *p = NULL;
+	int gets;
+
+	TFJ_CHECK_OK(tfj_capublish_new(&p, K, ca_of, &s));
+	if (!p)
+		return;
+	TFJ_CHECK_INT(tfj_capublish_ensure(p, "team-a"), TFJ_EUNAVAIL);
+	s.pem = "-----BEGIN CERTIFICATE-----\nA\n-----END CERTIFICATE-----\n";
+	s.gen = 1;
+	TFJ_CHECK_OK(tfj_capublish_ensure(p, "team-a"));
+	check_published("team-a", s.pem);
+	TFJ_CHECK_EQ(tfj_capublish_writes(p), 1);
+	/* Current: no request at all. */
+	gets = F.gets;
+	TFJ_CHECK_OK(tfj_capublish_ensure(p, "team-a"));
+	TFJ_CHECK_INT(F.gets, gets);
+	/* Another namespace gets its own. */
+	TFJ_CHECK_OK(tfj_capublish_ensure(p, "team-b"));
+	TFJ_CHECK_EQ(tfj_capublish_writes(p), 2);
+	/* The CA rotated: replaced on the next ensure. */
+	s.pem = "-----BEGIN CERTIFICATE-----\nB\n-----END CERTIFICATE-----\n";
+	s.gen = 2;
+	TFJ_CHECK_OK(tfj_capublish_ensure(p, "team-a"));
+	check_published("team-a", s.pem);
+	TFJ_CHECK_EQ(tfj_capublish_writes(p), 3);
+	tfj_capublish_free(p);
+
+	/* A second operator process (a new leader) finds them current: reads, no write. */
+	TFJ_CHECK_OK(tfj_capublish_new(&p, K, ca_of, &s));
+	if (!p)
+		return;
+	TFJ_CHECK_OK(tfj_capublish_ensure(p, "team-a"));
+	TFJ_CHECK_EQ(tfj_capublish_writes(p), 0);
+	/* Its GET says 404 though another wrote it: the create's 409 is read again. */
+	fake_inject(&F, 1, 404, "/configmaps/tfjob-report-ca", "GET", NULL);
+	TFJ_CHECK_OK(tfj_capublish_ensure(p, "team-b"));
+	fake_inject(&F, 0, 0, NULL, NULL, NULL);
+	check_published("team-b", s.pem);
+	/* An API failure is returned (the controller retries with backoff). */
+	fake_inject(&F, 5, 403, "/configmaps", NULL, NULL);
+	TFJ_CHECK_INT(tfj_capublish_ensure(p, "team-c"), TFJ_EFORBIDDEN);
+	fake_inject(&F, 0, 0, NULL, NULL, NULL);
+	TFJ_CHECK_OK(tfj_capublish_ensure(p, "team-c"));
+	tfj_capublish_free(p);
+	tfj_capublish_free(NULL);
+}
+
+int main(void)
+{
+	int rc = fake_start(&F, "tok");
+
+	if (fake_unavailable(&F, rc))
+		return 77;
+	TFJ_CHECK_OK(rc);
+	K = fake_client(&F, NULL);
+	if (K)
+		TFJ_RUN(test_publish);
+	tfj_kube_free(K);
+	fake_stop(&F);
+	return tfj_test_finish();
+}
