@@ -37,6 +37,8 @@ static const struct opt opts[] = {
 	{ "report-addr", "TFJOB_REPORT_ADDR", 0 },
 	{ "report-service", "TFJOB_REPORT_SERVICE", 0 },
 	{ "report-audience", "TFJOB_REPORT_AUDIENCE", 0 },
+	{ "tokenreview-qps", "TFJOB_TOKENREVIEW_QPS", 0 },
+	{ "tokenreview-burst", "TFJOB_TOKENREVIEW_BURST", 0 },
 	{ "managed-by", "TFJOB_MANAGED_BY", 0 },
 	{ "informer-stale-after", "TFJOB_INFORMER_STALE_AFTER", 0 },
 	{ "gang-scheduler-name", "TFJOB_GANG_SCHEDULER_NAME", 0 },
@@ -75,6 +77,9 @@ const char *tfj_config_usage(void)
 	       "                            required with --report-addr\n"
 	       "  --report-audience AUD     audience of the pods' report token\n"
 	       "                            (default tfjob-report)\n"
+	       "  --tokenreview-qps Q       TokenReviews per second for the report channel, on\n"
+	       "                            an API client of their own (default 5)\n"
+	       "  --tokenreview-burst B     TokenReview burst (default 20)\n"
 	       "  --managed-by VALUE        act only on TFJobs whose runPolicy.managedBy is\n"
 	       "                            VALUE (default: unset or kubeflow.org/training-operator)\n"
 	       "  --informer-stale-after S  /readyz fails once an informer has had no\n"
@@ -154,6 +159,10 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 		if (!*v || strlen(v) > 253)
 			return tfj_err_set(TFJ_EINVAL, "--report-audience: 1 to 253 characters");
 		cfg->report_audience = v;
+	} else if (!strcmp(name, "tokenreview-qps")) {
+		return parse_rate(&cfg->tokenreview_qps, v, flag);
+	} else if (!strcmp(name, "tokenreview-burst")) {
+		return tfj_parse_int(&cfg->tokenreview_burst, v, 1, 100000, flag);
 	} else if (!strcmp(name, "agent-image")) {
 		if (strlen(v) > 1024)
 			return tfj_err_set(TFJ_EINVAL, "--agent-image: longer than 1024 characters");
@@ -193,6 +202,8 @@ int tfj_config_parse(struct tfj_config *cfg, int argc, char **argv)
 	cfg->report_addr = "";
 	cfg->report_service = "";
 	cfg->report_audience = "tfjob-report";
+	cfg->tokenreview_qps = 5;
+	cfg->tokenreview_burst = 20;
 	cfg->agent_image = "";
 
 	for (size_t i = 0; i < NOPTS; i++) {

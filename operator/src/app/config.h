@@ -34,6 +34,8 @@ struct tfj_config {
 	const char *report_addr;     /* report service listen address; "" = off */
 	const char *report_service;  /* address injected into pods; "" = off */
 	const char *report_audience; /* default "tfjob-report" */
+	double tokenreview_qps;      /* TokenReviews, own client and budget; default 5 */
+	int tokenreview_burst;       /* default 20 */
 	const char *managed_by;      /* runPolicy.managedBy we act on; "" = the reference's value */
 	const char *gang_scheduler;  /* --gang-scheduler-name; "" = off (tfjob/podgroup.h) */
 	const char *agent_image;     /* image of the injected agent (docs/agent.md); "" = none */

@@ -46,6 +46,8 @@ struct app {
 	struct tfj_kube *lease_kube; /* own client: a busy controller's rate limit
 				      * must never delay lease renewals */
 	struct tfj_kube *event_kube; /* own client: events have their own budget */
+	struct tfj_kube *review_kube;/* own client: TokenReviews cannot spend the
+				      * controller's budget (a flood of tokens) */
 	struct tfj_controller *ctl;
 	struct tfj_report *report;   /* NULL when the report channel is off */
 	struct tfj_reporthub hub;    /* the report channel's callbacks' state */
@@ -67,6 +69,8 @@ static int collect(void *ud, struct tfj_buf *out)
 		rc = tfj_controller_metrics(a->ctl, out);
 	if (rc == 0)
 		rc = tfj_report_metrics(a->report, out);
+	if (rc == 0)
+		rc = tfj_tokenreviewer_metrics(a->hub.tr, out);
 	if (rc == 0)
 		rc = tfj_buf_printf(out,
 				    "# HELP tfjob_operator_leader 1 while this replica is the leader.\n"
@@ -205,13 +209,20 @@ static int start_controller(struct app *a, const struct tfj_config *cfg)
 static int start_report(struct app *a, const struct tfj_config *cfg)
 {
 	struct tfj_report_opts ro = { 0 };
+	struct tfj_kube_opts ko = { 0 };
 	int rc;
 
 	if (!cfg->report_addr[0])
 		return 0;
-	if ((rc = tfj_progress_new(&a->prog, 0)) ||
-	    (rc = tfj_tokenreviewer_new(&a->hub.tr, a->kube, cfg->report_audience, 0, 0)))
+	/* The reviewer's own bucket decides; the client's matches it. */
+	ko.qps = cfg->tokenreview_qps;
+	ko.burst = cfg->tokenreview_burst;
+	ko.timeout_ms = 10000; /* a report thread waits for it */
+	if ((rc = tfj_kube_new(&a->review_kube, &a->kc, &ko)) ||
+	    (rc = tfj_progress_new(&a->prog, 0)) ||
+	    (rc = tfj_tokenreviewer_new(&a->hub.tr, a->review_kube, cfg->report_audience, 0, 0)))
 		return failed("report channel setup failed", rc);
+	tfj_tokenreviewer_limit(a->hub.tr, cfg->tokenreview_qps, cfg->tokenreview_burst);
 	a->hub.ctl = a->ctl;
 	a->hub.prog = a->prog;
 	tfj_controller_set_progress(a->ctl, a->prog);
@@ -361,6 +372,7 @@ static void stop(struct app *a)
 	tfj_progress_free(a->prog);
 	tfj_kube_free(a->lease_kube);
 	tfj_kube_free(a->event_kube);
+	tfj_kube_free(a->review_kube);
 	tfj_kube_free(a->kube);
 	tfj_kubeconfig_free(&a->kc);
 }

@@ -3,11 +3,13 @@
  * report.h's server calls, joining TokenReview (tokenreview.h), the
  * controller's caches (controller.h) and the progress store (progress.h).
  *
- *   auth:    TokenReview (cached) -> the named pod from the pod cache ->
- *            tfj_tokenreview_authorize. UNAUTHENTICATED for a missing,
- *            forged, expired or wrong-audience token; PERMISSION_DENIED for
- *            a valid token of another pod, job or replica; UNAVAILABLE when
- *            the API server cannot be asked.
+ *   auth:    the named pod from the pod cache -> the reviewer (local
+ *            checks of the token against that pod, then TokenReview,
+ *            cached) -> tfj_tokenreview_authorize. UNAUTHENTICATED for a
+ *            missing, forged, expired or wrong-audience token;
+ *            PERMISSION_DENIED for a token of another pod, job or replica;
+ *            UNAVAILABLE when the API server cannot be asked or the
+ *            TokenReview budget is spent (reason review_limited).
  *   deliver: the TFJob from the cache must exist with the uid the report
  *            names (NOT_FOUND otherwise) and must not be finished
  *            (FAILED_PRECONDITION); then the report is stored and the job

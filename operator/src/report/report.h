@@ -8,6 +8,10 @@
  *   3. the bearer token from `authorization` metadata and the `auth`
  *      callback (TokenReview + pod check: UNAUTHENTICATED/PERMISSION_DENIED);
  *   4. a per-pod token bucket (RESOURCE_EXHAUSTED, reason rate_limited);
+ * and before all of them, per peer address, a token bucket that only
+ * refused calls (invalid argument, unauthenticated, permission denied)
+ * drain: an address that keeps failing is answered RESOURCE_EXHAUSTED
+ * (reason peer_limited) without a look at its call (peerlimit.h).
  *   5. the `deliver` callback (FAILED_PRECONDITION for a finished job);
  *   6. for an accepted Heartbeat, the optional `advise` callback fills its
  *      reply (`stop`, docs/operator.md "Stopping after success").
@@ -87,6 +91,8 @@ struct tfj_report_opts {
 	int threads;                 /* 1..16, default 2 */
 	double pod_qps;              /* per-pod report rate, default 2/s */
 	int pod_burst;               /* default 10 */
+	double peer_qps;             /* failed calls per peer address, default 1/s */
+	int peer_burst;              /* default 20 */
 	uint32_t heartbeat_s;        /* asked of agents in RegisterReplica; 0 = theirs */
 };
 
