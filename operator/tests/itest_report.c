@@ -72,46 +72,10 @@ static const char *str_at(cJSON *o, const char *a, const char *b)
 	return cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(o, a), b));
 }
 
-/*
- * A token from the TokenRequest API for the namespace's default service
- * account, bound to pod `pod` (uid) unless pod is NULL. *out malloc'd.
- */
+/* A token from the TokenRequest API (itest_common.h), bound to pod unless NULL. */
 static int token_for(char **out, const char *aud, const char *pod, const char *uid)
 {
-	char path[256], body[1024];
-	cJSON *req, *resp = NULL;
-	int rc = -1, i;
-
-	*out = NULL;
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/serviceaccounts/default/token", NS);
-	if (pod)
-		snprintf(body, sizeof(body), "{\"apiVersion\":\"authentication.k8s.io/v1\","
-			 "\"kind\":\"TokenRequest\",\"spec\":{\"audiences\":[\"%s\"],"
-			 "\"expirationSeconds\":600,\"boundObjectRef\":{\"kind\":\"Pod\","
-			 "\"apiVersion\":\"v1\",\"name\":\"%s\",\"uid\":\"%s\"}}}", aud, pod, uid);
-	else
-		snprintf(body, sizeof(body), "{\"apiVersion\":\"authentication.k8s.io/v1\","
-			 "\"kind\":\"TokenRequest\",\"spec\":{\"audiences\":[\"%s\"],"
-			 "\"expirationSeconds\":600}}", aud);
-	req = cJSON_Parse(body);
-	/* The default service account appears shortly after the namespace. */
-	for (i = 0; i < 100; i++) {
-		rc = tfj_kube_create(K, &resp, path, req);
-		if (rc != TFJ_ENOTFOUND)
-			break;
-		usleep(200000);
-	}
-	cJSON_Delete(req);
-	if (rc == 0) {
-		const char *t = str_at(resp, "status", "token");
-
-		*out = t ? strdup(t) : NULL;
-		rc = *out ? 0 : -1;
-	} else {
-		fprintf(stderr, "TokenRequest failed: %s\n", tfj_err_detail());
-	}
-	cJSON_Delete(resp);
-	return rc;
+	return it_token(out, K, NS, aud, pod, uid);
 }
 
 static const char *env_of(cJSON *pod, const char *name)

@@ -9,11 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include <tfj/json.h>
 #include <tfj_test.h>
 
+#include "jwt_forge.h"
 #include "report/jwtclaims.h"
 #include "report/tokenreview.h"
 #include "tfjob/podspec.h"
@@ -21,47 +20,6 @@
 #define AUD "tfjob-report"
 #define NOW_S 1700000000LL
 #define NOW_MS (NOW_S * 1000)
-
-/* base64url without padding of s into out. */
-static void b64url(char *out, size_t cap, const char *s)
-{
-	size_t n = strlen(s), i, o = 0;
-	unsigned char *tmp = malloc(n / 3 * 4 + 8);
-	int len = EVP_EncodeBlock(tmp, (const unsigned char *)s, (int)n);
-
-	for (i = 0; i < (size_t)len && o + 1 < cap; i++) {
-		if (tmp[i] == '=')
-			break;
-		out[o++] = tmp[i] == '+' ? '-' : tmp[i] == '/' ? '_' : (char)tmp[i];
-	}
-	out[o] = '\0';
-	free(tmp);
-}
-
-/* header.payload.signature with a fixed signature part. */
-static char *jwt(const char *header, const char *payload)
-{
-	size_t cap = 4 * (strlen(header) + strlen(payload)) + 64;
-	char *t = malloc(cap), *p;
-
-	b64url(t, cap, header);
-	p = t + strlen(t);
-	*p++ = '.';
-	b64url(p, cap - (size_t)(p - t), payload);
-	strcat(t, ".c2lnbmF0dXJlLWJ5dGVzLW5vLWtleS1tYWRl");
-	return t;
-}
-
-/* A projected token's payload as kube-apiserver writes it. */
-static void payload(char *out, size_t cap, const char *aud, long long iat, long long exp,
-		    const char *k8s)
-{
-	snprintf(out, cap,
-		 "{\"aud\":%s,\"exp\":%lld,\"iat\":%lld,\"nbf\":%lld,"
-		 "\"iss\":\"https://kubernetes.default.svc.cluster.local\",\"jti\":\"j\","
-		 "%s\"sub\":\"system:serviceaccount:team-a:default\"}",
-		 aud, exp, iat, iat, k8s);
-}
 
 #define K8S_POD "\"kubernetes.io\":{\"namespace\":\"team-a\",\"node\":{\"name\":\"n\"," \
 	"\"uid\":\"nu\"},\"pod\":{\"name\":\"mnist-worker-0\",\"uid\":\"pod-0\"}," \
@@ -75,8 +33,8 @@ static enum tfj_jwt_reason check_one(struct tfj_jwtclaims *c, const char *hdr, c
 	char *t;
 	enum tfj_jwt_reason r;
 
-	payload(p, sizeof(p), aud, iat, exp, k8s);
-	t = jwt(hdr, p);
+	jf_payload(p, sizeof(p), aud, iat, exp, k8s);
+	t = jf_jwt(hdr, p);
 	r = tfj_jwtclaims_check(c, t, AUD, NOW_MS);
 	free(t);
 	return r;
@@ -260,8 +218,8 @@ static void test_reviewer_local(void)
 	TFJ_CHECK_OK(tfj_tokenreviewer_check(r, &tr, &local, "", pod, &ref, now));
 	TFJ_CHECK_INT(local, TFJ_AUTHZ_NO_TOKEN);
 	/* Plausible tokens that claim a pod we do not know, or another pod. */
-	payload(p, sizeof(p), "[\"" AUD "\"]", NOW_S, NOW_S + 3600, K8S_POD);
-	t = jwt(HDR, p);
+	jf_payload(p, sizeof(p), "[\"" AUD "\"]", NOW_S, NOW_S + 3600, K8S_POD);
+	t = jf_jwt(HDR, p);
 	TFJ_CHECK_OK(tfj_tokenreviewer_check(r, &tr, &local, t, NULL, &ref, now));
 	TFJ_CHECK_INT(local, TFJ_AUTHZ_POD_UNKNOWN);
 	ref.index = 1;

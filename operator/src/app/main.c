@@ -231,6 +231,7 @@ static int start_report(struct app *a, const struct tfj_config *cfg)
 	ro.deliver = tfj_reporthub_deliver;
 	ro.advise = tfj_reporthub_advise;
 	ro.ack = tfj_reporthub_ack;
+	ro.known = tfj_reporthub_known;
 	ro.ud = &a->hub;
 	if ((rc = tfj_report_start(&a->report, &ro)))
 		return failed("report service failed", rc);

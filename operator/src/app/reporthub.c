@@ -64,6 +64,13 @@ enum tfj_report_code tfj_reporthub_auth(void *ud, const struct tfj_reportmsg *m,
 	return TFJ_REPORT_OK;
 }
 
+int tfj_reporthub_known(void *ud, const char *token)
+{
+	struct tfj_reporthub *h = ud;
+
+	return tfj_tokenreviewer_known(h->tr, token, tfj_clock_unix_ms());
+}
+
 enum tfj_report_code tfj_reporthub_deliver(void *ud, const struct tfj_reportmsg *m,
 					   const char *subject, const char **reason)
 {

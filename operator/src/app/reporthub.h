@@ -39,6 +39,8 @@ struct tfj_reporthub {
 enum tfj_report_code tfj_reporthub_auth(void *hub, const struct tfj_reportmsg *m,
 					const char *token, char *subject, size_t subject_len,
 					const char **reason);
+/* known: the token is in the reviewer's verified cache (report.h's peer limit). */
+int tfj_reporthub_known(void *hub, const char *token);
 enum tfj_report_code tfj_reporthub_deliver(void *hub, const struct tfj_reportmsg *m,
 					   const char *subject, const char **reason);
 void tfj_reporthub_advise(void *hub, const struct tfj_reportmsg *m, int *stop, char *reason,

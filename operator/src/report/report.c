@@ -174,20 +174,21 @@ static grpc_status_code handle(struct tfj_report *s, struct slot *sl, const char
 	int rc;
 
 	char peer[TFJ_PEERLIMIT_ADDR_MAX];
+	int limited;
 
 	atomic_fetch_add(&s->requests[sl->kind], 1);
-	/* A peer whose calls keep failing is refused before any work (peerlimit.h). */
+	/*
+	 * A peer whose calls keep failing gets no authentication work done
+	 * (peerlimit.h), unless its token is one already verified: an agent
+	 * behind the same address as a flood still gets through.
+	 */
 	{
 		char *p = grpc_call_get_peer(sl->in.call);
 
 		tfj_peerlimit_addr(peer, sizeof(peer), p);
 		gpr_free(p);
 	}
-	if (!tfj_peerlimit_allowed(s->peers, peer, tfj_clock_mono_ns())) {
-		count_reject(s, "peer_limited");
-		*detail = "too many failed calls from this address";
-		return GRPC_STATUS_RESOURCE_EXHAUSTED;
-	}
+	limited = !tfj_peerlimit_allowed(s->peers, peer, tfj_clock_mono_ns());
 	/* gRPC already refused bodies over the cap; the read is bounded again anyway. */
 	if (!sl->in.payload ||
 	    tfj_grpc_bb_read(&body, &len, sl->in.payload, TFJ_REPORTMSG_MAX) != 0) {
@@ -211,6 +212,13 @@ static grpc_status_code handle(struct tfj_report *s, struct slot *sl, const char
 		return GRPC_STATUS_RESOURCE_EXHAUSTED;
 	}
 	bearer(tok, TOKEN_MAX + 1, &sl->in.md);
+	if (limited && !(tok[0] && s->o.known && s->o.known(s->o.ud, tok))) {
+		explicit_bzero(tok, TOKEN_MAX + 1);
+		free(tok);
+		count_reject(s, "peer_limited");
+		*detail = "too many failed calls from this address";
+		return GRPC_STATUS_RESOURCE_EXHAUSTED;
+	}
 	if (!tok[0]) {
 		code = TFJ_REPORT_UNAUTHENTICATED;
 		reason = "no_token";

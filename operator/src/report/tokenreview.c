@@ -474,6 +474,21 @@ int tfj_tokenreviewer_check(struct tfj_tokenreviewer *r, struct tfj_tokenreview 
 	return 0;
 }
 
+int tfj_tokenreviewer_known(struct tfj_tokenreviewer *r, const char *token, int64_t now_ms)
+{
+	unsigned char h[32];
+	int known;
+
+	if (!token || !*token ||
+	    strnlen(token, TFJ_TOKENREVIEW_TOKEN_MAX + 1) > TFJ_TOKENREVIEW_TOKEN_MAX ||
+	    sha256(h, token))
+		return 0;
+	pthread_mutex_lock(&r->mu);
+	known = lookup(&r->good, h, now_ms) != NULL;
+	pthread_mutex_unlock(&r->mu);
+	return known;
+}
+
 void tfj_tokenreviewer_stats(struct tfj_tokenreviewer *r, uint64_t *reviews, uint64_t *hits)
 {
 	pthread_mutex_lock(&r->mu);

@@ -115,6 +115,9 @@ int tfj_tokenreviewer_check(struct tfj_tokenreviewer *r, struct tfj_tokenreview 
 			    enum tfj_authz *local, const char *token, const cJSON *pod,
 			    const struct tfj_reportmsg_ref *ref, int64_t now_ms);
 
+/* 1 when `token` is in the verified cache at now_ms (no I/O, nothing counted). */
+int tfj_tokenreviewer_known(struct tfj_tokenreviewer *r, const char *token, int64_t now_ms);
+
 /* API calls made and cache hits (for metrics and tests). */
 void tfj_tokenreviewer_stats(struct tfj_tokenreviewer *r, uint64_t *reviews, uint64_t *hits);
 
