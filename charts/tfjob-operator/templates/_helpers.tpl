@@ -55,3 +55,13 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end }}
 {{- end }}
 {{- end -}}
+
+{{/*
+The watched namespaces as a list: watchNamespace is a name, a
+comma-separated string, or a list (--set 'watchNamespace={team-a,team-b}').
+*/}}
+{{- define "tfjob-operator.watchNamespaces" -}}
+{{- $w := .Values.watchNamespace -}}
+{{- $l := kindIs "slice" $w | ternary $w (splitList "," (toString $w)) -}}
+{{- range $l }}{{ if trim (toString .) }}{{ trim (toString .) }},{{ end }}{{ end -}}
+{{- end -}}

@@ -10,6 +10,7 @@
 #include <tfj/err.h>
 #include <tfj/parse.h>
 
+#include "kube/nsinformer.h"
 #include "tfjob/podgroup.h"
 
 struct opt {
@@ -52,7 +53,8 @@ static const struct opt opts[] = {
 const char *tfj_config_usage(void)
 {
 	return "usage: tfjob-operator [flags]\n"
-	       "  --namespace NS            watch only NS (default: all namespaces)\n"
+	       "  --namespace NS[,NS...]    watch only these namespaces, each with its own\n"
+	       "                            informers (a Role there suffices; default: all)\n"
 	       "  --workers N               reconcile threads, 1-256 (default 4)\n"
 	       "  --qps Q                   API requests per second (default 50)\n"
 	       "  --burst B                 API request burst (default 100)\n"
@@ -109,6 +111,11 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 
 	snprintf(flag, sizeof(flag), "--%s", name);
 	if (!strcmp(name, "namespace")) {
+		char names[TFJ_NSINFORMER_MAX][64];
+		size_t n;
+
+		if (tfj_nsinformer_parse(names, &n, v))
+			return tfj_err_set(TFJ_EINVAL, "--namespace: %s", tfj_err_detail());
 		cfg->namespace = v;
 	} else if (!strcmp(name, "workers")) {
 		return tfj_parse_int(&cfg->workers, v, 1, 256, flag);

@@ -15,7 +15,7 @@
 #include <tfj/log.h>
 
 struct tfj_config {
-	const char *namespace;       /* "" = all namespaces */
+	const char *namespace;       /* comma-separated list; "" = all namespaces */
 	int workers;                 /* 1..256, default 4 */
 	double qps;                  /* API client rate, default 50 */
 	int burst;                   /* default 100 */

@@ -274,8 +274,9 @@ static int start_election(struct app *a, const struct tfj_config *cfg)
 		atomic_store(&a->leading, 1);
 		return 0;
 	}
+	/* A list of watched namespaces names no single one for the Lease. */
 	lns = cfg->leader_namespace[0] ? cfg->leader_namespace
-		: cfg->namespace[0] ? cfg->namespace
+		: cfg->namespace[0] && !strchr(cfg->namespace, ',') ? cfg->namespace
 		: tfj_kube_namespace(a->kube) ? tfj_kube_namespace(a->kube) : "default";
 	snprintf(a->identity, sizeof(a->identity), "%s_%ld",
 		 a->host[0] ? a->host : "tfjob-operator", (long)getpid());
