@@ -205,6 +205,18 @@ static inline int it_token(char **out, struct tfj_kube *k, const char *ns, const
 	return rc;
 }
 
+/* kind "tfjobs" or a core kind ("pods"): a fresh GET of ns/name, or NULL. */
+static inline cJSON *it_get(struct tfj_kube *k, const char *ns, const char *kind,
+			    const char *name)
+{
+	char path[512];
+	cJSON *o = NULL;
+
+	snprintf(path, sizeof(path), "%s/namespaces/%s/%s/%s",
+		 strcmp(kind, "tfjobs") ? "/api/v1" : "/apis/kubeflow.org/v1", ns, kind, name);
+	return tfj_kube_get(k, &o, path) == 0 ? o : NULL;
+}
+
 /* The end of every itest main(): delete the namespace, free k, report. */
 static inline int it_finish(struct tfj_kube *k, const char *ns)
 {

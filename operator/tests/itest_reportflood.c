@@ -39,6 +39,7 @@
 #include "report/report.h"
 #include "report/tokenreview.h"
 #include "report_client.h"
+#include "report_stack.h"
 #include "tfj_test.h"
 #include "tfj_testutil.h"
 
@@ -103,19 +104,9 @@ static double median3(const double *v)
 	return b;
 }
 
-static cJSON *get(const char *kind, const char *name)
-{
-	char path[512];
-	cJSON *o = NULL;
-
-	snprintf(path, sizeof(path), "%s/namespaces/%s/%s/%s",
-		 strcmp(kind, "pods") ? "/apis/kubeflow.org/v1" : "/api/v1", NS, kind, name);
-	return tfj_kube_get(K, &o, path) == 0 ? o : NULL;
-}
-
 static void uid_of(char *out, size_t cap, const char *kind, const char *name)
 {
-	cJSON *o = get(kind, name);
+	cJSON *o = it_get(K, NS, kind, name);
 	const char *u = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "metadata"),
 								"uid"));
 
@@ -288,12 +279,9 @@ static int sum_status(struct flooder *f, int threads, grpc_status_code st)
 
 static void test_flood(void)
 {
-	struct tfj_controller_opts co = { 0 };
-	struct tfj_controller *c = NULL;
-	struct tfj_progress *prog = NULL;
-	struct tfj_reporthub hub = { 0 };
 	struct tfj_report_opts ro;
-	struct tfj_report *srv = NULL, *open_srv = NULL;
+	struct rstack st;
+	struct tfj_report *srv, *open_srv = NULL;
 	struct flooder f[FLOOD_THREADS];
 	struct agent ag;
 	struct target t;
@@ -305,35 +293,15 @@ static void test_flood(void)
 
 	memset(&t, 0, sizeof(t));
 	TFJ_CHECK_OK(create_job(VICTIM));
-	co.namespace = NS;
-	co.workers = 2;
-	co.report_addr = "tfjob-operator.tfjob-system.svc:9443";
-	co.report_audience = AUD;
-	co.manager = MANAGER;
-	TFJ_CHECK_OK(tfj_controller_new(&c, K, &co));
-	TFJ_CHECK_OK(tfj_progress_new(&prog, 0));
-	/* The reviewer's own client and budget, as main.c sets them up. */
-	TFJ_CHECK_OK(tfj_tokenreviewer_new(&hub.tr, KR, AUD, 0, 0));
-	if (!c || !prog || !hub.tr)
-		goto out;
-	tfj_tokenreviewer_limit(hub.tr, REVIEW_QPS, REVIEW_BURST);
-	hub.ctl = c;
-	hub.prog = prog;
-	tfj_controller_set_progress(c, prog);
-	TFJ_CHECK_OK(tfj_controller_start(c, 30000));
 	memset(&ro, 0, sizeof(ro));
-	ro.addr = "127.0.0.1:0";
-	ro.auth = tfj_reporthub_auth;
-	ro.deliver = tfj_reporthub_deliver;
-	ro.ack = tfj_reporthub_ack;
-	ro.known = tfj_reporthub_known;
-	ro.ud = &hub;
 	ro.threads = 2;
 	ro.peer_qps = PEER_QPS;
 	ro.peer_burst = PEER_BURST;
-	TFJ_CHECK_OK(tfj_report_start(&srv, &ro));
-	if (!srv)
+	/* The reviewer on its own client and budget, as main.c sets it up. */
+	if (rs_start(&st, K, KR, NS, MANAGER, AUD, &ro))
 		goto out;
+	srv = st.srv;
+	tfj_tokenreviewer_limit(st.hub.tr, REVIEW_QPS, REVIEW_BURST);
 	t.port = tfj_report_port(srv);
 	TFJ_CHECK(it_wait(has_pod, VICTIM, 60));
 	uid_of(t.job_uid, sizeof(t.job_uid), "tfjobs", VICTIM);
@@ -362,7 +330,7 @@ static void test_flood(void)
 		base[i] = pod_latency(name);
 		TFJ_CHECK_GE(base[i], 0.0);
 	}
-	m0 = metrics_text(srv, hub.tr);
+	m0 = metrics_text(srv, st.hub.tr);
 
 	/* 1. The flood, the agent, and new jobs at the same time. */
 	t.kinds = 5;
@@ -385,7 +353,7 @@ static void test_flood(void)
 	flood_s = tfj_testutil_now_s() - t0;
 	ag.stop = 1;
 	pthread_join(ag.th, NULL);
-	m1 = metrics_text(srv, hub.tr);
+	m1 = metrics_text(srv, st.hub.tr);
 	reviews = REVIEWS(m1) - REVIEWS(m0);
 	refused = calls - sum_status(f, FLOOD_THREADS, GRPC_STATUS_OK);
 	fprintf(stderr, "flood: %d calls in %.1f s; TokenReviews %llu; peer_limited %llu; "
@@ -424,8 +392,7 @@ static void test_flood(void)
 	/* 2. No peer limit: the local checks and the review budget alone. */
 	ro.peer_qps = 1e9;
 	ro.peer_burst = 1000000000;
-	TFJ_CHECK_OK(tfj_report_start(&open_srv, &ro));
-	if (!open_srv)
+	if (!(open_srv = rs_another(&st, &ro)))
 		goto out;
 	t.port = tfj_report_port(open_srv);
 	t.kinds = 4;                     /* all that the local checks refuse */
@@ -433,7 +400,7 @@ static void test_flood(void)
 	run_flood(&t, FLOOD_THREADS, f);
 	for (i = 0; i < FLOOD_THREADS; i++)
 		pthread_join(f[i].th, NULL);
-	m2 = metrics_text(open_srv, hub.tr);
+	m2 = metrics_text(open_srv, st.hub.tr);
 	fprintf(stderr, "no peer limit, 2000 locally refusable tokens: TokenReviews %llu\n",
 		REVIEWS(m2) - REVIEWS(m1));
 	TFJ_CHECK_EQ(REVIEWS(m2) - REVIEWS(m1), 0ull);
@@ -447,7 +414,7 @@ static void test_flood(void)
 	for (i = 0; i < FLOOD_THREADS; i++)
 		pthread_join(f[i].th, NULL);
 	flood_s = tfj_testutil_now_s() - t0;
-	m2 = metrics_text(open_srv, hub.tr);
+	m2 = metrics_text(open_srv, st.hub.tr);
 	reviews = REVIEWS(m2) - REVIEWS(m1);
 	fprintf(stderr, "no peer limit, 2000 tokens (1 in 5 plausible) in %.1f s: TokenReviews "
 		"%llu, throttled %llu\n", flood_s, reviews,
@@ -461,10 +428,7 @@ static void test_flood(void)
 		     metric(m2, "tfjob_report_tokenreviews_total{result=\"unauthenticated\"}"));
 out:
 	tfj_report_stop(open_srv);
-	tfj_report_stop(srv);
-	tfj_controller_free(c);
-	tfj_tokenreviewer_free(hub.tr);
-	tfj_progress_free(prog);
+	rs_stop(&st);
 	if (tok)
 		explicit_bzero(tok, strlen(tok));
 	free(tok);

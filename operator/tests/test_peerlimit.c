@@ -76,16 +76,21 @@ static void test_flood_of_addresses(void)
 
 static void test_addr(void)
 {
+	static const char *const cases[][2] = {
+		{ "ipv4:10.244.0.7:40312", "10.244.0.7" },
+		{ "ipv6:[fd00::1:2]:5555", "fd00::1:2" },
+		{ "unix:/tmp/sock", "unix:/tmp/sock" },
+	};
 	char out[64], tiny[4];
+	size_t i;
 
-	tfj_peerlimit_addr(out, sizeof(out), "ipv4:10.244.0.7:40312");
-	TFJ_CHECK_STR(out, "10.244.0.7");
-	tfj_peerlimit_addr(out, sizeof(out), "ipv6:[fd00::1:2]:5555");
-	TFJ_CHECK_STR(out, "fd00::1:2");
-	tfj_peerlimit_addr(out, sizeof(out), "unix:/tmp/sock");
-	TFJ_CHECK_STR(out, "unix:/tmp/sock");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		tfj_peerlimit_addr(out, sizeof(out), cases[i][0]);
+		TFJ_CHECK_STR(out, cases[i][1]);
+	}
 	tfj_peerlimit_addr(out, sizeof(out), NULL);
 	TFJ_CHECK_STR(out, "");
+	/* Truncated, still terminated. */
 	tfj_peerlimit_addr(tiny, sizeof(tiny), "ipv4:10.244.0.7:1");
 	TFJ_CHECK_STR(tiny, "10.");
 }

@@ -227,12 +227,7 @@ static int start_report(struct app *a, const struct tfj_config *cfg)
 	a->hub.prog = a->prog;
 	tfj_controller_set_progress(a->ctl, a->prog);
 	ro.addr = cfg->report_addr;
-	ro.auth = tfj_reporthub_auth;
-	ro.deliver = tfj_reporthub_deliver;
-	ro.advise = tfj_reporthub_advise;
-	ro.ack = tfj_reporthub_ack;
-	ro.known = tfj_reporthub_known;
-	ro.ud = &a->hub;
+	tfj_reporthub_wire(&ro, &a->hub);
 	if ((rc = tfj_report_start(&a->report, &ro)))
 		return failed("report service failed", rc);
 	tfj_log_info("report service listening", "address", cfg->report_addr, "pods_use",

@@ -64,6 +64,16 @@ enum tfj_report_code tfj_reporthub_auth(void *ud, const struct tfj_reportmsg *m,
 	return TFJ_REPORT_OK;
 }
 
+void tfj_reporthub_wire(struct tfj_report_opts *o, struct tfj_reporthub *hub)
+{
+	o->auth = tfj_reporthub_auth;
+	o->deliver = tfj_reporthub_deliver;
+	o->advise = tfj_reporthub_advise;
+	o->ack = tfj_reporthub_ack;
+	o->known = tfj_reporthub_known;
+	o->ud = hub;
+}
+
 int tfj_reporthub_known(void *ud, const char *token)
 {
 	struct tfj_reporthub *h = ud;

@@ -39,6 +39,9 @@ struct tfj_reporthub {
 enum tfj_report_code tfj_reporthub_auth(void *hub, const struct tfj_reportmsg *m,
 					const char *token, char *subject, size_t subject_len,
 					const char **reason);
+/* The hub's callbacks (auth, deliver, advise, ack, known) and ud into o. */
+void tfj_reporthub_wire(struct tfj_report_opts *o, struct tfj_reporthub *hub);
+
 /* known: the token is in the reviewer's verified cache (report.h's peer limit). */
 int tfj_reporthub_known(void *hub, const char *token);
 enum tfj_report_code tfj_reporthub_deliver(void *hub, const struct tfj_reportmsg *m,
