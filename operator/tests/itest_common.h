@@ -160,6 +160,63 @@ static inline int it_start(struct tfj_kube **k, char *kcpath, size_t kclen, char
 	return 0;
 }
 
+/*
+ * A token from the TokenRequest API for namespace ns's default service
+ * account, audience aud, bound to pod `pod` (uid) unless pod is NULL.
+ * *out malloc'd. The default service account appears shortly after the
+ * namespace: TFJ_ENOTFOUND is retried for up to 20 s.
+ */
+static inline int it_token(char **out, struct tfj_kube *k, const char *ns, const char *aud,
+			   const char *pod, const char *uid)
+{
+	char path[256], body[1024];
+	cJSON *req, *resp = NULL;
+	int rc = -1, i;
+
+	*out = NULL;
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/serviceaccounts/default/token", ns);
+	if (pod)
+		snprintf(body, sizeof(body), "{\"apiVersion\":\"authentication.k8s.io/v1\","
+			 "\"kind\":\"TokenRequest\",\"spec\":{\"audiences\":[\"%s\"],"
+			 "\"expirationSeconds\":600,\"boundObjectRef\":{\"kind\":\"Pod\","
+			 "\"apiVersion\":\"v1\",\"name\":\"%s\",\"uid\":\"%s\"}}}", aud, pod, uid);
+	else
+		snprintf(body, sizeof(body), "{\"apiVersion\":\"authentication.k8s.io/v1\","
+			 "\"kind\":\"TokenRequest\",\"spec\":{\"audiences\":[\"%s\"],"
+			 "\"expirationSeconds\":600}}", aud);
+	req = cJSON_Parse(body);
+	for (i = 0; i < 100; i++) {
+		rc = tfj_kube_create(k, &resp, path, req);
+		if (rc != TFJ_ENOTFOUND)
+			break;
+		usleep(200000);
+	}
+	cJSON_Delete(req);
+	if (rc == 0) {
+		const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(
+			cJSON_GetObjectItem(resp, "status"), "token"));
+
+		*out = t ? strdup(t) : NULL;
+		rc = *out ? 0 : -1;
+	} else {
+		fprintf(stderr, "TokenRequest failed: %s\n", tfj_err_detail());
+	}
+	cJSON_Delete(resp);
+	return rc;
+}
+
+/* kind "tfjobs" or a core kind ("pods"): a fresh GET of ns/name, or NULL. */
+static inline cJSON *it_get(struct tfj_kube *k, const char *ns, const char *kind,
+			    const char *name)
+{
+	char path[512];
+	cJSON *o = NULL;
+
+	snprintf(path, sizeof(path), "%s/namespaces/%s/%s/%s",
+		 strcmp(kind, "tfjobs") ? "/api/v1" : "/apis/kubeflow.org/v1", ns, kind, name);
+	return tfj_kube_get(k, &o, path) == 0 ? o : NULL;
+}
+
 /* The end of every itest main(): delete the namespace, free k, report. */
 static inline int it_finish(struct tfj_kube *k, const char *ns)
 {

@@ -26,6 +26,7 @@
 #include "report/progress.h"
 #include "report/report.h"
 #include "report_client.h"
+#include "report_stack.h"
 #include "app/reporthub.h"
 #include "tfj_test.h"
 #include "report/tokenreview.h"
@@ -59,12 +60,7 @@ static int have_pods(void *ud)
 /* kind "tfjobs" or "pods". */
 static cJSON *get(const char *kind, const char *name)
 {
-	char path[512];
-	cJSON *o = NULL;
-
-	snprintf(path, sizeof(path), "%s/namespaces/%s/%s/%s",
-		 strcmp(kind, "pods") ? "/apis/kubeflow.org/v1" : "/api/v1", NS, kind, name);
-	return tfj_kube_get(K, &o, path) == 0 ? o : NULL;
+	return it_get(K, NS, kind, name);
 }
 
 static const char *str_at(cJSON *o, const char *a, const char *b)
@@ -72,46 +68,10 @@ static const char *str_at(cJSON *o, const char *a, const char *b)
 	return cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(o, a), b));
 }
 
-/*
- * A token from the TokenRequest API for the namespace's default service
- * account, bound to pod `pod` (uid) unless pod is NULL. *out malloc'd.
- */
+/* A token from the TokenRequest API (itest_common.h), bound to pod unless NULL. */
 static int token_for(char **out, const char *aud, const char *pod, const char *uid)
 {
-	char path[256], body[1024];
-	cJSON *req, *resp = NULL;
-	int rc = -1, i;
-
-	*out = NULL;
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/serviceaccounts/default/token", NS);
-	if (pod)
-		snprintf(body, sizeof(body), "{\"apiVersion\":\"authentication.k8s.io/v1\","
-			 "\"kind\":\"TokenRequest\",\"spec\":{\"audiences\":[\"%s\"],"
-			 "\"expirationSeconds\":600,\"boundObjectRef\":{\"kind\":\"Pod\","
-			 "\"apiVersion\":\"v1\",\"name\":\"%s\",\"uid\":\"%s\"}}}", aud, pod, uid);
-	else
-		snprintf(body, sizeof(body), "{\"apiVersion\":\"authentication.k8s.io/v1\","
-			 "\"kind\":\"TokenRequest\",\"spec\":{\"audiences\":[\"%s\"],"
-			 "\"expirationSeconds\":600}}", aud);
-	req = cJSON_Parse(body);
-	/* The default service account appears shortly after the namespace. */
-	for (i = 0; i < 100; i++) {
-		rc = tfj_kube_create(K, &resp, path, req);
-		if (rc != TFJ_ENOTFOUND)
-			break;
-		usleep(200000);
-	}
-	cJSON_Delete(req);
-	if (rc == 0) {
-		const char *t = str_at(resp, "status", "token");
-
-		*out = t ? strdup(t) : NULL;
-		rc = *out ? 0 : -1;
-	} else {
-		fprintf(stderr, "TokenRequest failed: %s\n", tfj_err_detail());
-	}
-	cJSON_Delete(resp);
-	return rc;
+	return it_token(out, K, NS, aud, pod, uid);
 }
 
 static const char *env_of(cJSON *pod, const char *name)
@@ -341,12 +301,8 @@ static void check_stop_after_success(grpc_channel *ch, struct tfj_report *srv)
 static void test_report_channel(void)
 {
 	char path[256], body[4096], job_uid[64], pod_uid[64];
-	struct tfj_controller_opts co = { 0 };
-	struct tfj_controller *c = NULL;
-	struct tfj_progress *prog = NULL;
-	struct tfj_reporthub hub = { 0 };
-	struct tfj_report_opts ro;
-	struct tfj_report *srv = NULL;
+	struct rstack st;
+	struct tfj_report *srv;
 	char *tok = NULL, *tok_aud = NULL, *tok_unbound = NULL;
 	uint64_t reviews = 0, hits = 0, reviews0;
 	grpc_channel *ch;
@@ -359,31 +315,9 @@ static void test_report_channel(void)
 	TFJ_CHECK_INT(tfj_kube_create(K, NULL, path, job), 0);
 	cJSON_Delete(job);
 
-	co.namespace = NS;
-	co.workers = 2;
-	co.report_addr = "tfjob-operator.tfjob-system.svc:9443";
-	co.report_audience = AUD;
-	co.report_insecure = 1; /* the server below is plaintext (TLS: test_servingcert, e2e report-tls) */
-	co.manager = MANAGER;
-	TFJ_CHECK_INT(tfj_controller_new(&c, K, &co), 0);
-	TFJ_CHECK_INT(tfj_progress_new(&prog, 0), 0);
-	TFJ_CHECK_INT(tfj_tokenreviewer_new(&hub.tr, K, AUD, 0, 0), 0);
-	if (!c || !prog || !hub.tr)
+	if (rs_start(&st, K, NULL, NS, MANAGER, AUD, NULL))
 		goto out;
-	hub.ctl = c;
-	hub.prog = prog;
-	tfj_controller_set_progress(c, prog);
-	TFJ_CHECK_INT(tfj_controller_start(c, 30000), 0);
-	memset(&ro, 0, sizeof(ro));
-	ro.addr = "127.0.0.1:0";
-	ro.auth = tfj_reporthub_auth;
-	ro.deliver = tfj_reporthub_deliver;
-	ro.advise = tfj_reporthub_advise;
-	ro.ack = tfj_reporthub_ack;
-	ro.ud = &hub;
-	TFJ_CHECK_INT(tfj_report_start(&srv, &ro), 0);
-	if (!srv)
-		goto out;
+	srv = st.srv;
 	ch = rc_channel(tfj_report_port(srv));
 
 	TFJ_CHECK(it_wait(have_pods, NULL, 60));
@@ -416,10 +350,10 @@ static void test_report_channel(void)
 	TFJ_CHECK_INT(heartbeat(ch, tok, JOB, job_uid, 0, JOB "-worker-0", want_step, 1000),
 		      GRPC_STATUS_OK);
 	TFJ_CHECK(it_wait(progress_visible, NULL, 30));
-	tfj_tokenreviewer_stats(hub.tr, &reviews0, &hits);
+	tfj_tokenreviewer_stats(st.hub.tr, &reviews0, &hits);
 	TFJ_CHECK_INT(heartbeat(ch, tok, JOB, job_uid, 0, JOB "-worker-0", 4322, 2000),
 		      GRPC_STATUS_OK);
-	tfj_tokenreviewer_stats(hub.tr, &reviews, &hits);
+	tfj_tokenreviewer_stats(st.hub.tr, &reviews, &hits);
 	TFJ_CHECK_EQ(reviews, reviews0);
 	TFJ_CHECK_GE(hits, 1); /* answered from the cache */
 
@@ -454,10 +388,7 @@ static void test_report_channel(void)
 out_ch:
 	grpc_channel_destroy(ch);
 out:
-	tfj_report_stop(srv);
-	tfj_controller_free(c);
-	tfj_tokenreviewer_free(hub.tr);
-	tfj_progress_free(prog);
+	rs_stop(&st);
 	if (tok)
 		explicit_bzero(tok, strlen(tok));
 	free(tok);

@@ -51,13 +51,15 @@ static void test_event_budget(void)
 static void test_flags_and_env(void)
 {
 	struct tfj_config c;
-	const char *argv[] = { "op", "--namespace", "ml", "--workers=8", "--leader-elect",
+	const char *argv[] = { "op", "--namespace", "ml,ops", "--workers=8", "--leader-elect",
 			       "--qps", "12.5", "--log-format=json", "--log-level", "debug",
 			       "--metrics-addr=127.0.0.1:0" };
 	setenv("TFJOB_WORKERS", "2", 1);
 	setenv("TFJOB_BURST", "7", 1);
 	TFJ_CHECK_INT(parse(&c, 11, argv), 0);
-	TFJ_CHECK_STR(c.namespace, "ml");
+	TFJ_CHECK_STR(c.namespace, "ml,ops"); /* a list: one informer set each */
+	TFJ_CHECK_EQ(c.tokenreview_qps, 5.0);
+	TFJ_CHECK_INT(c.tokenreview_burst, 20);
 	TFJ_CHECK_INT(c.workers, 8);  /* the flag wins */
 	TFJ_CHECK_INT(c.burst, 7);    /* from the environment */
 	TFJ_CHECK_INT(c.leader_elect, 1);
@@ -103,6 +105,8 @@ static void test_bad(void)
 	const char *a6[] = { "op", "--leader-elect=maybe" };
 	const char *a7[] = { "op", "positional" };
 	const char *a8[] = { "op", "--log-level", "loud" };
+	const char *a9[] = { "op", "--namespace", "team-a,Team_B" };
+	const char *a10[] = { "op", "--tokenreview-qps", "-1" };
 	struct tfj_config c;
 	bad(3, a1, "--workers");
 	bad(3, a2, "--workers");
@@ -112,6 +116,8 @@ static void test_bad(void)
 	bad(2, a6, "boolean");
 	bad(2, a7, "unexpected argument");
 	bad(3, a8, "--log-level");
+	bad(3, a9, "--namespace");
+	bad(3, a10, "--tokenreview-qps");
 	setenv("TFJOB_WORKERS", "-3", 1);
 	TFJ_CHECK_INT(tfj_config_parse(&c, 1, (char *[]){ "op", NULL }), TFJ_EINVAL);
 	TFJ_CHECK(strstr(tfj_err_detail(), "TFJOB_WORKERS") != NULL);

@@ -35,6 +35,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - apiGroups: [kubeflow.org]
   resources: [tfjobs/status]
   verbs: [update]
+# Children carry blockOwnerDeletion: true; OwnerReferencesPermissionEnforcement
+# then requires update on the owner's finalizers (docs/security.md, "RBAC").
+- apiGroups: [kubeflow.org]
+  resources: [tfjobs/finalizers]
+  verbs: [update]
 - apiGroups: [""]
   resources: [pods, services]
   verbs: [list, watch, create, delete, get, patch]
@@ -66,4 +71,14 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{/* The Secret of the report channel's serving certificate. */}}
 {{- define "tfjob-operator.reportTlsSecret" -}}
 {{- .Values.reportChannel.tls.secretName | default (printf "%s-report-tls" (include "tfjob-operator.fullname" .)) -}}
+{{- end -}}
+
+{{/*
+The watched namespaces as a list: watchNamespace is a name, a
+comma-separated string, or a list (--set 'watchNamespace={team-a,team-b}').
+*/}}
+{{- define "tfjob-operator.watchNamespaces" -}}
+{{- $w := .Values.watchNamespace -}}
+{{- $l := kindIs "slice" $w | ternary $w (splitList "," (toString $w)) -}}
+{{- range $l }}{{ if trim (toString .) }}{{ trim (toString .) }},{{ end }}{{ end -}}
 {{- end -}}

@@ -10,6 +10,7 @@
 #include <tfj/err.h>
 #include <tfj/parse.h>
 
+#include "kube/nsinformer.h"
 #include "tfjob/podgroup.h"
 
 struct opt {
@@ -40,6 +41,8 @@ static const struct opt opts[] = {
 	{ "report-insecure", "TFJOB_REPORT_INSECURE", 1 },
 	{ "report-tls-secret", "TFJOB_REPORT_TLS_SECRET", 0 },
 	{ "report-tls-external", "TFJOB_REPORT_TLS_EXTERNAL", 1 },
+	{ "tokenreview-qps", "TFJOB_TOKENREVIEW_QPS", 0 },
+	{ "tokenreview-burst", "TFJOB_TOKENREVIEW_BURST", 0 },
 	{ "managed-by", "TFJOB_MANAGED_BY", 0 },
 	{ "informer-stale-after", "TFJOB_INFORMER_STALE_AFTER", 0 },
 	{ "gang-scheduler-name", "TFJOB_GANG_SCHEDULER_NAME", 0 },
@@ -53,7 +56,8 @@ static const struct opt opts[] = {
 const char *tfj_config_usage(void)
 {
 	return "usage: tfjob-operator [flags]\n"
-	       "  --namespace NS            watch only NS (default: all namespaces)\n"
+	       "  --namespace NS[,NS...]    watch only these namespaces, each with its own\n"
+	       "                            informers (a Role there suffices; default: all)\n"
 	       "  --workers N               reconcile threads, 1-256 (default 4)\n"
 	       "  --qps Q                   API requests per second (default 50)\n"
 	       "  --burst B                 API request burst (default 100)\n"
@@ -85,6 +89,9 @@ const char *tfj_config_usage(void)
 	       "                            certificate (default tfjob-operator-report-tls)\n"
 	       "  --report-tls-external[=BOOL]  the Secret is made by cert-manager: only\n"
 	       "                            read it, never create or rotate it\n"
+	       "  --tokenreview-qps Q       TokenReviews per second for the report channel, on\n"
+	       "                            an API client of their own (default 5)\n"
+	       "  --tokenreview-burst B     TokenReview burst (default 20)\n"
 	       "  --managed-by VALUE        act only on TFJobs whose runPolicy.managedBy is\n"
 	       "                            VALUE (default: unset or kubeflow.org/training-operator)\n"
 	       "  --informer-stale-after S  /readyz fails once an informer has had no\n"
@@ -114,6 +121,11 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 
 	snprintf(flag, sizeof(flag), "--%s", name);
 	if (!strcmp(name, "namespace")) {
+		char names[TFJ_NSINFORMER_MAX][64];
+		size_t n;
+
+		if (tfj_nsinformer_parse(names, &n, v))
+			return tfj_err_set(TFJ_EINVAL, "--namespace: %s", tfj_err_detail());
 		cfg->namespace = v;
 	} else if (!strcmp(name, "workers")) {
 		return tfj_parse_int(&cfg->workers, v, 1, 256, flag);
@@ -172,6 +184,10 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 		cfg->report_tls_secret = v;
 	} else if (!strcmp(name, "report-tls-external")) {
 		return tfj_parse_bool(&cfg->report_tls_external, v, flag);
+	} else if (!strcmp(name, "tokenreview-qps")) {
+		return parse_rate(&cfg->tokenreview_qps, v, flag);
+	} else if (!strcmp(name, "tokenreview-burst")) {
+		return tfj_parse_int(&cfg->tokenreview_burst, v, 1, 100000, flag);
 	} else if (!strcmp(name, "agent-image")) {
 		if (strlen(v) > 1024)
 			return tfj_err_set(TFJ_EINVAL, "--agent-image: longer than 1024 characters");
@@ -212,6 +228,8 @@ int tfj_config_parse(struct tfj_config *cfg, int argc, char **argv)
 	cfg->report_service = "";
 	cfg->report_audience = "tfjob-report";
 	cfg->report_tls_secret = "tfjob-operator-report-tls";
+	cfg->tokenreview_qps = 5;
+	cfg->tokenreview_burst = 20;
 	cfg->agent_image = "";
 
 	for (size_t i = 0; i < NOPTS; i++) {

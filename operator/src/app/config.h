@@ -15,7 +15,7 @@
 #include <tfj/log.h>
 
 struct tfj_config {
-	const char *namespace;       /* "" = all namespaces */
+	const char *namespace;       /* comma-separated list; "" = all namespaces */
 	int workers;                 /* 1..256, default 4 */
 	double qps;                  /* API client rate, default 50 */
 	int burst;                   /* default 100 */
@@ -37,6 +37,8 @@ struct tfj_config {
 	int report_insecure;         /* plaintext report channel (default 0: TLS) */
 	const char *report_tls_secret; /* Secret of the serving certificate */
 	int report_tls_external;     /* the Secret is cert-manager's: only read it */
+	double tokenreview_qps;      /* TokenReviews, own client and budget; default 5 */
+	int tokenreview_burst;       /* default 20 */
 	const char *managed_by;      /* runPolicy.managedBy we act on; "" = the reference's value */
 	const char *gang_scheduler;  /* --gang-scheduler-name; "" = off (tfjob/podgroup.h) */
 	const char *agent_image;     /* image of the injected agent (docs/agent.md); "" = none */

@@ -22,6 +22,7 @@
 #include "kube/objmeta.h"
 #include "kube/expect.h"
 #include "kube/informer.h"
+#include "kube/nsinformer.h"
 #include "tfjob/jobstatus.h"
 #include "tfjob/plan.h"
 #include "tfjob/podspec.h"
@@ -47,7 +48,7 @@ static const double dur_buckets[] = { 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 
 
 struct tfj_controller {
 	struct tfj_kube *k;
-	char *ns;            /* NULL = all namespaces */
+	char *ns;            /* watched namespaces, comma-separated; NULL = all */
 	char *domain, *opname, *instance, *report_addr, *report_aud, *manager, *gang_name;
 	char *agent_image;
 	struct tfj_gang gang;        /* gang scheduling (app/gang.h); api OFF = none */
@@ -56,7 +57,7 @@ struct tfj_controller {
 	int workers;
 	struct tfj_plan_config pcfg;
 
-	struct tfj_informer *jobs, *pods, *svcs;
+	struct tfj_nsinformer *jobs, *pods, *svcs; /* one informer per watched namespace */
 	struct tfj_queue *q;
 	struct tfj_expect *exp;
 	int started;  /* informers running */
@@ -202,11 +203,11 @@ static int split_key(const char *key, char *ns, size_t nslen, const char **name)
 }
 
 /* Owned children of the job from one informer; *out holds only the owned ones. */
-static int owned(struct tfj_informer *inf, const struct tfj_tfjob *job, cJSON ***out,
+static int owned(struct tfj_nsinformer *inf, const struct tfj_tfjob *job, cJSON ***out,
 		 size_t *n)
 {
 	size_t j = 0;
-	int rc = tfj_informer_select(inf, out, n, job->ns, job->name);
+	int rc = tfj_nsinformer_select(inf, out, n, job->ns, job->name);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < *n; i++) {
@@ -311,7 +312,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		memset(&plan, 0, sizeof(plan));
 		memset(&a, 0, sizeof(a));
 		if (attempt == 0) {
-			doc = tfj_informer_get(c->jobs, ns, name);
+			doc = tfj_nsinformer_get(c->jobs, ns, name);
 			if (!doc) {
 				int poisoned = 0;
 				/* Not cached because it cannot be decoded: say so on it. */
@@ -452,23 +453,17 @@ static char *dup_or_null(const char *s)
 }
 
 /*
- * The informer of one collection (API root `group`, resource `res`) in the
- * controller's namespace, with the options io shares between the three.
+ * The informers of one collection (API root `group`, resource `res`) in the
+ * controller's namespaces (one per namespace, nsinformer.h), with the
+ * options io shares between the three.
  */
-static int new_informer(struct tfj_informer **out, struct tfj_controller *c,
+static int new_informer(struct tfj_nsinformer **out, struct tfj_controller *c,
 			struct tfj_informer_opts *io, const char *group, const char *res,
 			tfj_informer_fn fn, tfj_informer_transform_fn transform)
 {
-	char path[PATH_MAX_];
-	int rc;
-
-	if ((rc = tfj_apipath_coll(path, sizeof(path), group, c->ns, res)))
-		return rc;
-	io->name = res;
-	io->path = path; /* copied by the informer */
 	io->fn = fn;
 	io->transform = transform;
-	return tfj_informer_new(out, c->k, io);
+	return tfj_nsinformer_new(out, c->k, io, group, res, c->ns);
 }
 
 int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
@@ -558,17 +553,17 @@ int tfj_controller_start(struct tfj_controller *c, long sync_timeout_ms)
 	if (c->running)
 		return 0;
 	if (!c->started) {
-		if ((rc = tfj_informer_start(c->pods)) || (rc = tfj_informer_start(c->svcs)) ||
-		    (rc = tfj_informer_start(c->jobs)))
+		if ((rc = tfj_nsinformer_start(c->pods)) || (rc = tfj_nsinformer_start(c->svcs)) ||
+		    (rc = tfj_nsinformer_start(c->jobs)))
 			return rc;
 		c->started = 1;
 	}
 	/* Children first: a TFJob reconciled before its pods are cached would be
 	 * planned as if it had none. Workers start only after all three synced;
 	 * on TFJ_ETIMEOUT the caller simply calls start again. */
-	if ((rc = tfj_informer_wait_synced(c->pods, sync_timeout_ms)) ||
-	    (rc = tfj_informer_wait_synced(c->svcs, sync_timeout_ms)) ||
-	    (rc = tfj_informer_wait_synced(c->jobs, sync_timeout_ms)))
+	if ((rc = tfj_nsinformer_wait_synced(c->pods, sync_timeout_ms)) ||
+	    (rc = tfj_nsinformer_wait_synced(c->svcs, sync_timeout_ms)) ||
+	    (rc = tfj_nsinformer_wait_synced(c->jobs, sync_timeout_ms)))
 		return rc;
 	if ((rc = tfj_queue_run(c->q, c->workers, worker_fn, c)))
 		return rc;
@@ -583,9 +578,9 @@ void tfj_controller_stop(struct tfj_controller *c)
 		return;
 	if (c->q)
 		tfj_queue_stop(c->q);
-	tfj_informer_stop(c->jobs);
-	tfj_informer_stop(c->pods);
-	tfj_informer_stop(c->svcs);
+	tfj_nsinformer_stop(c->jobs);
+	tfj_nsinformer_stop(c->pods);
+	tfj_nsinformer_stop(c->svcs);
 	c->started = 0;
 	c->running = 0;
 }
@@ -598,9 +593,9 @@ void tfj_controller_free(struct tfj_controller *c)
 	/* After the workers: nothing queues events any more. */
 	tfj_events_free(c->events);
 	tfj_poison_free(c->poison);
-	tfj_informer_free(c->jobs);
-	tfj_informer_free(c->pods);
-	tfj_informer_free(c->svcs);
+	tfj_nsinformer_free(c->jobs);
+	tfj_nsinformer_free(c->pods);
+	tfj_nsinformer_free(c->svcs);
 	tfj_queue_free(c->q);
 	tfj_expect_free(c->exp);
 	tfj_strmap_free(&c->cf, free);
@@ -629,12 +624,12 @@ void tfj_controller_set_progress(struct tfj_controller *c, struct tfj_progress *
 
 cJSON *tfj_controller_get_job(struct tfj_controller *c, const char *ns, const char *name)
 {
-	return tfj_informer_get(c->jobs, ns, name);
+	return tfj_nsinformer_get(c->jobs, ns, name);
 }
 
 cJSON *tfj_controller_get_pod(struct tfj_controller *c, const char *ns, const char *name)
 {
-	return tfj_informer_get(c->pods, ns, name);
+	return tfj_nsinformer_get(c->pods, ns, name);
 }
 
 void tfj_controller_enqueue(struct tfj_controller *c, const char *key, uint64_t delay_ms)
@@ -647,7 +642,7 @@ void tfj_controller_enqueue(struct tfj_controller *c, const char *key, uint64_t 
 
 int tfj_controller_ready(struct tfj_controller *c)
 {
-	struct tfj_informer *infs[3];
+	struct tfj_nsinformer *infs[3];
 
 	if (!c || !c->jobs)
 		return 0;
@@ -655,8 +650,8 @@ int tfj_controller_ready(struct tfj_controller *c)
 	infs[1] = c->pods;
 	infs[2] = c->svcs;
 	for (int i = 0; i < 3; i++) {
-		int64_t idle = tfj_informer_idle_ms(infs[i]);
-		if (!tfj_informer_synced(infs[i]) || idle < 0 || idle > c->stale_ms)
+		int64_t idle = tfj_nsinformer_idle_ms(infs[i]);
+		if (!tfj_nsinformer_synced(infs[i]) || idle < 0 || idle > c->stale_ms)
 			return 0;
 	}
 	return 1;
@@ -664,7 +659,7 @@ int tfj_controller_ready(struct tfj_controller *c)
 
 int tfj_controller_dump(struct tfj_controller *c, struct tfj_buf *out)
 {
-	struct tfj_informer *infs[3] = { c->jobs, c->pods, c->svcs };
+	struct tfj_nsinformer *infs[3] = { c->jobs, c->pods, c->svcs };
 	int rc = 0;
 
 	for (int i = 0; i < 3 && rc == 0; i++) {
@@ -672,13 +667,13 @@ int tfj_controller_dump(struct tfj_controller *c, struct tfj_buf *out)
 		const char *p, *nl;
 
 		tfj_buf_init(&one, out->max);
-		rc = tfj_informer_dump(infs[i], &one);
+		rc = tfj_nsinformer_dump(infs[i], &one);
 		/* Each "key rv" line prefixed with the informer's name. */
 		for (p = one.ptr; rc == 0 && p && p < one.ptr + one.len; p = nl + 1) {
 			nl = memchr(p, '\n', (size_t)(one.ptr + one.len - p));
 			if (!nl)
 				break;
-			rc = tfj_buf_printf(out, "%s %.*s\n", tfj_informer_name(infs[i]),
+			rc = tfj_buf_printf(out, "%s %.*s\n", tfj_nsinformer_name(infs[i]),
 					    (int)(nl - p), p);
 		}
 		tfj_buf_free(&one);
@@ -698,7 +693,7 @@ int tfj_controller_flush_events(struct tfj_controller *c, long timeout_ms)
 int tfj_controller_metrics(struct tfj_controller *c, struct tfj_buf *out)
 {
 	struct tfj_queue_stats qs;
-	struct tfj_informer *infs[3] = { c->jobs, c->pods, c->svcs };
+	struct tfj_nsinformer *infs[3] = { c->jobs, c->pods, c->svcs };
 	int rc = 0;
 
 	tfj_queue_stats(c->q, &qs);
@@ -759,10 +754,10 @@ int tfj_controller_metrics(struct tfj_controller *c, struct tfj_buf *out)
 			for (int i = 0; i < 3; i++) {
 				struct tfj_informer_stats s;
 				unsigned long long v;
-				tfj_informer_stats(infs[i], &s);
+				tfj_nsinformer_stats(infs[i], &s);
 				v = f == 0 ? s.size : f == 1 ? s.relists : s.errors;
 				rc |= tfj_buf_printf(out, "tfjob_operator_%s{informer=\"%s\"} %llu\n",
-						     fam[f][0], tfj_informer_name(infs[i]), v);
+						     fam[f][0], tfj_nsinformer_name(infs[i]), v);
 			}
 		}
 	}
@@ -771,11 +766,11 @@ int tfj_controller_metrics(struct tfj_controller *c, struct tfj_buf *out)
 			   "# TYPE tfjob_operator_informer_rejected_total counter\n");
 	for (int i = 0; i < 3; i++) {
 		struct tfj_informer_stats s;
-		tfj_informer_stats(infs[i], &s);
+		tfj_nsinformer_stats(infs[i], &s);
 		for (int r = 1; r < TFJ_OBJDECODE_NREASONS; r++)
 			rc |= tfj_buf_printf(out, "tfjob_operator_informer_rejected_total"
 					     "{informer=\"%s\",reason=\"%s\"} %llu\n",
-					     tfj_informer_name(infs[i]),
+					     tfj_nsinformer_name(infs[i]),
 					     tfj_objdecode_reason_name((enum tfj_objdecode_reason)r),
 					     (unsigned long long)s.rejected[r]);
 	}
@@ -783,9 +778,9 @@ int tfj_controller_metrics(struct tfj_controller *c, struct tfj_buf *out)
 			   "informer's LIST/WATCH last worked (-1: never).\n"
 			   "# TYPE tfjob_operator_informer_idle_seconds gauge\n");
 	for (int i = 0; i < 3; i++) {
-		int64_t idle = tfj_informer_idle_ms(infs[i]);
+		int64_t idle = tfj_nsinformer_idle_ms(infs[i]);
 		rc |= tfj_buf_printf(out, "tfjob_operator_informer_idle_seconds{informer=\"%s\"} "
-				     "%.3f\n", tfj_informer_name(infs[i]),
+				     "%.3f\n", tfj_nsinformer_name(infs[i]),
 				     idle < 0 ? -1.0 : (double)idle / 1000.0);
 	}
 	rc |= tfj_buf_printf(out, "# HELP tfjob_operator_invalid_spec_total TFJobs marked Failed "

@@ -34,7 +34,8 @@
 #include "kube/kube.h"
 
 struct tfj_controller_opts {
-	const char *namespace;       /* watch only this namespace; NULL/"" = all */
+	const char *namespace;       /* watch only these namespaces (comma-separated list,
+					one informer each, nsinformer.h); NULL/"" = all */
 	int workers;                 /* reconcile threads (default 4) */
 	const char *cluster_domain;  /* for TF_CONFIG hosts; NULL = short form */
 	const char *operator_name;   /* label value; NULL = planner default */

@@ -49,8 +49,12 @@ struct app {
 	struct tfj_kube *lease_kube; /* own client: a busy controller's rate limit
 				      * must never delay lease renewals */
 	struct tfj_kube *event_kube; /* own client: events have their own budget */
+	struct tfj_kube *review_kube;/* own client: TokenReviews cannot spend the
+				      * controller's budget (a flood of tokens) */
 	struct tfj_controller *ctl;
-	struct tfj_report *report;   /* NULL when the report channel is off (or not yet on) */
+	/* NULL when the report channel is off (or not yet on); set by the run
+	 * loop once the certificate is there while the metrics thread reads it. */
+	_Atomic(struct tfj_report *) report;
 	struct tfj_report_opts ro;   /* its options, kept until it starts (TLS: once the
 				      * serving certificate is there) */
 	int report_pending;          /* the report server waits for its certificate */
@@ -75,9 +79,11 @@ static int collect(void *ud, struct tfj_buf *out)
 	if (rc == 0)
 		rc = tfj_controller_metrics(a->ctl, out);
 	if (rc == 0)
-		rc = tfj_report_metrics(a->report, out);
+		rc = tfj_report_metrics(atomic_load(&a->report), out);
 	if (rc == 0)
 		rc = tfj_servingcert_metrics(a->cert, out);
+	if (rc == 0)
+		rc = tfj_tokenreviewer_metrics(a->hub.tr, out);
 	if (rc == 0)
 		rc = tfj_buf_printf(out,
 				    "# HELP tfjob_operator_leader 1 while this replica is the leader.\n"
@@ -268,6 +274,7 @@ static int start_report_tls(struct app *a, const struct tfj_config *cfg)
  */
 static int start_report_server(struct app *a, const struct tfj_config *cfg)
 {
+	struct tfj_report *srv = NULL;
 	int rc;
 
 	if (!a->report_pending || (a->cert && !tfj_servingcert_ready(a->cert)))
@@ -276,8 +283,9 @@ static int start_report_server(struct app *a, const struct tfj_config *cfg)
 	a->ro.creds = a->cert ? tfj_servingcert_server_creds(a->cert) : NULL;
 	if (a->cert && !a->ro.creds)
 		return failed("report channel TLS credentials failed", TFJ_EINTERNAL);
-	if ((rc = tfj_report_start(&a->report, &a->ro)))
+	if ((rc = tfj_report_start(&srv, &a->ro)))
 		return failed("report service failed", rc);
+	atomic_store(&a->report, srv);
 	tfj_log_info("report service listening", "address", cfg->report_addr, "pods_use",
 		     cfg->report_service, "audience", cfg->report_audience, "tls",
 		     a->cert ? "on" : "OFF");
@@ -288,24 +296,27 @@ static int start_report_server(struct app *a, const struct tfj_config *cfg)
 static int start_report(struct app *a, const struct tfj_config *cfg)
 {
 	struct tfj_report_opts ro = { 0 };
+	struct tfj_kube_opts ko = { 0 };
 	int rc;
 
 	if (!cfg->report_addr[0])
 		return 0;
 	if ((rc = start_report_tls(a, cfg)))
 		return rc;
-	if ((rc = tfj_progress_new(&a->prog, 0)) ||
-	    (rc = tfj_tokenreviewer_new(&a->hub.tr, a->kube, cfg->report_audience, 0, 0)))
+	/* The reviewer's own bucket decides; the client's matches it. */
+	ko.qps = cfg->tokenreview_qps;
+	ko.burst = cfg->tokenreview_burst;
+	ko.timeout_ms = 10000; /* a report thread waits for it */
+	if ((rc = tfj_kube_new(&a->review_kube, &a->kc, &ko)) ||
+	    (rc = tfj_progress_new(&a->prog, 0)) ||
+	    (rc = tfj_tokenreviewer_new(&a->hub.tr, a->review_kube, cfg->report_audience, 0, 0)))
 		return failed("report channel setup failed", rc);
+	tfj_tokenreviewer_limit(a->hub.tr, cfg->tokenreview_qps, cfg->tokenreview_burst);
 	a->hub.ctl = a->ctl;
 	a->hub.prog = a->prog;
 	tfj_controller_set_progress(a->ctl, a->prog);
 	ro.addr = cfg->report_addr;
-	ro.auth = tfj_reporthub_auth;
-	ro.deliver = tfj_reporthub_deliver;
-	ro.advise = tfj_reporthub_advise;
-	ro.ack = tfj_reporthub_ack;
-	ro.ud = &a->hub;
+	tfj_reporthub_wire(&ro, &a->hub);
 	a->ro = ro;
 	a->ro.addr = cfg->report_addr;
 	a->report_pending = 1;
@@ -346,8 +357,9 @@ static int start_election(struct app *a, const struct tfj_config *cfg)
 		atomic_store(&a->leading, 1);
 		return 0;
 	}
+	/* A list of watched namespaces names no single one for the Lease. */
 	lns = cfg->leader_namespace[0] ? cfg->leader_namespace
-		: cfg->namespace[0] ? cfg->namespace
+		: cfg->namespace[0] && !strchr(cfg->namespace, ',') ? cfg->namespace
 		: tfj_kube_namespace(a->kube) ? tfj_kube_namespace(a->kube) : "default";
 	snprintf(a->identity, sizeof(a->identity), "%s_%ld",
 		 a->host[0] ? a->host : "tfjob-operator", (long)getpid());
@@ -432,7 +444,7 @@ static int run(struct app *a, const struct tfj_config *cfg, const sigset_t *sigs
 static void stop(struct app *a)
 {
 	/* Reports first: their callbacks use the controller's caches. */
-	tfj_report_stop(a->report);
+	tfj_report_stop(atomic_exchange(&a->report, NULL));
 	tfj_controller_stop(a->ctl);
 	/* The fence lives in the leader: unhook it first (the lease's own
 	 * client keeps it through the release inside tfj_leader_free). */
@@ -450,6 +462,7 @@ static void stop(struct app *a)
 	tfj_progress_free(a->prog);
 	tfj_kube_free(a->lease_kube);
 	tfj_kube_free(a->event_kube);
+	tfj_kube_free(a->review_kube);
 	tfj_kube_free(a->kube);
 	tfj_kubeconfig_free(&a->kc);
 }

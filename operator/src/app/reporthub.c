@@ -35,31 +35,50 @@ enum tfj_report_code tfj_reporthub_auth(void *ud, const struct tfj_reportmsg *m,
 		*reason = "unavailable";
 		return TFJ_REPORT_UNAVAILABLE;
 	}
-	if (tfj_tokenreviewer_check(h->tr, &tr, token, tfj_clock_unix_ms())) {
+	/* The cached pod first: a token claiming a pod we do not know costs no TokenReview. */
+	pod = tfj_controller_get_pod(h->ctl, m->ref.ns, m->ref.pod);
+	if (tfj_tokenreviewer_check(h->tr, &tr, &az, token, pod, &m->ref, tfj_clock_unix_ms())) {
 		/* Once a minute at most: a missing RBAC rule fails every call. */
 		static _Atomic int64_t last_warn;
 		int64_t now = tfj_clock_unix_ms(), prev = atomic_load(&last_warn);
 
+		cJSON_Delete(pod);
 		if (now - prev >= 60000 && atomic_compare_exchange_strong(&last_warn, &prev, now))
 			tfj_log_warn("report: TokenReview failed (is tokenreviews create allowed?)",
 				     "detail", tfj_err_detail());
 		*reason = "unavailable";
 		return TFJ_REPORT_UNAVAILABLE;
 	}
-	if (!tr.authenticated) {
-		*reason = tfj_tokenreview_reason(TFJ_AUTHZ_INVALID_TOKEN);
-		return TFJ_REPORT_UNAUTHENTICATED;
-	}
-	pod = tfj_controller_get_pod(h->ctl, m->ref.ns, m->ref.pod);
-	az = tfj_tokenreview_authorize(&tr, pod, &m->ref);
+	if (az == TFJ_AUTHZ_OK)
+		az = tr.authenticated ? tfj_tokenreview_authorize(&tr, pod, &m->ref)
+				      : TFJ_AUTHZ_INVALID_TOKEN;
 	cJSON_Delete(pod);
 	if (az != TFJ_AUTHZ_OK) {
 		*reason = tfj_tokenreview_reason(az);
-		return az == TFJ_AUTHZ_INVALID_TOKEN ? TFJ_REPORT_UNAUTHENTICATED :
-						       TFJ_REPORT_PERMISSION_DENIED;
+		if (az == TFJ_AUTHZ_REVIEW_LIMITED)
+			return TFJ_REPORT_UNAVAILABLE;
+		return az == TFJ_AUTHZ_INVALID_TOKEN || az == TFJ_AUTHZ_NO_TOKEN
+			       ? TFJ_REPORT_UNAUTHENTICATED : TFJ_REPORT_PERMISSION_DENIED;
 	}
 	snprintf(subject, subject_len, "%s", tr.pod_uid);
 	return TFJ_REPORT_OK;
+}
+
+void tfj_reporthub_wire(struct tfj_report_opts *o, struct tfj_reporthub *hub)
+{
+	o->auth = tfj_reporthub_auth;
+	o->deliver = tfj_reporthub_deliver;
+	o->advise = tfj_reporthub_advise;
+	o->ack = tfj_reporthub_ack;
+	o->known = tfj_reporthub_known;
+	o->ud = hub;
+}
+
+int tfj_reporthub_known(void *ud, const char *token)
+{
+	struct tfj_reporthub *h = ud;
+
+	return tfj_tokenreviewer_known(h->tr, token, tfj_clock_unix_ms());
 }
 
 enum tfj_report_code tfj_reporthub_deliver(void *ud, const struct tfj_reportmsg *m,

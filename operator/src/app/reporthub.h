@@ -3,11 +3,13 @@
  * report.h's server calls, joining TokenReview (tokenreview.h), the
  * controller's caches (controller.h) and the progress store (progress.h).
  *
- *   auth:    TokenReview (cached) -> the named pod from the pod cache ->
- *            tfj_tokenreview_authorize. UNAUTHENTICATED for a missing,
- *            forged, expired or wrong-audience token; PERMISSION_DENIED for
- *            a valid token of another pod, job or replica; UNAVAILABLE when
- *            the API server cannot be asked.
+ *   auth:    the named pod from the pod cache -> the reviewer (local
+ *            checks of the token against that pod, then TokenReview,
+ *            cached) -> tfj_tokenreview_authorize. UNAUTHENTICATED for a
+ *            missing, forged, expired or wrong-audience token;
+ *            PERMISSION_DENIED for a token of another pod, job or replica;
+ *            UNAVAILABLE when the API server cannot be asked or the
+ *            TokenReview budget is spent (reason review_limited).
  *   deliver: the TFJob from the cache must exist with the uid the report
  *            names (NOT_FOUND otherwise) and must not be finished
  *            (FAILED_PRECONDITION); then the report is stored and the job
@@ -37,6 +39,11 @@ struct tfj_reporthub {
 enum tfj_report_code tfj_reporthub_auth(void *hub, const struct tfj_reportmsg *m,
 					const char *token, char *subject, size_t subject_len,
 					const char **reason);
+/* The hub's callbacks (auth, deliver, advise, ack, known) and ud into o. */
+void tfj_reporthub_wire(struct tfj_report_opts *o, struct tfj_reporthub *hub);
+
+/* known: the token is in the reviewer's verified cache (report.h's peer limit). */
+int tfj_reporthub_known(void *hub, const char *token);
 enum tfj_report_code tfj_reporthub_deliver(void *hub, const struct tfj_reportmsg *m,
 					   const char *subject, const char **reason);
 void tfj_reporthub_advise(void *hub, const struct tfj_reportmsg *m, int *stop, char *reason,

@@ -14,11 +14,13 @@
 #include <tfj/clock.h>
 #include <tfj/err.h>
 #include <tfj/grpc.h>
+#include <grpc/support/alloc.h>
 #include <tfj/log.h>
 #include <tfj/parse.h>
 
 #include "kube/ratelimit.h"
 #include "tfj_report.pb-c.h"
+#include "report/peerlimit.h"
 #include "report/tokenreview.h"
 
 #define MAX_THREADS 16
@@ -29,7 +31,7 @@
 static const char *const reject_names[] = {
 	"no_token", "invalid_token", "not_pod_bound", "pod_mismatch", "pod_unknown",
 	"wrong_replica", "invalid_argument", "rate_limited", "job_finished", "job_unknown",
-	"unavailable", "other"
+	"unavailable", "peer_limited", "review_limited", "other"
 };
 #define NREJECT (sizeof(reject_names) / sizeof(reject_names[0]))
 
@@ -63,6 +65,7 @@ struct tfj_report {
 	struct worker w[MAX_THREADS];
 	_Atomic int stopping;
 	struct tfj_ratelimit *buckets; /* BUCKETS of them */
+	struct tfj_peerlimit *peers;   /* failed calls per peer address */
 	_Atomic uint64_t requests[TFJ_RM_COUNT];
 	_Atomic uint64_t rejected[NREJECT];
 	int shutdown_tag;
@@ -170,10 +173,26 @@ static grpc_status_code handle(struct tfj_report *s, struct slot *sl, const char
 	char *tok = NULL, subject[TFJ_REPORT_SUBJECT_MAX] = "";
 	int rc;
 
+	char peer[TFJ_PEERLIMIT_ADDR_MAX];
+	int limited;
+
 	atomic_fetch_add(&s->requests[sl->kind], 1);
+	/*
+	 * A peer whose calls keep failing gets no authentication work done
+	 * (peerlimit.h), unless its token is one already verified: an agent
+	 * behind the same address as a flood still gets through.
+	 */
+	{
+		char *p = grpc_call_get_peer(sl->in.call);
+
+		tfj_peerlimit_addr(peer, sizeof(peer), p);
+		gpr_free(p);
+	}
+	limited = !tfj_peerlimit_allowed(s->peers, peer, tfj_clock_mono_ns());
 	/* gRPC already refused bodies over the cap; the read is bounded again anyway. */
 	if (!sl->in.payload ||
 	    tfj_grpc_bb_read(&body, &len, sl->in.payload, TFJ_REPORTMSG_MAX) != 0) {
+		tfj_peerlimit_charge(s->peers, peer, tfj_clock_mono_ns());
 		count_reject(s, "invalid_argument");
 		*detail = "no request message";
 		return GRPC_STATUS_INVALID_ARGUMENT;
@@ -181,6 +200,7 @@ static grpc_status_code handle(struct tfj_report *s, struct slot *sl, const char
 	rc = tfj_reportmsg_decode(&m, sl->kind, body, len);
 	free(body);
 	if (rc) {
+		tfj_peerlimit_charge(s->peers, peer, tfj_clock_mono_ns());
 		count_reject(s, "invalid_argument");
 		tfj_log_debug("report refused", "reason", "invalid_argument", "detail",
 			      tfj_err_detail());
@@ -192,6 +212,13 @@ static grpc_status_code handle(struct tfj_report *s, struct slot *sl, const char
 		return GRPC_STATUS_RESOURCE_EXHAUSTED;
 	}
 	bearer(tok, TOKEN_MAX + 1, &sl->in.md);
+	if (limited && !(tok[0] && s->o.known && s->o.known(s->o.ud, tok))) {
+		explicit_bzero(tok, TOKEN_MAX + 1);
+		free(tok);
+		count_reject(s, "peer_limited");
+		*detail = "too many failed calls from this address";
+		return GRPC_STATUS_RESOURCE_EXHAUSTED;
+	}
 	if (!tok[0]) {
 		code = TFJ_REPORT_UNAUTHENTICATED;
 		reason = "no_token";
@@ -200,6 +227,8 @@ static grpc_status_code handle(struct tfj_report *s, struct slot *sl, const char
 	}
 	explicit_bzero(tok, TOKEN_MAX + 1);
 	free(tok);
+	if (code == TFJ_REPORT_UNAUTHENTICATED || code == TFJ_REPORT_PERMISSION_DENIED)
+		tfj_peerlimit_charge(s->peers, peer, tfj_clock_mono_ns());
 	if (code == TFJ_REPORT_OK && !allow(s, subject)) {
 		count_reject(s, "rate_limited");
 		*detail = "too many reports from this pod";
@@ -336,6 +365,12 @@ int tfj_report_start(struct tfj_report **out, const struct tfj_report_opts *o)
 	}
 	for (i = 0; i < BUCKETS; i++)
 		tfj_ratelimit_init(&s->buckets[i], s->o.pod_qps, s->o.pod_burst);
+	if (tfj_peerlimit_new(&s->peers, s->o.peer_qps > 0 ? s->o.peer_qps : 1,
+			      s->o.peer_burst > 0 ? s->o.peer_burst : 20, 0)) {
+		free(s->buckets);
+		free(s);
+		return tfj_err_set(TFJ_ENOMEM, "report");
+	}
 	grpc_init();
 	tfj_grpc_args_init(&args);
 	tfj_grpc_args_msg_caps(&args, TFJ_REPORTMSG_MAX, TFJ_REPORTMSG_MAX);
@@ -467,6 +502,7 @@ void tfj_report_stop(struct tfj_report *s)
 	for (i = 0; i < BUCKETS; i++)
 		tfj_ratelimit_destroy(&s->buckets[i]);
 	free(s->buckets);
+	tfj_peerlimit_free(s->peers);
 	free(s);
 }
 

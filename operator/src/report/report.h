@@ -8,6 +8,11 @@
  *   3. the bearer token from `authorization` metadata and the `auth`
  *      callback (TokenReview + pod check: UNAUTHENTICATED/PERMISSION_DENIED);
  *   4. a per-pod token bucket (RESOURCE_EXHAUSTED, reason rate_limited);
+ * and, before 3., per peer address, a token bucket that only refused calls
+ * (invalid argument, unauthenticated, permission denied) drain: an address
+ * that keeps failing is answered RESOURCE_EXHAUSTED (reason peer_limited)
+ * before its token is looked at (peerlimit.h), unless the optional `known`
+ * callback says the token is one already verified.
  *   5. the `deliver` callback (FAILED_PRECONDITION for a finished job);
  *   6. for an accepted Heartbeat, the optional `advise` callback fills its
  *      reply (`stop`, docs/operator.md "Stopping after success").
@@ -78,16 +83,22 @@ struct tfj_report_ack {
 typedef void (*tfj_report_ack_fn)(void *ud, const struct tfj_reportmsg *m, const char *subject,
 				  struct tfj_report_ack *out);
 
+/* known (optional): 1 when `token` was verified a moment ago (a cache hit, no I/O). */
+typedef int (*tfj_report_known_fn)(void *ud, const char *token);
+
 struct tfj_report_opts {
 	const char *addr;            /* "host:port" to listen on (port 0: any) */
 	tfj_report_auth_fn auth;     /* required */
 	tfj_report_deliver_fn deliver; /* required */
 	tfj_report_advise_fn advise;   /* optional: Heartbeat replies say nothing without it */
 	tfj_report_ack_fn ack;       /* optional */
+	tfj_report_known_fn known;   /* optional: verified tokens pass a peer's limit */
 	void *ud;
 	int threads;                 /* 1..16, default 2 */
 	double pod_qps;              /* per-pod report rate, default 2/s */
 	int pod_burst;               /* default 10 */
+	double peer_qps;             /* failed calls per peer address, default 1/s */
+	int peer_burst;              /* default 20 */
 	uint32_t heartbeat_s;        /* asked of agents in RegisterReplica; 0 = theirs */
 	/*
 	 * TLS (report/servingcert.h's tfj_servingcert_server_creds); consumed

@@ -12,8 +12,12 @@
 #include <openssl/evp.h>
 
 #include <tfj/buf.h>
+#include <tfj/clock.h>
 #include <tfj/err.h>
 #include <tfj/json.h>
+
+#include "kube/ratelimit.h"
+#include "report/jwtclaims.h"
 
 #include "tfjob/podspec.h"
 #include "tfjob/tfjob.h"
@@ -26,7 +30,8 @@
 #define WAYS 4
 
 static const char *const reasons[] = { "ok", "no_token", "invalid_token", "not_pod_bound",
-				       "pod_mismatch", "pod_unknown", "wrong_replica" };
+				       "pod_mismatch", "pod_unknown", "wrong_replica",
+				       "review_limited" };
 
 const char *tfj_tokenreview_reason(enum tfj_authz a)
 {
@@ -170,7 +175,18 @@ enum tfj_authz tfj_tokenreview_authorize(const struct tfj_tokenreview *tr, const
 	return TFJ_AUTHZ_OK;
 }
 
-/* ---- the reviewer and its cache ---- */
+/* ---- the reviewer and its caches ---- */
+
+/*
+ * Local refusals by reason: jwtclaims.h's reasons, then the authorization
+ * reasons of what the token claims (a pod we do not know, another job...).
+ */
+#define LOCAL_AUTHZ0 TFJ_JWT_COUNT
+#define NLOCAL (TFJ_JWT_COUNT + 3)
+static const char *const authz_local[3] = { "pod_mismatch", "pod_unknown", "wrong_replica" };
+
+enum { RES_AUTHENTICATED, RES_UNAUTHENTICATED, RES_ERROR, NRES };
+static const char *const res_names[NRES] = { "authenticated", "unauthenticated", "error" };
 
 struct entry {
 	unsigned char hash[32];
@@ -179,15 +195,30 @@ struct entry {
 	struct tfj_tokenreview tr;
 };
 
+struct cache {
+	size_t nsets;
+	struct entry *tab;
+};
+
 struct tfj_tokenreviewer {
 	struct tfj_kube *k;
 	char *audience;
 	int64_t ttl_ms;
-	size_t nsets;
-	struct entry *tab;
+	struct cache good, bad;      /* verified tokens; tokens the API server refused */
+	struct tfj_ratelimit rl;     /* the TokenReview budget */
 	pthread_mutex_t mu;
-	uint64_t reviews, hits;
+	int mu_init;
+	uint64_t hits, bad_hits, throttled;
+	uint64_t results[NRES];
+	uint64_t local[NLOCAL];
 };
+
+static int cache_init(struct cache *c, size_t entries)
+{
+	c->nsets = (entries + WAYS - 1) / WAYS;
+	c->tab = calloc(c->nsets * WAYS, sizeof(*c->tab));
+	return c->tab ? 0 : -1;
+}
 
 int tfj_tokenreviewer_new(struct tfj_tokenreviewer **out, struct tfj_kube *k,
 			  const char *audience, int64_t ttl_ms, size_t entries)
@@ -205,26 +236,37 @@ int tfj_tokenreviewer_new(struct tfj_tokenreviewer **out, struct tfj_kube *k,
 		return tfj_err_set(TFJ_ENOMEM, "tokenreview");
 	r->k = k;
 	r->ttl_ms = ttl_ms > 0 ? ttl_ms : 60000;
-	r->nsets = (entries + WAYS - 1) / WAYS;
 	r->audience = strdup(audience);
-	r->tab = calloc(r->nsets * WAYS, sizeof(*r->tab));
-	if (!r->audience || !r->tab) {
+	/* Refusals need less room: garbage never gets this far. */
+	if (!r->audience || cache_init(&r->good, entries) ||
+	    cache_init(&r->bad, entries / 4 > 64 ? entries / 4 : 64)) {
 		tfj_tokenreviewer_free(r);
 		return tfj_err_set(TFJ_ENOMEM, "tokenreview");
 	}
 	pthread_mutex_init(&r->mu, NULL);
+	r->mu_init = 1;
+	tfj_ratelimit_init(&r->rl, 5, 20);
 	*out = r;
 	return 0;
+}
+
+void tfj_tokenreviewer_limit(struct tfj_tokenreviewer *r, double qps, int burst)
+{
+	tfj_ratelimit_destroy(&r->rl);
+	tfj_ratelimit_init(&r->rl, qps, burst);
 }
 
 void tfj_tokenreviewer_free(struct tfj_tokenreviewer *r)
 {
 	if (!r)
 		return;
-	if (r->tab)
+	if (r->mu_init) {
 		pthread_mutex_destroy(&r->mu);
+		tfj_ratelimit_destroy(&r->rl);
+	}
 	free(r->audience);
-	free(r->tab);
+	free(r->good.tab);
+	free(r->bad.tab);
 	free(r);
 }
 
@@ -237,14 +279,47 @@ static int sha256(unsigned char out[32], const char *s)
 	return 0;
 }
 
-static struct entry *set_of(struct tfj_tokenreviewer *r, const unsigned char *h)
+static struct entry *set_of(struct cache *c, const unsigned char *h)
 {
 	uint64_t v = 0;
 	int i;
 
 	for (i = 0; i < 8; i++)
 		v = (v << 8) | h[i];
-	return &r->tab[(v % r->nsets) * WAYS];
+	return &c->tab[(v % c->nsets) * WAYS];
+}
+
+/* The live entry for hash h, or NULL. Under the lock. */
+static struct entry *lookup(struct cache *c, const unsigned char *h, int64_t now_ms)
+{
+	struct entry *set = set_of(c, h);
+	int i;
+
+	for (i = 0; i < WAYS; i++)
+		if (set[i].used && set[i].expires_ms > now_ms && !memcmp(set[i].hash, h, 32))
+			return &set[i];
+	return NULL;
+}
+
+/* Stores tr for h: its own slot, a free or expired one, else the soonest to expire. */
+static void insert(struct cache *c, const unsigned char *h, const struct tfj_tokenreview *tr,
+		   int64_t now_ms, int64_t expires_ms)
+{
+	struct entry *set = set_of(c, h), *victim = &set[0];
+	int i;
+
+	for (i = 0; i < WAYS; i++) {
+		if (!set[i].used || set[i].expires_ms <= now_ms || !memcmp(set[i].hash, h, 32)) {
+			victim = &set[i];
+			break;
+		}
+		if (set[i].expires_ms < victim->expires_ms)
+			victim = &set[i];
+	}
+	memcpy(victim->hash, h, 32);
+	victim->used = 1;
+	victim->expires_ms = expires_ms;
+	victim->tr = *tr;
 }
 
 /* The API call. The request body holds the token: wiped before it is freed. */
@@ -294,57 +369,173 @@ out:
 	return rc;
 }
 
-int tfj_tokenreviewer_check(struct tfj_tokenreviewer *r, struct tfj_tokenreview *out,
-			    const char *token, int64_t now_ms)
+static void count(struct tfj_tokenreviewer *r, uint64_t *counter)
 {
+	pthread_mutex_lock(&r->mu);
+	(*counter)++;
+	pthread_mutex_unlock(&r->mu);
+}
+
+/*
+ * The local verdict on token: TFJ_AUTHZ_OK when it is worth a TokenReview
+ * (*claims filled), else the refusal (counted).
+ */
+static enum tfj_authz local_check(struct tfj_tokenreviewer *r, struct tfj_jwtclaims *claims,
+				  const char *token, const cJSON *pod,
+				  const struct tfj_reportmsg_ref *ref, int64_t now_ms)
+{
+	enum tfj_jwt_reason jr = tfj_jwtclaims_check(claims, token, r->audience, now_ms);
+	struct tfj_tokenreview claimed;
+	enum tfj_authz az;
+
+	if (jr != TFJ_JWT_OK) {
+		count(r, &r->local[jr]);
+		return jr == TFJ_JWT_NOT_POD_BOUND ? TFJ_AUTHZ_NOT_POD_BOUND
+						   : TFJ_AUTHZ_INVALID_TOKEN;
+	}
+	/* What the token claims, judged as if it were true: a refusal needs no proof. */
+	memset(&claimed, 0, sizeof(claimed));
+	claimed.authenticated = 1;
+	memcpy(claimed.ns, claims->ns, sizeof(claimed.ns));
+	memcpy(claimed.sa, claims->sa, sizeof(claimed.sa));
+	memcpy(claimed.pod, claims->pod, sizeof(claimed.pod));
+	memcpy(claimed.pod_uid, claims->pod_uid, sizeof(claimed.pod_uid));
+	az = tfj_tokenreview_authorize(&claimed, pod, ref);
+	if (az == TFJ_AUTHZ_POD_MISMATCH || az == TFJ_AUTHZ_POD_UNKNOWN ||
+	    az == TFJ_AUTHZ_WRONG_REPLICA)
+		count(r, &r->local[LOCAL_AUTHZ0 + (az - TFJ_AUTHZ_POD_MISMATCH)]);
+	return az;
+}
+
+int tfj_tokenreviewer_check(struct tfj_tokenreviewer *r, struct tfj_tokenreview *out,
+			    enum tfj_authz *local, const char *token, const cJSON *pod,
+			    const struct tfj_reportmsg_ref *ref, int64_t now_ms)
+{
+	struct tfj_jwtclaims claims;
 	unsigned char h[32];
-	struct entry *set, *victim;
-	int rc, i;
+	struct entry *e;
+	int64_t until;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (!token || !*token || strnlen(token, TFJ_TOKENREVIEW_TOKEN_MAX + 1) >
-	    TFJ_TOKENREVIEW_TOKEN_MAX)
-		return 0; /* not authenticated */
+	*local = TFJ_AUTHZ_OK;
+	if (!token || !*token) {
+		*local = TFJ_AUTHZ_NO_TOKEN;
+		return 0;
+	}
+	if (strnlen(token, TFJ_TOKENREVIEW_TOKEN_MAX + 1) > TFJ_TOKENREVIEW_TOKEN_MAX) {
+		count(r, &r->local[TFJ_JWT_TOO_LARGE]);
+		*local = TFJ_AUTHZ_INVALID_TOKEN;
+		return 0;
+	}
 	if ((rc = sha256(h, token)))
 		return rc;
 	pthread_mutex_lock(&r->mu);
-	set = set_of(r, h);
-	for (i = 0; i < WAYS; i++)
-		if (set[i].used && set[i].expires_ms > now_ms && !memcmp(set[i].hash, h, 32)) {
-			*out = set[i].tr;
-			r->hits++;
-			pthread_mutex_unlock(&r->mu);
-			return 0;
-		}
-	r->reviews++;
-	pthread_mutex_unlock(&r->mu);
-	/* Concurrent misses for one token may both ask; the cache stays consistent. */
-	if ((rc = review(r, out, token)))
-		return rc;
-	pthread_mutex_lock(&r->mu);
-	set = set_of(r, h);
-	victim = &set[0];
-	for (i = 0; i < WAYS; i++) {
-		if (!set[i].used || !memcmp(set[i].hash, h, 32)) {
-			victim = &set[i];
-			break;
-		}
-		if (set[i].expires_ms < victim->expires_ms)
-			victim = &set[i];
+	if ((e = lookup(&r->good, h, now_ms))) {
+		*out = e->tr;
+		r->hits++;
+		pthread_mutex_unlock(&r->mu);
+		return 0;
 	}
-	memcpy(victim->hash, h, 32);
-	victim->used = 1;
-	/* Refusals are remembered shorter: a token may be valid a moment later. */
-	victim->expires_ms = now_ms + (out->authenticated ? r->ttl_ms : r->ttl_ms / 4);
-	victim->tr = *out;
+	pthread_mutex_unlock(&r->mu);
+	if ((*local = local_check(r, &claims, token, pod, ref, now_ms)) != TFJ_AUTHZ_OK)
+		return 0;
+	pthread_mutex_lock(&r->mu);
+	if (lookup(&r->bad, h, now_ms)) {
+		r->bad_hits++;
+		pthread_mutex_unlock(&r->mu);
+		return 0; /* refused a moment ago */
+	}
+	pthread_mutex_unlock(&r->mu);
+	if (!tfj_ratelimit_try(&r->rl, tfj_clock_mono_ns())) {
+		count(r, &r->throttled);
+		*local = TFJ_AUTHZ_REVIEW_LIMITED;
+		return 0;
+	}
+	/* Concurrent misses for one token may both ask; the caches stay consistent. */
+	if ((rc = review(r, out, token))) {
+		count(r, &r->results[RES_ERROR]);
+		return rc;
+	}
+	pthread_mutex_lock(&r->mu);
+	if (out->authenticated) {
+		r->results[RES_AUTHENTICATED]++;
+		/* Trusted no longer than the token itself. */
+		until = now_ms + r->ttl_ms;
+		if (claims.exp_ms < until)
+			until = claims.exp_ms;
+		insert(&r->good, h, out, now_ms, until);
+	} else {
+		r->results[RES_UNAUTHENTICATED]++;
+		/* Refusals are remembered shorter: a token may be valid a moment later. */
+		insert(&r->bad, h, out, now_ms, now_ms + r->ttl_ms / 4);
+	}
 	pthread_mutex_unlock(&r->mu);
 	return 0;
+}
+
+int tfj_tokenreviewer_known(struct tfj_tokenreviewer *r, const char *token, int64_t now_ms)
+{
+	unsigned char h[32];
+	int known;
+
+	if (!token || !*token ||
+	    strnlen(token, TFJ_TOKENREVIEW_TOKEN_MAX + 1) > TFJ_TOKENREVIEW_TOKEN_MAX ||
+	    sha256(h, token))
+		return 0;
+	pthread_mutex_lock(&r->mu);
+	known = lookup(&r->good, h, now_ms) != NULL;
+	pthread_mutex_unlock(&r->mu);
+	return known;
 }
 
 void tfj_tokenreviewer_stats(struct tfj_tokenreviewer *r, uint64_t *reviews, uint64_t *hits)
 {
 	pthread_mutex_lock(&r->mu);
-	*reviews = r->reviews;
+	*reviews = r->results[RES_AUTHENTICATED] + r->results[RES_UNAUTHENTICATED] +
+		   r->results[RES_ERROR];
 	*hits = r->hits;
 	pthread_mutex_unlock(&r->mu);
+}
+
+int tfj_tokenreviewer_metrics(struct tfj_tokenreviewer *r, struct tfj_buf *out)
+{
+	uint64_t res[NRES], loc[NLOCAL], hits, bad_hits, throttled;
+	int rc = 0, i;
+
+	if (!r)
+		return 0;
+	pthread_mutex_lock(&r->mu);
+	memcpy(res, r->results, sizeof(res));
+	memcpy(loc, r->local, sizeof(loc));
+	hits = r->hits;
+	bad_hits = r->bad_hits;
+	throttled = r->throttled;
+	pthread_mutex_unlock(&r->mu);
+	rc |= tfj_buf_puts(out, "# HELP tfjob_report_tokenreviews_total TokenReviews sent to the "
+			   "API server, by result.\n"
+			   "# TYPE tfjob_report_tokenreviews_total counter\n");
+	for (i = 0; i < NRES; i++)
+		rc |= tfj_buf_printf(out, "tfjob_report_tokenreviews_total{result=\"%s\"} %llu\n",
+				     res_names[i], (unsigned long long)res[i]);
+	rc |= tfj_buf_printf(out, "# HELP tfjob_report_tokenreview_cache_hits_total Tokens "
+			     "answered from a cache (verified, or refused a moment ago).\n"
+			     "# TYPE tfjob_report_tokenreview_cache_hits_total counter\n"
+			     "tfjob_report_tokenreview_cache_hits_total{cache=\"verified\"} %llu\n"
+			     "tfjob_report_tokenreview_cache_hits_total{cache=\"refused\"} %llu\n"
+			     "# HELP tfjob_report_tokenreview_throttled_total TokenReviews not sent "
+			     "because their budget was spent.\n"
+			     "# TYPE tfjob_report_tokenreview_throttled_total counter\n"
+			     "tfjob_report_tokenreview_throttled_total %llu\n",
+			     (unsigned long long)hits, (unsigned long long)bad_hits,
+			     (unsigned long long)throttled);
+	rc |= tfj_buf_puts(out, "# HELP tfjob_report_token_local_rejected_total Tokens refused "
+			   "without a TokenReview, by reason.\n"
+			   "# TYPE tfjob_report_token_local_rejected_total counter\n");
+	for (i = 1; i < NLOCAL; i++)
+		rc |= tfj_buf_printf(out, "tfjob_report_token_local_rejected_total{reason=\"%s\"} "
+				     "%llu\n", i < LOCAL_AUTHZ0 ? tfj_jwtclaims_reason(
+				     (enum tfj_jwt_reason)i) : authz_local[i - LOCAL_AUTHZ0],
+				     (unsigned long long)loc[i]);
+	return rc ? TFJ_ENOMEM : 0;
 }

@@ -14,10 +14,19 @@
  * operator's pod cache) must carry the job's labels for the claimed replica
  * type and index and be controlled by the TFJob whose uid the report names.
  *
- * Cache: results (positive and negative) are kept for a short time, keyed by
- * the SHA-256 of the token; the raw token is never stored or logged. The
- * cache is a fixed-size, 4-way set-associative table, so it is bounded no
- * matter how many distinct tokens arrive.
+ * Protection (docs/security.md, "Report authentication"): a token is first
+ * looked at locally (report/jwtclaims.h: shape, size, algorithm, audience,
+ * expiry, the pod claim) and the pod it claims is checked against the cache
+ * with the same decision as below; only a token that survives asks the API
+ * server, and then only within the reviewer's own token bucket (qps/burst),
+ * on its own API client (main.c), so a flood never spends the controller's
+ * budget. Reviews refused by the bucket answer TFJ_AUTHZ_REVIEW_LIMITED.
+ *
+ * Caches, keyed by the SHA-256 of the token (the raw token is never stored
+ * or logged), both fixed-size 4-way set-associative tables: verified tokens
+ * only in one (trusted until min(ttl, the token's exp)); tokens the API
+ * server refused in another, smaller one (a quarter of the ttl). Garbage
+ * never reaches either, and refusals cannot push out a verified entry.
  *
  * Threads: a reviewer may be shared; it has its own lock.
  * Ownership: the reviewer borrows the kube client (it must outlive it).
@@ -28,6 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cjson/cJSON.h>
+
+#include <tfj/buf.h>
 
 #include "kube/kube.h"
 #include "report/reportmsg.h"
@@ -53,6 +64,7 @@ enum tfj_authz {
 	TFJ_AUTHZ_POD_MISMATCH,    /* the token's pod/namespace is not the pod the report names */
 	TFJ_AUTHZ_POD_UNKNOWN,     /* the named pod is not in the cache */
 	TFJ_AUTHZ_WRONG_REPLICA,   /* the pod's labels or owner are another job or replica */
+	TFJ_AUTHZ_REVIEW_LIMITED,  /* plausible, but the TokenReview budget is spent: retry */
 	TFJ_AUTHZ_COUNT
 };
 
@@ -85,15 +97,35 @@ int tfj_tokenreviewer_new(struct tfj_tokenreviewer **out, struct tfj_kube *k,
 			  const char *audience, int64_t ttl_ms, size_t entries);
 void tfj_tokenreviewer_free(struct tfj_tokenreviewer *r);
 
+/* The TokenReview budget (default 5/s, burst 20); qps <= 0: unlimited. */
+void tfj_tokenreviewer_limit(struct tfj_tokenreviewer *r, double qps, int burst);
+
 /*
- * Reviews `token` (cache first). 0 with *out filled (check out->authenticated),
- * or an API error (TFJ_EUNAVAIL, TFJ_EFORBIDDEN when the operator may not
- * create tokenreviews, ...): the caller answers UNAVAILABLE.
+ * Reviews `token` for a report naming `ref`, whose pod `pod` is the cached
+ * one (NULL when the cache has none). In order: the verified cache; the
+ * local checks (jwtclaims.h, then tfj_tokenreview_authorize with what the
+ * token claims); the refusals' cache; the rate limit; the TokenReview.
+ * Returns 0 with *local = TFJ_AUTHZ_OK and *out filled (check
+ * out->authenticated, then authorize with it), or 0 with *local the reason
+ * it was refused without asking (*out unauthenticated); or an API error
+ * (TFJ_EUNAVAIL, TFJ_EFORBIDDEN when the operator may not create
+ * tokenreviews, ...): the caller answers UNAVAILABLE.
  */
 int tfj_tokenreviewer_check(struct tfj_tokenreviewer *r, struct tfj_tokenreview *out,
-			    const char *token, int64_t now_ms);
+			    enum tfj_authz *local, const char *token, const cJSON *pod,
+			    const struct tfj_reportmsg_ref *ref, int64_t now_ms);
+
+/* 1 when `token` is in the verified cache at now_ms (no I/O, nothing counted). */
+int tfj_tokenreviewer_known(struct tfj_tokenreviewer *r, const char *token, int64_t now_ms);
 
 /* API calls made and cache hits (for metrics and tests). */
 void tfj_tokenreviewer_stats(struct tfj_tokenreviewer *r, uint64_t *reviews, uint64_t *hits);
+
+/*
+ * Appends tfjob_report_tokenreviews_total{result}, the caches' hits,
+ * tfjob_report_tokenreview_throttled_total and
+ * tfjob_report_token_local_rejected_total{reason}. Accepts NULL (nothing).
+ */
+int tfj_tokenreviewer_metrics(struct tfj_tokenreviewer *r, struct tfj_buf *out);
 
 #endif
