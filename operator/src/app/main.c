@@ -265,8 +265,8 @@ static int start_election(struct app *a, const struct tfj_config *cfg)
 	lns = cfg->leader_namespace[0] ? cfg->leader_namespace
 		: cfg->namespace[0] ? cfg->namespace
 		: tfj_kube_namespace(a->kube) ? tfj_kube_namespace(a->kube) : "default";
-	snprintf(a->identity, sizeof(a->identity), "%s_%ld",
-		 a->host[0] ? a->host : "tfjob-operator", (long)getpid());
+	if ((rc = tfj_leader_identity(a->identity, sizeof(a->identity), a->host)))
+		return failed("leader election setup failed", rc);
 	lo.namespace = lns;
 	lo.name = cfg->leader_name;
 	lo.identity = a->identity;
