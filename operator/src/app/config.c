@@ -37,6 +37,7 @@ static const struct opt opts[] = {
 	{ "report-addr", "TFJOB_REPORT_ADDR", 0 },
 	{ "report-service", "TFJOB_REPORT_SERVICE", 0 },
 	{ "report-audience", "TFJOB_REPORT_AUDIENCE", 0 },
+	{ "pod-name", "TFJOB_POD_NAME", 0 },
 	{ "managed-by", "TFJOB_MANAGED_BY", 0 },
 	{ "informer-stale-after", "TFJOB_INFORMER_STALE_AFTER", 0 },
 	{ "gang-scheduler-name", "TFJOB_GANG_SCHEDULER_NAME", 0 },
@@ -75,6 +76,10 @@ const char *tfj_config_usage(void)
 	       "                            required with --report-addr\n"
 	       "  --report-audience AUD     audience of the pods' report token\n"
 	       "                            (default tfjob-report)\n"
+	       "  --pod-name NAME           this replica's pod (downward API): with the report\n"
+	       "                            channel, the leader labels it\n"
+	       "                            tfjob.kubeflow.org/report-leader=true, the label\n"
+	       "                            the report Service selects (default: no label)\n"
 	       "  --managed-by VALUE        act only on TFJobs whose runPolicy.managedBy is\n"
 	       "                            VALUE (default: unset or kubeflow.org/training-operator)\n"
 	       "  --informer-stale-after S  /readyz fails once an informer has had no\n"
@@ -154,6 +159,10 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 		if (!*v || strlen(v) > 253)
 			return tfj_err_set(TFJ_EINVAL, "--report-audience: 1 to 253 characters");
 		cfg->report_audience = v;
+	} else if (!strcmp(name, "pod-name")) {
+		if (strlen(v) > 253)
+			return tfj_err_set(TFJ_EINVAL, "--pod-name: longer than 253 characters");
+		cfg->pod_name = v;
 	} else if (!strcmp(name, "agent-image")) {
 		if (strlen(v) > 1024)
 			return tfj_err_set(TFJ_EINVAL, "--agent-image: longer than 1024 characters");
@@ -193,6 +202,7 @@ int tfj_config_parse(struct tfj_config *cfg, int argc, char **argv)
 	cfg->report_addr = "";
 	cfg->report_service = "";
 	cfg->report_audience = "tfjob-report";
+	cfg->pod_name = "";
 	cfg->agent_image = "";
 
 	for (size_t i = 0; i < NOPTS; i++) {

@@ -34,6 +34,8 @@ struct tfj_config {
 	const char *report_addr;     /* report service listen address; "" = off */
 	const char *report_service;  /* address injected into pods; "" = off */
 	const char *report_audience; /* default "tfjob-report" */
+	const char *pod_name;        /* this replica's pod, labelled while it leads
+				      * (app/replabel.h); "" = no label */
 	const char *managed_by;      /* runPolicy.managedBy we act on; "" = the reference's value */
 	const char *gang_scheduler;  /* --gang-scheduler-name; "" = off (tfjob/podgroup.h) */
 	const char *agent_image;     /* image of the injected agent (docs/agent.md); "" = none */

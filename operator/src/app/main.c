@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <tfj/buf.h>
+#include <tfj/clock.h>
 #include <tfj/err.h>
 #include <tfj/log.h>
 
@@ -33,6 +34,7 @@
 #include "report/progress.h"
 #include "report/report.h"
 #include "app/reporthub.h"
+#include "app/replabel.h"
 #include "report/tokenreview.h"
 #include "kube/kube.h"
 #include "kube/kubeconfig.h"
@@ -52,6 +54,7 @@ struct app {
 	struct tfj_progress *prog;   /* NULL when the report channel is off */
 	struct tfj_httpd *httpd;     /* NULL when metrics are off */
 	struct tfj_leader *leader;
+	struct tfj_replabel label;   /* the report Service's selector label (replabel.h) */
 	char host[256];
 	char identity[320];
 	int reconciling;      /* the controller has started (run) */
@@ -79,7 +82,14 @@ static int collect(void *ud, struct tfj_buf *out)
 static int ready(void *ud)
 {
 	struct app *a = ud;
-	/* A standby replica is ready: it serves metrics and waits for the lease. */
+	/*
+	 * A standby replica is ready: it serves metrics and waits for the lease;
+	 * but only once its pod no longer carries the leader's label (a
+	 * container restarted in place keeps it), or the report Service would
+	 * send agents to it.
+	 */
+	if (!tfj_replabel_settled(&a->label))
+		return 0;
 	return !atomic_load(&a->leading) || tfj_controller_ready(a->ctl);
 }
 
@@ -208,7 +218,7 @@ static int start_report(struct app *a, const struct tfj_config *cfg)
 	int rc;
 
 	if (!cfg->report_addr[0])
-		return 0;
+		return tfj_replabel_init(&a->label, NULL, NULL, NULL);
 	if ((rc = tfj_progress_new(&a->prog, 0)) ||
 	    (rc = tfj_tokenreviewer_new(&a->hub.tr, a->kube, cfg->report_audience, 0, 0)))
 		return failed("report channel setup failed", rc);
@@ -223,6 +233,14 @@ static int start_report(struct app *a, const struct tfj_config *cfg)
 	ro.ud = &a->hub;
 	if ((rc = tfj_report_start(&a->report, &ro)))
 		return failed("report service failed", rc);
+	/* In a pod's namespace: the leader election's, else the in-cluster one. */
+	if ((rc = tfj_replabel_init(&a->label, a->kube, cfg->leader_namespace[0] ?
+				    cfg->leader_namespace : tfj_kube_namespace(a->kube),
+				    cfg->pod_name)))
+		return failed("report channel setup failed", rc);
+	if (!cfg->pod_name[0])
+		tfj_log_warn("report channel: no --pod-name, so this pod is not labelled as the "
+			     "leader (a report Service selecting the label reaches no pod)");
 	tfj_log_info("report service listening", "address", cfg->report_addr, "pods_use",
 		     cfg->report_service, "audience", cfg->report_audience);
 	return 0;
@@ -339,6 +357,9 @@ static int run(struct app *a, const sigset_t *sigs)
 				return 1;
 			}
 		}
+		/* Reports go to this pod once it can take them (replabel.h). */
+		tfj_replabel_sync(&a->label, a->reconciling,
+				  (int64_t)(tfj_clock_mono_ns() / 1000000ull));
 	}
 }
 
