@@ -35,6 +35,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - apiGroups: [kubeflow.org]
   resources: [tfjobs/status]
   verbs: [update]
+# Children carry blockOwnerDeletion: true; OwnerReferencesPermissionEnforcement
+# then requires update on the owner's finalizers (docs/security.md, "RBAC").
+- apiGroups: [kubeflow.org]
+  resources: [tfjobs/finalizers]
+  verbs: [update]
 - apiGroups: [""]
   resources: [pods, services]
   verbs: [list, watch, create, delete, get, patch]
