@@ -8,6 +8,9 @@ OP_SEL=app.kubernetes.io/name=tfjob-operator,app.kubernetes.io/instance=$OP_RELE
 # Steps per job: with 50m of CPU per pod a job trains for a minute or two
 # on the test bed; the tests key on state, so any speed works.
 CHAOS_STEPS=${TFJOB_CHAOS_STEPS:-20000}
+# runPolicy.progressDeadlineSeconds of the jobs ("" = none): hang detection
+# on, so a pod wrongly judged hung would be restarted (and seen).
+CHAOS_PROGRESS_DEADLINE=${CHAOS_PROGRESS_DEADLINE:-}
 chaos_work=$(mktemp -d)
 chaos_watch_pid=""
 
@@ -49,7 +52,8 @@ metadata:
 spec:
   runPolicy:
     cleanPodPolicy: None
-    backoffLimit: 6
+    backoffLimit: 6${CHAOS_PROGRESS_DEADLINE:+
+    progressDeadlineSeconds: $CHAOS_PROGRESS_DEADLINE}
   tfReplicaSpecs:
     PS:
       replicas: 1

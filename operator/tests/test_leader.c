@@ -69,9 +69,32 @@ static void test_parse(void)
 	cJSON_Delete(l);
 }
 
+/*
+ * Two processes of one pod (a container restarted in place has the same
+ * host name and pid 1) get different identities: the restarted one is a
+ * new candidate, never the holder of its predecessor's Lease.
+ */
+static void test_identity_per_process(void)
+{
+	char a[320], b[320], small[20];
+	struct tfj_leader_record r;
+
+	TFJ_CHECK_OK(tfj_leader_identity(a, sizeof(a), "tfjob-operator-7d9f-abcde"));
+	TFJ_CHECK_OK(tfj_leader_identity(b, sizeof(b), "tfjob-operator-7d9f-abcde"));
+	TFJ_CHECK(strncmp(a, "tfjob-operator-7d9f-abcde_", 26) == 0);
+	TFJ_CHECK_EQ(strlen(a), 26 + 16);
+	TFJ_CHECK(strcmp(a, b) != 0);
+	r = rec(a, 15);
+	TFJ_CHECK_INT(tfj_leader_decide(&r, b, 0, 1, 15000), TFJ_LEADER_WAIT);
+	TFJ_CHECK_OK(tfj_leader_identity(a, sizeof(a), ""));
+	TFJ_CHECK(strncmp(a, "tfjob-operator_", 15) == 0);
+	TFJ_CHECK_INT(tfj_leader_identity(small, sizeof(small), "a-very-long-host-name"), TFJ_EINVAL);
+}
+
 int main(void)
 {
 	TFJ_RUN(test_decide);
+	TFJ_RUN(test_identity_per_process);
 	TFJ_RUN(test_parse);
 	return tfj_test_finish();
 }

@@ -110,7 +110,7 @@ static void test_hang_detection(void)
 {
 	struct fx_world w;
 	struct tfj_plan_progress p;
-	struct tfj_plan_replica_report reps[1];
+	struct tfj_plan_replica_report reps[2];
 	cJSON *j = fx_job("mnist"), *rp;
 	const struct tfj_action *a;
 	int64_t t0;
@@ -133,25 +133,23 @@ static void test_hang_detection(void)
 	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 0);
 	w.now_ms = t0 * 1000;
 
+	/* Worker 0 progressed at 30 s; worker 1 registered at the start, never progressed. */
 	memset(&p, 0, sizeof(p));
 	memset(reps, 0, sizeof(reps));
 	snprintf(reps[0].pod_uid, sizeof(reps[0].pod_uid), "%s", uid_of(&w, "mnist-worker-0"));
 	reps[0].type = TFJ_RT_WORKER;
 	reps[0].index = 0;
 	reps[0].progress_ms = (t0 + 30) * 1000;
+	reps[0].heard_ms = (t0 + 30) * 1000;
+	snprintf(reps[1].pod_uid, sizeof(reps[1].pod_uid), "%s", uid_of(&w, "mnist-worker-1"));
+	reps[1].type = TFJ_RT_WORKER;
+	reps[1].index = 1;
+	reps[1].progress_ms = t0 * 1000;
+	reps[1].heard_ms = t0 * 1000;
 	p.replicas = reps;
-	p.nreplicas = 1;
-	w.progress = &p;
-
-	/*
-	 * The operator (re)started reconciling 50 s in: it has seen no
-	 * progress before, so nobody is hung at 61 s.
-	 */
-	p.since_ms = (t0 + 50) * 1000;
-	w.now_ms = (t0 + 61) * 1000;
-	TFJ_CHECK_INT(fx_plan(&w), 0);
-	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 0);
+	p.nreplicas = 2;
 	p.since_ms = t0 * 1000;
+	w.progress = &p;
 
 	/* 30 s in: nobody is late; the timer is set for worker 1's deadline. */
 	w.now_ms = (t0 + 30) * 1000;
@@ -160,7 +158,39 @@ static void test_hang_detection(void)
 	a = fx_action(&w.plan, TFJ_ACT_REQUEUE, "");
 	TFJ_CHECK(a && a->after_ms == 31000);
 
-	/* 61 s: worker 1 never progressed; worker 0 did at 30 s; ps is not judged. */
+	/*
+	 * Missing reports are no evidence: worker 1's agent went silent after
+	 * registering (channel down, TokenReviews failing, reports landing on a
+	 * standby): an hour later it is still not hung, and no timer spins.
+	 */
+	w.now_ms = (t0 + 3600) * 1000;
+	reps[0].progress_ms = reps[0].heard_ms = w.now_ms - 1000;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 0);
+	TFJ_CHECK(fx_event(&w.plan, "ReplicaHung") == NULL);
+	reps[0].progress_ms = reps[0].heard_ms = (t0 + 30) * 1000;
+
+	/* A heartbeat 59 s after the start repeats the old record: not yet. */
+	reps[1].heard_ms = (t0 + 59) * 1000;
+	w.now_ms = (t0 + 61) * 1000;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 0);
+
+	/*
+	 * The operator (re)started reconciling 50 s in (an operator restart, a
+	 * leader failover): heartbeats heard since then do not yet cover a
+	 * deadline, so nobody is hung at 101 s.
+	 */
+	p.since_ms = (t0 + 50) * 1000;
+	reps[1].heard_ms = (t0 + 100) * 1000;
+	w.now_ms = (t0 + 101) * 1000;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 0);
+	p.since_ms = t0 * 1000;
+
+	/* 61 s: worker 1's heartbeat of 60 s still repeats its start; worker 0 progressed at
+	 * 30 s; ps is not judged. */
+	reps[1].heard_ms = (t0 + 60) * 1000;
 	w.now_ms = (t0 + 61) * 1000;
 	TFJ_CHECK_INT(fx_plan(&w), 0);
 	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 1);
@@ -180,21 +210,55 @@ static void test_hang_detection(void)
 	fx_step(&w);
 	TFJ_CHECK(fx_pod_named(&w, "mnist-worker-1") != NULL);
 
-	/* Hung again and again: backoffLimit ends the job. */
+	/* Hung again and again (its agent heartbeating without progress): backoffLimit ends
+	 * the job. */
 	{
 		int round;
 
 		for (round = 0; round < 4 && strcmp(fx_cond(&w, "Failed"), "True"); round++) {
 			fx_pod_phase(fx_pod_named(&w, "mnist-worker-1"), "Running");
 			running_since(fx_pod_named(&w, "mnist-worker-1"), w.now_ms / 1000);
+			snprintf(reps[1].pod_uid, sizeof(reps[1].pod_uid), "%s",
+				 uid_of(&w, "mnist-worker-1"));
+			reps[1].progress_ms = w.now_ms;
 			w.now_ms += 61 * 1000;
-			reps[0].progress_ms = w.now_ms; /* worker 0 keeps going */
+			reps[1].heard_ms = w.now_ms;
+			reps[0].progress_ms = reps[0].heard_ms = w.now_ms; /* worker 0 keeps going */
 			fx_step(&w);
 			fx_step(&w);
 		}
 		TFJ_CHECK_STR(fx_cond(&w, "Failed"), "True");
 		TFJ_CHECK_STR(fx_cond_field(&w, "Failed", "reason"), "BackoffLimitExceeded");
 	}
+	fx_world_free(&w);
+}
+
+/*
+ * A pod no report ever arrived for (an image without the agent, TokenReviews
+ * failing from the start) is never hung, however long it runs, and sets no
+ * timer; a pod whose agent reports keeps its timer.
+ */
+static void test_no_reports_never_hung(void)
+{
+	struct fx_world w;
+	struct tfj_plan_progress p;
+	cJSON *j = fx_job("mnist");
+	int64_t t0;
+
+	fx_replica(j, "Worker", 1, "OnFailure");
+	cJSON_AddNumberToObject(fx_run_policy(j), "progressDeadlineSeconds", 60);
+	fx_world_init(&w, j);
+	start(&w);
+	t0 = w.now_ms / 1000;
+	running_since(fx_pod_named(&w, "mnist-worker-0"), t0);
+	memset(&p, 0, sizeof(p));
+	p.since_ms = t0 * 1000;
+	w.progress = &p;
+	w.now_ms = (t0 + 7200) * 1000;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_DELETE_POD), 0);
+	TFJ_CHECK(fx_event(&w.plan, "ReplicaHung") == NULL);
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_REQUEUE, "") == NULL);
 	fx_world_free(&w);
 }
 
@@ -498,6 +562,7 @@ int main(void)
 {
 	TFJ_RUN(test_progress_in_status_bounded);
 	TFJ_RUN(test_hang_detection);
+	TFJ_RUN(test_no_reports_never_hung);
 	TFJ_RUN(test_done_and_success_keep_pods);
 	TFJ_RUN(test_linger_fallback);
 	TFJ_RUN(test_training_done_survives_restart);

@@ -63,6 +63,8 @@ static void test_progress(void)
 	TFJ_CHECK_INT(tfj_progress_record(st, &m, "pod-w0", 9000), 0);
 	TFJ_CHECK_INT(tfj_progress_snapshot(st, &p, "job-1"), 0);
 	TFJ_CHECK(rep(&p, "pod-w0") && rep(&p, "pod-w0")->progress_ms == 2000);
+	/* ... but it is heard: the evidence hang detection needs (planprog.h). */
+	TFJ_CHECK(rep(&p, "pod-w0") && rep(&p, "pod-w0")->heard_ms == 9000);
 	TFJ_CHECK(p.has_step && p.step == 10 && p.report_ms == 2000);
 	tfj_progress_release(&p);
 

@@ -43,6 +43,7 @@ static const struct opt opts[] = {
 	{ "report-tls-external", "TFJOB_REPORT_TLS_EXTERNAL", 1 },
 	{ "tokenreview-qps", "TFJOB_TOKENREVIEW_QPS", 0 },
 	{ "tokenreview-burst", "TFJOB_TOKENREVIEW_BURST", 0 },
+	{ "pod-name", "TFJOB_POD_NAME", 0 },
 	{ "managed-by", "TFJOB_MANAGED_BY", 0 },
 	{ "informer-stale-after", "TFJOB_INFORMER_STALE_AFTER", 0 },
 	{ "gang-scheduler-name", "TFJOB_GANG_SCHEDULER_NAME", 0 },
@@ -92,6 +93,10 @@ const char *tfj_config_usage(void)
 	       "  --tokenreview-qps Q       TokenReviews per second for the report channel, on\n"
 	       "                            an API client of their own (default 5)\n"
 	       "  --tokenreview-burst B     TokenReview burst (default 20)\n"
+	       "  --pod-name NAME           this replica's pod (downward API): with the report\n"
+	       "                            channel, the leader labels it\n"
+	       "                            tfjob.kubeflow.org/report-leader=true, the label\n"
+	       "                            the report Service selects (default: no label)\n"
 	       "  --managed-by VALUE        act only on TFJobs whose runPolicy.managedBy is\n"
 	       "                            VALUE (default: unset or kubeflow.org/training-operator)\n"
 	       "  --informer-stale-after S  /readyz fails once an informer has had no\n"
@@ -188,6 +193,10 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 		return parse_rate(&cfg->tokenreview_qps, v, flag);
 	} else if (!strcmp(name, "tokenreview-burst")) {
 		return tfj_parse_int(&cfg->tokenreview_burst, v, 1, 100000, flag);
+	} else if (!strcmp(name, "pod-name")) {
+		if (strlen(v) > 253)
+			return tfj_err_set(TFJ_EINVAL, "--pod-name: longer than 253 characters");
+		cfg->pod_name = v;
 	} else if (!strcmp(name, "agent-image")) {
 		if (strlen(v) > 1024)
 			return tfj_err_set(TFJ_EINVAL, "--agent-image: longer than 1024 characters");
@@ -230,6 +239,7 @@ int tfj_config_parse(struct tfj_config *cfg, int argc, char **argv)
 	cfg->report_tls_secret = "tfjob-operator-report-tls";
 	cfg->tokenreview_qps = 5;
 	cfg->tokenreview_burst = 20;
+	cfg->pod_name = "";
 	cfg->agent_image = "";
 
 	for (size_t i = 0; i < NOPTS; i++) {

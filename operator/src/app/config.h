@@ -39,6 +39,8 @@ struct tfj_config {
 	int report_tls_external;     /* the Secret is cert-manager's: only read it */
 	double tokenreview_qps;      /* TokenReviews, own client and budget; default 5 */
 	int tokenreview_burst;       /* default 20 */
+	const char *pod_name;        /* this replica's pod, labelled while it leads
+				      * (app/replabel.h); "" = no label */
 	const char *managed_by;      /* runPolicy.managedBy we act on; "" = the reference's value */
 	const char *gang_scheduler;  /* --gang-scheduler-name; "" = off (tfjob/podgroup.h) */
 	const char *agent_image;     /* image of the injected agent (docs/agent.md); "" = none */

@@ -36,6 +36,7 @@
 #include "report/servingcert.h"
 #include "report/report.h"
 #include "app/reporthub.h"
+#include "app/replabel.h"
 #include "report/tokenreview.h"
 #include "kube/kube.h"
 #include "kube/kubeconfig.h"
@@ -65,6 +66,7 @@ struct app {
 	struct tfj_progress *prog;   /* NULL when the report channel is off */
 	struct tfj_httpd *httpd;     /* NULL when metrics are off */
 	struct tfj_leader *leader;
+	struct tfj_replabel label;   /* the report Service's selector label (replabel.h) */
 	char host[256];
 	char identity[320];
 	int reconciling;      /* the controller has started (run) */
@@ -96,7 +98,14 @@ static int collect(void *ud, struct tfj_buf *out)
 static int ready(void *ud)
 {
 	struct app *a = ud;
-	/* A standby replica is ready: it serves metrics and waits for the lease. */
+	/*
+	 * A standby replica is ready: it serves metrics and waits for the lease;
+	 * but only once its pod no longer carries the leader's label (a
+	 * container restarted in place keeps it), or the report Service would
+	 * send agents to it.
+	 */
+	if (!tfj_replabel_settled(&a->label))
+		return 0;
 	return !atomic_load(&a->leading) || tfj_controller_ready(a->ctl);
 }
 
@@ -300,7 +309,7 @@ static int start_report(struct app *a, const struct tfj_config *cfg)
 	int rc;
 
 	if (!cfg->report_addr[0])
-		return 0;
+		return tfj_replabel_init(&a->label, NULL, NULL, NULL);
 	if ((rc = start_report_tls(a, cfg)))
 		return rc;
 	/* The reviewer's own bucket decides; the client's matches it. */
@@ -317,6 +326,14 @@ static int start_report(struct app *a, const struct tfj_config *cfg)
 	tfj_controller_set_progress(a->ctl, a->prog);
 	ro.addr = cfg->report_addr;
 	tfj_reporthub_wire(&ro, &a->hub);
+	/* In a pod's namespace: the leader election's, else the in-cluster one. */
+	if ((rc = tfj_replabel_init(&a->label, a->kube, cfg->leader_namespace[0] ?
+				    cfg->leader_namespace : tfj_kube_namespace(a->kube),
+				    cfg->pod_name)))
+		return failed("report channel setup failed", rc);
+	if (!cfg->pod_name[0])
+		tfj_log_warn("report channel: no --pod-name, so this pod is not labelled as the "
+			     "leader (a report Service selecting the label reaches no pod)");
 	a->ro = ro;
 	a->ro.addr = cfg->report_addr;
 	a->report_pending = 1;
@@ -361,8 +378,8 @@ static int start_election(struct app *a, const struct tfj_config *cfg)
 	lns = cfg->leader_namespace[0] ? cfg->leader_namespace
 		: cfg->namespace[0] && !strchr(cfg->namespace, ',') ? cfg->namespace
 		: tfj_kube_namespace(a->kube) ? tfj_kube_namespace(a->kube) : "default";
-	snprintf(a->identity, sizeof(a->identity), "%s_%ld",
-		 a->host[0] ? a->host : "tfjob-operator", (long)getpid());
+	if ((rc = tfj_leader_identity(a->identity, sizeof(a->identity), a->host)))
+		return failed("leader election setup failed", rc);
 	lo.namespace = lns;
 	lo.name = cfg->leader_name;
 	lo.identity = a->identity;
@@ -437,6 +454,9 @@ static int run(struct app *a, const struct tfj_config *cfg, const sigset_t *sigs
 				return 1;
 			}
 		}
+		/* Reports go to this pod once it can take them (replabel.h). */
+		tfj_replabel_sync(&a->label, a->reconciling,
+				  (int64_t)(tfj_clock_mono_ns() / 1000000ull));
 	}
 }
 

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <tfj/clock.h>
 #include <tfj/err.h>
@@ -40,6 +42,22 @@ struct tfj_leader {
 	int have_seen;
 	int64_t seen_ms;
 };
+
+int tfj_leader_identity(char *out, size_t n, const char *host)
+{
+	uint64_t r = 0;
+	int len;
+
+	/* Short reads and no entropy yet only make the nonce weaker, never equal
+	 * to a predecessor's: the monotonic clock and pid are mixed in. */
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+		r ^= tfj_clock_mono_ns() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+	len = snprintf(out, n, "%s_%016llx", host && *host ? host : "tfjob-operator",
+		       (unsigned long long)r);
+	if (len < 0 || (size_t)len >= n)
+		return tfj_err_set(TFJ_EINVAL, "leader identity longer than %zu bytes", n);
+	return 0;
+}
 
 static int64_t mono_ms(void)
 {

@@ -19,6 +19,7 @@
 #ifndef TFJ_LEADER_H
 #define TFJ_LEADER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kube/kube.h"
@@ -50,13 +51,24 @@ enum tfj_leader_decision tfj_leader_decide(const struct tfj_leader_record *rec,
 					   const char *identity, int64_t observed_ms,
 					   int64_t now_ms, int64_t lease_ms);
 
+/*
+ * This process's identity for the Lease: "<host>_<16 hex digits>", the
+ * digits random per process (as client-go's hostname + UUID). A pid does
+ * not do: in a container it is the same after every restart, so a leader
+ * SIGKILLed and restarted in place took its predecessor's Lease for its own
+ * and renewed it at once (a term it never acquired, and released on its
+ * next SIGTERM), instead of waiting the lease out like any candidate.
+ * host NULL or "" is "tfjob-operator". TFJ_EINVAL when out is too small.
+ */
+int tfj_leader_identity(char *out, size_t n, const char *host);
+
 /* Reads a Lease object into rec. TFJ_EPARSE when it has no spec. */
 int tfj_leader_parse(struct tfj_leader_record *rec, const void *lease_json);
 
 struct tfj_leader_opts {
 	const char *namespace;   /* where the Lease lives */
 	const char *name;        /* Lease name (default "tfjob-operator") */
-	const char *identity;    /* this replica (hostname + pid); required */
+	const char *identity;    /* this process (tfj_leader_identity); required */
 	int64_t lease_ms, renew_ms, retry_ms; /* 0 = the defaults above */
 	void (*on_started)(void *ud);
 	void (*on_stopped)(void *ud);

@@ -151,6 +151,7 @@ int tfj_progress_record(struct tfj_progress *p, const struct tfj_reportmsg *m,
 	}
 	r->type = m->ref.type;
 	r->index = m->ref.index;
+	r->heard_ms = now_ms;
 	switch (m->kind) {
 	case TFJ_RM_REGISTER:
 		/* The agent just started: the hang clock starts here too. */

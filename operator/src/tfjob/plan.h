@@ -131,6 +131,8 @@ struct tfj_plan_replica_report {
 	int type, index;              /* enum tfj_rtype and index it reported as */
 	int64_t progress_ms;          /* operator clock when its progress last advanced; 0 = never */
 	int64_t agent_ms;             /* the agent's time of that record (to see it change) */
+	int64_t heard_ms;             /* operator clock of its newest report of any kind
+				       * (the evidence hang detection needs); 0 = none */
 	int exited;                   /* an Exit report arrived */
 	int exit_code;
 	char reason[64];              /* the agent's reason ("Error", "OOMKilled", ...) */

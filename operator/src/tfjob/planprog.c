@@ -93,18 +93,31 @@ int tfj_planprog_hung(struct tfj_planctx *c, size_t i, char *detail, size_t n)
 	if (!c->in->progress || !rp->has_progress_deadline || ps->phase != TFJ_POD_RUNNING ||
 	    ps->deleting || ps->type < 0 || tfj_planprog_auxiliary(ps->type))
 		return 0;
+	/*
+	 * Only evidence counts: a report of this pod's agent. Silence says
+	 * nothing about the trainer (the channel or TokenReviews down, an image
+	 * without the agent, this process just started leading), so it never
+	 * restarts a pod.
+	 */
+	if (!(r = tfj_planprog_find(c, ps->uid)) || r->exited)
+		return 0; /* an exited one is finishing; its pod phase follows */
 	since = ps->running_since_ms;
 	if (since > 0 && c->in->progress->since_ms > since)
 		since = c->in->progress->since_ms;
-	if ((r = tfj_planprog_find(c, ps->uid)) && r->progress_ms > since)
+	if (r->progress_ms > since)
 		since = r->progress_ms;
-	if (r && r->exited)
-		return 0; /* it is finishing; its pod phase follows */
 	if (since <= 0)
 		return 0;
 	limit_ms = rp->progress_deadline_seconds * 1000;
-	if (c->in->now_ms - since < limit_ms) {
-		tfj_planact_requeue_at(c, (since + limit_ms) / 1000 + 1);
+	/*
+	 * Hung when a heartbeat arrived a whole deadline after the last progress
+	 * and still repeated the old record. Until then a timer covers the
+	 * deadline; past it, the next heartbeat queues the job (app/reporthub.c)
+	 * and no heartbeat means no verdict.
+	 */
+	if (r->heard_ms - since < limit_ms) {
+		if (c->in->now_ms - since < limit_ms)
+			tfj_planact_requeue_at(c, (since + limit_ms) / 1000 + 1);
 		return 0;
 	}
 	tfj_planact_fmt(detail, n, "%s replica %d (pod %s) made no progress for %lld s "

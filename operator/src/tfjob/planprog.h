@@ -7,11 +7,14 @@
  *    (a requeue brings newer values in later), so a job reporting every
  *    second costs one status write per few seconds, not one per report.
  *  - Hang detection (spec.runPolicy.progressDeadlineSeconds, only while the
- *    channel is on): a running chief, master or worker pod whose progress
- *    has not advanced for that long, counted from the later of its
- *    container's start and its last progress, is restarted like a
- *    retryable failure (counted against backoffLimit). ps and evaluator
- *    report no steps and are never judged.
+ *    channel is on), on evidence only: a running chief, master or worker
+ *    pod is hung when its agent's heartbeats kept arriving for that long
+ *    without progress, counted from the latest of its container's start,
+ *    its last progress and the start of this process's reconciling. It is
+ *    restarted like a retryable failure (counted against backoffLimit).
+ *    Missing reports are no evidence: a pod no report arrived for (channel
+ *    down, TokenReviews failing, no agent, an operator restart or failover)
+ *    is never judged. ps and evaluator report no steps and are never judged.
  *  - Training done: the lead replica (chief/master 0, else worker 0) of the
  *    current pod reported Exit with code 0. The replicas stoprule.h stops
  *    are then no longer judged or recreated; they keep running until the
