@@ -41,6 +41,14 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - apiGroups: [""]
   resources: [events]
   verbs: [create, patch]
+# Per TFJob: its ps Secret and NetworkPolicy, created before its first pod;
+# get only after a 409 on create (is the object there ours?).
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [create, get]
+- apiGroups: [networking.k8s.io]
+  resources: [networkpolicies]
+  verbs: [create, get]
 {{- with .Values.gangSchedulerName }}
 {{- if ne . "none" }}
 # Gang scheduling: one PodGroup per TFJob, read, created, updated, deleted.
