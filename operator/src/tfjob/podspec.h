@@ -17,6 +17,7 @@
  * one is there, and TF_CONFIG in that container's env (replacing any
  * TF_CONFIG the template set) unless the job has a single replica in all.
  * schedulingPolicy.priorityClass is not put on pods (it is the PodGroup's).
+ * The tensorflow container also gets the job's ps secret (pssecret.h).
  * The service publishes every named port of the `tensorflow` container,
  * tfjob-port included.
  *
