@@ -48,34 +48,18 @@ static pid_t spawn_with(char *const *args, char *env_kv, int quiet)
 	return tfj_testutil_spawn(&s);
 }
 
-/* One Status call with `bearer` (NULL: none); returns the gRPC status or -1. */
-static int status_call(grpc_channel *ch, const char *bearer)
+/*
+ * One call of `method` with `bearer` (NULL: none) and an empty body (a
+ * refused call is refused before its body is decoded); the gRPC status or -1.
+ */
+static int call(grpc_channel *ch, enum tfj_rpc_method method, const char *bearer)
 {
 	struct tfj_grpc_result r = { 0 };
-	int st;
+	int st = -1;
 
-	if (tfj_grpc_unary(&r, ch, tfj_rpc_methods[TFJ_RPC_STATUS].path, bearer, NULL, 0,
-			   tfj_grpc_deadline_ms(5000), 1 << 20) != 0) {
-		tfj_grpc_result_free(&r);
-		return -1;
-	}
-	st = (int)r.status;
-	tfj_grpc_result_free(&r);
-	return st;
-}
-
-/* A Finish (an empty body: it is refused before it is decoded). */
-static int finish_call(grpc_channel *ch, const char *bearer)
-{
-	struct tfj_grpc_result r = { 0 };
-	int st;
-
-	if (tfj_grpc_unary(&r, ch, tfj_rpc_methods[TFJ_RPC_FINISH].path, bearer, NULL, 0,
-			   tfj_grpc_deadline_ms(5000), 1 << 20) != 0) {
-		tfj_grpc_result_free(&r);
-		return -1;
-	}
-	st = (int)r.status;
+	if (tfj_grpc_unary(&r, ch, tfj_rpc_methods[method].path, bearer, NULL, 0,
+			   tfj_grpc_deadline_ms(5000), 1 << 20) == 0)
+		st = (int)r.status;
 	tfj_grpc_result_free(&r);
 	return st;
 }
@@ -93,19 +77,19 @@ static void test_ps_refuses_calls_without_the_secret(void)
 	TFJ_CHECK_OK(tfj_grpc_channel_new(&ch, ps, NULL, NULL));
 	/* Wait for the ps to listen: it answers (anything but UNAVAILABLE). */
 	for (i = 0; i < 300; i++) {
-		st = status_call(ch, SECRET);
+		st = call(ch, TFJ_RPC_STATUS, SECRET);
 		if (st != GRPC_STATUS_UNAVAILABLE)
 			break;
 		usleep(100 * 1000);
 	}
 	TFJ_CHECK_INT(st, GRPC_STATUS_OK);
-	TFJ_CHECK_INT(status_call(ch, NULL), GRPC_STATUS_UNAUTHENTICATED);
-	TFJ_CHECK_INT(status_call(ch, OTHER), GRPC_STATUS_UNAUTHENTICATED);
-	TFJ_CHECK_INT(status_call(ch, SECRET "0"), GRPC_STATUS_UNAUTHENTICATED);
+	TFJ_CHECK_INT(call(ch, TFJ_RPC_STATUS, NULL), GRPC_STATUS_UNAUTHENTICATED);
+	TFJ_CHECK_INT(call(ch, TFJ_RPC_STATUS, OTHER), GRPC_STATUS_UNAUTHENTICATED);
+	TFJ_CHECK_INT(call(ch, TFJ_RPC_STATUS, SECRET "0"), GRPC_STATUS_UNAUTHENTICATED);
 	/* A Finish from outside the job would end the ps: refused, and it keeps serving. */
-	TFJ_CHECK_INT(finish_call(ch, NULL), GRPC_STATUS_UNAUTHENTICATED);
-	TFJ_CHECK_INT(finish_call(ch, OTHER), GRPC_STATUS_UNAUTHENTICATED);
-	TFJ_CHECK_INT(status_call(ch, SECRET), GRPC_STATUS_OK);
+	TFJ_CHECK_INT(call(ch, TFJ_RPC_FINISH, NULL), GRPC_STATUS_UNAUTHENTICATED);
+	TFJ_CHECK_INT(call(ch, TFJ_RPC_FINISH, OTHER), GRPC_STATUS_UNAUTHENTICATED);
+	TFJ_CHECK_INT(call(ch, TFJ_RPC_STATUS, SECRET), GRPC_STATUS_OK);
 	grpc_channel_destroy(ch);
 	kill(pid, SIGTERM);
 	code = tfj_testutil_wait(pid, 60);

@@ -78,7 +78,7 @@ int tfj_netpol_body(cJSON **out, const struct tfj_tfjob *job, const struct tfj_p
 	const char *op = o && o->operator_name ? o->operator_name : TFJ_PODSPEC_DEFAULT_OPERATOR;
 	int ports[TFJ_RT_COUNT], lo = 1;
 	char name[300];
-	cJSON *np, *meta, *labels, *spec, *types, *ingress, *rule, *from, *peer, *pl;
+	cJSON *np, *meta, *spec, *types, *ingress, *rule, *from, *peer, *pl;
 	size_t n, i;
 	int rc;
 
@@ -89,17 +89,10 @@ int tfj_netpol_body(cJSON **out, const struct tfj_tfjob *job, const struct tfj_p
 		return rc;
 	n = training_ports(ports, job, o);
 	rc = TFJ_ENOMEM;
-	if (!(np = cJSON_CreateObject()))
+	if (!(np = tfj_podspec_job_object(&meta, "networking.k8s.io/v1", "NetworkPolicy", name,
+					  job, op)))
 		goto out;
-	if (!cJSON_AddStringToObject(np, "apiVersion", "networking.k8s.io/v1") ||
-	    !cJSON_AddStringToObject(np, "kind", "NetworkPolicy") ||
-	    !(meta = cJSON_AddObjectToObject(np, "metadata")) ||
-	    !cJSON_AddStringToObject(meta, "name", name) ||
-	    !cJSON_AddStringToObject(meta, "namespace", job->ns) ||
-	    !(labels = cJSON_AddObjectToObject(meta, "labels")) ||
-	    !cJSON_AddStringToObject(labels, TFJ_LABEL_JOB_NAME, job->name) ||
-	    !cJSON_AddStringToObject(labels, TFJ_LABEL_OPERATOR, op) ||
-	    !(spec = cJSON_AddObjectToObject(np, "spec")) ||
+	if (!(spec = cJSON_AddObjectToObject(np, "spec")) ||
 	    add_job_selector(spec, "podSelector", job, op) ||
 	    !(types = cJSON_AddArrayToObject(spec, "policyTypes")) ||
 	    !(ingress = cJSON_AddArrayToObject(spec, "ingress")))
@@ -135,8 +128,6 @@ int tfj_netpol_body(cJSON **out, const struct tfj_tfjob *job, const struct tfj_p
 			lo = ports[i] + 1;
 	}
 	if (add_port(pl, "UDP", 0, 0))
-		goto out;
-	if ((rc = tfj_podspec_owner_ref(meta, job)))
 		goto out;
 	*out = np;
 	np = NULL;

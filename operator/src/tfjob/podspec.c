@@ -316,6 +316,66 @@ static int put_env(cJSON *env, const char *name, const char *value, const char *
 	return 0;
 }
 
+cJSON *tfj_podspec_job_object(cJSON **meta, const char *api_version, const char *kind,
+			      const char *name, const struct tfj_tfjob *job,
+			      const char *operator_name)
+{
+	cJSON *o = cJSON_CreateObject(), *m, *labels;
+
+	if (!o || !cJSON_AddStringToObject(o, "apiVersion", api_version) ||
+	    !cJSON_AddStringToObject(o, "kind", kind) ||
+	    !(m = cJSON_AddObjectToObject(o, "metadata")) ||
+	    !cJSON_AddStringToObject(m, "name", name) ||
+	    !cJSON_AddStringToObject(m, "namespace", job->ns) ||
+	    !(labels = cJSON_AddObjectToObject(m, "labels")) ||
+	    !cJSON_AddStringToObject(labels, TFJ_LABEL_JOB_NAME, job->name) ||
+	    !cJSON_AddStringToObject(labels, TFJ_LABEL_OPERATOR,
+				     operator_name ? operator_name : TFJ_PODSPEC_DEFAULT_OPERATOR) ||
+	    tfj_podspec_owner_ref(m, job)) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	*meta = m;
+	return o;
+}
+
+cJSON *tfj_podspec_volume(cJSON *spec, const char *name)
+{
+	cJSON *vols = ensure_array(spec, "volumes"), *vol;
+
+	if (!vols)
+		return NULL;
+	drop_named(vols, name);
+	if (!(vol = cJSON_CreateObject()))
+		return NULL;
+	cJSON_AddItemToArray(vols, vol);
+	return cJSON_AddStringToObject(vol, "name", name) ? vol : NULL;
+}
+
+int tfj_podspec_mount(cJSON *ctr, const char *name, const char *path, int read_only)
+{
+	cJSON *mounts = ensure_array(ctr, "volumeMounts"), *m;
+
+	if (!mounts)
+		return TFJ_ENOMEM;
+	drop_named(mounts, name);
+	if (!(m = cJSON_CreateObject()))
+		return TFJ_ENOMEM;
+	cJSON_AddItemToArray(mounts, m);
+	if (!cJSON_AddStringToObject(m, "name", name) ||
+	    !cJSON_AddStringToObject(m, "mountPath", path) ||
+	    (read_only && !cJSON_AddTrueToObject(m, "readOnly")))
+		return TFJ_ENOMEM;
+	return 0;
+}
+
+int tfj_podspec_env(cJSON *ctr, const char *name, const char *value)
+{
+	cJSON *env = ensure_array(ctr, "env");
+
+	return env ? put_env(env, name, value, NULL) : TFJ_ENOMEM;
+}
+
 /*
  * The report channel's token and identity (see podspec.h). The token is a
  * projected service-account token with our own audience, so it is useless
@@ -327,17 +387,11 @@ static int put_report(cJSON *spec, cJSON *ctr, const struct tfj_tfjob *job, enum
 {
 	const char *aud = o->report_audience && *o->report_audience ? o->report_audience :
 			  TFJ_PODSPEC_REPORT_AUDIENCE;
-	cJSON *vols, *vol, *proj, *srcs, *src, *sat, *mounts, *m, *env;
+	cJSON *vol, *proj, *srcs, *src, *sat, *env;
 	char idx[16];
 
 	snprintf(idx, sizeof(idx), "%d", index);
-	if (!(vols = ensure_array(spec, "volumes")))
-		return TFJ_ENOMEM;
-	drop_named(vols, TFJ_PODSPEC_REPORT_VOLUME);
-	if (!(vol = cJSON_CreateObject()))
-		return TFJ_ENOMEM;
-	cJSON_AddItemToArray(vols, vol);
-	if (!cJSON_AddStringToObject(vol, "name", TFJ_PODSPEC_REPORT_VOLUME) ||
+	if (!(vol = tfj_podspec_volume(spec, TFJ_PODSPEC_REPORT_VOLUME)) ||
 	    !(proj = cJSON_AddObjectToObject(vol, "projected")) ||
 	    !(srcs = cJSON_AddArrayToObject(proj, "sources")) || !(src = cJSON_CreateObject()))
 		return TFJ_ENOMEM;
@@ -347,15 +401,7 @@ static int put_report(cJSON *spec, cJSON *ctr, const struct tfj_tfjob *job, enum
 	    !cJSON_AddNumberToObject(sat, "expirationSeconds", TFJ_PODSPEC_REPORT_TOKEN_TTL) ||
 	    !cJSON_AddStringToObject(sat, "path", "token"))
 		return TFJ_ENOMEM;
-	if (!(mounts = ensure_array(ctr, "volumeMounts")))
-		return TFJ_ENOMEM;
-	drop_named(mounts, TFJ_PODSPEC_REPORT_VOLUME);
-	if (!(m = cJSON_CreateObject()))
-		return TFJ_ENOMEM;
-	cJSON_AddItemToArray(mounts, m);
-	if (!cJSON_AddStringToObject(m, "name", TFJ_PODSPEC_REPORT_VOLUME) ||
-	    !cJSON_AddStringToObject(m, "mountPath", TFJ_PODSPEC_REPORT_DIR) ||
-	    !cJSON_AddTrueToObject(m, "readOnly"))
+	if (tfj_podspec_mount(ctr, TFJ_PODSPEC_REPORT_VOLUME, TFJ_PODSPEC_REPORT_DIR, 1))
 		return TFJ_ENOMEM;
 	if (!(env = ensure_array(ctr, "env")))
 		return TFJ_ENOMEM;

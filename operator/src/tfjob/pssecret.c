@@ -24,7 +24,7 @@ int tfj_pssecret_body(cJSON **out, const struct tfj_tfjob *job, const char *oper
 {
 	static const char hex[] = "0123456789abcdef";
 	char name[300], tok[2 * TFJ_PSSECRET_BYTES + 1];
-	cJSON *s, *meta, *labels, *data;
+	cJSON *s, *meta, *data;
 	size_t i;
 	int rc;
 
@@ -37,24 +37,13 @@ int tfj_pssecret_body(cJSON **out, const struct tfj_tfjob *job, const char *oper
 	}
 	tok[2 * TFJ_PSSECRET_BYTES] = '\0';
 	rc = TFJ_ENOMEM;
-	if (!(s = cJSON_CreateObject()))
+	if (!(s = tfj_podspec_job_object(&meta, "v1", "Secret", name, job, operator_name)))
 		goto out;
-	if (!cJSON_AddStringToObject(s, "apiVersion", "v1") ||
-	    !cJSON_AddStringToObject(s, "kind", "Secret") ||
-	    !(meta = cJSON_AddObjectToObject(s, "metadata")) ||
-	    !cJSON_AddStringToObject(meta, "name", name) ||
-	    !cJSON_AddStringToObject(meta, "namespace", job->ns) ||
-	    !(labels = cJSON_AddObjectToObject(meta, "labels")) ||
-	    !cJSON_AddStringToObject(labels, TFJ_LABEL_JOB_NAME, job->name) ||
-	    !cJSON_AddStringToObject(labels, TFJ_LABEL_OPERATOR,
-				     operator_name ? operator_name : TFJ_PODSPEC_DEFAULT_OPERATOR) ||
-	    !cJSON_AddStringToObject(s, "type", "Opaque") ||
+	if (!cJSON_AddStringToObject(s, "type", "Opaque") ||
 	    /* Never rewritten: a changed secret would split a running job in two. */
 	    !cJSON_AddTrueToObject(s, "immutable") ||
 	    !(data = cJSON_AddObjectToObject(s, "stringData")) ||
 	    !cJSON_AddStringToObject(data, TFJ_PSSECRET_KEY, tok))
-		goto out;
-	if ((rc = tfj_podspec_owner_ref(meta, job)))
 		goto out;
 	*out = s;
 	s = NULL;
@@ -79,40 +68,18 @@ void tfj_pssecret_body_free(cJSON *s)
 int tfj_pssecret_pod(cJSON *spec, cJSON *ctr, const struct tfj_tfjob *job)
 {
 	char name[300];
-	cJSON *vols, *vol, *sec, *mounts, *m, *env, *e;
+	cJSON *vol, *sec;
 	int rc;
 
 	if ((rc = tfj_pssecret_name(name, sizeof(name), job)))
 		return rc;
-	if (!(vols = tfj_podspec_ensure_array(spec, "volumes")))
-		return TFJ_ENOMEM;
-	tfj_podspec_drop_named(vols, TFJ_PSSECRET_VOLUME);
-	if (!(vol = cJSON_CreateObject()))
-		return TFJ_ENOMEM;
-	cJSON_AddItemToArray(vols, vol);
-	if (!cJSON_AddStringToObject(vol, "name", TFJ_PSSECRET_VOLUME) ||
+	if (!(vol = tfj_podspec_volume(spec, TFJ_PSSECRET_VOLUME)) ||
 	    !(sec = cJSON_AddObjectToObject(vol, "secret")) ||
 	    !cJSON_AddStringToObject(sec, "secretName", name) ||
 	    !cJSON_AddNumberToObject(sec, "defaultMode", 0444))
 		return TFJ_ENOMEM;
-	if (!(mounts = tfj_podspec_ensure_array(ctr, "volumeMounts")))
-		return TFJ_ENOMEM;
-	tfj_podspec_drop_named(mounts, TFJ_PSSECRET_VOLUME);
-	if (!(m = cJSON_CreateObject()))
-		return TFJ_ENOMEM;
-	cJSON_AddItemToArray(mounts, m);
-	if (!cJSON_AddStringToObject(m, "name", TFJ_PSSECRET_VOLUME) ||
-	    !cJSON_AddStringToObject(m, "mountPath", TFJ_PSSECRET_DIR) ||
-	    !cJSON_AddTrueToObject(m, "readOnly"))
-		return TFJ_ENOMEM;
-	if (!(env = tfj_podspec_ensure_array(ctr, "env")))
-		return TFJ_ENOMEM;
-	tfj_podspec_drop_named(env, TFJ_PSSECRET_ENV);
-	if (!(e = cJSON_CreateObject()))
-		return TFJ_ENOMEM;
-	cJSON_AddItemToArray(env, e);
-	if (!cJSON_AddStringToObject(e, "name", TFJ_PSSECRET_ENV) ||
-	    !cJSON_AddStringToObject(e, "value", TFJ_PSSECRET_FILE))
+	if (tfj_podspec_mount(ctr, TFJ_PSSECRET_VOLUME, TFJ_PSSECRET_DIR, 1) ||
+	    tfj_podspec_env(ctr, TFJ_PSSECRET_ENV, TFJ_PSSECRET_FILE))
 		return TFJ_ENOMEM;
 	return 0;
 }
