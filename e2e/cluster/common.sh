@@ -13,6 +13,7 @@ ETCD_BIN=$TB_CACHE/etcd-$ETCD_VERSION/bin
 SCHED_PLUGINS_BIN=$TB_CACHE/scheduler-plugins-$SCHED_PLUGINS_VERSION/bin
 COREDNS_BIN=$TB_CACHE/coredns-$COREDNS_VERSION/bin
 HELM_BIN=$TB_CACHE/helm-$HELM_VERSION/bin
+KUBE_ROUTER_BIN=$TB_CACHE/kube-router-$KUBE_ROUTER_VERSION/bin
 PAUSE_DIR=$TB_CACHE/pause-$K8S_VERSION-$PAUSE_TAG
 PAUSE_IMAGE=localhost/pause:$PAUSE_TAG
 COREDNS_IMAGE=localhost/coredns:${COREDNS_VERSION#v}
@@ -47,7 +48,10 @@ TB_CONTAINERD_STATE=/run/tfjob-testbed/containerd
 TB_PKI=$TB_STATE/pki
 TB_CONF=$TB_STATE/config
 # Start order; `down` stops them in reverse.
-TB_COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy)
+TB_COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy
+    kube-router)
+# kube-router's health port (all interfaces: it has no address flag).
+TB_KUBE_ROUTER_HEALTH_PORT=20244
 
 tb_ctr() { ctr --address "$TB_CONTAINERD_SOCK" -n k8s.io "$@"; }
 
@@ -66,6 +70,7 @@ tb_bin() {
     etcd) echo "$ETCD_BIN/etcd" ;;
     containerd) echo /usr/bin/containerd ;;
     scheduler-plugins) echo "$SCHED_PLUGINS_BIN/scheduler" ;;
+    kube-router) echo "$KUBE_ROUTER_BIN/kube-router" ;;
     *) echo "$K8S_BIN/$1" ;;
     esac
 }

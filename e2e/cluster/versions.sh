@@ -16,3 +16,9 @@ PAUSE_TAG=3.10-tfjob
 # scheduling tests): the release for Kubernetes 1.34. The module proxy serves
 # it by exact version only.
 SCHED_PLUGINS_VERSION=v0.34.7
+# NetworkPolicy engine: kube-router's firewall (iptables + ipset) alone, as
+# a host daemon. sig-network's kube-network-policies needs the nftables
+# `queue` expression, which this kernel lacks (CONFIG_NFT_QUEUE unset;
+# docs/testbed.md, "NetworkPolicy engine"). v2.1.0 is what the module proxy
+# serves as latest here.
+KUBE_ROUTER_VERSION=v2.1.0

@@ -39,6 +39,9 @@ REPORT_ENV = {"TFJOB_REPORT_ADDR", "TFJOB_REPORT_TOKEN_FILE", "TFJOB_JOB_NAMESPA
               "TFJOB_REPLICA_INDEX", "POD_NAME", "TFJOB_REPORT_CA_FILE",
               "TFJOB_REPORT_INSECURE"}
 REPORT_VOLUME = "tfjob-report-token"
+# Row "Per-job ps secret": the env var and volume are additive.
+PS_SECRET_ENV = "TFJOB_PS_SECRET_FILE"
+PS_SECRET_VOLUME = "tfjob-ps-secret"
 
 
 def defaulted(job):
@@ -241,7 +244,8 @@ def actual_pod(o):
         c = {k: v for k, v in c.items()
              if k in ("name", "image", "command", "args", "ports", "env")}
         # Row "Report channel": its env vars are additive; compare the rest.
-        env = [e for e in c.get("env", []) if e["name"] not in REPORT_ENV]
+        env = [e for e in c.get("env", [])
+               if e["name"] not in REPORT_ENV and e["name"] != PS_SECRET_ENV]
         c.pop("env", None)
         if env:
             c["env"] = env
@@ -253,7 +257,7 @@ def actual_pod(o):
             "priorityClassName": spec.get("priorityClassName"),
             "containers": ctrs,
             "volumes": [v for v in spec.get("volumes", [])
-                        if v["name"] != REPORT_VOLUME and
+                        if v["name"] not in (REPORT_VOLUME, PS_SECRET_VOLUME) and
                         not v["name"].startswith("kube-api-access-")]}
 
 

@@ -111,6 +111,11 @@ static void test_job_lifecycle(void)
 	TFJ_CHECK(wait_count("services", 3));
 	TFJ_CHECK(wait_condition("Created"));
 	TFJ_CHECK_INT(F.fail_n, 0);
+	/* The job's ps Secret and NetworkPolicy, made before its pods (bodies: test_jobguard). */
+	TFJ_CHECK_INT(fake_count(&F, "secrets", "ml"), 1);
+	TFJ_CHECK_INT(fake_count(&F, "networkpolicies", "ml"), 1);
+	TFJ_CHECK_NOT_NULL(fake_find(&F, "secrets", "ml", "mnist-ps-secret"));
+	TFJ_CHECK_NOT_NULL(fake_find(&F, "networkpolicies", "ml", "mnist-training"));
 	TFJ_CHECK_INT(tfj_controller_metrics(c, &m), 0);
 	TFJ_CHECK(strstr(tfj_buf_cstr(&m),
 			 "tfjob_operator_status_writes_total{result=\"conflict\"} 1\n") != NULL);

@@ -352,7 +352,8 @@ static void test_report_injection(void)
 	o.report_insecure = 0;
 	o.report_addr = NULL;
 	TFJ_CHECK_INT(tfj_podspec_pod(&pod, &job, TFJ_RT_PS, 0, &o), 0);
-	TFJ_CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"), "volumes") == NULL);
+	TFJ_CHECK_NULL(named(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"), "volumes"),
+			     "tfjob-report-token"));
 	TFJ_CHECK(env_value(tf_container(pod), "TFJOB_REPORT_ADDR", &n) == NULL && n == 0);
 	cJSON_Delete(pod);
 	tfj_tfjob_free(&job);

@@ -11,6 +11,7 @@
 #include <tfj/grpc.h>
 #include <tfj/log.h>
 
+#include "psauth.h"
 #include "wire.h"
 
 struct rpc {
@@ -30,6 +31,7 @@ struct tfj_psclient {
 	grpc_byte_buffer **kept;     /* its payload, which msgs[i] points into */
 	struct rpc *rpcs;
 	struct tfj_wire_lease lease;
+	struct tfj_psauth auth;      /* the job's ps secret, sent on every call */
 };
 
 size_t tfj_psclient_nshards(const struct tfj_psclient *cl)
@@ -48,6 +50,11 @@ int tfj_psclient_new(struct tfj_psclient **out, const struct tfj_rtconfig *cfg)
 	cl = calloc(1, sizeof(*cl));
 	if (!cl)
 		return tfj_err_set(TFJ_ENOMEM, "psclient: out of memory");
+	rc = tfj_psauth_from_env(&cl->auth);
+	if (rc) {
+		free(cl);
+		return rc;
+	}
 	cl->n = cfg->nps;
 	cl->ch = calloc(cl->n, sizeof(*cl->ch));
 	cl->hosts = calloc(cl->n, sizeof(*cl->hosts));
@@ -107,6 +114,7 @@ void tfj_psclient_free(struct tfj_psclient *cl)
 	free(cl->rpcs);
 	free(cl->msgs);
 	free(cl->kept);
+	tfj_psauth_free(&cl->auth);
 	free(cl);
 }
 
@@ -127,6 +135,8 @@ static int err_of(grpc_status_code st)
 		return TFJ_EUNAVAIL;
 	case GRPC_STATUS_FAILED_PRECONDITION: return TFJ_ECONFLICT;
 	case GRPC_STATUS_OUT_OF_RANGE: return TFJ_ENUMERIC;
+	/* The ps refused our job secret: permanent, a retry sends the same one. */
+	case GRPC_STATUS_UNAUTHENTICATED: return TFJ_EAUTH;
 	default: return TFJ_EINTERNAL;
 	}
 }
@@ -140,7 +150,7 @@ static int start(struct tfj_psclient *cl, struct rpc *r, enum tfj_rpc_method met
 	if (rc)
 		return rc;
 	return tfj_grpc_call_start(&r->c, cl->ch[r->shard], cl->cq, tfj_rpc_methods[method].path,
-				   NULL, r->req, deadline, r);
+				   cl->auth.secret, r->req, deadline, r);
 }
 
 static void finish_rpc(struct rpc *r)

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <grpc/support/alloc.h>
+
 #include <tfj/err.h>
 #include <tfj/grpc.h>
 #include <tfj/log.h>
@@ -16,6 +18,7 @@
 #include "ckptdir.h"
 #include <tfj/exitcode.h>
 #include "layout.h"
+#include "psauth.h"
 #include "rpcnames.h"
 #include "shard.h"
 #include "wire.h"
@@ -80,6 +83,7 @@ struct server {
 	gpr_timespec finish_at;
 	int shutdown_kind; /* TAG_SHUTDOWN; its address is the shutdown tag */
 	int64_t last_logged_step;
+	struct tfj_psauth auth;    /* the job's ps secret (off when not configured) */
 };
 
 static int arm_slot(struct server *s, struct slot *sl)
@@ -369,7 +373,11 @@ static void on_new_call(struct server *s, struct slot *sl, int ok)
 	grpc_call *call = sl->in.call;
 	grpc_byte_buffer *payload = sl->in.payload;
 	struct ctx *c;
+	int denied = 0;
 
+	/* Before anything is decoded: a call without the job's secret gets no further. */
+	if (ok && call)
+		denied = tfj_psauth_check_md(&s->auth, &sl->in.md);
 	/* The call and its payload are ours now; the slot is armed again below. */
 	sl->in.call = NULL;
 	sl->in.payload = NULL;
@@ -391,7 +399,20 @@ static void on_new_call(struct server *s, struct slot *sl, int ok)
 		return;
 	}
 	c->call = call;
-	handle(s, sl->method, c, payload);
+	if (denied) {
+		/* The first refusal and then every 1000th, so a flood cannot fill the log. */
+		if (s->auth.refused % 1000 == 1) {
+			char *peer = grpc_call_get_peer(call);
+
+			tfj_log_fmt(TFJ_LOG_WARN, "ps %u: refused a call without the job's secret "
+				    "from %s (%" PRIu64 " refused so far)", s->shard.id,
+				    peer ? peer : "?", s->auth.refused);
+			gpr_free(peer);
+		}
+		respond(s, c, GRPC_STATUS_UNAUTHENTICATED, "ps: missing or wrong job secret", NULL);
+	} else {
+		handle(s, sl->method, c, payload);
+	}
 	if (payload)
 		grpc_byte_buffer_destroy(payload);
 }
@@ -474,6 +495,7 @@ static void teardown(struct server *s)
 	free(s->stmsgs);
 	free(s->stptrs);
 	tfj_wire_arena_free(&s->arena);
+	tfj_psauth_free(&s->auth);
 	tfj_shard_free(&s->shard);
 	tfj_layout_free(&s->plan);
 }
@@ -487,6 +509,17 @@ int tfj_psserver_main(const struct tfj_rtconfig *cfg)
 	if (!s)
 		return TFJ_EXIT_NOMEM;
 	s->cfg = cfg;
+	rc = tfj_psauth_from_env(&s->auth);
+	if (rc) {
+		tfj_log_error("cannot read the job's ps secret", "detail", tfj_err_detail());
+		code = tfj_exitcode_from_err(rc);
+		goto out;
+	}
+	if (tfj_psauth_on(&s->auth))
+		tfj_log_info("ps calls must carry the job's secret", "file", getenv(TFJ_PSAUTH_ENV));
+	else
+		tfj_log_warn("ps secret check off: " TFJ_PSAUTH_ENV " not set; any caller that "
+			     "reaches this port is served");
 	rc = tfj_layout_build(&s->plan, cfg);
 	if (rc == 0)
 		rc = tfj_shard_init(&s->shard, &s->plan, cfg, (uint32_t)cfg->index);
@@ -573,9 +606,9 @@ int tfj_psserver_main(const struct tfj_rtconfig *cfg)
 		    gpr_time_cmp(tfj_grpc_now(), gpr_time_add(s->finish_at, gpr_time_from_millis(
 			(int64_t)(cfg->ps_linger_s * 1000), GPR_TIMESPAN))) >= 0) {
 			tfj_log_fmt(TFJ_LOG_INFO, "ps %d done at step %" PRId64 " (applied %" PRIu64
-				    ", stale %" PRIu64 ", duplicate %" PRIu64 ")", cfg->index,
-				    s->shard.step, s->shard.applied, s->shard.stale,
-				    s->shard.duplicate);
+				    ", stale %" PRIu64 ", duplicate %" PRIu64 ", refused without secret %" PRIu64 ")",
+				    cfg->index, s->shard.step, s->shard.applied, s->shard.stale,
+				    s->shard.duplicate, s->auth.refused);
 			break;
 		}
 	}

@@ -58,6 +58,14 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   resourceNames: [tfjob-report-ca]
   verbs: [get, update]
 {{- end }}
+# Per TFJob: its ps Secret and NetworkPolicy, created before its first pod;
+# get only after a 409 on create (is the object there ours?).
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [create, get]
+- apiGroups: [networking.k8s.io]
+  resources: [networkpolicies]
+  verbs: [create, get]
 {{- with .Values.gangSchedulerName }}
 {{- if ne . "none" }}
 # Gang scheduling: one PodGroup per TFJob, read, created, updated, deleted.

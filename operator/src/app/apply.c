@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/random.h>
 
 #include <tfj/clock.h>
 #include <tfj/err.h>
@@ -19,6 +20,8 @@
 #include "kube/objmeta.h"
 #include "tfjob/adopt.h"
 #include "tfjob/jobstatus.h"
+#include "tfjob/netpol.h"
+#include "tfjob/pssecret.h"
 
 #define PATH_MAX_ 1024
 
@@ -106,6 +109,7 @@ struct apply_ctx {
 	int err;             /* first failure of a child write (retry with backoff) */
 	int create_failed;   /* a create failed: skip the plan's remaining creates */
 	int creates_seen;    /* create actions in the plan */
+	int guards_done;     /* the job's Secret and NetworkPolicy were ensured */
 	int64_t now_ms;      /* when apply started (createfail.h clock) */
 };
 
@@ -246,6 +250,92 @@ static int do_create(struct apply_ctx *a, const struct tfj_action *act, const ch
 	return 0;
 }
 
+/*
+ * POSTs a per-job object (the ps Secret, the NetworkPolicy) named `name`
+ * to collection `coll`; a 409 is fine when the object there is ours
+ * (adopt.h), transient when an earlier job's is being collected, an error
+ * otherwise. Failures get a Warning event `reason`.
+ */
+static int ensure_job_object(struct apply_ctx *a, const char *api, const char *coll,
+			     const char *name, const cJSON *body, const char *kind,
+			     const char *reason)
+{
+	struct tfj_apply *c = a->c;
+	char path[PATH_MAX_], why[512], msg[600];
+	enum tfj_adopt_verdict v;
+	cJSON *obj = NULL;
+	int rc;
+
+	if ((rc = tfj_apipath_coll(path, sizeof(path), api, a->job->ns, coll)))
+		return rc;
+	rc = tfj_kube_create(c->k, NULL, path, body);
+	if (rc == 0) {
+		tfj_log_info("created", "job", a->key, "kind", kind, "name", name);
+		return 0;
+	}
+	if (rc == TFJ_EEXIST) {
+		if ((rc = tfj_apipath_obj(path, sizeof(path), api, a->job->ns, coll, name, NULL)))
+			return rc;
+		rc = tfj_kube_get(c->k, &obj, path);
+		if (rc == TFJ_ENOTFOUND) /* gone since: the next reconcile creates it */
+			return tfj_err_set(TFJ_EUNAVAIL, "%s %s: 409 on create, then gone", kind, name);
+		if (rc)
+			return rc;
+		v = tfj_adopt_decide(why, sizeof(why), obj, NULL, a->job);
+		cJSON_Delete(obj);
+		if (v == TFJ_ADOPT_OURS)
+			return 0;
+		/* Never adopted: whoever made it may know its content. */
+		rc = v == TFJ_ADOPT_STALE ? tfj_err_set(TFJ_EUNAVAIL, "%s", why)
+					  : tfj_err_set(TFJ_EEXIST, "%s %s exists and is not this "
+							"job's: %s", kind, name, why);
+	}
+	snprintf(msg, sizeof(msg), "Error creating %s %s: %.500s", kind, name, tfj_err_detail());
+	tfj_log_warn("create failed", "job", a->key, "kind", kind, "name", name, "error",
+		     tfj_err_detail());
+	tfj_apply_event(c, a->job, "Warning", reason, msg);
+	return rc;
+}
+
+/*
+ * The job's ps Secret and NetworkPolicy, before its first pod: the pods
+ * mount the Secret, so they wait for it; a missing NetworkPolicy only
+ * costs the network fence (Warning event, pods go ahead).
+ */
+static int ensure_job_guards(struct apply_ctx *a)
+{
+	struct tfj_podspec_opts o;
+	uint8_t rnd[TFJ_PSSECRET_BYTES];
+	char name[300];
+	cJSON *body = NULL;
+	ssize_t got;
+	int rc;
+
+	if ((rc = tfj_pssecret_name(name, sizeof(name), a->job)))
+		return rc;
+	/* getrandom blocks only until the kernel's pool is seeded at boot. */
+	got = getrandom(rnd, sizeof(rnd), 0);
+	if (got != (ssize_t)sizeof(rnd))
+		return tfj_err_set(TFJ_EINTERNAL, "getrandom failed for the ps secret");
+	rc = tfj_pssecret_body(&body, a->job, a->c->operator_name, rnd);
+	explicit_bzero(rnd, sizeof(rnd));
+	if (rc == 0)
+		rc = ensure_job_object(a, TFJ_APIPATH_CORE, "secrets", name, body, "secret",
+				       "FailedCreateSecret");
+	tfj_pssecret_body_free(body);
+	if (rc)
+		return rc;
+	memset(&o, 0, sizeof(o));
+	o.operator_name = a->c->operator_name;
+	body = NULL;
+	if ((rc = tfj_netpol_name(name, sizeof(name), a->job)) == 0 &&
+	    (rc = tfj_netpol_body(&body, a->job, &o)) == 0)
+		ensure_job_object(a, TFJ_NETPOL_API_PATH, "networkpolicies", name, body,
+				  "networkpolicy", "FailedCreateNetworkPolicy");
+	cJSON_Delete(body);
+	return rc;
+}
+
 static int do_delete(struct apply_ctx *a, const struct tfj_action *act, const char *kind,
 		     const char *res)
 {
@@ -332,6 +422,13 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 					if (a->res->requeue_ms == 0 ||
 					    (uint64_t)wait < a->res->requeue_ms)
 						a->res->requeue_ms = (uint64_t)wait;
+					break;
+				}
+			}
+			if (act->kind == TFJ_ACT_CREATE_POD && !a->guards_done) {
+				a->guards_done = 1;
+				if ((rc = ensure_job_guards(a)) != 0) {
+					a->create_failed = 1;
 					break;
 				}
 			}

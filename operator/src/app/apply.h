@@ -11,6 +11,12 @@
  *    (tfjob/createfail.h) is counted in res->create_failure, and while its
  *    backoff runs the plan's creates are skipped (res->creates_delayed) and
  *    res->requeue_ms brings the key back when it ends.
+ *    Before a plan's first pod create, the job's ps Secret
+ *    (tfjob/pssecret.h, random bytes from getrandom) and NetworkPolicy
+ *    (tfjob/netpol.h) are created, 409 being fine when the object is ours
+ *    (tfjob/adopt.h). Pods wait for the Secret (their volume needs it); a
+ *    NetworkPolicy that cannot be created is a Warning event and the pods
+ *    are created anyway (the ps secret does not depend on the network).
  *  - DELETE_*: DELETE with preconditions.uid, propagation Background; 404
  *    and 409 (a newer incarnation) are success.
  *  - EVENT: a core/v1 Event on the TFJob, queued for the events thread
@@ -45,6 +51,8 @@ struct tfj_apply {
 	struct tfj_kube *k;          /* borrowed */
 	struct tfj_expect *exp;      /* borrowed */
 	struct tfj_events *events;   /* borrowed; NULL = no events */
+	const char *operator_name;   /* borrowed; label of the job's Secret and
+				      * NetworkPolicy; NULL = the default */
 	_Atomic uint64_t jobs_created, jobs_succeeded, jobs_failed, jobs_restarted;
 	_Atomic uint64_t creates, deletes, create_errors, delete_errors;
 	_Atomic uint64_t status_writes, status_conflicts;

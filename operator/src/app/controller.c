@@ -521,6 +521,7 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	c->ap.k = k;
 	c->ap.exp = c->exp;
 	c->ap.events = c->events;
+	c->ap.operator_name = c->opname;
 
 	memset(&io, 0, sizeof(io));
 	io.watch_timeout_s = o->watch_timeout_s;

@@ -33,19 +33,7 @@ static int add_strings(cJSON *arr, const char *const *v, int n)
 /* A volume mount of the agent directory, read-only for the trainer. */
 static int add_mount(cJSON *ctr, int read_only)
 {
-	cJSON *mounts = tfj_podspec_ensure_array(ctr, "volumeMounts"), *m;
-
-	if (!mounts)
-		return TFJ_ENOMEM;
-	tfj_podspec_drop_named(mounts, TFJ_INJECT_VOLUME);
-	if (!(m = cJSON_CreateObject()))
-		return TFJ_ENOMEM;
-	cJSON_AddItemToArray(mounts, m);
-	if (!cJSON_AddStringToObject(m, "name", TFJ_INJECT_VOLUME) ||
-	    !cJSON_AddStringToObject(m, "mountPath", TFJ_INJECT_DIR) ||
-	    (read_only && !cJSON_AddTrueToObject(m, "readOnly")))
-		return TFJ_ENOMEM;
-	return 0;
+	return tfj_podspec_mount(ctr, TFJ_INJECT_VOLUME, TFJ_INJECT_DIR, read_only);
 }
 
 /* What Pod Security "restricted" asks of every container, and a read-only root. */
@@ -108,18 +96,9 @@ static int add_init(cJSON *spec, const char *image)
 
 static int add_volume(cJSON *spec)
 {
-	cJSON *vols = tfj_podspec_ensure_array(spec, "volumes"), *v;
+	cJSON *v = tfj_podspec_volume(spec, TFJ_INJECT_VOLUME);
 
-	if (!vols)
-		return TFJ_ENOMEM;
-	tfj_podspec_drop_named(vols, TFJ_INJECT_VOLUME);
-	if (!(v = cJSON_CreateObject()))
-		return TFJ_ENOMEM;
-	cJSON_AddItemToArray(vols, v);
-	if (!cJSON_AddStringToObject(v, "name", TFJ_INJECT_VOLUME) ||
-	    !cJSON_AddObjectToObject(v, "emptyDir"))
-		return TFJ_ENOMEM;
-	return 0;
+	return v && cJSON_AddObjectToObject(v, "emptyDir") ? 0 : TFJ_ENOMEM;
 }
 
 /* Appends every string of src (command, then args) to dst; TFJ_EINVAL on a non-string. */

@@ -11,6 +11,7 @@
 #include <tfj/tfconfig.h>
 
 #include "tfjob/inject.h"
+#include "tfjob/pssecret.h"
 #include "tfjob/podspec.h"
 #include "tfjob/podgroup.h"
 
@@ -315,6 +316,66 @@ static int put_env(cJSON *env, const char *name, const char *value, const char *
 	return 0;
 }
 
+cJSON *tfj_podspec_job_object(cJSON **meta, const char *api_version, const char *kind,
+			      const char *name, const struct tfj_tfjob *job,
+			      const char *operator_name)
+{
+	cJSON *o = cJSON_CreateObject(), *m, *labels;
+
+	if (!o || !cJSON_AddStringToObject(o, "apiVersion", api_version) ||
+	    !cJSON_AddStringToObject(o, "kind", kind) ||
+	    !(m = cJSON_AddObjectToObject(o, "metadata")) ||
+	    !cJSON_AddStringToObject(m, "name", name) ||
+	    !cJSON_AddStringToObject(m, "namespace", job->ns) ||
+	    !(labels = cJSON_AddObjectToObject(m, "labels")) ||
+	    !cJSON_AddStringToObject(labels, TFJ_LABEL_JOB_NAME, job->name) ||
+	    !cJSON_AddStringToObject(labels, TFJ_LABEL_OPERATOR,
+				     operator_name ? operator_name : TFJ_PODSPEC_DEFAULT_OPERATOR) ||
+	    tfj_podspec_owner_ref(m, job)) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	*meta = m;
+	return o;
+}
+
+cJSON *tfj_podspec_volume(cJSON *spec, const char *name)
+{
+	cJSON *vols = ensure_array(spec, "volumes"), *vol;
+
+	if (!vols)
+		return NULL;
+	drop_named(vols, name);
+	if (!(vol = cJSON_CreateObject()))
+		return NULL;
+	cJSON_AddItemToArray(vols, vol);
+	return cJSON_AddStringToObject(vol, "name", name) ? vol : NULL;
+}
+
+int tfj_podspec_mount(cJSON *ctr, const char *name, const char *path, int read_only)
+{
+	cJSON *mounts = ensure_array(ctr, "volumeMounts"), *m;
+
+	if (!mounts)
+		return TFJ_ENOMEM;
+	drop_named(mounts, name);
+	if (!(m = cJSON_CreateObject()))
+		return TFJ_ENOMEM;
+	cJSON_AddItemToArray(mounts, m);
+	if (!cJSON_AddStringToObject(m, "name", name) ||
+	    !cJSON_AddStringToObject(m, "mountPath", path) ||
+	    (read_only && !cJSON_AddTrueToObject(m, "readOnly")))
+		return TFJ_ENOMEM;
+	return 0;
+}
+
+int tfj_podspec_env(cJSON *ctr, const char *name, const char *value)
+{
+	cJSON *env = ensure_array(ctr, "env");
+
+	return env ? put_env(env, name, value, NULL) : TFJ_ENOMEM;
+}
+
 /*
  * The CA agents verify the report service with: a projected source of the
  * namespace's CA ConfigMap (one volume with the token, so the agent finds
@@ -350,17 +411,11 @@ static int put_report(cJSON *spec, cJSON *ctr, const struct tfj_tfjob *job, enum
 {
 	const char *aud = o->report_audience && *o->report_audience ? o->report_audience :
 			  TFJ_PODSPEC_REPORT_AUDIENCE;
-	cJSON *vols, *vol, *proj, *srcs, *src, *sat, *mounts, *m, *env;
+	cJSON *vol, *proj, *srcs, *src, *sat, *env;
 	char idx[16];
 
 	snprintf(idx, sizeof(idx), "%d", index);
-	if (!(vols = ensure_array(spec, "volumes")))
-		return TFJ_ENOMEM;
-	drop_named(vols, TFJ_PODSPEC_REPORT_VOLUME);
-	if (!(vol = cJSON_CreateObject()))
-		return TFJ_ENOMEM;
-	cJSON_AddItemToArray(vols, vol);
-	if (!cJSON_AddStringToObject(vol, "name", TFJ_PODSPEC_REPORT_VOLUME) ||
+	if (!(vol = tfj_podspec_volume(spec, TFJ_PODSPEC_REPORT_VOLUME)) ||
 	    !(proj = cJSON_AddObjectToObject(vol, "projected")) ||
 	    !(srcs = cJSON_AddArrayToObject(proj, "sources")) || !(src = cJSON_CreateObject()))
 		return TFJ_ENOMEM;
@@ -372,15 +427,7 @@ static int put_report(cJSON *spec, cJSON *ctr, const struct tfj_tfjob *job, enum
 		return TFJ_ENOMEM;
 	if (!o->report_insecure && put_report_ca(srcs))
 		return TFJ_ENOMEM;
-	if (!(mounts = ensure_array(ctr, "volumeMounts")))
-		return TFJ_ENOMEM;
-	drop_named(mounts, TFJ_PODSPEC_REPORT_VOLUME);
-	if (!(m = cJSON_CreateObject()))
-		return TFJ_ENOMEM;
-	cJSON_AddItemToArray(mounts, m);
-	if (!cJSON_AddStringToObject(m, "name", TFJ_PODSPEC_REPORT_VOLUME) ||
-	    !cJSON_AddStringToObject(m, "mountPath", TFJ_PODSPEC_REPORT_DIR) ||
-	    !cJSON_AddTrueToObject(m, "readOnly"))
+	if (tfj_podspec_mount(ctr, TFJ_PODSPEC_REPORT_VOLUME, TFJ_PODSPEC_REPORT_DIR, 1))
 		return TFJ_ENOMEM;
 	if (!(env = ensure_array(ctr, "env")))
 		return TFJ_ENOMEM;
@@ -461,6 +508,8 @@ static int build_pod(cJSON *pod, const struct tfj_tfjob *job, enum tfj_rtype t, 
 		if (cJSON_IsObject(c) && cJSON_IsString(n) && n->valuestring &&
 		    !strcmp(n->valuestring, TFJ_PODSPEC_CONTAINER)) {
 			rc = put_container(c, tfconfig, tfj_podspec_port(job, t, o));
+			if (!rc)
+				rc = tfj_pssecret_pod(spec, c, job);
 			if (!rc && o && o->report_addr && *o->report_addr)
 				rc = put_report(spec, c, job, t, index, o);
 			if (!rc && tfj_inject_wanted(job, t, o))

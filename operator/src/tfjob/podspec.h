@@ -17,6 +17,7 @@
  * one is there, and TF_CONFIG in that container's env (replacing any
  * TF_CONFIG the template set) unless the job has a single replica in all.
  * schedulingPolicy.priorityClass is not put on pods (it is the PodGroup's).
+ * The tensorflow container also gets the job's ps secret (pssecret.h).
  * The service publishes every named port of the `tensorflow` container,
  * tfjob-port included.
  *
@@ -110,6 +111,23 @@ int tfj_podspec_pod(cJSON **out, const struct tfj_tfjob *job, enum tfj_rtype t,
 void tfj_podspec_drop_named(cJSON *arr, const char *name);
 /* obj[key] as an array, replacing whatever non-array was there; NULL = no memory. */
 cJSON *tfj_podspec_ensure_array(cJSON *obj, const char *key);
+
+/*
+ * A new object {apiVersion, kind, metadata {name, namespace: job's, labels
+ * job-name and operator-name (NULL: the default), the owner reference}}
+ * for a per-job object other than a pod or service; *meta gets its metadata.
+ * NULL = no memory.
+ */
+cJSON *tfj_podspec_job_object(cJSON **meta, const char *api_version, const char *kind,
+			      const char *name, const struct tfj_tfjob *job,
+			      const char *operator_name);
+/* A new volume {name} in pod spec `spec`, replacing one of that name; NULL = no memory. */
+cJSON *tfj_podspec_volume(cJSON *spec, const char *name);
+/* Adds to container ctr the volumeMount {name, path, readOnly when read_only},
+ * replacing a mount of that name. TFJ_ENOMEM. */
+int tfj_podspec_mount(cJSON *ctr, const char *name, const char *path, int read_only);
+/* Sets name=value in container ctr's env, replacing a variable of that name. */
+int tfj_podspec_env(cJSON *ctr, const char *name, const char *value);
 
 /* The headless service for replica (t, index). */
 int tfj_podspec_service(cJSON **out, const struct tfj_tfjob *job, enum tfj_rtype t,
