@@ -77,7 +77,7 @@ static long http_get(int port, const char *path, char *out, size_t outlen)
 
 static int spawn(struct op *o, int port)
 {
-	char addr[64], logp[128], host[256] = "";
+	char addr[64], logp[128];
 	struct tfj_testutil_spawn sp = { 0 };
 	char *argv[16];
 	int n = 0;
@@ -103,12 +103,27 @@ static int spawn(struct op *o, int port)
 	sp.args = argv;
 	sp.stderr_path = logp;
 	o->pid = tfj_testutil_spawn(&sp);
-	if (o->pid < 0)
-		return -1;
-	gethostname(host, sizeof(host) - 1);
-	snprintf(o->identity, sizeof(o->identity), "%s_%ld", host[0] ? host : "tfjob-operator",
-		 (long)o->pid);
-	return 0;
+	return o->pid < 0 ? -1 : 0;
+}
+
+/*
+ * 1 once the operator's /metrics answers; its leader-election identity
+ * (random per process, kube/leader.h) is then read from
+ * tfjob_operator_identity_info into o->identity.
+ */
+static int healthy_identity(void *ud)
+{
+	static char buf[65536];
+	struct op *o = ud;
+	const char *key = "tfjob_operator_identity_info{identity=\"", *p;
+	size_t n;
+
+	if (http_get(o->port, "/metrics", buf, sizeof(buf)) != 200 || !(p = strstr(buf, key)))
+		return 0;
+	p += strlen(key);
+	n = strcspn(p, "\"");
+	snprintf(o->identity, sizeof(o->identity), "%.*s", (int)n, p);
+	return n > 0;
 }
 
 /* Waits for the child to exit; its exit status, or -1 on timeout/signal. */
@@ -190,9 +205,12 @@ static void test_two_replicas(void)
 
 	TFJ_CHECK_INT(spawn(&a, base), 0);
 	TFJ_CHECK(it_wait(healthy, &a, 20));
+	TFJ_CHECK(it_wait(healthy_identity, &a, 20));
 	TFJ_CHECK(it_wait(holder_is, &a, 30));
 	TFJ_CHECK_INT(spawn(&b, base + 1), 0);
 	TFJ_CHECK(it_wait(healthy, &b, 20));
+	TFJ_CHECK(it_wait(healthy_identity, &b, 20));
+	TFJ_CHECK(strcmp(a.identity, b.identity) != 0);
 	sleep(3);
 	TFJ_CHECK(holder_is(&a));   /* the standby does not steal a live lease */
 	TFJ_CHECK_INT(http_get(b.port, "/readyz", buf, sizeof(buf)), 200);

@@ -92,6 +92,13 @@ static int collect(void *ud, struct tfj_buf *out)
 				    "# TYPE tfjob_operator_leader gauge\n"
 				    "tfjob_operator_leader %d\n",
 				    atomic_load(&a->leading));
+	if (rc == 0 && a->identity[0])
+		rc = tfj_buf_printf(out,
+				    "# HELP tfjob_operator_identity_info This process's leader-election "
+				    "identity: the Lease's holderIdentity while it leads.\n"
+				    "# TYPE tfjob_operator_identity_info gauge\n"
+				    "tfjob_operator_identity_info{identity=\"%s\"} 1\n",
+				    a->identity);
 	return rc;
 }
 
@@ -208,7 +215,6 @@ static int start_controller(struct app *a, const struct tfj_config *cfg)
 	struct tfj_controller_opts co = { 0 };
 	int rc;
 
-	gethostname(a->host, sizeof(a->host) - 1);
 	co.namespace = cfg->namespace;
 	co.workers = cfg->workers;
 	co.cluster_domain = cfg->cluster_domain;
@@ -378,8 +384,6 @@ static int start_election(struct app *a, const struct tfj_config *cfg)
 	lns = cfg->leader_namespace[0] ? cfg->leader_namespace
 		: cfg->namespace[0] && !strchr(cfg->namespace, ',') ? cfg->namespace
 		: tfj_kube_namespace(a->kube) ? tfj_kube_namespace(a->kube) : "default";
-	if ((rc = tfj_leader_identity(a->identity, sizeof(a->identity), a->host)))
-		return failed("leader election setup failed", rc);
 	lo.namespace = lns;
 	lo.name = cfg->leader_name;
 	lo.identity = a->identity;
@@ -408,6 +412,11 @@ static int start(struct app *a, const struct tfj_config *cfg)
 {
 	int rc;
 
+	/* Before the metrics thread starts: it shows the identity. */
+	gethostname(a->host, sizeof(a->host) - 1);
+	if (cfg->leader_elect &&
+	    (rc = tfj_leader_identity(a->identity, sizeof(a->identity), a->host)))
+		return failed("leader election setup failed", rc);
 	if ((rc = start_clients(a, cfg)) || (rc = start_controller(a, cfg)) ||
 	    (rc = start_report(a, cfg)) || (rc = start_metrics(a, cfg)) ||
 	    (rc = start_election(a, cfg)))
