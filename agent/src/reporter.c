@@ -264,7 +264,14 @@ static int unary(struct tfj_reporter *r, const char *method, const ProtobufCMess
 	tfj_grpc_result_free(&res);
 	free(pbuf);
 	count_call(r, rc);
-	if (rc == TFJ_EUNAVAIL)
+	/*
+	 * A timeout says as little about the connection as UNAVAILABLE does:
+	 * when the operator's pod vanished without closing it (force-deleted,
+	 * its node or network gone), nothing ever will, and every later call on
+	 * it would time out too, for as long as TCP keeps retransmitting (about
+	 * 15 min). A new connection lands on the current leader.
+	 */
+	if (rc == TFJ_EUNAVAIL || rc == TFJ_ETIMEOUT)
 		r->reconnect = 1;
 	return rc;
 }

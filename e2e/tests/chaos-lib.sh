@@ -124,10 +124,24 @@ chaos_check_final() {
 	want_step=$(sed -n 's/.*"step":\([0-9]*\).*/\1/p' <<<"$rec")
 	want_acc=$(sed -n 's/.*"test_accuracy":\([0-9.e+-]*\).*/\1/p' <<<"$rec")
 	read -r got_step got_acc < <(kubectl -n "$E2E_NS" get tfjob "$job" -o jsonpath='{.status.progress.globalStep} {.status.progress.accuracy}{"\n"}')
-	[ "${got_step:-}" = "$want_step" ] ||
+	if [ "${got_step:-}" != "$want_step" ]; then
+		chaos_dump_reports "$job"
 		e2e_fail "$job: status.progress.globalStep '${got_step:-}', final record step '$want_step'"
-	awk -v a="${got_acc:-x}" -v b="$want_acc" 'BEGIN { exit !(a != "x" && (a - b) < 1e-6 && (b - a) < 1e-6) }' ||
+	fi
+	if ! awk -v a="${got_acc:-x}" -v b="$want_acc" 'BEGIN { exit !(a != "x" && (a - b) < 1e-6 && (b - a) < 1e-6) }'; then
+		chaos_dump_reports "$job"
 		e2e_fail "$job: status.progress.accuracy '${got_acc:-}', final record '$want_acc'"
+	fi
+}
+
+# chaos_dump_reports JOB: what its worker's agent said about the report
+# channel, and what the operator logged about the job (for a failure).
+chaos_dump_reports() {
+	local job=$1
+	echo "--- $job-worker-0: agent lines other than progress records"
+	kubectl -n "$E2E_NS" logs "$job-worker-0" 2>&1 | grep -v '"step":' | tail -n 40 || true
+	echo "--- operator log lines naming $job"
+	kubectl -n "$OP_NS" logs -l "$OP_SEL" --tail=-1 2>&1 | grep -F "$job" | tail -n 40 || true
 }
 
 # No ps pod Running or Pending in the namespace (waits for terminating ones).
