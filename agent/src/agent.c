@@ -59,6 +59,12 @@ static int finish(struct agent *a, int code, const char *reason, int sig, const 
 		m.has_last_step = 1;
 		m.last_step = a->tr.state.step;
 	}
+	if (a->have_tr) {
+		m.has_loss = !!(a->tr.state.have & TFJ_PROGREC_BIT(TFJ_PROGREC_LOSS));
+		m.loss = a->tr.state.loss;
+		m.has_accuracy = !!(a->tr.state.have & TFJ_PROGREC_BIT(TFJ_PROGREC_ACCURACY));
+		m.accuracy = a->tr.state.accuracy;
+	}
 	m.message = message;
 	if (a->cfg.termination_log && tfj_termmsg_write(a->cfg.termination_log, &m) < 0)
 		tfj_log_warn("cannot write the termination message", "detail", tfj_err_detail());
