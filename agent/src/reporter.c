@@ -607,9 +607,14 @@ static int until_acked(struct tfj_reporter *r,
 	pthread_mutex_lock(&r->mu);
 	r->stats.resends += (uint64_t)(tries - 1);
 	pthread_mutex_unlock(&r->mu);
-	if (!acked && r->ack_wait_s > 0)
-		tfj_log_debug("report not acknowledged", "call", what, "detail",
-			      rc ? tfj_err_detail() : "no ack");
+	if (!acked && r->ack_wait_s > 0) {
+		char n[24];
+
+		/* The status falls back on the termination message (planprog.h). */
+		snprintf(n, sizeof(n), "%d", tries);
+		tfj_log_warn("report not acknowledged", "call", what, "tries", n, "detail",
+			     rc ? tfj_err_detail() : "no ack");
+	}
 	return rc;
 }
 
