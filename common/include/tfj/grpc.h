@@ -67,7 +67,10 @@ int tfj_grpc_args_msg_caps(struct tfj_grpc_args *a, size_t max_receive, size_t m
 /*
  * Reconnect backoff of a client channel (initial, min, max, in ms), and
  * gRPC's own retries off: every user retries on its own terms (the agent
- * on its next heartbeat, the runtime with the whole step).
+ * on its next heartbeat, the runtime with the whole step). Beware: gRPC
+ * also takes min_ms as the least time one connection attempt (TCP connect
+ * and handshakes) gets before it is abandoned; a process with a small CPU
+ * limit needs it generous.
  */
 int tfj_grpc_args_reconnect(struct tfj_grpc_args *a, int initial_ms, int min_ms, int max_ms);
 
