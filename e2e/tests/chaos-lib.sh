@@ -124,7 +124,10 @@ chaos_check_final() {
 	rec=$(grep '"final":true' <<<"$log" | tail -n 1 || true)
 	# A final record its agent never got acknowledged: the status has it
 	# from the termination message (counted, shown in the figures).
-	grep -q 'msg="report not acknowledged"' <<<"$log" && chaos_unacked=$((chaos_unacked + 1))
+	if grep -q 'msg="report not acknowledged"' <<<"$log"; then
+		chaos_unacked=$((chaos_unacked + 1))
+		e2e_log "$job: $(grep 'msg="report not acknowledged"' <<<"$log" | head -n 1 | sed 's/.*call=//')"
+	fi
 	[ -n "$rec" ] || e2e_fail "$job-worker-0 logged no final record"
 	want_step=$(sed -n 's/.*"step":\([0-9]*\).*/\1/p' <<<"$rec")
 	want_acc=$(sed -n 's/.*"test_accuracy":\([0-9.e+-]*\).*/\1/p' <<<"$rec")
