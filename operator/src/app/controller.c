@@ -65,6 +65,7 @@ struct tfj_controller {
 
 	struct tfj_apply ap;  /* writes and their counters */
 	struct tfj_events *events;
+	struct tfj_guardmemo *guards; /* jobs whose Secret and NetworkPolicy exist */
 	struct tfj_poison *poison;   /* TFJobs the informer could not decode */
 	long stale_ms;               /* readiness bound (informer_stale_s) */
 
@@ -148,6 +149,7 @@ static void on_job(void *ud, enum tfj_informer_event ev, const cJSON *obj, const
 		pthread_mutex_unlock(&c->cf_mu);
 		if (c->prog && tfj_objmeta_str(obj, "uid"))
 			tfj_progress_forget(c->prog, tfj_objmeta_str(obj, "uid"));
+		tfj_guardmemo_forget(c->guards, tfj_objmeta_str(obj, "uid"));
 		return;
 	}
 	tfj_expect_observe_job(c->exp, key, tfj_objmeta_str(obj, "resourceVersion"));
@@ -514,6 +516,7 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	eo.instance = c->instance;
 	if ((rc = tfj_queue_new(&c->q, &qo)) || (rc = tfj_expect_new(&c->exp, 0)) ||
 	    (rc = tfj_events_new(&c->events, o->event_kube ? o->event_kube : k, &eo)) ||
+	    (rc = tfj_guardmemo_new(&c->guards, 0, o->guard_recheck_ms)) ||
 	    (rc = tfj_poison_new(&c->poison, k, c->events)))
 		goto out;
 	c->stale_ms = (o->informer_stale_s > 0 ? o->informer_stale_s
@@ -521,6 +524,7 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	c->ap.k = k;
 	c->ap.exp = c->exp;
 	c->ap.events = c->events;
+	c->ap.guards = c->guards;
 	c->ap.operator_name = c->opname;
 
 	memset(&io, 0, sizeof(io));
@@ -597,6 +601,7 @@ void tfj_controller_free(struct tfj_controller *c)
 	tfj_nsinformer_free(c->jobs);
 	tfj_nsinformer_free(c->pods);
 	tfj_nsinformer_free(c->svcs);
+	tfj_guardmemo_free(c->guards); /* after the informers: on_job forgets in it */
 	tfj_queue_free(c->q);
 	tfj_expect_free(c->exp);
 	tfj_strmap_free(&c->cf, free);
