@@ -222,6 +222,8 @@ static void read_containers(struct tfj_podstate *st, const cJSON *status)
 			snprintf(st->exit_reason, sizeof(st->exit_reason), "%s",
 				 str_or(t, "reason", ""));
 			snprintf(st->container, sizeof(st->container), "%s", name);
+			if (tfj_jobstatus_parse_time(&st->finished_at, str_or(t, "finishedAt", "")))
+				st->finished_at = 0;
 			st->agent_reason[0] = st->agent_message[0] = '\0';
 			if (!strcmp(name, TFJ_PODSPEC_CONTAINER))
 				read_termmsg(st, t);

@@ -49,6 +49,7 @@ struct tfj_podstate {
 	int exit_code;
 	char exit_reason[64];        /* "OOMKilled", "Error", ... */
 	char container[64];          /* container the failure is reported for */
+	int64_t finished_at;         /* that termination's finishedAt, unix s; 0 = unknown */
 	int64_t restarts;            /* sum of containers' restartCount */
 	/*
 	 * tfjob-agent's termination message (docs/agent.md) of the tensorflow
