@@ -150,6 +150,9 @@ static void on_job(void *ud, enum tfj_informer_event ev, const cJSON *obj, const
 		if (c->prog && tfj_objmeta_str(obj, "uid"))
 			tfj_progress_forget(c->prog, tfj_objmeta_str(obj, "uid"));
 		tfj_guardmemo_forget(c->guards, tfj_objmeta_str(obj, "uid"));
+		/* The next job there reads the CA ConfigMap again (capublish.h). */
+		if (c->capub)
+			tfj_capublish_forget(c->capub, tfj_objmeta_str(obj, "namespace"));
 		return;
 	}
 	tfj_expect_observe_job(c->exp, key, tfj_objmeta_str(obj, "resourceVersion"));
