@@ -169,6 +169,12 @@ static unsigned long long ctl_metric(struct tfj_controller *c, const char *serie
 }
 
 #define STATUS_CONFLICTS "tfjob_operator_status_writes_total{result=\"conflict\"}"
+#define GUARDS_KNOWN "tfjob_operator_job_guards_known"
+
+static int no_guards_known(void *ud)
+{
+	return ctl_metric(((struct rq *)ud)->e.c, GUARDS_KNOWN) == 0;
+}
 
 /* The job's ps Secret's uid into out; 0, TFJ_ENOTFOUND or an error. */
 static int secret_uid(struct ip_env *e, const char *job, char *out, size_t outlen)
@@ -243,6 +249,7 @@ static void test_restart_costs_no_guard_requests(void)
 	TFJ_CHECK_INT(secret_uid(&r.e, "rs", suid1, sizeof(suid1)), 0);
 	TFJ_CHECK_STR(suid1, suid0);
 
+	TFJ_CHECK_EQ(ctl_metric(r.e.c, GUARDS_KNOWN), 1);
 	/* To the end: the workers succeed, the ps is cleaned up. */
 	TFJ_CHECK_INT(it_pod_phase(K, r.e.ns, "rs-worker-0", "Succeeded", 0), 0);
 	TFJ_CHECK_INT(it_pod_phase(K, r.e.ns, "rs-worker-1", "Succeeded", 0), 0);
@@ -250,6 +257,8 @@ static void test_restart_costs_no_guard_requests(void)
 	IP_EXPECT(&x, ip_wait(ip_cond_true, &x, 30), "Succeeded condition");
 	x.pod = "rs-ps-0";
 	IP_EXPECT(&x, ip_wait(ip_pod_gone, &x, 30), "ps pod cleaned up");
+	/* Finished: no pod will be created again, the memo lets the job go. */
+	IP_EXPECT(&x, it_wait(no_guards_known, &r, 10), "memo entry dropped at the end");
 	snap(&c3, r.ck);
 	print_delta("to start the job (1 ps + 2 workers)", &c0, &c1, 1);
 	print_delta("to finish it", &c2, &c3, 1);

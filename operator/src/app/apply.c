@@ -534,5 +534,10 @@ int tfj_apply_metrics(struct tfj_apply *c, struct tfj_buf *out)
 		LD(c->status_writes), LD(c->status_conflicts), LD(c->name_conflicts),
 		LD(c->adoptions));
 	rc |= tfj_events_metrics(c->events, out);
+	rc |= tfj_buf_printf(out,
+		"# HELP tfjob_operator_job_guards_known Running TFJobs whose ps Secret or "
+		"NetworkPolicy this process knows to exist (a restart posts neither).\n"
+		"# TYPE tfjob_operator_job_guards_known gauge\n"
+		"tfjob_operator_job_guards_known %zu\n", tfj_guardmemo_size(c->guards));
 	return rc ? TFJ_ETOOBIG : 0;
 }

@@ -415,6 +415,9 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			a.create_failure = &cf;
 			rc = tfj_apply_plan(&c->ap, &job, key, &plan, &a);
 			cf_store(c, key, &cf, &job, &a);
+			/* A finished job creates no pod again: its memo entry can go. */
+			if (!rc && plan.finished)
+				tfj_guardmemo_forget(c->guards, job.uid);
 			/* The status now holds what the agents told: ack it to them. */
 			if (!rc && in.progress && plan.progress_durable)
 				tfj_progress_persisted(c->prog, job.uid, prog.seq);

@@ -22,8 +22,9 @@
  * Secret the operator can see (read access to all of them); not worth it
  * for a mistake this rare.
  *
- * A uid is forgotten when its TFJob is deleted (the controller's informer)
- * and a new TFJob of the same name has a new uid. The memo is bounded: at
+ * A uid is forgotten when its TFJob finishes (no pod is created after
+ * that) or is deleted (the controller's informer), and a new TFJob of the
+ * same name has a new uid: the memo holds about the running jobs. The memo is bounded: at
  * `max_jobs` uids the least recently used one is forgotten (which costs
  * that job only its 4 requests on its next pod create). Guards are noted
  * one by one: a NetworkPolicy whose create failed is not noted, so it is
