@@ -7,7 +7,8 @@
  *  - a replica restart costs the pod's DELETE and POST and the status
  *    writes, and no request for the job's ps Secret and NetworkPolicy,
  *    which exist already (app/guardmemo.h); the requests of a whole job
- *    (start, 3 restarts, success) are printed per kind;
+ *    (start, 3 restarts, success) are printed per kind; the finished job
+ *    leaves the memo;
  *  - a Secret deleted from outside is created again by the first pod
  *    create after the memo's recheck period;
  *  - Events spend their own budget: with the event client at 0.2/s, the
