@@ -11,7 +11,7 @@
  *    leaves the memo;
  *  - a Secret deleted from outside is created again by the first pod
  *    create after the memo's recheck period;
- *  - Events spend their own budget: with the event client at 0.2/s, the
+ *  - Events spend their own budget: with the event client at 0.1/s, the
  *    job's children are all created and the job Running while most of its
  *    Events still wait in the queue, and the reconcile client posts none.
  *
@@ -302,8 +302,8 @@ out:
 }
 
 /*
- * Events at 0.2/s (burst 1): the ~13 Events of a 1 ps + 4 worker job need
- * a minute; the children and the Running condition must not wait for them.
+ * Events at 0.1/s (burst 1): the ~13 Events of a 1 ps + 4 worker job need
+ * two minutes; the children and the Running condition must not wait for them.
  * Checked by state: when the job is Running, at least 5 Events still sit in
  * the queue, and the reconcile client posted exactly the 10 children and
  * the 2 guards.
@@ -315,7 +315,7 @@ static void test_events_do_not_slow_reconciles(void)
 	struct counts c0, c1;
 	unsigned long long queued;
 
-	if (rq_setup(&r, "ev", 0.2, 0))
+	if (rq_setup(&r, "ev", 0.1, 0))
 		goto out;
 	ip_ctx_init(&x, &r.e, "ev");
 	snap(&c0, r.ck);
@@ -327,7 +327,7 @@ static void test_events_do_not_slow_reconciles(void)
 	IP_EXPECT(&x, ip_wait(ip_cond_true, &x, 30), "Running condition");
 	queued = ctl_metric(r.e.c, "tfjob_operator_events_queued");
 	snap(&c1, r.ck);
-	fprintf(stderr, "job Running with %llu events still queued (event budget 0.2/s)\n",
+	fprintf(stderr, "job Running with %llu events still queued (event budget 0.1/s)\n",
 		queued);
 	TFJ_CHECK_GE(queued, 5);
 	TFJ_CHECK_EQ(c1.post - c0.post, 12);
