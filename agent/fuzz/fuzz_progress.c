@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		tfj_progress_tracker_tail(&t, tail, sizeof(tail));
 		{
-			struct tfj_termmsg m = { "Error", 1, 0, 1, t.state.step, tail };
+			struct tfj_termmsg m = { "Error", 1, 0, 1, t.state.step, tail, 0, 0, 0, 0 };
 			char out[TFJ_TERMMSG_MAX + 1];
 			int n = tfj_termmsg_encode(out, sizeof(out), &m);
 			if (n > (int)TFJ_TERMMSG_MAX || (n >= 0 && strlen(out) != (size_t)n))

@@ -27,6 +27,7 @@
 #define MESSAGE_MAX 2048
 #define CA_MAX (1u << 20)
 #define LOG_FAIL_EVERY 10   /* log 1 of every N consecutive failures */
+#define CONNECT_MIN_MS 10000   /* least time a connection attempt gets */
 #define ACK_PAUSE_MIN_MS 500   /* first pause between unacked resends */
 #define ACK_PAUSE_MAX_MS 5000  /* doubling up to this */
 
@@ -144,7 +145,12 @@ static int new_channel(struct tfj_reporter *r)
 	}
 	tfj_grpc_args_init(&args);
 	tfj_grpc_args_msg_caps(&args, TFJ_REPORTER_MAX_MSG, TFJ_REPORTER_MAX_MSG);
-	tfj_grpc_args_reconnect(&args, 1000, 500, 10000);
+	/*
+	 * gRPC takes the minimum reconnect backoff as the least time a
+	 * connection attempt gets (its handshakes included): 10 s, so that an
+	 * agent starved by a 50m CPU limit still completes one.
+	 */
+	tfj_grpc_args_reconnect(&args, 1000, CONNECT_MIN_MS, 10000);
 	tfj_grpc_args_int(&args, GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
 	if (tfj_grpc_channel_new(&r->ch, r->addr, r->ca, &args) != 0) {
 		r->ch = NULL;
@@ -264,7 +270,19 @@ static int unary(struct tfj_reporter *r, const char *method, const ProtobufCMess
 	tfj_grpc_result_free(&res);
 	free(pbuf);
 	count_call(r, rc);
-	if (rc == TFJ_EUNAVAIL)
+	/*
+	 * A timeout says as little about the connection as UNAVAILABLE does:
+	 * when the operator's pod vanished without closing it (force-deleted,
+	 * its node or network gone), nothing ever will, and every later call on
+	 * it would time out too, for as long as TCP keeps retransmitting (about
+	 * 15 min). A new connection lands on the current leader. But a
+	 * connection still being made is left to finish: under a tight CPU
+	 * limit (the trainer shares the container's quota) connecting and the
+	 * TLS handshake can outlast a call's deadline, and starting over each
+	 * time would never connect at all.
+	 */
+	if ((rc == TFJ_EUNAVAIL || rc == TFJ_ETIMEOUT) &&
+	    grpc_channel_check_connectivity_state(r->ch, 0) != GRPC_CHANNEL_CONNECTING)
 		r->reconnect = 1;
 	return rc;
 }
@@ -600,9 +618,14 @@ static int until_acked(struct tfj_reporter *r,
 	pthread_mutex_lock(&r->mu);
 	r->stats.resends += (uint64_t)(tries - 1);
 	pthread_mutex_unlock(&r->mu);
-	if (!acked && r->ack_wait_s > 0)
-		tfj_log_debug("report not acknowledged", "call", what, "detail",
-			      rc ? tfj_err_detail() : "no ack");
+	if (!acked && r->ack_wait_s > 0) {
+		char n[24];
+
+		/* The status falls back on the termination message (planprog.h). */
+		snprintf(n, sizeof(n), "%d", tries);
+		tfj_log_warn("report not acknowledged", "call", what, "tries", n, "detail",
+			     rc ? tfj_err_detail() : "no ack");
+	}
 	return rc;
 }
 

@@ -28,10 +28,11 @@
  * the final step and "training done" survive an operator that restarts
  * right then. During training, heartbeats repeat the latest record anyway.
  *
- * After an UNAVAILABLE answer the next call opens a new channel (its own
- * subchannel pool, so a new connection): behind the operator's Service a
- * standby replica answers UNAVAILABLE for good on its connection, and only
- * a new one can reach the leader.
+ * After an UNAVAILABLE answer or a timeout the next call opens a new
+ * channel (its own subchannel pool, so a new connection): behind the
+ * operator's Service a standby replica answers UNAVAILABLE for good on its
+ * connection, a connection to a pod that vanished without closing it times
+ * out for good, and only a new one can reach the leader.
  *
  * Ownership: struct tfj_reporter copies every string it is given.
  */

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -87,6 +88,9 @@ static char *encode_once(const struct tfj_termmsg *m, const char *reason, const 
 	    !cJSON_AddNumberToObject(o, "exitCode", m->exit_code) ||
 	    !cJSON_AddBoolToObject(o, "retryable", tfj_exitcode_retryable(m->exit_code)) ||
 	    (m->has_last_step && !cJSON_AddNumberToObject(o, "lastStep", (double)m->last_step)) ||
+	    (m->has_loss && isfinite(m->loss) && !cJSON_AddNumberToObject(o, "loss", m->loss)) ||
+	    (m->has_accuracy && isfinite(m->accuracy) &&
+	     !cJSON_AddNumberToObject(o, "accuracy", m->accuracy)) ||
 	    !cJSON_AddNumberToObject(o, "signal", m->signal))
 		goto out;
 	if (msglen > 0) {

@@ -7,6 +7,10 @@
  *    "lastStep":1200,"signal":0,"message":"..."}
  * `retryable` is tfj_exitcode_retryable(exitCode) (tfj/exitcode.h).
  * `lastStep` is omitted when no progress was seen, `message` when empty.
+ * `loss` and `accuracy` (the last progress record's, finite only) follow
+ * when known: with lastStep they are the final figures, durable in the pod
+ * status even when no report reached the operator (it falls back on them,
+ * operator/src/tfjob/planprog.h).
  * Kubernetes keeps at most 4096 bytes, so the encoder shortens `message`
  * (never the other fields) until the whole document fits. Every string is
  * made valid UTF-8 first (invalid bytes become '?').
@@ -29,6 +33,8 @@ struct tfj_termmsg {
 	int has_last_step;
 	int64_t last_step;
 	const char *message;    /* free text, may be NULL */
+	int has_loss, has_accuracy;
+	double loss, accuracy;  /* written only when finite */
 };
 
 /*

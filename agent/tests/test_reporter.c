@@ -896,6 +896,188 @@ static void test_ack_wait_bounded(void)
 	server_stop(&s);
 }
 
+/*
+ * A TCP relay on loopback in front of the server whose connections can be
+ * frozen: a frozen one is neither read nor written nor closed, as when the
+ * operator's pod vanished (force-deleted) and nothing answers its address
+ * any more. Connections accepted after a freeze relay again.
+ */
+#define RELAY_MAX 16
+
+struct relay {
+	int lfd, port, to_port, stop[2];
+	int fds[RELAY_MAX][2];  /* client side, server side; -1 = free */
+	int frozen[RELAY_MAX];
+	int freeze_all;         /* set by the test: freeze every open pair */
+	pthread_mutex_t mu;
+	pthread_t th;
+};
+
+static void relay_close(struct relay *x, int i)
+{
+	close(x->fds[i][0]);
+	close(x->fds[i][1]);
+	x->fds[i][0] = x->fds[i][1] = -1;
+}
+
+static void relay_accept(struct relay *x)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	int c = accept(x->lfd, NULL, NULL), u, i;
+
+	if (c < 0)
+		return;
+	a.sin_port = htons((uint16_t)x->to_port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	u = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (u < 0 || connect(u, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		close(c);
+		if (u >= 0)
+			close(u);
+		return;
+	}
+	for (i = 0; i < RELAY_MAX && x->fds[i][0] >= 0; i++)
+		;
+	if (i == RELAY_MAX) {
+		close(c);
+		close(u);
+		return;
+	}
+	x->fds[i][0] = c;
+	x->fds[i][1] = u;
+	x->frozen[i] = 0;
+}
+
+static void *relay_run(void *arg)
+{
+	struct relay *x = arg;
+
+	for (;;) {
+		struct pollfd pf[2 + 2 * RELAY_MAX];
+		int map[2 + 2 * RELAY_MAX], n = 0, i, k;
+
+		pthread_mutex_lock(&x->mu);
+		for (i = 0; i < RELAY_MAX; i++)
+			if (x->freeze_all && x->fds[i][0] >= 0)
+				x->frozen[i] = 1;
+		x->freeze_all = 0;
+		pthread_mutex_unlock(&x->mu);
+		pf[n] = (struct pollfd){ .fd = x->stop[0], .events = POLLIN };
+		map[n++] = -1;
+		pf[n] = (struct pollfd){ .fd = x->lfd, .events = POLLIN };
+		map[n++] = -2;
+		for (i = 0; i < RELAY_MAX; i++) {
+			if (x->fds[i][0] < 0 || x->frozen[i])
+				continue;
+			for (k = 0; k < 2; k++) {
+				pf[n] = (struct pollfd){ .fd = x->fds[i][k], .events = POLLIN };
+				map[n++] = 2 * i + k;
+			}
+		}
+		if (poll(pf, (nfds_t)n, 50) < 0)
+			continue;
+		if (pf[0].revents)
+			break;
+		if (pf[1].revents & POLLIN)
+			relay_accept(x);
+		for (k = 2; k < n; k++) {
+			char buf[16384];
+			int pair = map[k] / 2, side = map[k] % 2;
+			ssize_t got;
+
+			if (!pf[k].revents || x->fds[pair][0] < 0)
+				continue;
+			got = read(x->fds[pair][side], buf, sizeof(buf));
+			if (got <= 0 || write(x->fds[pair][!side], buf, (size_t)got) != got)
+				relay_close(x, pair);
+		}
+	}
+	return NULL;
+}
+
+static void relay_start(struct relay *x, int to_port)
+{
+	int i;
+
+	memset(x, 0, sizeof(*x));
+	pthread_mutex_init(&x->mu, NULL);
+	for (i = 0; i < RELAY_MAX; i++)
+		x->fds[i][0] = x->fds[i][1] = -1;
+	x->to_port = to_port;
+	x->lfd = tfj_testutil_bind_loopback(&x->port);
+	TFJ_CHECK_GE(x->lfd, 0);
+	TFJ_CHECK_INT(listen(x->lfd, 16), 0);
+	TFJ_CHECK_INT(pipe(x->stop), 0);
+	pthread_create(&x->th, NULL, relay_run, x);
+}
+
+static void relay_stop(struct relay *x)
+{
+	int i;
+
+	TFJ_CHECK_INT(write(x->stop[1], "x", 1), 1);
+	pthread_join(x->th, NULL);
+	for (i = 0; i < RELAY_MAX; i++)
+		if (x->fds[i][0] >= 0)
+			relay_close(x, i);
+	close(x->lfd);
+	close(x->stop[0]);
+	close(x->stop[1]);
+	pthread_mutex_destroy(&x->mu);
+}
+
+/*
+ * The connection to the operator goes silent for good (its pod vanished
+ * without closing it): the call on it times out, and the next one opens a
+ * new connection, which reaches the operator, instead of timing out on the
+ * dead one until TCP gives up.
+ */
+static void test_vanished_peer_reconnects(void)
+{
+	struct tfj_reporter_opts o = { NULL, token_path, NULL, 1.0, 3600.0, 0 };
+	struct tfj_reporter_ident id = { "team-a", "mnist", "uid-123", "worker", 1, "mnist-worker-1" };
+	struct tfj_reporter_stats st;
+	struct tfj_progress_state p;
+	struct tfj_reporter *r = NULL;
+	struct server s;
+	struct relay x;
+	char addr[64];
+
+	server_start(&s);
+	relay_start(&x, s.port);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", x.port);
+	o.addr = addr;
+	TFJ_CHECK_INT(tu_write(token_path, "tok-1"), 0);
+	TFJ_CHECK_INT(tfj_reporter_open(&r, &o, &id), 0);
+	if (r) {
+		memset(&p, 0, sizeof(p));
+		p.have = TFJ_PROGREC_BIT(TFJ_PROGREC_STEP);
+		p.step = 10;
+		p.records = 1;
+		p.unix_time_ms = 1700000000000;
+		TFJ_CHECK_INT(tfj_reporter_heartbeat(r, &p, 1), 0);
+		pthread_mutex_lock(&x.mu);
+		x.freeze_all = 1;
+		pthread_mutex_unlock(&x.mu);
+		/* The relay thread freezes within one poll period (50 ms). */
+		nanosleep(&(struct timespec){ 0, 200 * 1000000L }, NULL);
+		p.step = 20;
+		p.unix_time_ms++;
+		TFJ_CHECK_INT(tfj_reporter_heartbeat(r, &p, 1), TFJ_ETIMEOUT);
+		p.step = 30;
+		p.unix_time_ms++;
+		TFJ_CHECK_INT(tfj_reporter_heartbeat(r, &p, 1), 0);
+		tfj_reporter_get_stats(r, &st);
+		TFJ_CHECK_INT(st.reconnects, 1);
+		TFJ_CHECK_INT(st.calls_ok, 2);
+		tfj_reporter_close(r);
+	}
+	/* Only the heartbeats that were answered reached the server. */
+	TFJ_CHECK_INT(count_method(&s, TFJ_REPORTER_METHOD_HEARTBEAT), 2);
+	relay_stop(&x);
+	server_stop(&s);
+}
+
 int main(int argc, char **argv)
 {
 	TFJ_AGENT_TEST_DISPATCH(argc, argv);
@@ -916,6 +1098,7 @@ int main(int argc, char **argv)
 	TFJ_RUN(test_agent_stopped);
 	TFJ_RUN(test_agent_refuses_plaintext);
 	TFJ_RUN(test_channel_down);
+	TFJ_RUN(test_vanished_peer_reconnects);
 	TFJ_RUN(test_tls);
 	grpc_shutdown();
 	tfj_testutil_rmtree(dir);

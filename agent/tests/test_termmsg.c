@@ -1,6 +1,7 @@
 /*
  * test_termmsg.c - termination message content, size cap and file.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@ static cJSON *parse(const char *s)
 
 static void test_content(void)
 {
-	struct tfj_termmsg m = { "PeerWaitTimeout", 138, 0, 1, 1200, "peer ps:0 missing" };
+	struct tfj_termmsg m = { "PeerWaitTimeout", 138, 0, 1, 1200, "peer ps:0 missing", 0, 0, 0, 0 };
 	char out[TFJ_TERMMSG_MAX + 1];
 	const char *s;
 	int64_t i64;
@@ -42,7 +43,34 @@ static void test_content(void)
 	TFJ_CHECK_INT(i64, 1200);
 	TFJ_CHECK_INT(tfj_json_get_string(&s, j, "message"), 0);
 	TFJ_CHECK_STR(s, "peer ps:0 missing");
+	/* No loss or accuracy known: neither key. */
+	TFJ_CHECK(cJSON_GetObjectItem(j, "loss") == NULL);
+	TFJ_CHECK(cJSON_GetObjectItem(j, "accuracy") == NULL);
 	cJSON_Delete(j);
+
+	/* The final figures, exactly (the operator's status falls back on them). */
+	m.has_loss = m.has_accuracy = 1;
+	m.loss = 6.00689e-07;
+	m.accuracy = 0.8734;
+	TFJ_CHECK_GT(tfj_termmsg_encode(out, sizeof(out), &m), 0);
+	j = parse(out);
+	{
+		double d;
+
+		TFJ_CHECK_INT(tfj_json_get_number(&d, j, "loss"), 0);
+		TFJ_CHECK(d == 6.00689e-07);
+		TFJ_CHECK_INT(tfj_json_get_number(&d, j, "accuracy"), 0);
+		TFJ_CHECK(d == 0.8734);
+	}
+	cJSON_Delete(j);
+	/* A value that is not finite is left out rather than written as null. */
+	m.loss = NAN;
+	TFJ_CHECK_GT(tfj_termmsg_encode(out, sizeof(out), &m), 0);
+	j = parse(out);
+	TFJ_CHECK(cJSON_GetObjectItem(j, "loss") == NULL);
+	TFJ_CHECK(cJSON_GetObjectItem(j, "accuracy") != NULL);
+	cJSON_Delete(j);
+	m.has_loss = m.has_accuracy = 0;
 
 	/* No step seen, no message: both keys absent; code 2 is permanent. */
 	m.reason = "InvalidTFConfig";
@@ -64,7 +92,7 @@ static void test_content(void)
 
 static void test_size_cap(void)
 {
-	struct tfj_termmsg m = { "Error", 1, 0, 1, 5, NULL };
+	struct tfj_termmsg m = { "Error", 1, 0, 1, 5, NULL, 0, 0, 0, 0 };
 	char out[TFJ_TERMMSG_MAX + 1];
 	char *big = malloc(20000);
 	const char *s;
@@ -126,7 +154,7 @@ static void test_sanitize(void)
 
 static void test_write(void)
 {
-	struct tfj_termmsg m = { "Completed", 0, 0, 1, 10, NULL };
+	struct tfj_termmsg m = { "Completed", 0, 0, 1, 10, NULL, 0, 0, 0, 0 };
 	char path[] = "/tmp/tfj-termmsg-XXXXXX";
 	char buf[TFJ_TERMMSG_MAX + 10];
 	FILE *f;

@@ -13,6 +13,7 @@ CHAOS_STEPS=${TFJOB_CHAOS_STEPS:-20000}
 CHAOS_PROGRESS_DEADLINE=${CHAOS_PROGRESS_DEADLINE:-}
 chaos_work=$(mktemp -d)
 chaos_watch_pid=""
+chaos_unacked=0
 
 # chaos_job_yaml NAME: 1 ps + 1 worker, async, CHAOS_STEPS steps of a small
 # model (softmax, synthetic data), cleanPodPolicy None (so only "training
@@ -118,16 +119,34 @@ chaos_watch_check() {
 # chaos_check_final JOB: Succeeded, its status.progress that of worker 0's
 # final record (step and test accuracy).
 chaos_check_final() {
-	local job=$1 rec want_step want_acc got_step got_acc
-	rec=$(kubectl -n "$E2E_NS" logs "$job-worker-0" 2>/dev/null | grep '"final":true' | tail -n 1 || true)
+	local job=$1 log rec want_step want_acc got_step got_acc
+	log=$(kubectl -n "$E2E_NS" logs "$job-worker-0" 2>/dev/null || true)
+	rec=$(grep '"final":true' <<<"$log" | tail -n 1 || true)
+	# A final record its agent never got acknowledged: the status has it
+	# from the termination message (counted, shown in the figures).
+	grep -q 'msg="report not acknowledged"' <<<"$log" && chaos_unacked=$((chaos_unacked + 1))
 	[ -n "$rec" ] || e2e_fail "$job-worker-0 logged no final record"
 	want_step=$(sed -n 's/.*"step":\([0-9]*\).*/\1/p' <<<"$rec")
 	want_acc=$(sed -n 's/.*"test_accuracy":\([0-9.e+-]*\).*/\1/p' <<<"$rec")
 	read -r got_step got_acc < <(kubectl -n "$E2E_NS" get tfjob "$job" -o jsonpath='{.status.progress.globalStep} {.status.progress.accuracy}{"\n"}')
-	[ "${got_step:-}" = "$want_step" ] ||
+	if [ "${got_step:-}" != "$want_step" ]; then
+		chaos_dump_reports "$job"
 		e2e_fail "$job: status.progress.globalStep '${got_step:-}', final record step '$want_step'"
-	awk -v a="${got_acc:-x}" -v b="$want_acc" 'BEGIN { exit !(a != "x" && (a - b) < 1e-6 && (b - a) < 1e-6) }' ||
+	fi
+	if ! awk -v a="${got_acc:-x}" -v b="$want_acc" 'BEGIN { exit !(a != "x" && (a - b) < 1e-6 && (b - a) < 1e-6) }'; then
+		chaos_dump_reports "$job"
 		e2e_fail "$job: status.progress.accuracy '${got_acc:-}', final record '$want_acc'"
+	fi
+}
+
+# chaos_dump_reports JOB: what its worker's agent said about the report
+# channel, and what the operator logged about the job (for a failure).
+chaos_dump_reports() {
+	local job=$1
+	echo "--- $job-worker-0: agent lines other than progress records"
+	kubectl -n "$E2E_NS" logs "$job-worker-0" 2>&1 | grep -v '"step":' | tail -n 40 || true
+	echo "--- operator log lines naming $job"
+	kubectl -n "$OP_NS" logs -l "$OP_SEL" --tail=-1 2>&1 | grep -F "$job" | tail -n 40 || true
 }
 
 # No ps pod Running or Pending in the namespace (waits for terminating ones).

@@ -558,6 +558,112 @@ static void test_agent_reason_in_failure(void)
 	fx_world_free(&w);
 }
 
+/* The lead pod completed with this termination message (finishedAt = fin). */
+static void completed_with(cJSON *pod, const char *termmsg, int64_t fin)
+{
+	cJSON *t;
+	char buf[32];
+
+	fx_pod_phase(pod, "Succeeded");
+	fx_pod_exit(pod, "tensorflow", 0, "Completed", 0);
+	t = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(pod, "status"), "containerStatuses"), 0), "state"), "terminated");
+	cJSON_AddStringToObject(t, "message", termmsg);
+	TFJ_CHECK_INT(tfj_jobstatus_format_time(buf, sizeof(buf), fin), 0);
+	cJSON_AddStringToObject(t, "finishedAt", buf);
+}
+
+/*
+ * The final record never reached the operator (the channel lost it): the
+ * status ends with the lead replica's final figures from its termination
+ * message, which kubelet keeps in the pod status.
+ */
+static void test_final_figures_from_termination_message(void)
+{
+	static const char *msg = "{\"reason\":\"Completed\",\"exitCode\":0,\"retryable\":false,"
+				 "\"lastStep\":20000,\"loss\":6.00689e-07,\"accuracy\":0.8734,"
+				 "\"signal\":0}";
+	struct fx_world w;
+	struct tfj_plan_progress p;
+	cJSON *j, *po;
+	int off;
+
+	for (off = 0; off < 2; off++) {
+		j = fx_job("mnist");
+		fx_replica(j, "PS", 1, NULL);
+		fx_replica(j, "Worker", 2, NULL);
+		fx_world_init(&w, j);
+		start(&w);
+		memset(&p, 0, sizeof(p));
+		/* The last record that got through: step 3999, a loss, no accuracy yet. */
+		p.has_step = p.has_loss = p.has_eps = 1;
+		p.step = 3999;
+		p.loss = 0.25;
+		p.eps = 1000;
+		p.report_ms = w.now_ms;
+		w.progress = &p;
+		fx_step(&w);
+		TFJ_CHECK_INT((int)cJSON_GetObjectItem(progress_obj(&w), "globalStep")->valuedouble, 3999);
+		/* With the channel off the status keeps its block (and gets the fallback). */
+		if (off)
+			w.progress = NULL;
+		w.now_ms += 60000;
+		completed_with(fx_pod_named(&w, "mnist-worker-0"), msg, w.now_ms / 1000 - 2);
+		fx_step(&w);
+		po = progress_obj(&w);
+		TFJ_CHECK(po != NULL);
+		if (!po)
+			break;
+		TFJ_CHECK_INT((int)cJSON_GetObjectItem(po, "globalStep")->valuedouble, 20000);
+		TFJ_CHECK(cJSON_GetObjectItem(po, "accuracy") &&
+			  cJSON_GetObjectItem(po, "accuracy")->valuedouble == 0.8734);
+		TFJ_CHECK(cJSON_GetObjectItem(po, "loss") &&
+			  cJSON_GetObjectItem(po, "loss")->valuedouble == 6.00689e-07);
+		/* Said at the container's end, not when we read it. */
+		{
+			char want[32];
+
+			TFJ_CHECK_INT(tfj_jobstatus_format_time(want, sizeof(want),
+								w.now_ms / 1000 - 2), 0);
+			TFJ_CHECK_STR(cJSON_GetObjectItem(po, "lastReportTime")->valuestring, want);
+		}
+		/* Level-triggered: nothing more to write. */
+		TFJ_CHECK_INT(fx_plan(&w), 0);
+		TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_WRITE_STATUS), 0);
+		fx_world_free(&w);
+	}
+
+	/* Reports that got there first (same or later step) are left alone. */
+	j = fx_job("mnist");
+	fx_replica(j, "Worker", 1, NULL);
+	fx_world_init(&w, j);
+	start(&w);
+	memset(&p, 0, sizeof(p));
+	p.has_step = p.has_accuracy = 1;
+	p.step = 20000;
+	p.accuracy = 0.875;
+	p.report_ms = w.now_ms;
+	w.progress = &p;
+	fx_step(&w);
+	w.now_ms += 60000;
+	completed_with(fx_pod_named(&w, "mnist-worker-0"), msg, w.now_ms / 1000);
+	fx_step(&w);
+	po = progress_obj(&w);
+	TFJ_CHECK(po && cJSON_GetObjectItem(po, "accuracy")->valuedouble == 0.875);
+	fx_world_free(&w);
+
+	/* Only a completed lead pod counts: a failed one's figures are no result. */
+	j = fx_job("mnist");
+	fx_replica(j, "Worker", 1, "ExitCode");
+	fx_world_init(&w, j);
+	start(&w);
+	completed_with(fx_pod_named(&w, "mnist-worker-0"), msg, w.now_ms / 1000);
+	fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Failed");
+	fx_step(&w);
+	TFJ_CHECK(progress_obj(&w) == NULL);
+	fx_world_free(&w);
+}
+
 int main(void)
 {
 	TFJ_RUN(test_progress_in_status_bounded);
@@ -567,5 +673,6 @@ int main(void)
 	TFJ_RUN(test_linger_fallback);
 	TFJ_RUN(test_training_done_survives_restart);
 	TFJ_RUN(test_agent_reason_in_failure);
+	TFJ_RUN(test_final_figures_from_termination_message);
 	return tfj_test_finish();
 }

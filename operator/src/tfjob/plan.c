@@ -465,6 +465,7 @@ static int plan_job(struct tfj_planctx *c)
 	/* Before any path can write status: every one of them carries these. */
 	tfj_planprog_reasons(c);
 	tfj_planprog_progress(c);
+	tfj_planprog_final(c);
 	if ((rc = tfj_createfail_condition(&c->st, c->in->create_failure, c->now)) ||
 	    (rc = gang_condition(c)))
 		return rc;

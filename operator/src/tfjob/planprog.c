@@ -83,6 +83,49 @@ void tfj_planprog_progress(struct tfj_planctx *c)
 	c->st.progress = n;
 }
 
+/*
+ * The lead replica's pod (chief/master 0, else worker 0) when it completed
+ * and its agent's termination message names a final step; -1 otherwise.
+ */
+static int lead_completed(const struct tfj_planctx *c)
+{
+	int t = tfj_tfjob_chief_type(c->job), at;
+
+	if (t < 0)
+		t = TFJ_RT_WORKER;
+	if (!c->job->rs[t].present || c->job->rs[t].replicas < 1 || !c->pod_slot[t] ||
+	    (at = c->pod_slot[t][0]) < 0)
+		return -1;
+	if (c->pods[at].phase != TFJ_POD_SUCCEEDED || c->pods[at].has_exit != 2 ||
+	    c->pods[at].exit_code != 0 || !c->pods[at].has_term_step)
+		return -1;
+	return at;
+}
+
+void tfj_planprog_final(struct tfj_planctx *c)
+{
+	struct tfj_progress_status *st = &c->st.progress;
+	const struct tfj_podstate *ps;
+	int at = lead_completed(c);
+
+	if (at < 0)
+		return;
+	ps = &c->pods[at];
+	/* The reports got there first (or as far): they are the same record. */
+	if (st->present && st->has_step && st->step >= ps->term_step)
+		return;
+	st->present = 1;
+	st->has_step = 1;
+	st->step = ps->term_step;
+	/* The figures of that last record, or none: older ones would mislead. */
+	st->has_loss = ps->has_term_loss;
+	st->loss = ps->has_term_loss ? ps->term_loss : 0;
+	st->has_accuracy = ps->has_term_accuracy;
+	st->accuracy = ps->has_term_accuracy ? ps->term_accuracy : 0;
+	if (ps->finished_at > st->last_report)
+		st->last_report = ps->finished_at;
+}
+
 int tfj_planprog_hung(struct tfj_planctx *c, size_t i, char *detail, size_t n)
 {
 	const struct tfj_run_policy *rp = &c->job->run;

@@ -29,6 +29,12 @@
  *    TFJ_PLANPROG_STOP_GRACE_S, and any still running after
  *    TFJ_PLANPROG_STOP_MAX_S. Both count from the success or from when this
  *    operator started hearing reports, whichever is later.
+ *  - The final figures survive a lost channel (tfj_planprog_final): when
+ *    the lead replica's pod completed and its agent's termination message
+ *    (kubelet's record) names a later step than the status holds, the
+ *    status takes that step and the message's loss and accuracy. Reports
+ *    are best effort; the termination message is durable. Works with the
+ *    channel off too.
  *  - Durability (plan.h's progress_durable): whether the status this plan
  *    leaves holds everything in the progress input; the operator acks an
  *    agent's records only then (report/progress.h).
@@ -49,6 +55,9 @@ void tfj_planprog_reasons(struct tfj_planctx *c);
 
 /* Moves the newest progress into c->st.progress when the rate allows. */
 void tfj_planprog_progress(struct tfj_planctx *c);
+
+/* The lead replica's final figures from its termination message, when newer. */
+void tfj_planprog_final(struct tfj_planctx *c);
 
 /*
  * 1 when pods[i] (running) is hung; detail gets the message. Otherwise 0,

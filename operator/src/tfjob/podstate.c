@@ -2,6 +2,7 @@
  * podstate.c - reading observed pods and services for the planner.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,13 @@ static void read_termmsg(struct tfj_podstate *st, const cJSON *term)
 		return;
 	if (!tfj_json_get_string(&r, doc, "reason"))
 		snprintf(st->agent_reason, sizeof(st->agent_reason), "%s", r);
+	st->has_term_step = !tfj_json_get_int64(&st->term_step, doc, "lastStep", 0,
+						 TFJ_JSON_INT_MAX);
+	st->has_term_loss = !tfj_json_get_number(&st->term_loss, doc, "loss") &&
+			    isfinite(st->term_loss);
+	st->has_term_accuracy = !tfj_json_get_number(&st->term_accuracy, doc, "accuracy") &&
+				isfinite(st->term_accuracy);
+	/* finished_at: read_containers took it from the same termination. */
 	if (!tfj_json_get_string(&m, doc, "message")) {
 		/* The newest lines matter most: keep the tail. */
 		size_t len = strlen(m);
@@ -225,6 +233,7 @@ static void read_containers(struct tfj_podstate *st, const cJSON *status)
 			if (tfj_jobstatus_parse_time(&st->finished_at, str_or(t, "finishedAt", "")))
 				st->finished_at = 0;
 			st->agent_reason[0] = st->agent_message[0] = '\0';
+			st->has_term_step = st->has_term_loss = st->has_term_accuracy = 0;
 			if (!strcmp(name, TFJ_PODSPEC_CONTAINER))
 				read_termmsg(st, t);
 		}

@@ -58,6 +58,14 @@ struct tfj_podstate {
 	 */
 	char agent_reason[64];
 	char agent_message[256];
+	/*
+	 * The final figures in that termination message (lastStep, loss,
+	 * accuracy), with finished_at above: the status falls back on them
+	 * when no report brought them (planprog.h).
+	 */
+	int has_term_step, has_term_loss, has_term_accuracy;
+	int64_t term_step;
+	double term_loss, term_accuracy;
 	int64_t running_since_ms;    /* tensorflow container state.running.startedAt; 0 = not running */
 };
 
