@@ -178,6 +178,16 @@ static int healthy(void *ud)
 	return http_get(((struct op *)ud)->port, "/healthz", b, sizeof(b)) == 200;
 }
 
+/* 1 once the Events' own client has posted an Event (a series of its own on /metrics). */
+static int events_counted(void *ud)
+{
+	static char buf[65536];
+	struct op *o = ud;
+
+	return http_get(o->port, "/metrics", buf, sizeof(buf)) == 200 &&
+	       strstr(buf, "\ntfjob_operator_event_api_requests_total{verb=\"POST\",code=\"201\"} ");
+}
+
 static int three_pods(void *ud)
 {
 	return it_count(K, NS, JOB, "pods") == 3;
@@ -236,6 +246,7 @@ static void test_two_replicas(void)
 	TFJ_CHECK(strstr(buf, "tfjob_operator_api_requests_total{verb=\"POST\",code=\"201\"}") != NULL);
 	TFJ_CHECK(strstr(buf, "tfjob_operator_child_writes_total{op=\"create\",result=\"success\"} 6")
 		  != NULL);
+	TFJ_CHECK(it_wait(events_counted, &a, 15)); /* posted apart, counted apart */
 
 	/* Graceful stop of the leader: exit 0, lease released, standby takes over. */
 	kill(a.pid, SIGTERM);

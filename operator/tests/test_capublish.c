@@ -110,6 +110,38 @@ static void test_publish(void)
 	tfj_capublish_free(NULL);
 }
 
+/*
+ * The namespace's jobs are deleted and the ConfigMap with them (or the
+ * namespace is made again): while the memo says current nothing is read;
+ * once forgotten (a TFJob of the namespace was deleted) the next ensure
+ * reads and creates it again.
+ */
+static void test_forget(void)
+{
+	struct src s = { "-----BEGIN CERTIFICATE-----\nC\n-----END CERTIFICATE-----\n", 7 };
+	struct tfj_capublish *p = NULL;
+	int gets;
+
+	TFJ_CHECK_OK(tfj_capublish_new(&p, K, ca_of, &s));
+	if (!p)
+		return;
+	TFJ_CHECK_OK(tfj_capublish_ensure(p, "team-d"));
+	check_published("team-d", s.pem);
+	TFJ_CHECK_OK(tfj_kube_delete(K, "/api/v1/namespaces/team-d/configmaps/tfjob-report-ca",
+				     NULL, "Background"));
+	gets = F.gets;
+	TFJ_CHECK_OK(tfj_capublish_ensure(p, "team-d"));
+	TFJ_CHECK_INT(F.gets, gets); /* the memo: no request */
+	tfj_capublish_forget(p, "team-d");
+	tfj_capublish_forget(p, "never-seen");
+	tfj_capublish_forget(p, NULL);
+	tfj_capublish_forget(NULL, "team-d");
+	TFJ_CHECK_OK(tfj_capublish_ensure(p, "team-d"));
+	TFJ_CHECK_INT(F.gets, gets + 1); /* ensure's GET (404), then its POST */
+	check_published("team-d", s.pem);
+	tfj_capublish_free(p);
+}
+
 int main(void)
 {
 	int rc = fake_start(&F, "tok");
@@ -118,8 +150,10 @@ int main(void)
 		return 77;
 	TFJ_CHECK_OK(rc);
 	K = fake_client(&F, NULL);
-	if (K)
+	if (K) {
 		TFJ_RUN(test_publish);
+		TFJ_RUN(test_forget);
+	}
 	tfj_kube_free(K);
 	fake_stop(&F);
 	return tfj_test_finish();

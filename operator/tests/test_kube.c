@@ -131,6 +131,14 @@ static void test_crud_and_errors(void)
 		TFJ_CHECK(strstr(tfj_buf_cstr(&m), "tfjob_operator_api_request_seconds_count{verb=\"LIST\"} 1")
 			  != NULL);
 		tfj_buf_free(&m);
+		/* The counter alone under another name (the Events' client). */
+		m = (struct tfj_buf)TFJ_BUF_INIT(1 << 20);
+		TFJ_CHECK_INT(tfj_kube_requests_metric(k, &m, "x_requests_total", "Help."), 0);
+		TFJ_CHECK(strstr(tfj_buf_cstr(&m), "# TYPE x_requests_total counter\n") != NULL);
+		TFJ_CHECK(strstr(tfj_buf_cstr(&m),
+				 "x_requests_total{verb=\"POST\",code=\"409\"} 1\n") != NULL);
+		TFJ_CHECK(strstr(tfj_buf_cstr(&m), "seconds") == NULL);
+		tfj_buf_free(&m);
 	}
 	/* Bad arguments are refused before any request. */
 	TFJ_CHECK_INT(tfj_kube_get(k, &out, "no-slash"), TFJ_EINVAL);

@@ -224,6 +224,49 @@ static void test_never_failure_names_replica(void)
 	fx_world_free(&w);
 }
 
+/* The container's termination time (state.terminated.finishedAt) of pod. */
+static void set_finished(cJSON *pod, const char *when)
+{
+	cJSON *t = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(pod, "status"), "containerStatuses"), 0), "state"), "terminated");
+
+	cJSON_AddStringToObject(t, "finishedAt", when);
+}
+
+/*
+ * Two replicas failed for good in one plan: the condition names the one
+ * that failed first by finishedAt (the likely cause), not the first by
+ * index; without times the index order decides; an unknown time ranks
+ * after a known one.
+ */
+static void test_failure_names_earliest(void)
+{
+	static const char *const t0[3] = { "2026-01-01T00:05:00Z", NULL, NULL };
+	static const char *const t1[3] = { "2026-01-01T00:04:00Z", NULL, "2026-01-01T00:04:00Z" };
+	static const char *const want[3] = { "worker replica 1", "worker replica 0",
+					     "worker replica 1" };
+	struct fx_world w;
+	const char *msg;
+
+	for (int i = 0; i < 3; i++) {
+		fx_world_init(&w, ps_worker_job("Never"));
+		start(&w);
+		fx_pod_phase(fx_pod_named(&w, "mnist-worker-0"), "Failed");
+		fx_pod_exit(fx_pod_named(&w, "mnist-worker-0"), "tensorflow", 2, "Error", 0);
+		fx_pod_phase(fx_pod_named(&w, "mnist-worker-1"), "Failed");
+		fx_pod_exit(fx_pod_named(&w, "mnist-worker-1"), "tensorflow", 1, "Error", 0);
+		if (t0[i])
+			set_finished(fx_pod_named(&w, "mnist-worker-0"), t0[i]);
+		if (t1[i])
+			set_finished(fx_pod_named(&w, "mnist-worker-1"), t1[i]);
+		fx_step(&w);
+		TFJ_CHECK_STR(fx_cond(&w, "Failed"), "True");
+		msg = fx_cond_field(&w, "Failed", "message");
+		TFJ_CHECK(msg && strstr(msg, want[i]) != NULL);
+		fx_world_free(&w);
+	}
+}
+
 static void test_failed_ps_fails_with_reason(void)
 {
 	struct fx_world w;
@@ -846,6 +889,7 @@ int main(void)
 	TFJ_RUN(test_clean_pod_policy_all_and_none);
 	TFJ_RUN(test_suspend_and_resume);
 	TFJ_RUN(test_exit0_on_delete_is_no_success);
+	TFJ_RUN(test_failure_names_earliest);
 	TFJ_RUN(test_never_succeeded_and_failed);
 	TFJ_RUN(test_invalid_spec_fails_visibly);
 	TFJ_RUN(test_scale_down_deletes_excess);

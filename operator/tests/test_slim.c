@@ -91,6 +91,9 @@ static void same_podstate(const struct tfj_podstate *a, const struct tfj_podstat
 	TFJ_CHECK_STR(a->agent_reason, b->agent_reason);
 	TFJ_CHECK_STR(a->agent_message, b->agent_message);
 	TFJ_CHECK_INT(a->running_since_ms, b->running_since_ms);
+	TFJ_CHECK_EQ(a->finished_at, b->finished_at);
+	TFJ_CHECK_EQ(a->delete_asked, b->delete_asked);
+	TFJ_CHECK_INT(a->ended_by_delete, b->ended_by_delete);
 }
 
 static void test_pod_kept_and_dropped(void)
@@ -120,7 +123,8 @@ static void test_pod_kept_and_dropped(void)
 	TFJ_CHECK(at(m, "managedFields", NULL) == NULL);
 	TFJ_CHECK(at(m, "annotations", NULL) == NULL);
 	TFJ_CHECK(at(m, "finalizers", NULL) == NULL);
-	TFJ_CHECK(at(m, "deletionGracePeriodSeconds", NULL) == NULL);
+	/* Kept: when the deletion was asked (podstate.h, ended_by_delete). */
+	TFJ_CHECK_INT((int)cJSON_GetNumberValue(at(m, "deletionGracePeriodSeconds", NULL)), 30);
 	TFJ_CHECK(at(slim, "spec", NULL) == NULL);
 	TFJ_CHECK(at(slim, "status", "message") == NULL);
 	TFJ_CHECK(at(slim, "status", "podIP") == NULL);
@@ -141,7 +145,10 @@ static void test_pod_kept_and_dropped(void)
 		  at(cs0, "ready", NULL) == NULL);
 	TFJ_CHECK_INT((int)cJSON_GetNumberValue(at(cs0, "restartCount", NULL)), 2);
 	TFJ_CHECK(at(at(cs0, "state", "terminated"), "message", NULL) != NULL);
-	TFJ_CHECK(at(at(cs0, "state", "terminated"), "finishedAt", NULL) == NULL);
+	/* finishedAt stays (which replica failed first, podstate.h); startedAt goes. */
+	TFJ_CHECK_STR(cJSON_GetStringValue(at(at(cs0, "state", "terminated"), "finishedAt", NULL)),
+		      "2026-11-22T07:04:00Z");
+	TFJ_CHECK(at(at(cs0, "state", "terminated"), "startedAt", NULL) == NULL);
 	TFJ_CHECK(at(at(cs0, "lastState", "terminated"), "exitCode", NULL) != NULL);
 	TFJ_CHECK(at(at(cs1, "state", "running"), "startedAt", NULL) != NULL);
 	TFJ_CHECK(at(cs1, "lastState", "waiting") == NULL);
@@ -173,6 +180,24 @@ static void test_pod_readers_agree(void)
 	char *s;
 
 	check_readers_agree(POD);
+	{
+		/* Its container ended after the deletion was asked (07:04:30):
+		 * no completion, on the cached copy too. */
+		cJSON *q = parse(POD), *sl;
+		struct tfj_podstate st;
+
+		cJSON_ReplaceItemInObject(mut(mut(cJSON_GetArrayItem(mut(mut(q, "status"),
+			"containerStatuses"), 0), "state"), "terminated"), "finishedAt",
+			cJSON_CreateString("2026-11-22T07:04:40Z"));
+		s = cJSON_PrintUnformatted(q);
+		check_readers_agree(s);
+		sl = tfj_slim_pod(q);
+		TFJ_CHECK_INT(tfj_podstate_read(&st, sl), 0);
+		TFJ_CHECK_INT(st.ended_by_delete, 1);
+		cJSON_Delete(sl);
+		free(s);
+		cJSON_Delete(q);
+	}
 	/* The same pod running, not terminating, no disruption. */
 	cJSON_DeleteItemFromObject(mut(p, "metadata"), "deletionTimestamp");
 	cJSON_DeleteItemFromObject(mut(p, "status"), "reason");

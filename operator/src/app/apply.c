@@ -300,7 +300,8 @@ static int ensure_job_object(struct apply_ctx *a, const char *api, const char *c
 /*
  * The job's ps Secret and NetworkPolicy, before its first pod: the pods
  * mount the Secret, so they wait for it; a missing NetworkPolicy only
- * costs the network fence (Warning event, pods go ahead).
+ * costs the network fence (Warning event, pods go ahead). Those the memo
+ * knows to exist cost no request (guardmemo.h: a restart is free).
  */
 static int ensure_job_guards(struct apply_ctx *a)
 {
@@ -308,30 +309,37 @@ static int ensure_job_guards(struct apply_ctx *a)
 	uint8_t rnd[TFJ_PSSECRET_BYTES];
 	char name[300];
 	cJSON *body = NULL;
+	unsigned known = tfj_guardmemo_known(a->c->guards, a->job->uid, a->now_ms);
 	ssize_t got;
 	int rc;
 
-	if ((rc = tfj_pssecret_name(name, sizeof(name), a->job)))
-		return rc;
-	/* getrandom blocks only until the kernel's pool is seeded at boot. */
-	got = getrandom(rnd, sizeof(rnd), 0);
-	if (got != (ssize_t)sizeof(rnd))
-		return tfj_err_set(TFJ_EINTERNAL, "getrandom failed for the ps secret");
-	rc = tfj_pssecret_body(&body, a->job, a->c->operator_name, rnd);
-	explicit_bzero(rnd, sizeof(rnd));
-	if (rc == 0)
-		rc = ensure_job_object(a, TFJ_APIPATH_CORE, "secrets", name, body, "secret",
-				       "FailedCreateSecret");
-	tfj_pssecret_body_free(body);
-	if (rc)
-		return rc;
+	if (!(known & TFJ_GUARDMEMO_SECRET)) {
+		if ((rc = tfj_pssecret_name(name, sizeof(name), a->job)))
+			return rc;
+		/* getrandom blocks only until the kernel's pool is seeded at boot. */
+		got = getrandom(rnd, sizeof(rnd), 0);
+		if (got != (ssize_t)sizeof(rnd))
+			return tfj_err_set(TFJ_EINTERNAL, "getrandom failed for the ps secret");
+		rc = tfj_pssecret_body(&body, a->job, a->c->operator_name, rnd);
+		explicit_bzero(rnd, sizeof(rnd));
+		if (rc == 0)
+			rc = ensure_job_object(a, TFJ_APIPATH_CORE, "secrets", name, body, "secret",
+					       "FailedCreateSecret");
+		tfj_pssecret_body_free(body);
+		if (rc)
+			return rc;
+		tfj_guardmemo_note(a->c->guards, a->job->uid, TFJ_GUARDMEMO_SECRET, a->now_ms);
+	}
+	if (known & TFJ_GUARDMEMO_NETPOL)
+		return 0;
 	memset(&o, 0, sizeof(o));
 	o.operator_name = a->c->operator_name;
 	body = NULL;
 	if ((rc = tfj_netpol_name(name, sizeof(name), a->job)) == 0 &&
-	    (rc = tfj_netpol_body(&body, a->job, &o)) == 0)
-		ensure_job_object(a, TFJ_NETPOL_API_PATH, "networkpolicies", name, body,
-				  "networkpolicy", "FailedCreateNetworkPolicy");
+	    (rc = tfj_netpol_body(&body, a->job, &o)) == 0 &&
+	    ensure_job_object(a, TFJ_NETPOL_API_PATH, "networkpolicies", name, body,
+			      "networkpolicy", "FailedCreateNetworkPolicy") == 0)
+		tfj_guardmemo_note(a->c->guards, a->job->uid, TFJ_GUARDMEMO_NETPOL, a->now_ms);
 	cJSON_Delete(body);
 	return rc;
 }
@@ -526,5 +534,10 @@ int tfj_apply_metrics(struct tfj_apply *c, struct tfj_buf *out)
 		LD(c->status_writes), LD(c->status_conflicts), LD(c->name_conflicts),
 		LD(c->adoptions));
 	rc |= tfj_events_metrics(c->events, out);
+	rc |= tfj_buf_printf(out,
+		"# HELP tfjob_operator_job_guards_known Running TFJobs whose ps Secret or "
+		"NetworkPolicy this process knows to exist (a restart posts neither).\n"
+		"# TYPE tfjob_operator_job_guards_known gauge\n"
+		"tfjob_operator_job_guards_known %zu\n", tfj_guardmemo_size(c->guards));
 	return rc ? TFJ_ETOOBIG : 0;
 }

@@ -65,6 +65,7 @@ struct tfj_controller {
 
 	struct tfj_apply ap;  /* writes and their counters */
 	struct tfj_events *events;
+	struct tfj_guardmemo *guards; /* jobs whose Secret and NetworkPolicy exist */
 	struct tfj_poison *poison;   /* TFJobs the informer could not decode */
 	long stale_ms;               /* readiness bound (informer_stale_s) */
 
@@ -148,6 +149,10 @@ static void on_job(void *ud, enum tfj_informer_event ev, const cJSON *obj, const
 		pthread_mutex_unlock(&c->cf_mu);
 		if (c->prog && tfj_objmeta_str(obj, "uid"))
 			tfj_progress_forget(c->prog, tfj_objmeta_str(obj, "uid"));
+		tfj_guardmemo_forget(c->guards, tfj_objmeta_str(obj, "uid"));
+		/* The next job there reads the CA ConfigMap again (capublish.h). */
+		if (c->capub)
+			tfj_capublish_forget(c->capub, tfj_objmeta_str(obj, "namespace"));
 		return;
 	}
 	tfj_expect_observe_job(c->exp, key, tfj_objmeta_str(obj, "resourceVersion"));
@@ -410,6 +415,9 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			a.create_failure = &cf;
 			rc = tfj_apply_plan(&c->ap, &job, key, &plan, &a);
 			cf_store(c, key, &cf, &job, &a);
+			/* A finished job creates no pod again: its memo entry can go. */
+			if (!rc && plan.finished)
+				tfj_guardmemo_forget(c->guards, job.uid);
 			/* The status now holds what the agents told: ack it to them. */
 			if (!rc && in.progress && plan.progress_durable)
 				tfj_progress_persisted(c->prog, job.uid, prog.seq);
@@ -514,6 +522,7 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	eo.instance = c->instance;
 	if ((rc = tfj_queue_new(&c->q, &qo)) || (rc = tfj_expect_new(&c->exp, 0)) ||
 	    (rc = tfj_events_new(&c->events, o->event_kube ? o->event_kube : k, &eo)) ||
+	    (rc = tfj_guardmemo_new(&c->guards, 0, o->guard_recheck_ms)) ||
 	    (rc = tfj_poison_new(&c->poison, k, c->events)))
 		goto out;
 	c->stale_ms = (o->informer_stale_s > 0 ? o->informer_stale_s
@@ -521,6 +530,7 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	c->ap.k = k;
 	c->ap.exp = c->exp;
 	c->ap.events = c->events;
+	c->ap.guards = c->guards;
 	c->ap.operator_name = c->opname;
 
 	memset(&io, 0, sizeof(io));
@@ -597,6 +607,7 @@ void tfj_controller_free(struct tfj_controller *c)
 	tfj_nsinformer_free(c->jobs);
 	tfj_nsinformer_free(c->pods);
 	tfj_nsinformer_free(c->svcs);
+	tfj_guardmemo_free(c->guards); /* after the informers: on_job forgets in it */
 	tfj_queue_free(c->q);
 	tfj_expect_free(c->exp);
 	tfj_strmap_free(&c->cf, free);

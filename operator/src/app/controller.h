@@ -51,6 +51,8 @@ struct tfj_controller_opts {
 	const char *agent_image;     /* image of the injected agent; NULL = none */
 	int agent_inject_default;    /* inject into jobs without the agent annotation */
 	struct tfj_kube *event_kube; /* client for Events, with its own rate (events.h); NULL = k */
+	long guard_recheck_ms;       /* trust in a job's known Secret and NetworkPolicy
+					(app/guardmemo.h); 0 = the default */
 	long informer_stale_s;       /* /readyz bound on an informer's last working LIST/WATCH
 					(default TFJ_CONTROLLER_STALE_DEFAULT_S) */
 };

@@ -78,6 +78,12 @@ static int collect(void *ud, struct tfj_buf *out)
 {
 	struct app *a = ud;
 	int rc = tfj_kube_metrics(a->kube, out);
+	/* Events spend a client of their own: counted apart (events.h). */
+	if (rc == 0 && a->event_kube)
+		rc = tfj_kube_requests_metric(a->event_kube, out,
+					      "tfjob_operator_event_api_requests_total",
+					      "Kubernetes API requests of the Events' own client "
+					      "(POST, PATCH of a count) by verb and HTTP code.");
 	if (rc == 0)
 		rc = tfj_controller_metrics(a->ctl, out);
 	if (rc == 0)

@@ -63,7 +63,8 @@ static int slim_meta(cJSON *dst, const cJSON *obj)
 	if (copy(o, m, "name", K_STRING) || copy(o, m, "namespace", K_STRING) ||
 	    copy(o, m, "uid", K_STRING) || copy(o, m, "resourceVersion", K_STRING) ||
 	    copy(o, m, "generation", K_NUMBER) || copy(o, m, "creationTimestamp", K_STRING) ||
-	    copy(o, m, "deletionTimestamp", K_STRING) || copy(o, m, "labels", K_OBJECT) ||
+	    copy(o, m, "deletionTimestamp", K_STRING) ||
+	    copy(o, m, "deletionGracePeriodSeconds", K_NUMBER) || copy(o, m, "labels", K_OBJECT) ||
 	    copy(o, m, "ownerReferences", K_ARRAY))
 		return -1;
 	return 0;
@@ -102,7 +103,11 @@ static int slim_conditions(cJSON *dst, const cJSON *status)
 	return 0;
 }
 
-/* state/lastState: running.startedAt and terminated.{exitCode,reason,message}. */
+/*
+ * state/lastState: running.startedAt and terminated.{exitCode,reason,message,
+ * finishedAt} (finishedAt: which replica failed first, and whether a container
+ * ended because its pod was being deleted; tfjob/podstate.h).
+ */
 static int slim_state(cJSON *dst, const cJSON *cs, const char *key)
 {
 	const cJSON *s = cJSON_GetObjectItemCaseSensitive(cs, key), *r, *t;
@@ -118,7 +123,8 @@ static int slim_state(cJSON *dst, const cJSON *cs, const char *key)
 	t = cJSON_GetObjectItemCaseSensitive(s, "terminated");
 	if (cJSON_IsObject(t) &&
 	    (!(x = add_obj(o, "terminated")) || copy(x, t, "exitCode", K_NUMBER) ||
-	     copy(x, t, "reason", K_STRING) || copy(x, t, "message", K_STRING)))
+	     copy(x, t, "reason", K_STRING) || copy(x, t, "message", K_STRING) ||
+	     copy(x, t, "finishedAt", K_STRING)))
 		return -1;
 	return 0;
 }

@@ -10,11 +10,13 @@
  * What each keeps is exactly what its readers look at (docs/operator.md,
  * "Memory"); a reader that needs another field must add it here:
  *   pods      metadata (name, namespace, uid, resourceVersion, generation,
- *             creationTimestamp, deletionTimestamp, labels, ownerReferences)
+ *             creationTimestamp, deletionTimestamp, deletionGracePeriodSeconds,
+ *             labels, ownerReferences)
  *             and status.phase, .reason, .conditions[].{type,status,reason},
  *             .containerStatuses[].{name,restartCount,state,lastState} with
  *             the states cut to running.startedAt and terminated.{exitCode,
- *             reason,message} (podstate.c, tokenreview.c, controller.c).
+ *             reason,message,finishedAt} (podstate.c, tokenreview.c,
+ *             controller.c).
  *   services  the same metadata; no spec or status (podstate.c).
  *   TFJobs    everything but metadata.managedFields and the
  *             kubectl.kubernetes.io/last-applied-configuration annotation:

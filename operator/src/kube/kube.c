@@ -872,22 +872,31 @@ uint64_t tfj_kube_count(const struct tfj_kube *k, enum tfj_kube_verb verb, int c
 	return atomic_load(&((struct tfj_kube *)k)->counts[verb][code]);
 }
 
+int tfj_kube_requests_metric(const struct tfj_kube *k, struct tfj_buf *out, const char *name,
+			     const char *help)
+{
+	struct tfj_kube *m = (struct tfj_kube *)k;
+	int rc = 0;
+
+	rc |= tfj_buf_printf(out, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+	for (int v = 0; v < TFJ_KUBE_NVERBS; v++)
+		for (int c = 0; c < MAX_CODE; c++) {
+			uint64_t n = atomic_load(&m->counts[v][c]);
+			if (n)
+				rc |= tfj_buf_printf(out, "%s{verb=\"%s\",code=\"%d\"} %llu\n",
+						     name, verb_names[v], c, (unsigned long long)n);
+		}
+	return rc ? TFJ_ETOOBIG : 0;
+}
+
 int tfj_kube_metrics(const struct tfj_kube *k, struct tfj_buf *out)
 {
 	struct tfj_kube *m = (struct tfj_kube *)k;
 	int rc = 0;
 
-	rc |= tfj_buf_puts(out, "# HELP tfjob_operator_api_requests_total Kubernetes API requests "
-			   "by verb and HTTP code (0: no response).\n"
-			   "# TYPE tfjob_operator_api_requests_total counter\n");
-	for (int v = 0; v < TFJ_KUBE_NVERBS; v++)
-		for (int c = 0; c < MAX_CODE; c++) {
-			uint64_t n = atomic_load(&m->counts[v][c]);
-			if (n)
-				rc |= tfj_buf_printf(out, "tfjob_operator_api_requests_total"
-						     "{verb=\"%s\",code=\"%d\"} %llu\n",
-						     verb_names[v], c, (unsigned long long)n);
-		}
+	rc |= tfj_kube_requests_metric(k, out, "tfjob_operator_api_requests_total",
+				       "Kubernetes API requests by verb and HTTP code (0: no "
+				       "response).");
 	rc |= tfj_buf_printf(out, "# HELP tfjob_operator_api_throttled_retries_total Retries "
 			     "after a 429, or a 503 with Retry-After.\n"
 			     "# TYPE tfjob_operator_api_throttled_retries_total counter\n"

@@ -145,5 +145,12 @@ const char *tfj_kube_verb_name(enum tfj_kube_verb verb);
 uint64_t tfj_kube_count(const struct tfj_kube *k, enum tfj_kube_verb verb, int code);
 /* Appends Prometheus text for the request counters and latencies. */
 int tfj_kube_metrics(const struct tfj_kube *k, struct tfj_buf *out);
+/*
+ * Appends only the request counter, as the family `name` (verb and code
+ * labels) with its HELP text: for a second client of the process (the
+ * Events' one) next to the main client's tfj_kube_metrics.
+ */
+int tfj_kube_requests_metric(const struct tfj_kube *k, struct tfj_buf *out, const char *name,
+			     const char *help);
 
 #endif

@@ -152,6 +152,15 @@ int tfj_capublish_ensure(struct tfj_capublish *p, const char *ns)
 	return rc;
 }
 
+void tfj_capublish_forget(struct tfj_capublish *p, const char *ns)
+{
+	if (!p || !ns)
+		return;
+	pthread_mutex_lock(&p->mu);
+	tfj_strmap_del(&p->done, ns);
+	pthread_mutex_unlock(&p->mu);
+}
+
 uint64_t tfj_capublish_writes(struct tfj_capublish *p)
 {
 	return atomic_load(&p->writes);

@@ -16,7 +16,18 @@
  *
  * The ConfigMap holds only public certificates; it is labelled
  * app.kubernetes.io/managed-by=tfjob-operator and shared by the jobs of a
- * namespace, so it has no owner and stays when they are deleted.
+ * namespace, so it has no owner and stays when they are deleted. It is not
+ * deleted when a namespace's last TFJob goes either: a job created right
+ * after would need it again, its pods cannot start without it (the volume
+ * is not optional), and deleting it safely would take a lock against the
+ * creates of other workers and `delete` on ConfigMaps in every namespace,
+ * for an object of about 1 KiB that discloses nothing.
+ *
+ * The per-namespace memo is forgotten when a TFJob of the namespace is
+ * deleted (tfj_capublish_forget, from the controller's informer): the next
+ * job there costs one GET, and a namespace deleted and created again (its
+ * TFJobs go first), or a ConfigMap someone deleted along with the jobs,
+ * gets the ConfigMap again instead of pods that wait for it forever.
  *
  * Threads: ensure may be called by every worker at once.
  * Ownership: borrows the client (the controller's) and the CA source.
@@ -41,6 +52,8 @@ int tfj_capublish_new(struct tfj_capublish **out, struct tfj_kube *k, tfj_capubl
 int tfj_capublish_ensure(struct tfj_capublish *p, const char *ns);
 /* Pure: the ConfigMap for ns holding pem. *out caller deletes. */
 int tfj_capublish_configmap(cJSON **out, const char *ns, const char *pem);
+/* Forgets that ns is current: its next ensure reads the ConfigMap again. */
+void tfj_capublish_forget(struct tfj_capublish *p, const char *ns);
 /* Requests written (POST and PUT) so far (tests, metrics). */
 uint64_t tfj_capublish_writes(struct tfj_capublish *p);
 void tfj_capublish_free(struct tfj_capublish *p);

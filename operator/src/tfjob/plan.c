@@ -14,6 +14,7 @@
  *   6. otherwise delete what restarts, create what is missing, set conditions
  */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,7 +203,8 @@ static int suspend(struct tfj_planctx *c, const char *jobref)
 /* What step 4 found. */
 struct verdict {
 	int permanent;              /* a pod failed for good */
-	char failure[400];
+	char failure[400];          /* the one that failed first (finishedAt) */
+	int64_t failure_at;         /* its finishedAt; INT64_MAX = unknown */
 	int restarts;               /* pods deleted to restart */
 	char restart_msg[400];
 	int64_t new_restarts;       /* backoff units added by those */
@@ -290,8 +292,15 @@ static void classify(struct tfj_planctx *c, struct verdict *v)
 				continue;
 			}
 			if (!restart) {
-				if (!v->permanent++)
+				/* The first to fail is the likely cause (the others
+				 * often fail because it did); unknown times rank
+				 * last, ties go to the lower index. */
+				int64_t when = ps->finished_at ? ps->finished_at : INT64_MAX;
+
+				if (!v->permanent++ || when < v->failure_at) {
 					tfj_planact_fmt(v->failure, sizeof(v->failure), "%s", detail);
+					v->failure_at = when;
+				}
 				continue;
 			}
 			if (!v->restarts++)

@@ -151,8 +151,7 @@ static void read_termmsg(struct tfj_podstate *st, const cJSON *term)
 			    isfinite(st->term_loss);
 	st->has_term_accuracy = !tfj_json_get_number(&st->term_accuracy, doc, "accuracy") &&
 				isfinite(st->term_accuracy);
-	if (tfj_jobstatus_parse_time(&st->finished_at, str_or(term, "finishedAt", "")))
-		st->finished_at = 0;
+	/* finished_at: read_containers took it from the same termination. */
 	if (!tfj_json_get_string(&m, doc, "message")) {
 		/* The newest lines matter most: keep the tail. */
 		size_t len = strlen(m);
@@ -231,6 +230,8 @@ static void read_containers(struct tfj_podstate *st, const cJSON *status)
 			snprintf(st->exit_reason, sizeof(st->exit_reason), "%s",
 				 str_or(t, "reason", ""));
 			snprintf(st->container, sizeof(st->container), "%s", name);
+			if (tfj_jobstatus_parse_time(&st->finished_at, str_or(t, "finishedAt", "")))
+				st->finished_at = 0;
 			st->agent_reason[0] = st->agent_message[0] = '\0';
 			st->has_term_step = st->has_term_loss = st->has_term_accuracy = 0;
 			if (!strcmp(name, TFJ_PODSPEC_CONTAINER))

@@ -49,6 +49,7 @@ struct tfj_podstate {
 	int exit_code;
 	char exit_reason[64];        /* "OOMKilled", "Error", ... */
 	char container[64];          /* container the failure is reported for */
+	int64_t finished_at;         /* that termination's finishedAt, unix s; 0 = unknown */
 	int64_t restarts;            /* sum of containers' restartCount */
 	/*
 	 * tfjob-agent's termination message (docs/agent.md) of the tensorflow
@@ -59,14 +60,12 @@ struct tfj_podstate {
 	char agent_message[256];
 	/*
 	 * The final figures in that termination message (lastStep, loss,
-	 * accuracy), and when the container finished (unix seconds, 0 =
-	 * unknown): the status falls back on them when no report brought them
-	 * (planprog.h).
+	 * accuracy), with finished_at above: the status falls back on them
+	 * when no report brought them (planprog.h).
 	 */
 	int has_term_step, has_term_loss, has_term_accuracy;
 	int64_t term_step;
 	double term_loss, term_accuracy;
-	int64_t finished_at;
 	int64_t running_since_ms;    /* tensorflow container state.running.startedAt; 0 = not running */
 };
 
