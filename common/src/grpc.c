@@ -285,6 +285,83 @@ int tfj_grpc_call_start(struct tfj_grpc_call *c, grpc_channel *ch, grpc_completi
 	return 0;
 }
 
+int tfj_grpc_stream_open(struct tfj_grpc_call *c, grpc_channel *ch, grpc_completion_queue *cq,
+			 const char *method, const char *bearer, void *status_tag)
+{
+	grpc_op ops[3];
+	grpc_call_error e;
+	int rc, nmd = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->status = GRPC_STATUS_UNKNOWN;
+	c->details = grpc_empty_slice();
+	c->md.value = grpc_empty_slice();
+	grpc_metadata_array_init(&c->imd);
+	grpc_metadata_array_init(&c->tmd);
+	c->started = 1;
+	if (bearer) {
+		rc = bearer_md(c, bearer);
+		if (rc)
+			return rc;
+		nmd = 1;
+	}
+	c->call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, cq,
+					   grpc_slice_from_static_string(method), NULL,
+					   gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+	if (!c->call)
+		return tfj_err_set(TFJ_EINTERNAL, "grpc %s: cannot create a stream", method);
+	memset(ops, 0, sizeof(ops));
+	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+	ops[0].data.send_initial_metadata.count = (size_t)nmd;
+	ops[0].data.send_initial_metadata.metadata = nmd ? &c->md : NULL;
+	ops[1].op = GRPC_OP_RECV_INITIAL_METADATA;
+	ops[1].data.recv_initial_metadata.recv_initial_metadata = &c->imd;
+	ops[2].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+	ops[2].data.recv_status_on_client.trailing_metadata = &c->tmd;
+	ops[2].data.recv_status_on_client.status = &c->status;
+	ops[2].data.recv_status_on_client.status_details = &c->details;
+	e = grpc_call_start_batch(c->call, ops, 3, status_tag, NULL);
+	if (e != GRPC_CALL_OK) {
+		grpc_call_unref(c->call);
+		c->call = NULL;
+		return tfj_err_set(TFJ_EINTERNAL, "grpc %s: start_batch failed (%s)", method,
+				   grpc_call_error_to_string(e));
+	}
+	return 0;
+}
+
+/* Starts a batch of one operation. */
+static int one_op(grpc_call *call, grpc_op *op, void *tag, const char *what)
+{
+	grpc_call_error e = grpc_call_start_batch(call, op, 1, tag, NULL);
+
+	if (e != GRPC_CALL_OK)
+		return tfj_err_set(TFJ_EINTERNAL, "grpc: cannot %s (%s)", what,
+				   grpc_call_error_to_string(e));
+	return 0;
+}
+
+int tfj_grpc_stream_send(grpc_call *call, grpc_byte_buffer *msg, void *tag)
+{
+	grpc_op op;
+
+	memset(&op, 0, sizeof(op));
+	op.op = GRPC_OP_SEND_MESSAGE;
+	op.data.send_message.send_message = msg;
+	return one_op(call, &op, tag, "send on a stream");
+}
+
+int tfj_grpc_stream_recv(grpc_call *call, grpc_byte_buffer **msg, void *tag)
+{
+	grpc_op op;
+
+	*msg = NULL;
+	memset(&op, 0, sizeof(op));
+	op.op = GRPC_OP_RECV_MESSAGE;
+	op.data.recv_message.recv_message = msg;
+	return one_op(call, &op, tag, "receive on a stream");
+}
+
 void tfj_grpc_call_end(struct tfj_grpc_call *c)
 {
 	if (!c->started)
@@ -386,6 +463,11 @@ void *tfj_grpc_server_method(grpc_server *srv, const char *path)
 					   0);
 }
 
+void *tfj_grpc_server_stream_method(grpc_server *srv, const char *path)
+{
+	return grpc_server_register_method(srv, path, NULL, GRPC_SRM_PAYLOAD_NONE, 0);
+}
+
 int tfj_grpc_server_listen(int *port, grpc_server *srv, const char *addr,
 			   grpc_server_credentials *creds)
 {
@@ -399,8 +481,9 @@ int tfj_grpc_server_listen(int *port, grpc_server *srv, const char *addr,
 	return 0;
 }
 
-int tfj_grpc_incoming_request(struct tfj_grpc_incoming *in, grpc_server *srv, void *method,
-			      grpc_completion_queue *cq, void *tag)
+/* Asks for the next call of `method`; with_payload as the method was registered. */
+static int incoming(struct tfj_grpc_incoming *in, grpc_server *srv, void *method,
+		    grpc_completion_queue *cq, void *tag, int with_payload)
 {
 	grpc_call_error e;
 
@@ -408,11 +491,23 @@ int tfj_grpc_incoming_request(struct tfj_grpc_incoming *in, grpc_server *srv, vo
 	in->payload = NULL;
 	grpc_metadata_array_init(&in->md);
 	e = grpc_server_request_registered_call(srv, method, &in->call, &in->deadline, &in->md,
-						&in->payload, cq, cq, tag);
+						with_payload ? &in->payload : NULL, cq, cq, tag);
 	if (e != GRPC_CALL_OK)
 		return tfj_err_set(TFJ_EINTERNAL, "grpc: cannot request calls (%s)",
 				   grpc_call_error_to_string(e));
 	return 0;
+}
+
+int tfj_grpc_incoming_request(struct tfj_grpc_incoming *in, grpc_server *srv, void *method,
+			      grpc_completion_queue *cq, void *tag)
+{
+	return incoming(in, srv, method, cq, tag, 1);
+}
+
+int tfj_grpc_incoming_stream(struct tfj_grpc_incoming *in, grpc_server *srv, void *method,
+			     grpc_completion_queue *cq, void *tag)
+{
+	return incoming(in, srv, method, cq, tag, 0);
 }
 
 int tfj_grpc_incoming_md(const char **val, size_t *len, const grpc_metadata_array *md,

@@ -94,6 +94,13 @@ uint32_t tfj_wire_state_field(const ProtobufCMessageDescriptor *desc);
 int tfj_wire_split_slices(struct tfj_wire_msg *out, const ProtobufCMessageDescriptor *desc,
 			  const grpc_slice *sl, size_t nsl, struct tfj_wire_arena *a);
 
+/*
+ * Same, for a message that is the run `run` inside received slices (the
+ * body of a stream frame, psframe.h); its tensors point into run->sl.
+ */
+int tfj_wire_split_run(struct tfj_wire_msg *out, const ProtobufCMessageDescriptor *desc,
+		       const struct tfj_wire_bytes *run, struct tfj_wire_arena *a);
+
 /* Same, from a received byte buffer (NULL bb = empty message). */
 int tfj_wire_decode_split(struct tfj_wire_msg *out, const ProtobufCMessageDescriptor *desc,
 			  grpc_byte_buffer *bb, struct tfj_wire_arena *a);
