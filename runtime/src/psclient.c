@@ -170,11 +170,12 @@ void tfj_psclient_free(struct tfj_psclient *cl)
 
 	if (!cl)
 		return;
-	if (cl->stats.frames || cl->stats.unary)
+	if (cl->stats.frames || cl->stats.unary || cl->stats.status_unary)
 		tfj_log_fmt(TFJ_LOG_INFO, "psclient: %" PRIu64 " requests over streams (protocol v2), "
-			    "%" PRIu64 " unary calls (v1), %" PRIu64 " streams opened, %" PRIu64
-			    " fell back to v1", cl->stats.frames, cl->stats.unary,
-			    cl->stats.streams_opened, cl->stats.fallbacks);
+			    "%" PRIu64 " unary calls (v1) besides %" PRIu64 " unary Status, %" PRIu64
+			    " streams opened, %" PRIu64 " fell back to v1", cl->stats.frames,
+			    cl->stats.unary, cl->stats.status_unary, cl->stats.streams_opened,
+			    cl->stats.fallbacks);
 	streams_close(cl);
 	/* No call is in flight between tfj_psclient_call()s: the queue drains at once. */
 	tfj_grpc_cq_destroy(cl->cq);
@@ -469,7 +470,10 @@ static int unary_result(struct tfj_psclient *cl, size_t i, enum tfj_rpc_method m
 
 	if (!r->c.call)
 		return 0;
-	cl->stats.unary++;
+	if (method == TFJ_RPC_STATUS)
+		cl->stats.status_unary++;
+	else
+		cl->stats.unary++;
 	e = err_of(r->c.status);
 	if (!e) {
 		/* Tensors stay in the reply's slices (no copy here). */
@@ -510,7 +514,7 @@ static int renegotiate(struct tfj_psclient *cl, size_t i, gpr_timespec deadline,
 	n = protobuf_c_message_pack(&q.base, buf);
 	rc = tfj_grpc_unary(&res, cl->ch[i], tfj_rpc_methods[TFJ_RPC_STATUS].path,
 			    cl->auth.secret, buf, n, deadline, 1 << 16);
-	cl->stats.unary++;
+	cl->stats.status_unary++;
 	if (!rc && res.status != GRPC_STATUS_OK)
 		rc = err_of(res.status);
 	if (rc) {

@@ -50,7 +50,8 @@ struct tfj_psclient;
 /* What went over which protocol (logged by tfj_psclient_free, read by tests). */
 struct tfj_psclient_stats {
 	uint64_t frames;          /* answers received over streams (v2) */
-	uint64_t unary;           /* unary calls completed (v1) */
+	uint64_t unary;           /* unary calls completed (v1), Status aside */
+	uint64_t status_unary;    /* unary Status calls: the negotiation (auto, --protocol 1) */
 	uint64_t streams_opened;  /* streams opened, reopenings included */
 	uint64_t fallbacks;       /* streams a ps refused as UNIMPLEMENTED */
 };

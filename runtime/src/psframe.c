@@ -55,34 +55,7 @@ int tfj_psframe_encode(grpc_byte_buffer **out, uint64_t id, uint32_t method, uin
 	return tfj_wire_encode_after(out, head, n, body, lease);
 }
 
-/* One byte of the header; -1 at its end. */
-static int get_byte(struct tfj_wire_bytes *b, uint8_t *v)
-{
-	if (b->len == 0)
-		return -1;
-	tfj_wire_bytes_take(b, v, 1);
-	return 0;
-}
-
-static int get_varint(struct tfj_wire_bytes *b, uint64_t *v)
-{
-	uint64_t r = 0;
-	unsigned i;
-	uint8_t c;
-
-	for (i = 0; i < 10; i++) {
-		if (get_byte(b, &c) || (i == 9 && c > 1))
-			return -1;
-		r |= (uint64_t)(c & 0x7f) << (7 * i);
-		if (!(c & 0x80)) {
-			*v = r;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-/* Skips n bytes, or copies up to cap of them to dst. */
+/* Skips n bytes, copying up to cap of them to dst first (dst NULL: none). */
 static int get_bytes(struct tfj_wire_bytes *b, uint64_t n, char *dst, size_t cap)
 {
 	size_t k;
@@ -92,15 +65,7 @@ static int get_bytes(struct tfj_wire_bytes *b, uint64_t n, char *dst, size_t cap
 	k = dst ? (n < cap ? (size_t)n : cap) : 0;
 	if (k)
 		tfj_wire_bytes_take(b, dst, k);
-	n -= k;
-	while (n > 0) {
-		char skip[256];
-		size_t m = n < sizeof(skip) ? (size_t)n : sizeof(skip);
-
-		tfj_wire_bytes_take(b, skip, m);
-		n -= m;
-	}
-	return 0;
+	return tfj_wire_bytes_skip(b, n - k);
 }
 
 static int parse(struct tfj_psframe *f, struct tfj_wire_bytes *b)
@@ -109,12 +74,12 @@ static int parse(struct tfj_psframe *f, struct tfj_wire_bytes *b)
 		uint64_t tag, v;
 		uint32_t field;
 
-		if (get_varint(b, &tag))
+		if (tfj_wire_bytes_varint(b, &tag))
 			return -1;
 		field = (uint32_t)(tag >> 3);
 		switch (tag & 7) {
 		case 0:
-			if (get_varint(b, &v))
+			if (tfj_wire_bytes_varint(b, &v))
 				return -1;
 			if (field == 1)
 				f->id = v;
@@ -130,7 +95,7 @@ static int parse(struct tfj_psframe *f, struct tfj_wire_bytes *b)
 		case 1: if (get_bytes(b, 8, NULL, 0)) return -1; break;
 		case 5: if (get_bytes(b, 4, NULL, 0)) return -1; break;
 		case 2:
-			if (get_varint(b, &v) || v > b->len)
+			if (tfj_wire_bytes_varint(b, &v) || v > b->len)
 				return -1;
 			if (field == 15) {
 				/* The body ends the frame; what is left is exactly the message. */

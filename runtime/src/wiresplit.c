@@ -371,6 +371,34 @@ size_t tfj_wire_bytes_floats(struct tfj_wire_bytes *b, const void **p, float *tm
 	return k;
 }
 
+/* Moves b to where the cursor c stopped. */
+static void bytes_from_cur(struct tfj_wire_bytes *b, const struct cur *c)
+{
+	b->idx = c->idx;
+	b->off = c->off;
+	b->len = c->left;
+}
+
+int tfj_wire_bytes_varint(struct tfj_wire_bytes *b, uint64_t *v)
+{
+	struct cur c = { b->sl, b->nsl, b->idx, b->off, b->len };
+
+	if (cur_varint(&c, v))
+		return -1;
+	bytes_from_cur(b, &c);
+	return 0;
+}
+
+int tfj_wire_bytes_skip(struct tfj_wire_bytes *b, uint64_t n)
+{
+	struct cur c = { b->sl, b->nsl, b->idx, b->off, b->len };
+
+	if (n > b->len || cur_take(&c, (size_t)n, NULL))
+		return -1;
+	bytes_from_cur(b, &c);
+	return 0;
+}
+
 void tfj_wire_bytes_take(struct tfj_wire_bytes *b, void *dst, size_t n)
 {
 	struct cur c = { b->sl, b->nsl, b->idx, b->off, b->len };
@@ -378,7 +406,5 @@ void tfj_wire_bytes_take(struct tfj_wire_bytes *b, void *dst, size_t n)
 	if (n > b->len)
 		n = b->len;
 	(void)cur_take(&c, n, dst);
-	b->idx = c.idx;
-	b->off = c.off;
-	b->len = c.left;
+	bytes_from_cur(b, &c);
 }

@@ -43,27 +43,37 @@
 static char dir[128], good[256], bad[256], env_good[300];
 static char ps[64], wk[64];
 
-/* The counters of psclient's closing line for `task` ("[worker:0]"); -1 when absent. */
+/*
+ * The first line of `task` ("[worker:0]") in `out` that contains `needle`:
+ * a pointer to the needle within `line`, or NULL.
+ */
+static const char *task_line(char *line, size_t cap, FILE *out, const char *task,
+			     const char *needle)
+{
+	const char *p;
+
+	rewind(out);
+	while (fgets(line, (int)cap, out))
+		if (strncmp(line, task, strlen(task)) == 0 && (p = strstr(line, needle)))
+			return p;
+	return NULL;
+}
+
+/* The counters of psclient's closing line for `task`; -1 when absent. */
 struct counts {
-	long long frames, unary, opened, fallbacks;
+	long long frames, unary, status, opened, fallbacks;
 };
 
 static struct counts client_counts(FILE *out, const char *task)
 {
-	struct counts c = { -1, -1, -1, -1 };
+	struct counts c = { -1, -1, -1, -1, -1 };
 	char line[4096];
-	const char *p;
+	const char *p = task_line(line, sizeof(line), out, task, "psclient: ");
 
-	rewind(out);
-	while (fgets(line, sizeof(line), out)) {
-		if (strncmp(line, task, strlen(task)) != 0)
-			continue;
-		p = strstr(line, "psclient: ");
-		if (p && sscanf(p, "psclient: %lld requests over streams (protocol v2), %lld unary "
-				"calls (v1), %lld streams opened, %lld fell back", &c.frames,
-				&c.unary, &c.opened, &c.fallbacks) == 4)
-			break;
-	}
+	if (p && sscanf(p, "psclient: %lld requests over streams (protocol v2), %lld unary "
+			"calls (v1) besides %lld unary Status, %lld streams opened, %lld fell back",
+			&c.frames, &c.unary, &c.status, &c.opened, &c.fallbacks) != 5)
+		c.frames = c.unary = c.status = c.opened = c.fallbacks = -1;
 	return c;
 }
 
@@ -71,17 +81,10 @@ static struct counts client_counts(FILE *out, const char *task)
 static void ps_counts(FILE *out, const char *task, long long *streams, long long *frames)
 {
 	char line[4096];
-	const char *p;
+	const char *p = task_line(line, sizeof(line), out, task, ", streams ");
 
-	*streams = *frames = -1;
-	rewind(out);
-	while (fgets(line, sizeof(line), out)) {
-		if (strncmp(line, task, strlen(task)) != 0)
-			continue;
-		p = strstr(line, ", streams ");
-		if (p && sscanf(p, ", streams %lld, stream frames %lld", streams, frames) == 2)
-			return;
-	}
+	if (!p || sscanf(p, ", streams %lld, stream frames %lld", streams, frames) != 2)
+		*streams = *frames = -1;
 }
 
 static void train(struct tfj_launch_result *r, FILE *out, int nps, int nworkers, int chief,
@@ -111,10 +114,12 @@ static void test_v2_by_default(void)
 	TFJ_CHECK_GE(r.test_accuracy, 0.7);
 	for (w = 0; w < 2; w++) {
 		c = client_counts(out, w ? "[worker:1]" : "[worker:0]");
-		printf("worker:%d: %lld frames, %lld unary, %lld streams, %lld fallbacks\n", w,
-		       c.frames, c.unary, c.opened, c.fallbacks);
+		printf("worker:%d: %lld frames, %lld unary, %lld Status, %lld streams, %lld "
+		       "fallbacks\n", w, c.frames, c.unary, c.status, c.opened, c.fallbacks);
 		TFJ_CHECK_GT(c.frames, 100);  /* every Pull and Push */
-		TFJ_CHECK_EQ(c.unary, 2);      /* Status to each ps: the negotiation */
+		TFJ_CHECK_EQ(c.unary, 0);
+		/* Status to each ps, the negotiation (again while a ps awaits its Init). */
+		TFJ_CHECK_GE(c.status, 2);
 		TFJ_CHECK_EQ(c.opened, 2);     /* one stream per ps, kept the whole run */
 		TFJ_CHECK_EQ(c.fallbacks, 0);
 	}
@@ -140,6 +145,7 @@ static void test_v1_forced(void)
 	c = client_counts(out, "[worker:1]");
 	TFJ_CHECK_EQ(c.frames, 0);
 	TFJ_CHECK_GT(c.unary, 100);
+	TFJ_CHECK_GE(c.status, 2);
 	TFJ_CHECK_EQ(c.opened, 0);
 	ps_counts(out, "[ps:0]", &streams, &frames);
 	TFJ_CHECK_EQ(streams, 0);
@@ -165,16 +171,7 @@ static int file_count(const char *path, const char *needle)
 
 static pid_t spawn(char *const *args, char *env_kv, const char *out, const char *err)
 {
-	static char *const drop[] = { "TF_CONFIG=", "TFJOB_PS_SECRET_FILE=", NULL };
-	char *set[] = { "TFJ_ITEST_CHILD=1", env_kv, NULL };
-	struct tfj_testutil_spawn s = { 0 };
-
-	s.args = args;
-	s.drop = drop;
-	s.set = set;
-	s.stdout_path = out;
-	s.stderr_path = err;
-	return tfj_testutil_spawn(&s);
+	return itest_spawn_env(args, env_kv, out, err);
 }
 
 static void test_v1_only_ps_auto_worker(void)
@@ -201,6 +198,8 @@ static void test_v1_only_ps_auto_worker(void)
 		     file_count(out, "protocol v1 (unary calls; the ps has no stream)"), 1);
 	TFJ_CHECK_EQ(file_count(err, "psclient: 0 requests over streams") +
 		     file_count(out, "psclient: 0 requests over streams"), 1);
+	TFJ_CHECK_EQ(file_count(err, "requests over streams (protocol v2), 0 unary") +
+		     file_count(out, "requests over streams (protocol v2), 0 unary"), 0);
 	TFJ_CHECK_EQ(file_count(err, "0 streams opened, 0 fell back") +
 		     file_count(out, "0 streams opened, 0 fell back"), 1);
 }
@@ -281,13 +280,14 @@ static void test_client_negotiation(void)
 	TFJ_CHECK(strstr(tfj_err_detail(), "UNIMPLEMENTED") != NULL);
 	tfj_psclient_get_stats(&st, v2_cl);
 	TFJ_CHECK_EQ(st.fallbacks, 0);
-	TFJ_CHECK_EQ(st.unary, 0);
+	TFJ_CHECK_EQ(st.unary + st.status_unary, 0);
 	TFJ_CHECK_EQ(st.frames, 0);
 	/* Auto: a Pull before any Status negotiates first (unary Status), then goes unary. */
 	TFJ_CHECK_INT(call(auto_cl, TFJ_RPC_PULL), TFJ_ECONFLICT);
 	TFJ_CHECK_INT(call(auto_cl, TFJ_RPC_PULL), TFJ_ECONFLICT);
 	tfj_psclient_get_stats(&st, auto_cl);
-	TFJ_CHECK_EQ(st.unary, 3);
+	TFJ_CHECK_EQ(st.unary, 2);
+	TFJ_CHECK_EQ(st.status_unary, 1);
 	TFJ_CHECK_EQ(st.streams_opened, 0);
 	TFJ_CHECK_EQ(st.frames, 0);
 	stop_ps(pid);
@@ -320,7 +320,8 @@ static void test_client_negotiation(void)
 	tfj_psclient_get_stats(&st, auto_cl);
 	TFJ_CHECK_EQ(st.frames, 1);
 	TFJ_CHECK_EQ(st.streams_opened, 1);
-	TFJ_CHECK_GE(st.unary, 2);
+	TFJ_CHECK_EQ(st.unary, 1);
+	TFJ_CHECK_GE(st.status_unary, 2);
 out:
 	tfj_psclient_free(auto_cl);
 	tfj_psclient_free(v2_cl);
@@ -362,7 +363,7 @@ static void test_secret_on_the_stream(void)
 	/* The good one first: it also waits for the ps to listen. */
 	TFJ_CHECK_OK(status_with_secret(good, &st));
 	TFJ_CHECK_EQ(st.frames, 1);
-	TFJ_CHECK_EQ(st.unary, 0);
+	TFJ_CHECK_EQ(st.unary + st.status_unary, 0);
 	TFJ_CHECK_INT(status_with_secret(bad, &st), TFJ_EAUTH);
 	TFJ_CHECK(strstr(tfj_err_detail(), "UNAUTHENTICATED") != NULL);
 	TFJ_CHECK_EQ(st.frames, 0);
@@ -389,11 +390,12 @@ static void test_ps_killed_streams_reopen(void)
 	/* The chief refilled the restarted ps and every client reopened its stream. */
 	TFJ_CHECK_GE(itest_count_lines(out, "[chief:0]", "initialised 1 ps task(s)"), 1);
 	c = client_counts(out, "[chief:0]");
-	printf("chief: %lld frames, %lld unary, %lld streams, %lld fallbacks\n", c.frames,
-	       c.unary, c.opened, c.fallbacks);
+	printf("chief: %lld frames, %lld unary, %lld Status, %lld streams, %lld fallbacks\n",
+	       c.frames, c.unary, c.status, c.opened, c.fallbacks);
 	TFJ_CHECK_GE(c.opened, 3);
 	TFJ_CHECK_EQ(c.fallbacks, 0);
 	TFJ_CHECK_GT(c.frames, 1000);
+	TFJ_CHECK_EQ(c.unary, 0); /* back on the stream after asking the restarted ps */
 	c = client_counts(out, "[worker:1]");
 	TFJ_CHECK_GE(c.opened, 3);
 	fclose(out);
