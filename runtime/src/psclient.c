@@ -17,7 +17,7 @@
 #include "wire.h"
 
 /* What a completion of the client's queue was (the first member of every tag). */
-enum tag_kind { TAG_UNARY = 1, TAG_SEND, TAG_RECV, TAG_STATUS };
+enum tag_kind { TAG_UNARY = 1, TAG_EXCHANGE, TAG_STATUS };
 
 /* A unary call (protocol v1). */
 struct rpc {
@@ -35,17 +35,16 @@ struct stag {
 
 /*
  * The stream to one ps (protocol v2). At most one request is on it at a
- * time (a call waits for every shard's answer), so a request is done when
- * its send and its receive completed; `ended` says the status batch
+ * time (a call waits for every shard's answer), so a request is one batch
+ * (send it, receive the answer) and done when that batch completed; `ended` says the status batch
  * completed: the stream is over and gs.status says why.
  */
 struct pstream {
 	size_t shard;
 	struct tfj_grpc_call gs;      /* the call and its final status */
-	struct stag send_tag, recv_tag, status_tag;
+	struct stag recv_tag, status_tag;
 	int open, ended;
-	int send_pending, recv_pending;
-	int send_ok;
+	int recv_pending;             /* the request's batch (send + receive) */
 	grpc_byte_buffer *req, *rx;
 	uint64_t next_id, want_id;
 };
@@ -128,8 +127,7 @@ int tfj_psclient_new(struct tfj_psclient **out, const struct tfj_rtconfig *cfg)
 		struct pstream *ps = &cl->streams[i];
 
 		ps->shard = i;
-		ps->send_tag = (struct stag){ TAG_SEND, ps };
-		ps->recv_tag = (struct stag){ TAG_RECV, ps };
+		ps->recv_tag = (struct stag){ TAG_EXCHANGE, ps };
 		ps->status_tag = (struct stag){ TAG_STATUS, ps };
 	}
 	cl->cq = grpc_completion_queue_create_for_next(NULL);
@@ -155,7 +153,7 @@ static void streams_close(struct tfj_psclient *cl)
 		for (i = 0; i < cl->n; i++) {
 			struct pstream *ps = &cl->streams[i];
 
-			if (ps->open && (!ps->ended || ps->send_pending || ps->recv_pending))
+			if (ps->open && (!ps->ended || ps->recv_pending))
 				busy = 1;
 		}
 		if (busy)
@@ -279,11 +277,7 @@ static void dispatch(struct tfj_psclient *cl, grpc_event ev)
 		return;
 	switch (*(int *)ev.tag) {
 	case TAG_UNARY: ((struct rpc *)ev.tag)->done = 1; break;
-	case TAG_SEND:
-		t->ps->send_pending = 0;
-		t->ps->send_ok = ev.success;
-		break;
-	case TAG_RECV: t->ps->recv_pending = 0; break;
+	case TAG_EXCHANGE: t->ps->recv_pending = 0; break;
 	case TAG_STATUS: t->ps->ended = 1; break;
 	default: break;
 	}
@@ -307,9 +301,10 @@ static void stream_reset(struct pstream *ps)
 static int stream_start(struct tfj_psclient *cl, struct pstream *ps, enum tfj_rpc_method method,
 			const ProtobufCMessage *req)
 {
+	grpc_op ops[2];
 	int rc;
 
-	if (ps->open && ps->ended && !ps->send_pending && !ps->recv_pending)
+	if (ps->open && ps->ended && !ps->recv_pending)
 		stream_reset(ps);
 	if (!ps->open) {
 		rc = tfj_grpc_stream_open(&ps->gs, cl->ch[ps->shard], cl->cq, TFJ_PSFRAME_PATH,
@@ -328,12 +323,15 @@ static int stream_start(struct tfj_psclient *cl, struct pstream *ps, enum tfj_rp
 	rc = encode(cl, &ps->req, ps->want_id, method, req, 1);
 	if (rc)
 		return rc;
-	if (tfj_grpc_stream_send(ps->gs.call, ps->req, &ps->send_tag) == 0)
-		ps->send_pending = 1;
-	if (tfj_grpc_stream_recv(ps->gs.call, &ps->rx, &ps->recv_tag) == 0)
+	/* One batch, one completion: the request out and its answer in. */
+	memset(ops, 0, sizeof(ops));
+	ops[0].op = GRPC_OP_SEND_MESSAGE;
+	ops[0].data.send_message.send_message = ps->req;
+	ops[1].op = GRPC_OP_RECV_MESSAGE;
+	ops[1].data.recv_message.recv_message = &ps->rx;
+	if (grpc_call_start_batch(ps->gs.call, ops, 2, &ps->recv_tag, NULL) == GRPC_CALL_OK)
 		ps->recv_pending = 1;
-	/* A batch that could not start: end the stream; its status tells the caller. */
-	if (!ps->send_pending || !ps->recv_pending)
+	else /* the batch could not start: end the stream; its status tells the caller */
 		grpc_call_cancel(ps->gs.call, NULL);
 	return 0;
 }
@@ -345,7 +343,7 @@ static int shard_done(const struct tfj_psclient *cl, size_t i)
 	if (cl->use[i] == 1)
 		return cl->rpcs[i].done || !cl->rpcs[i].c.call;
 	if (cl->use[i] == 2)
-		return !ps->send_pending && !ps->recv_pending && (ps->rx || ps->ended);
+		return !ps->recv_pending && (ps->rx || ps->ended);
 	return 1;
 }
 
@@ -576,7 +574,7 @@ int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 
 		resps[i] = NULL;
 		cl->use[i] = 0;
-		if (ps->open && ps->ended && !ps->send_pending && !ps->recv_pending) {
+		if (ps->open && ps->ended && !ps->recv_pending) {
 			stream_reset(ps);
 			if (!cl->forced)
 				cl->proto[i] = 0;
