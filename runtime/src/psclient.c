@@ -408,7 +408,10 @@ static int stream_result(struct tfj_psclient *cl, size_t i, enum tfj_rpc_method 
 	ps->req = NULL;
 	if (ps->rx) {
 		cl->stats.frames++;
-		e = tfj_psframe_decode(&f, ps->rx, &cl->arenas[i]);
+		/* Kept to the shard's next call: the answer's tensors point into it. */
+		cl->kept[i] = ps->rx;
+		ps->rx = NULL;
+		e = tfj_psframe_decode(&f, cl->kept[i], &cl->arenas[i]);
 		if (!e && (f.id != ps->want_id || f.method != (uint32_t)method)) {
 			/* Out of step with the ps: this stream cannot be trusted any more. */
 			e = tfj_err_set(TFJ_EINTERNAL, "answer %" PRIu64 " to request %" PRIu64,
@@ -429,8 +432,6 @@ static int stream_result(struct tfj_psclient *cl, size_t i, enum tfj_rpc_method 
 		/* Tensors stay in the frame's slices (no copy here), as with v1. */
 		e = tfj_psframe_body(&cl->msgs[i], &f, tfj_rpc_methods[method].resp, &cl->arenas[i]);
 		resps[i] = cl->msgs[i].head;
-		cl->kept[i] = ps->rx;
-		ps->rx = NULL;
 		if (e) {
 			snprintf(detail, cap, "ps %zu (%s) %s: %s", i, cl->hosts[i], TFJ_PSFRAME_PATH,
 				 tfj_err_detail());
