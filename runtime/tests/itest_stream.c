@@ -17,8 +17,9 @@
  *     to a v2 ps; when that v2 ps comes back on the same port as a v1-only
  *     one, the broken stream makes the client ask again and go on unary.
  *  5. The job's secret on the stream's initial metadata: a client without
- *     it or with a wrong one is refused (TFJ_EAUTH from UNAUTHENTICATED),
- *     one with it is served over the stream.
+ *     it or with a wrong one is refused (TFJ_EAUTH from UNAUTHENTICATED)
+ *     and the ps counts and logs the refusal as for a unary call; one with
+ *     it is served over the stream.
  *  6. A ps killed mid-run (SIGKILL at global step 1500 of 6000): the
  *     workers' and the chief's streams to it break, the step is retried by
  *     the usual rules, the streams are opened again to the restarted ps and
@@ -245,13 +246,19 @@ static int wait_ps(struct tfj_psclient *cl)
 	return rc;
 }
 
-static pid_t start_ps(const char *proto, char *env_kv)
+/* A ps with --protocol `proto`; its output to out/err (NULL: discarded). */
+static pid_t start_ps_to(const char *proto, char *env_kv, const char *out, const char *err)
 {
 	char *ps_args[] = { "train", "--job_name", "ps", "--ps_hosts", ps, "--worker_hosts", wk,
 			    "--model", "softmax", "--bind_address", "127.0.0.1", "--protocol",
 			    (char *)proto, NULL };
 
-	return spawn(ps_args, env_kv, "/dev/null", "/dev/null");
+	return spawn(ps_args, env_kv, out ? out : "/dev/null", err ? err : "/dev/null");
+}
+
+static pid_t start_ps(const char *proto, char *env_kv)
+{
+	return start_ps_to(proto, env_kv, NULL, NULL);
 }
 
 static void stop_ps(pid_t pid)
@@ -357,8 +364,12 @@ static int status_with_secret(const char *file, struct tfj_psclient_stats *st)
 static void test_secret_on_the_stream(void)
 {
 	struct tfj_psclient_stats st;
-	pid_t pid = start_ps("auto", env_good);
+	char out[256], err[256];
+	pid_t pid;
 
+	snprintf(out, sizeof(out), "%s/ps-secret.out", dir);
+	snprintf(err, sizeof(err), "%s/ps-secret.err", dir);
+	pid = start_ps_to("auto", env_good, out, err);
 	TFJ_CHECK_GT(pid, 0);
 	/* The good one first: it also waits for the ps to listen. */
 	TFJ_CHECK_OK(status_with_secret(good, &st));
@@ -370,6 +381,11 @@ static void test_secret_on_the_stream(void)
 	TFJ_CHECK_INT(status_with_secret(NULL, &st), TFJ_EAUTH);
 	TFJ_CHECK_OK(status_with_secret(good, &st));
 	stop_ps(pid);
+	/* Counted and logged by the ps like a refused unary call (the first refusal). */
+	TFJ_CHECK_EQ(file_count(out, "refused a call without the job's secret") +
+		     file_count(err, "refused a call without the job's secret"), 1);
+	TFJ_CHECK_EQ(file_count(out, "(1 refused so far)") + file_count(err, "(1 refused so far)"),
+		     1);
 }
 
 static void test_ps_killed_streams_reopen(void)
