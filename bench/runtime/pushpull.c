@@ -19,6 +19,9 @@
  * Output: one JSON object per size on stdout (medians and min/max of the
  * repetitions). Usage:
  *   tfj-bench-pushpull --runtime PATH [--sizes 1,4,16,64] [--reps 20]
+ *                      [--protocol auto|1|2]
+ * --protocol is the client's (the ps serves both): v2, one stream per ps, by
+ * default; 1 measures the unary calls of protocol v1 in the same run.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -212,6 +215,8 @@ struct result {
 	double pull[MAX_REPS], push[MAX_REPS], tcp[MAX_REPS];
 };
 
+static const char *protocol = "auto";
+
 static int ps_bench(struct result *res, const char *runtime, size_t h, int reps,
 		    size_t *bytes_out)
 {
@@ -237,6 +242,8 @@ static int ps_bench(struct result *res, const char *runtime, size_t h, int reps,
 	argv[n++] = ps_hosts;
 	argv[n++] = "--worker_hosts";
 	argv[n++] = "127.0.0.1:1";
+	argv[n++] = "--protocol";
+	argv[n++] = (char *)protocol;
 	n += model_args(argv + n, hidden, sizeof(hidden), h);
 	rc = tfj_rtconfig_parse(&cfg, n, argv, NULL);
 	if (rc)
@@ -302,6 +309,8 @@ int main(int argc, char **argv)
 	for (i = 1; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "--runtime") == 0) {
 			runtime = argv[i + 1];
+		} else if (strcmp(argv[i], "--protocol") == 0) {
+			protocol = argv[i + 1];
 		} else if (strcmp(argv[i], "--sizes") == 0) {
 			sizes = argv[i + 1];
 		} else if (strcmp(argv[i], "--reps") == 0) {
@@ -317,8 +326,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (i != argc || !runtime) {
-		fprintf(stderr, "usage: %s --runtime PATH [--sizes 1,4,16,64] [--reps N]\n",
-			argv[0]);
+		fprintf(stderr, "usage: %s --runtime PATH [--sizes 1,4,16,64] [--reps N] "
+			"[--protocol auto|1|2]\n", argv[0]);
 		return 2;
 	}
 	for (const char *p = sizes; *p && nsizes < MAX_SIZES;) {
@@ -350,8 +359,8 @@ int main(int argc, char **argv)
 			rc = 1;
 			break;
 		}
-		printf("{\"size_mib\":%.2f,\"bytes\":%zu,\"reps\":%d,", (double)bytes / 1048576.0,
-		       bytes, reps);
+		printf("{\"size_mib\":%.2f,\"bytes\":%zu,\"reps\":%d,\"protocol\":\"%s\",",
+		       (double)bytes / 1048576.0, bytes, reps, protocol);
 		summary(stdout, "pull", res.pull, reps, bytes);
 		putchar(',');
 		summary(stdout, "push", res.push, reps, bytes);

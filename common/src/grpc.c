@@ -234,15 +234,19 @@ static int bearer_md(struct tfj_grpc_call *c, const char *token)
 	return 0;
 }
 
-int tfj_grpc_call_start(struct tfj_grpc_call *c, grpc_channel *ch, grpc_completion_queue *cq,
-			const char *method, const char *bearer, grpc_byte_buffer *req,
-			gpr_timespec deadline, void *tag)
+/*
+ * The part of starting a call that unary calls and streams share: c
+ * initialised (from here on tfj_grpc_call_end releases it), the bearer
+ * entry, the call created with the deadline. *nmd: metadata entries to send.
+ */
+static int call_create(struct tfj_grpc_call *c, int *nmd, grpc_channel *ch,
+		       grpc_completion_queue *cq, const char *method, const char *bearer,
+		       gpr_timespec deadline)
 {
-	grpc_op ops[6];
-	grpc_call_error e;
-	int rc, nmd = 0;
+	int rc;
 
 	memset(c, 0, sizeof(*c));
+	*nmd = 0;
 	c->status = GRPC_STATUS_UNKNOWN;
 	c->details = grpc_empty_slice();
 	c->md.value = grpc_empty_slice();
@@ -253,29 +257,41 @@ int tfj_grpc_call_start(struct tfj_grpc_call *c, grpc_channel *ch, grpc_completi
 		rc = bearer_md(c, bearer);
 		if (rc)
 			return rc;
-		nmd = 1;
+		*nmd = 1;
 	}
 	c->call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, cq,
 					   grpc_slice_from_static_string(method), NULL, deadline,
 					   NULL);
 	if (!c->call)
 		return tfj_err_set(TFJ_EINTERNAL, "grpc %s: cannot create a call", method);
-	memset(ops, 0, sizeof(ops));
+	return 0;
+}
+
+/* ops[0]: send the initial metadata (nmd entries); ops[1]: receive the server's. */
+static void ops_open(grpc_op *ops, struct tfj_grpc_call *c, int nmd)
+{
 	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
 	ops[0].data.send_initial_metadata.count = (size_t)nmd;
 	ops[0].data.send_initial_metadata.metadata = nmd ? &c->md : NULL;
-	ops[1].op = GRPC_OP_SEND_MESSAGE;
-	ops[1].data.send_message.send_message = req;
-	ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-	ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-	ops[3].data.recv_initial_metadata.recv_initial_metadata = &c->imd;
-	ops[4].op = GRPC_OP_RECV_MESSAGE;
-	ops[4].data.recv_message.recv_message = &c->reply;
-	ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-	ops[5].data.recv_status_on_client.trailing_metadata = &c->tmd;
-	ops[5].data.recv_status_on_client.status = &c->status;
-	ops[5].data.recv_status_on_client.status_details = &c->details;
-	e = grpc_call_start_batch(c->call, ops, 6, tag, NULL);
+	ops[1].op = GRPC_OP_RECV_INITIAL_METADATA;
+	ops[1].data.recv_initial_metadata.recv_initial_metadata = &c->imd;
+}
+
+/* op: receive the final status into c. */
+static void op_status(grpc_op *op, struct tfj_grpc_call *c)
+{
+	op->op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+	op->data.recv_status_on_client.trailing_metadata = &c->tmd;
+	op->data.recv_status_on_client.status = &c->status;
+	op->data.recv_status_on_client.status_details = &c->details;
+}
+
+/* Starts the call's batch; on failure the call is released (c->call NULL). */
+static int call_batch(struct tfj_grpc_call *c, grpc_op *ops, size_t n, void *tag,
+		      const char *method)
+{
+	grpc_call_error e = grpc_call_start_batch(c->call, ops, n, tag, NULL);
+
 	if (e != GRPC_CALL_OK) {
 		grpc_call_unref(c->call);
 		c->call = NULL;
@@ -283,6 +299,74 @@ int tfj_grpc_call_start(struct tfj_grpc_call *c, grpc_channel *ch, grpc_completi
 				   grpc_call_error_to_string(e));
 	}
 	return 0;
+}
+
+int tfj_grpc_call_start(struct tfj_grpc_call *c, grpc_channel *ch, grpc_completion_queue *cq,
+			const char *method, const char *bearer, grpc_byte_buffer *req,
+			gpr_timespec deadline, void *tag)
+{
+	grpc_op ops[6];
+	int rc, nmd;
+
+	rc = call_create(c, &nmd, ch, cq, method, bearer, deadline);
+	if (rc)
+		return rc;
+	memset(ops, 0, sizeof(ops));
+	ops_open(ops, c, nmd);
+	ops[2].op = GRPC_OP_SEND_MESSAGE;
+	ops[2].data.send_message.send_message = req;
+	ops[3].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+	ops[4].op = GRPC_OP_RECV_MESSAGE;
+	ops[4].data.recv_message.recv_message = &c->reply;
+	op_status(&ops[5], c);
+	return call_batch(c, ops, 6, tag, method);
+}
+
+int tfj_grpc_stream_open(struct tfj_grpc_call *c, grpc_channel *ch, grpc_completion_queue *cq,
+			 const char *method, const char *bearer, void *status_tag)
+{
+	grpc_op ops[3];
+	int rc, nmd;
+
+	rc = call_create(c, &nmd, ch, cq, method, bearer, gpr_inf_future(GPR_CLOCK_MONOTONIC));
+	if (rc)
+		return rc;
+	memset(ops, 0, sizeof(ops));
+	ops_open(ops, c, nmd);
+	op_status(&ops[2], c);
+	return call_batch(c, ops, 3, status_tag, method);
+}
+
+/* Starts a batch of one operation. */
+static int one_op(grpc_call *call, grpc_op *op, void *tag, const char *what)
+{
+	grpc_call_error e = grpc_call_start_batch(call, op, 1, tag, NULL);
+
+	if (e != GRPC_CALL_OK)
+		return tfj_err_set(TFJ_EINTERNAL, "grpc: cannot %s (%s)", what,
+				   grpc_call_error_to_string(e));
+	return 0;
+}
+
+int tfj_grpc_stream_send(grpc_call *call, grpc_byte_buffer *msg, void *tag)
+{
+	grpc_op op;
+
+	memset(&op, 0, sizeof(op));
+	op.op = GRPC_OP_SEND_MESSAGE;
+	op.data.send_message.send_message = msg;
+	return one_op(call, &op, tag, "send on a stream");
+}
+
+int tfj_grpc_stream_recv(grpc_call *call, grpc_byte_buffer **msg, void *tag)
+{
+	grpc_op op;
+
+	*msg = NULL;
+	memset(&op, 0, sizeof(op));
+	op.op = GRPC_OP_RECV_MESSAGE;
+	op.data.recv_message.recv_message = msg;
+	return one_op(call, &op, tag, "receive on a stream");
 }
 
 void tfj_grpc_call_end(struct tfj_grpc_call *c)
@@ -386,6 +470,11 @@ void *tfj_grpc_server_method(grpc_server *srv, const char *path)
 					   0);
 }
 
+void *tfj_grpc_server_stream_method(grpc_server *srv, const char *path)
+{
+	return grpc_server_register_method(srv, path, NULL, GRPC_SRM_PAYLOAD_NONE, 0);
+}
+
 int tfj_grpc_server_listen(int *port, grpc_server *srv, const char *addr,
 			   grpc_server_credentials *creds)
 {
@@ -399,8 +488,9 @@ int tfj_grpc_server_listen(int *port, grpc_server *srv, const char *addr,
 	return 0;
 }
 
-int tfj_grpc_incoming_request(struct tfj_grpc_incoming *in, grpc_server *srv, void *method,
-			      grpc_completion_queue *cq, void *tag)
+/* Asks for the next call of `method`; with_payload as the method was registered. */
+static int incoming(struct tfj_grpc_incoming *in, grpc_server *srv, void *method,
+		    grpc_completion_queue *cq, void *tag, int with_payload)
 {
 	grpc_call_error e;
 
@@ -408,11 +498,23 @@ int tfj_grpc_incoming_request(struct tfj_grpc_incoming *in, grpc_server *srv, vo
 	in->payload = NULL;
 	grpc_metadata_array_init(&in->md);
 	e = grpc_server_request_registered_call(srv, method, &in->call, &in->deadline, &in->md,
-						&in->payload, cq, cq, tag);
+						with_payload ? &in->payload : NULL, cq, cq, tag);
 	if (e != GRPC_CALL_OK)
 		return tfj_err_set(TFJ_EINTERNAL, "grpc: cannot request calls (%s)",
 				   grpc_call_error_to_string(e));
 	return 0;
+}
+
+int tfj_grpc_incoming_request(struct tfj_grpc_incoming *in, grpc_server *srv, void *method,
+			      grpc_completion_queue *cq, void *tag)
+{
+	return incoming(in, srv, method, cq, tag, 1);
+}
+
+int tfj_grpc_incoming_stream(struct tfj_grpc_incoming *in, grpc_server *srv, void *method,
+			     grpc_completion_queue *cq, void *tag)
+{
+	return incoming(in, srv, method, cq, tag, 0);
 }
 
 int tfj_grpc_incoming_md(const char **val, size_t *len, const grpc_metadata_array *md,

@@ -7,7 +7,9 @@
  * floats straddle slice boundaries); the rest is the message. It is decoded
  * exactly as the server and the clients decode what arrives from the
  * network: protobuf-c into a capped arena, and through the split decoder
- * that leaves tensors in the slices (wire.h). Every decoded tensor is copied
+ * that leaves tensors in the slices (wire.h), and as the body of a protocol
+ * v2 stream frame (psframe.h: the same bytes read as a frame's header and
+ * then its body). Every decoded tensor is copied
  * out, as a client does; a decoded PushRequest or InitRequest is checked
  * against a real shard's slice table and, when it fits, applied, as the ps
  * would: to an SGD shard and to an Adam shard, which also takes an Init's
@@ -22,6 +24,7 @@
 #include <tfj/err.h>
 
 #include "layout.h"
+#include "psframe.h"
 #include "rpcnames.h"
 #include "rtconfig.h"
 #include "shard.h"
@@ -59,6 +62,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const ProtobufCMessageDescriptor *desc;
 	ProtobufCMessage *m = NULL;
 	struct tfj_wire_msg wm;
+	struct tfj_psframe fr;
+	grpc_byte_buffer *bb;
 	size_t nsl = 0, off, piece, i;
 	unsigned sel;
 
@@ -81,6 +86,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (off < size)
 		return 0;
+	/* The same bytes as a protocol v2 stream frame whose body is a `desc` message. */
+	bb = grpc_raw_byte_buffer_create(sl, nsl);
+	tfj_wire_arena_reset(&arena);
+	if (bb && tfj_psframe_decode(&fr, bb, &arena) == 0 &&
+	    tfj_psframe_body(&wm, &fr, desc, &arena) == 0)
+		for (i = 0; i < wm.nt; i++)
+			if (wm.t[i].data.len <= sizeof(scratch))
+				tfj_wire_bytes_copy(scratch, &wm.t[i].data);
+	if (bb)
+		grpc_byte_buffer_destroy(bb);
 	tfj_wire_arena_reset(&arena);
 	if (tfj_wire_split_slices(&wm, desc, sl, nsl, &arena) != 0)
 		return 0;

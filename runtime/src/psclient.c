@@ -3,6 +3,7 @@
  */
 #include "psclient.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,13 +13,40 @@
 #include <tfj/log.h>
 
 #include "psauth.h"
+#include "psframe.h"
 #include "wire.h"
 
+/* What a completion of the client's queue was (the first member of every tag). */
+enum tag_kind { TAG_UNARY = 1, TAG_EXCHANGE, TAG_STATUS };
+
+/* A unary call (protocol v1). */
 struct rpc {
+	int kind; /* TAG_UNARY */
 	int shard;
 	grpc_byte_buffer *req;
 	struct tfj_grpc_call c; /* c.reply: the answer */
 	int done;
+};
+
+struct stag {
+	int kind;
+	struct pstream *ps;
+};
+
+/*
+ * The stream to one ps (protocol v2). At most one request is on it at a
+ * time (a call waits for every shard's answer), so a request is one batch
+ * (send it, receive the answer) and done when that batch completed; `ended` says the status batch
+ * completed: the stream is over and gs.status says why.
+ */
+struct pstream {
+	size_t shard;
+	struct tfj_grpc_call gs;      /* the call and its final status */
+	struct stag recv_tag, status_tag;
+	int open, ended;
+	int recv_pending;             /* the request's batch (send + receive) */
+	grpc_byte_buffer *req, *rx;
+	uint64_t next_id, want_id;
 };
 
 struct tfj_psclient {
@@ -30,6 +58,11 @@ struct tfj_psclient {
 	struct tfj_wire_msg *msgs;   /* last decoded answer per shard */
 	grpc_byte_buffer **kept;     /* its payload, which msgs[i] points into */
 	struct rpc *rpcs;
+	struct pstream *streams;
+	int *proto;                  /* per shard: 0 not negotiated yet, 1, 2 */
+	int *use;                    /* per shard, this call: 1 unary, 2 stream */
+	int forced;                  /* --protocol: 0 auto, 1, 2 */
+	struct tfj_psclient_stats stats;
 	struct tfj_wire_lease lease;
 	struct tfj_psauth auth;      /* the job's ps secret, sent on every call */
 };
@@ -62,7 +95,12 @@ int tfj_psclient_new(struct tfj_psclient **out, const struct tfj_rtconfig *cfg)
 	cl->rpcs = calloc(cl->n, sizeof(*cl->rpcs));
 	cl->msgs = calloc(cl->n, sizeof(*cl->msgs));
 	cl->kept = calloc(cl->n, sizeof(*cl->kept));
-	if (!cl->ch || !cl->hosts || !cl->arenas || !cl->rpcs || !cl->msgs || !cl->kept) {
+	cl->streams = calloc(cl->n, sizeof(*cl->streams));
+	cl->proto = calloc(cl->n, sizeof(*cl->proto));
+	cl->use = calloc(cl->n, sizeof(*cl->use));
+	cl->forced = cfg->protocol;
+	if (!cl->ch || !cl->hosts || !cl->arenas || !cl->rpcs || !cl->msgs || !cl->kept ||
+	    !cl->streams || !cl->proto || !cl->use) {
 		tfj_psclient_free(cl);
 		return tfj_err_set(TFJ_ENOMEM, "psclient: out of memory");
 	}
@@ -85,9 +123,43 @@ int tfj_psclient_new(struct tfj_psclient **out, const struct tfj_rtconfig *cfg)
 			return tfj_err_set(TFJ_ENOMEM, "psclient: cannot create channel %zu", i);
 		}
 	}
+	for (i = 0; i < cl->n; i++) {
+		struct pstream *ps = &cl->streams[i];
+
+		ps->shard = i;
+		ps->recv_tag = (struct stag){ TAG_EXCHANGE, ps };
+		ps->status_tag = (struct stag){ TAG_STATUS, ps };
+	}
 	cl->cq = grpc_completion_queue_create_for_next(NULL);
 	*out = cl;
 	return 0;
+}
+
+static void dispatch(struct tfj_psclient *cl, grpc_event ev);
+
+/* Ends every open stream (cancel, then wait for its batches) and releases it. */
+static void streams_close(struct tfj_psclient *cl)
+{
+	size_t i;
+	int busy;
+
+	if (!cl->streams || !cl->cq)
+		return;
+	for (i = 0; i < cl->n; i++)
+		if (cl->streams[i].open && !cl->streams[i].ended)
+			grpc_call_cancel(cl->streams[i].gs.call, NULL);
+	do {
+		busy = 0;
+		for (i = 0; i < cl->n; i++) {
+			struct pstream *ps = &cl->streams[i];
+
+			if (ps->open && (!ps->ended || ps->recv_pending))
+				busy = 1;
+		}
+		if (busy)
+			dispatch(cl, grpc_completion_queue_next(
+				cl->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL));
+	} while (busy);
 }
 
 void tfj_psclient_free(struct tfj_psclient *cl)
@@ -96,6 +168,13 @@ void tfj_psclient_free(struct tfj_psclient *cl)
 
 	if (!cl)
 		return;
+	if (cl->stats.frames || cl->stats.unary || cl->stats.status_unary)
+		tfj_log_fmt(TFJ_LOG_INFO, "psclient: %" PRIu64 " requests over streams (protocol v2), "
+			    "%" PRIu64 " unary calls (v1) besides %" PRIu64 " unary Status, %" PRIu64
+			    " streams opened, %" PRIu64 " fell back to v1", cl->stats.frames,
+			    cl->stats.unary, cl->stats.status_unary, cl->stats.streams_opened,
+			    cl->stats.fallbacks);
+	streams_close(cl);
 	/* No call is in flight between tfj_psclient_call()s: the queue drains at once. */
 	tfj_grpc_cq_destroy(cl->cq);
 	for (i = 0; i < cl->n; i++) {
@@ -111,11 +190,26 @@ void tfj_psclient_free(struct tfj_psclient *cl)
 	free(cl->ch);
 	free(cl->hosts);
 	free(cl->arenas);
+	for (i = 0; cl->streams && i < cl->n; i++) {
+		tfj_grpc_call_end(&cl->streams[i].gs);
+		if (cl->streams[i].rx)
+			grpc_byte_buffer_destroy(cl->streams[i].rx);
+		if (cl->streams[i].req)
+			grpc_byte_buffer_destroy(cl->streams[i].req);
+	}
+	free(cl->streams);
+	free(cl->proto);
+	free(cl->use);
 	free(cl->rpcs);
 	free(cl->msgs);
 	free(cl->kept);
 	tfj_psauth_free(&cl->auth);
 	free(cl);
+}
+
+void tfj_psclient_get_stats(struct tfj_psclient_stats *out, const struct tfj_psclient *cl)
+{
+	*out = cl->stats;
 }
 
 const struct tfj_wire_msg *tfj_psclient_tensors(const struct tfj_psclient *cl, size_t i)
@@ -141,12 +235,24 @@ static int err_of(grpc_status_code st)
 	}
 }
 
-static int start(struct tfj_psclient *cl, struct rpc *r, enum tfj_rpc_method method,
-		 const ProtobufCMessage *req, gpr_timespec deadline)
+
+static int encode(struct tfj_psclient *cl, grpc_byte_buffer **out, uint64_t id,
+		  enum tfj_rpc_method method, const ProtobufCMessage *req, int stream)
+{
+	struct tfj_wire_lease *lease = getenv("TFJ_NOZC") ? NULL : &cl->lease;
+
+	if (stream)
+		return tfj_psframe_encode(out, id, (uint32_t)method, 0, NULL, req, lease);
+	return tfj_wire_encode(out, req, lease);
+}
+
+static int unary_start(struct tfj_psclient *cl, struct rpc *r, enum tfj_rpc_method method,
+		       const ProtobufCMessage *req, gpr_timespec deadline)
 {
 	int rc;
 
-	rc = tfj_wire_encode(&r->req, req, getenv("TFJ_NOZC") ? NULL : &cl->lease);
+	r->kind = TAG_UNARY;
+	rc = encode(cl, &r->req, 0, method, req, 0);
 	if (rc)
 		return rc;
 	return tfj_grpc_call_start(&r->c, cl->ch[r->shard], cl->cq, tfj_rpc_methods[method].path,
@@ -161,80 +267,392 @@ static void finish_rpc(struct rpc *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* Records one completion of the client's queue. */
+static void dispatch(struct tfj_psclient *cl, grpc_event ev)
+{
+	struct stag *t = ev.tag;
+
+	(void)cl;
+	if (ev.type != GRPC_OP_COMPLETE)
+		return;
+	switch (*(int *)ev.tag) {
+	case TAG_UNARY: ((struct rpc *)ev.tag)->done = 1; break;
+	case TAG_EXCHANGE: t->ps->recv_pending = 0; break;
+	case TAG_STATUS: t->ps->ended = 1; break;
+	default: break;
+	}
+}
+
+/* Releases an ended stream (nothing of it pending) so the next request opens another. */
+static void stream_reset(struct pstream *ps)
+{
+	tfj_grpc_call_end(&ps->gs);
+	if (ps->rx)
+		grpc_byte_buffer_destroy(ps->rx);
+	ps->rx = NULL;
+	ps->open = 0;
+	ps->ended = 0;
+}
+
+/*
+ * Sends one request on shard i's stream, opening the stream first when
+ * there is none (or the last one ended). The answer is awaited by the call.
+ */
+static int stream_start(struct tfj_psclient *cl, struct pstream *ps, enum tfj_rpc_method method,
+			const ProtobufCMessage *req)
+{
+	grpc_op ops[2];
+	int rc;
+
+	if (ps->open && ps->ended && !ps->recv_pending)
+		stream_reset(ps);
+	if (!ps->open) {
+		rc = tfj_grpc_stream_open(&ps->gs, cl->ch[ps->shard], cl->cq, TFJ_PSFRAME_PATH,
+					  cl->auth.secret, &ps->status_tag);
+		if (rc) {
+			tfj_grpc_call_end(&ps->gs);
+			return rc;
+		}
+		ps->open = 1;
+		cl->stats.streams_opened++;
+		tfj_log_fmt(cl->stats.streams_opened <= cl->n ? TFJ_LOG_INFO : TFJ_LOG_DEBUG,
+			    "ps %zu (%s): stream opened (protocol v2)", ps->shard,
+			    cl->hosts[ps->shard]);
+	}
+	ps->want_id = ++ps->next_id;
+	rc = encode(cl, &ps->req, ps->want_id, method, req, 1);
+	if (rc)
+		return rc;
+	/* One batch, one completion: the request out and its answer in. */
+	memset(ops, 0, sizeof(ops));
+	ops[0].op = GRPC_OP_SEND_MESSAGE;
+	ops[0].data.send_message.send_message = ps->req;
+	ops[1].op = GRPC_OP_RECV_MESSAGE;
+	ops[1].data.recv_message.recv_message = &ps->rx;
+	if (grpc_call_start_batch(ps->gs.call, ops, 2, &ps->recv_tag, NULL) == GRPC_CALL_OK)
+		ps->recv_pending = 1;
+	else /* the batch could not start: end the stream; its status tells the caller */
+		grpc_call_cancel(ps->gs.call, NULL);
+	return 0;
+}
+
+static int shard_done(const struct tfj_psclient *cl, size_t i)
+{
+	const struct pstream *ps = &cl->streams[i];
+
+	if (cl->use[i] == 1)
+		return cl->rpcs[i].done || !cl->rpcs[i].c.call;
+	if (cl->use[i] == 2)
+		return !ps->recv_pending && (ps->rx || ps->ended);
+	return 1;
+}
+
+/* Waits for every request of this pass; streams past the deadline are cancelled. */
+static void wait_all(struct tfj_psclient *cl, gpr_timespec deadline, int *timed_out)
+{
+	size_t i;
+	int waiting;
+
+	for (;;) {
+		grpc_event ev;
+
+		waiting = 0;
+		for (i = 0; i < cl->n; i++)
+			if (!shard_done(cl, i))
+				waiting = 1;
+		if (!waiting)
+			return;
+		/* Unary calls end at their own deadline; a stream has none of its own. */
+		ev = grpc_completion_queue_next(cl->cq, deadline, NULL);
+		if (ev.type == GRPC_QUEUE_TIMEOUT) {
+			for (i = 0; i < cl->n; i++)
+				if (cl->use[i] == 2 && !shard_done(cl, i)) {
+					timed_out[i] = 1;
+					grpc_call_cancel(cl->streams[i].gs.call, NULL);
+				}
+			deadline = gpr_inf_future(GPR_CLOCK_MONOTONIC);
+			continue;
+		}
+		dispatch(cl, ev);
+	}
+}
+
+/* Negotiation: a Status answer says which protocol the ps serves. */
+static void negotiate(struct tfj_psclient *cl, size_t i, const ProtobufCMessage *resp)
+{
+	const Tfj__Runtime__V1__StatusResponse *r = (const void *)resp;
+	int p = r->protocol >= TFJ_PSFRAME_PROTOCOL ? 2 : 1;
+
+	if (cl->forced || cl->proto[i] == p)
+		return;
+	cl->proto[i] = p;
+	tfj_log_fmt(TFJ_LOG_INFO, "ps %zu (%s): protocol v%d%s", i, cl->hosts[i], p,
+		    p == 2 ? " (one stream)" : " (unary calls; the ps has no stream)");
+}
+
+/*
+ * The outcome of shard i's request on its stream: 0 with resps[i] set, an
+ * error with `detail`, or 1 when the ps turned out to have no stream and
+ * the request must go again as a unary call (auto mode only).
+ */
+static int stream_result(struct tfj_psclient *cl, size_t i, enum tfj_rpc_method method,
+			 ProtobufCMessage **resps, int timed_out, char *detail, size_t cap)
+{
+	struct pstream *ps = &cl->streams[i];
+	grpc_status_code st;
+	struct tfj_psframe f;
+	int e;
+
+	if (ps->req)
+		grpc_byte_buffer_destroy(ps->req);
+	ps->req = NULL;
+	if (ps->rx) {
+		cl->stats.frames++;
+		/* Kept to the shard's next call: the answer's tensors point into it. */
+		cl->kept[i] = ps->rx;
+		ps->rx = NULL;
+		e = tfj_psframe_decode(&f, cl->kept[i], &cl->arenas[i]);
+		if (!e && (f.id != ps->want_id || f.method != (uint32_t)method)) {
+			/* Out of step with the ps: this stream cannot be trusted any more. */
+			e = tfj_err_set(TFJ_EINTERNAL, "answer %" PRIu64 " to request %" PRIu64,
+					f.id, ps->want_id);
+			grpc_call_cancel(ps->gs.call, NULL);
+		}
+		if (e) {
+			snprintf(detail, cap, "ps %zu (%s) %s: %s", i, cl->hosts[i], TFJ_PSFRAME_PATH,
+				 tfj_err_detail());
+			return TFJ_EINTERNAL;
+		}
+		if (f.status != GRPC_STATUS_OK) {
+			snprintf(detail, cap, "ps %zu (%s) %s over the stream: %s: %s", i,
+				 cl->hosts[i], tfj_rpc_methods[method].path,
+				 tfj_grpc_status_name((grpc_status_code)f.status), f.detail);
+			return err_of((grpc_status_code)f.status);
+		}
+		/* Tensors stay in the frame's slices (no copy here), as with v1. */
+		e = tfj_psframe_body(&cl->msgs[i], &f, tfj_rpc_methods[method].resp, &cl->arenas[i]);
+		resps[i] = cl->msgs[i].head;
+		if (e) {
+			snprintf(detail, cap, "ps %zu (%s) %s: %s", i, cl->hosts[i], TFJ_PSFRAME_PATH,
+				 tfj_err_detail());
+			return TFJ_EINTERNAL;
+		}
+		return 0;
+	}
+	/* The stream ended before the answer: its status is the request's. */
+	st = timed_out ? GRPC_STATUS_DEADLINE_EXCEEDED : ps->gs.status;
+	if (st == GRPC_STATUS_OK)
+		st = GRPC_STATUS_UNAVAILABLE; /* closed by the ps without answering */
+	snprintf(detail, cap, "ps %zu (%s) %s: %s: %.*s", i, cl->hosts[i], TFJ_PSFRAME_PATH,
+		 tfj_grpc_status_name(st), (int)GRPC_SLICE_LENGTH(ps->gs.details),
+		 (const char *)GRPC_SLICE_START_PTR(ps->gs.details));
+	stream_reset(ps);
+	if (!cl->forced)
+		cl->proto[i] = 0; /* the ps may come back as another version: ask again */
+	if (st == GRPC_STATUS_UNIMPLEMENTED && !cl->forced) {
+		/* A ps without the stream never saw the request: it goes again, unary. */
+		cl->proto[i] = 1;
+		cl->stats.fallbacks++;
+		tfj_log_fmt(TFJ_LOG_INFO, "ps %zu (%s): no stream (UNIMPLEMENTED); protocol v1", i,
+			    cl->hosts[i]);
+		return 1;
+	}
+	return err_of(st);
+}
+
+/* The outcome of shard i's unary call, as stream_result. */
+static int unary_result(struct tfj_psclient *cl, size_t i, enum tfj_rpc_method method,
+			ProtobufCMessage **resps, char *detail, size_t cap)
+{
+	struct rpc *r = &cl->rpcs[i];
+	int e;
+
+	if (!r->c.call)
+		return 0;
+	if (method == TFJ_RPC_STATUS)
+		cl->stats.status_unary++;
+	else
+		cl->stats.unary++;
+	e = err_of(r->c.status);
+	if (!e) {
+		/* Tensors stay in the reply's slices (no copy here). */
+		e = tfj_wire_decode_split(&cl->msgs[i], tfj_rpc_methods[method].resp, r->c.reply,
+					  &cl->arenas[i]);
+		resps[i] = cl->msgs[i].head;
+		if (e)
+			e = TFJ_EINTERNAL;
+		/* The decoded tensors point into the payload: keep it to the next call. */
+		cl->kept[i] = r->c.reply;
+		r->c.reply = NULL;
+	}
+	if (e)
+		snprintf(detail, cap, "ps %zu (%s) %s: %s: %.*s", i, cl->hosts[i],
+			 tfj_rpc_methods[method].path, tfj_grpc_status_name(r->c.status),
+			 (int)GRPC_SLICE_LENGTH(r->c.details),
+			 (const char *)GRPC_SLICE_START_PTR(r->c.details));
+	finish_rpc(r);
+	return e;
+}
+
+/*
+ * Asks shard i which protocol it serves (a unary Status): done before the
+ * first stream to a ps and again after a stream broke, since the ps may
+ * have come back as another version. 0, or the call's error with `detail`.
+ */
+static int renegotiate(struct tfj_psclient *cl, size_t i, gpr_timespec deadline, char *detail,
+		       size_t cap)
+{
+	Tfj__Runtime__V1__StatusRequest q = TFJ__RUNTIME__V1__STATUS_REQUEST__INIT;
+	Tfj__Runtime__V1__StatusResponse *r;
+	struct tfj_grpc_result res;
+	uint8_t buf[64];
+	size_t n;
+	int rc;
+
+	q.protocol = TFJ_PSFRAME_PROTOCOL;
+	n = protobuf_c_message_pack(&q.base, buf);
+	rc = tfj_grpc_unary(&res, cl->ch[i], tfj_rpc_methods[TFJ_RPC_STATUS].path,
+			    cl->auth.secret, buf, n, deadline, 1 << 16);
+	cl->stats.status_unary++;
+	if (!rc && res.status != GRPC_STATUS_OK)
+		rc = err_of(res.status);
+	if (rc) {
+		snprintf(detail, cap, "ps %zu (%s) %s: %s: %s", i, cl->hosts[i],
+			 tfj_rpc_methods[TFJ_RPC_STATUS].path, tfj_grpc_status_name(res.status),
+			 res.details ? res.details : tfj_err_detail());
+		tfj_grpc_result_free(&res);
+		return rc;
+	}
+	r = tfj__runtime__v1__status_response__unpack(NULL, res.reply_len, res.reply);
+	tfj_grpc_result_free(&res);
+	if (!r) {
+		snprintf(detail, cap, "ps %zu (%s): malformed StatusResponse", i, cl->hosts[i]);
+		return TFJ_EINTERNAL;
+	}
+	negotiate(cl, i, &r->base);
+	tfj__runtime__v1__status_response__free_unpacked(r, NULL);
+	return 0;
+}
+
+/* Which transport shard i's request takes: 1 unary, 2 the stream. */
+static int choose(const struct tfj_psclient *cl, size_t i, enum tfj_rpc_method method)
+{
+	if (cl->forced)
+		return cl->forced;
+	/* Status is the negotiation itself, so it is always understood: unary. */
+	if (method == TFJ_RPC_STATUS || cl->proto[i] != 2)
+		return 1;
+	return 2;
+}
+
 int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 		      const ProtobufCMessage *const *reqs, ProtobufCMessage **resps,
 		      double timeout_s)
 {
 	gpr_timespec deadline = tfj_grpc_deadline_ms((int64_t)(timeout_s * 1000));
-	size_t i, pending = 0;
-	int rc = 0, first = 0;
-	char detail[TFJ_ERR_DETAIL_MAX];
+	size_t i;
+	int rc = 0, first = 0, pass, again = 0;
+	int timed_out[64], *tout = timed_out;
+	char detail[TFJ_ERR_DETAIL_MAX], d[TFJ_ERR_DETAIL_MAX];
 
 	detail[0] = '\0';
-	for (i = 0; i < cl->n; i++) {
-		resps[i] = NULL;
-		memset(&cl->rpcs[i], 0, sizeof(cl->rpcs[i]));
-		cl->rpcs[i].shard = (int)i;
-		if (!reqs[i])
-			continue;
-		tfj_wire_arena_reset(&cl->arenas[i]);
-		memset(&cl->msgs[i], 0, sizeof(cl->msgs[i]));
-		if (cl->kept[i])
-			grpc_byte_buffer_destroy(cl->kept[i]);
-		cl->kept[i] = NULL;
-		rc = start(cl, &cl->rpcs[i], method, reqs[i], deadline);
-		if (rc) {
-			if (!first) {
-				first = rc;
-				snprintf(detail, sizeof(detail), "%s", tfj_err_detail());
-			}
-			finish_rpc(&cl->rpcs[i]);
-			continue;
-		}
-		pending++;
+	if (cl->n > sizeof(timed_out) / sizeof(timed_out[0])) {
+		tout = calloc(cl->n, sizeof(*tout));
+		if (!tout)
+			return tfj_err_set(TFJ_ENOMEM, "psclient: out of memory");
 	}
-	/*
-	 * Every started call completes, at the latest when its deadline passes
-	 * (gRPC then reports DEADLINE_EXCEEDED), so this loop ends.
-	 */
-	while (pending) {
-		grpc_event ev = grpc_completion_queue_next(cl->cq, gpr_inf_future(GPR_CLOCK_REALTIME),
+	/* Streams that ended between calls (a ps went away) are reopened below. */
+	for (;;) {
+		grpc_event ev = grpc_completion_queue_next(cl->cq, gpr_inf_past(GPR_CLOCK_MONOTONIC),
 							   NULL);
-		struct rpc *r;
 
 		if (ev.type != GRPC_OP_COMPLETE)
-			continue;
-		r = ev.tag;
-		r->done = 1;
-		pending--;
+			break;
+		dispatch(cl, ev);
 	}
 	for (i = 0; i < cl->n; i++) {
-		struct rpc *r = &cl->rpcs[i];
-		int e;
+		struct pstream *ps = &cl->streams[i];
 
-		if (!reqs[i] || !r->c.call)
+		resps[i] = NULL;
+		cl->use[i] = 0;
+		if (ps->open && ps->ended && !ps->recv_pending) {
+			stream_reset(ps);
+			if (!cl->forced)
+				cl->proto[i] = 0;
+		}
+		if (!reqs[i])
 			continue;
-		e = err_of(r->c.status);
-		if (!e) {
-			/* Tensors stay in the reply's slices (no copy here). */
-			e = tfj_wire_decode_split(&cl->msgs[i], tfj_rpc_methods[method].resp,
-						  r->c.reply, &cl->arenas[i]);
-			resps[i] = cl->msgs[i].head;
-			if (e)
-				e = TFJ_EINTERNAL;
-			/* The decoded tensors point into the payload: keep it to the next call. */
-			cl->kept[i] = r->c.reply;
-			r->c.reply = NULL;
+		/* Not negotiated yet (or the stream broke since): ask first. */
+		if (!cl->forced && !cl->proto[i] && method != TFJ_RPC_STATUS) {
+			rc = renegotiate(cl, i, deadline, d, sizeof(d));
+			if (rc) {
+				if (!first) {
+					first = rc;
+					snprintf(detail, sizeof(detail), "%s", d);
+				}
+				continue;
+			}
 		}
-		if (e && !first) {
-			first = e;
-			snprintf(detail, sizeof(detail), "ps %zu (%s) %s: %s: %.*s", i, cl->hosts[i],
-				 tfj_rpc_methods[method].path, tfj_grpc_status_name(r->c.status),
-				 (int)GRPC_SLICE_LENGTH(r->c.details),
-				 (const char *)GRPC_SLICE_START_PTR(r->c.details));
-		}
-		finish_rpc(r);
+		cl->use[i] = choose(cl, i, method);
 	}
+	/* Pass 1 goes as chosen; pass 2 only repeats, unary, what a ps without the stream refused. */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < cl->n; i++) {
+			memset(&cl->rpcs[i], 0, sizeof(cl->rpcs[i]));
+			cl->rpcs[i].shard = (int)i;
+			tout[i] = 0;
+			if (!cl->use[i])
+				continue;
+			tfj_wire_arena_reset(&cl->arenas[i]);
+			memset(&cl->msgs[i], 0, sizeof(cl->msgs[i]));
+			if (cl->kept[i])
+				grpc_byte_buffer_destroy(cl->kept[i]);
+			cl->kept[i] = NULL;
+			if (cl->use[i] == 2)
+				rc = stream_start(cl, &cl->streams[i], method, reqs[i]);
+			else
+				rc = unary_start(cl, &cl->rpcs[i], method, reqs[i], deadline);
+			if (rc) {
+				if (!first) {
+					first = rc;
+					snprintf(detail, sizeof(detail), "%s", tfj_err_detail());
+				}
+				if (cl->use[i] == 1)
+					finish_rpc(&cl->rpcs[i]);
+				else if (cl->streams[i].open)
+					grpc_call_cancel(cl->streams[i].gs.call, NULL);
+				if (cl->use[i] == 1 || !cl->streams[i].open)
+					cl->use[i] = 0;
+			}
+		}
+		wait_all(cl, deadline, tout);
+		again = 0;
+		for (i = 0; i < cl->n; i++) {
+			int e = 0, use = cl->use[i];
+
+			cl->use[i] = 0;
+			if (use == 2) {
+				e = stream_result(cl, i, method, resps, tout[i], d, sizeof(d));
+				if (e == 1) {
+					cl->use[i] = 1;
+					again = 1;
+					continue;
+				}
+			} else if (use == 1) {
+				e = unary_result(cl, i, method, resps, d, sizeof(d));
+			}
+			if (!e && use && method == TFJ_RPC_STATUS && resps[i])
+				negotiate(cl, i, resps[i]);
+			if (e && !first) {
+				first = e;
+				snprintf(detail, sizeof(detail), "%s", d);
+			}
+		}
+		if (!again)
+			break;
+	}
+	if (tout != timed_out)
+		free(tout);
 	/* The caller may reuse its tensors once gRPC has let go of them. */
 	if (tfj_wire_lease_wait(&cl->lease, 10000) != 0 && !first) {
 		first = TFJ_EINTERNAL;

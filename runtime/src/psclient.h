@@ -17,12 +17,27 @@
  * FAILED_PRECONDITION -> TFJ_ECONFLICT (the tasks disagree; permanent);
  * OUT_OF_RANGE -> TFJ_ENUMERIC; anything else -> TFJ_EINTERNAL.
  *
- * Ownership: the client owns its channels and arenas; tfj_psclient_free().
+ * Protocol (docs/runtime-protocol.md): with --protocol auto each ps is
+ * asked once with a unary Status, whose answer says whether it serves the
+ * stream (v2); every other request then travels as a frame on one
+ * long-lived stream per ps (psframe.h), or as a unary call (v1) to a ps
+ * without it. A stream opened to a ps that turns out not to have it
+ * (UNIMPLEMENTED: it never saw the request) makes that ps v1 and the request
+ * goes again as a unary call at once. --protocol 1 or 2 forces one. A
+ * stream that breaks fails its request with the stream's status (mapped as
+ * above, so the caller retries or gives up as it would with v1) and is
+ * opened again by the next call; a request past its deadline cancels its
+ * stream (DEADLINE_EXCEEDED). The secret (psauth.h) goes with the stream's
+ * initial metadata.
+ *
+ * Ownership: the client owns its channels, streams and arenas;
+ * tfj_psclient_free().
  */
 #ifndef TFJ_PSCLIENT_H
 #define TFJ_PSCLIENT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <protobuf-c/protobuf-c.h>
 
@@ -31,6 +46,15 @@
 #include "wire.h"
 
 struct tfj_psclient;
+
+/* What went over which protocol (logged by tfj_psclient_free, read by tests). */
+struct tfj_psclient_stats {
+	uint64_t frames;          /* answers received over streams (v2) */
+	uint64_t unary;           /* unary calls completed (v1), Status aside */
+	uint64_t status_unary;    /* unary Status calls: the negotiation (auto, --protocol 1) */
+	uint64_t streams_opened;  /* streams opened, reopenings included */
+	uint64_t fallbacks;       /* streams a ps refused as UNIMPLEMENTED */
+};
 
 int tfj_psclient_new(struct tfj_psclient **out, const struct tfj_rtconfig *cfg);
 void tfj_psclient_free(struct tfj_psclient *cl);
@@ -47,6 +71,8 @@ size_t tfj_psclient_nshards(const struct tfj_psclient *cl);
 int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 		      const ProtobufCMessage *const *reqs, ProtobufCMessage **resps,
 		      double timeout_s);
+
+void tfj_psclient_get_stats(struct tfj_psclient_stats *out, const struct tfj_psclient *cl);
 
 /*
  * The tensors of shard i's last answer (resps[i] itself has an empty slices

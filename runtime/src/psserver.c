@@ -19,6 +19,7 @@
 #include <tfj/exitcode.h>
 #include "layout.h"
 #include "psauth.h"
+#include "psframe.h"
 #include "rpcnames.h"
 #include "shard.h"
 #include "wire.h"
@@ -28,7 +29,13 @@ volatile sig_atomic_t tfj_stop_requested;
 #define MAX_SNAPSHOTS 64
 #define MAX_PULL_WAIT_MS 30000
 
-enum tag_kind { TAG_NEW_CALL = 1, TAG_CALL_DONE, TAG_SHUTDOWN };
+enum tag_kind {
+	TAG_NEW_CALL = 1, TAG_CALL_DONE, TAG_SHUTDOWN,
+	/* Protocol v2: a new stream, and the batches of one (struct stag). */
+	TAG_NEW_STREAM, TAG_STREAM_RECV, TAG_STREAM_SEND, TAG_STREAM_CLOSED, TAG_STREAM_STATUS,
+	/* A call of a method this ps does not serve. */
+	TAG_NEW_UNKNOWN
+};
 
 struct slot {
 	int kind;                /* TAG_NEW_CALL */
@@ -51,9 +58,59 @@ struct snapshot {
 	struct tfj_wire_lease lease; /* slices gRPC still holds */
 };
 
+struct stream;
+
+/* A batch of a stream: the tag names the stream and what completed. */
+struct stag {
+	int kind;
+	struct stream *st;
+};
+
+/*
+ * One client's stream (protocol v2). Requests arrive one frame at a time
+ * (one receive outstanding); answers queue in `q` and go out one send at a
+ * time, in the order they were made (a parked Pull answers later, so
+ * answers may leave in another order than their requests came; the ids
+ * pair them). `refs` counts the outstanding batches and the requests not
+ * yet answered (ctx), so the stream outlives everything that names it.
+ */
+struct stream {
+	grpc_call *call;
+	struct stag recv_tag, send_tag, closed_tag, status_tag;
+	grpc_byte_buffer *rx;
+	struct ctx *q, *q_tail;   /* answers to send; q is on the wire while `sending` */
+	int sending, half_closed, status_sent, closed, cancelled;
+	int refs;
+};
+
+/* The slot that takes new streams. */
+struct stream_slot {
+	int kind; /* TAG_NEW_STREAM */
+	void *reg;
+	struct tfj_grpc_incoming in;
+};
+
+/*
+ * Calls of methods not registered here. gRPC's core leaves them waiting
+ * until the server asks for them, so without this slot a client calling a
+ * method this ps lacks (a newer client's stream, with --protocol 1 the v2
+ * stream) would wait until its deadline; with it, the client is answered
+ * UNIMPLEMENTED at once and can fall back (psclient.h).
+ */
+struct unknown_slot {
+	int kind; /* TAG_NEW_UNKNOWN */
+	grpc_call *call;
+	grpc_call_details details;
+	grpc_metadata_array md;
+};
+
 struct ctx {
 	int kind; /* TAG_CALL_DONE */
 	grpc_call *call;
+	/* A request that came on a stream (call NULL): answered as a frame. */
+	struct stream *st;
+	uint64_t id;
+	uint32_t method;
 	grpc_byte_buffer *resp;
 	struct snapshot *snap;
 	int cancelled;
@@ -71,6 +128,10 @@ struct server {
 	grpc_server *srv;
 	grpc_completion_queue *cq;
 	struct slot slots[TFJ_RPC_NMETHODS];
+	struct stream_slot sslot;     /* reg NULL: v2 off (--protocol 1) */
+	struct unknown_slot uslot;
+	uint64_t streams_opened;
+	uint64_t stream_frames;
 	struct tfj_wire_arena arena;
 	struct snapshot snaps[MAX_SNAPSHOTS];
 	struct ctx *parked;
@@ -91,10 +152,17 @@ static int arm_slot(struct server *s, struct slot *sl)
 	return tfj_grpc_incoming_request(&sl->in, s->srv, sl->reg, s->cq, sl);
 }
 
+static void stream_respond(struct server *s, struct ctx *c, grpc_status_code code,
+			   const char *detail, const ProtobufCMessage *msg);
+
 /* Sends the answer (msg may be NULL for an error) and closes the call. */
 static void respond(struct server *s, struct ctx *c, grpc_status_code code, const char *detail,
 		    const ProtobufCMessage *msg)
 {
+	if (c->st) {
+		stream_respond(s, c, code, detail, msg);
+		return;
+	}
 	if (msg && tfj_wire_encode(&c->resp, msg, c->snap ? &c->snap->lease : NULL) != 0) {
 		code = GRPC_STATUS_RESOURCE_EXHAUSTED;
 		detail = "cannot encode the response";
@@ -246,17 +314,18 @@ static int check_hash(struct server *s, struct ctx *c, uint64_t h)
 	return -1;
 }
 
-static void handle(struct server *s, int method, struct ctx *c, grpc_byte_buffer *payload)
+/*
+ * Serves one decoded request (wm: tensors still in the received slices,
+ * which the shard copies once) and answers it, now or when parked. rc is
+ * the outcome of decoding; a request that could not be decoded is refused.
+ */
+static void handle(struct server *s, int method, struct ctx *c, int rc,
+		   const struct tfj_wire_msg *wmp)
 {
-	struct tfj_wire_msg wm;
-	ProtobufCMessage *m = NULL;
+	struct tfj_wire_msg wm = *wmp;
+	ProtobufCMessage *m = wm.head;
 	char detail[TFJ_ERR_DETAIL_MAX];
-	int rc;
 
-	tfj_wire_arena_reset(&s->arena);
-	/* Tensors stay in the payload's slices; the shard copies them once. */
-	rc = tfj_wire_decode_split(&wm, tfj_rpc_methods[method].req, payload, &s->arena);
-	m = wm.head;
 	if (rc) {
 		snprintf(detail, sizeof(detail), "%s", tfj_err_detail());
 		respond(s, c, GRPC_STATUS_INVALID_ARGUMENT, detail, NULL);
@@ -273,6 +342,8 @@ static void handle(struct server *s, int method, struct ctx *c, grpc_byte_buffer
 		r.step = s->shard.step;
 		r.layout_hash = s->plan.layout_hash;
 		r.num_slices = (uint32_t)s->shard.nslices;
+		/* A ps forced to v1 says so, as an old one does by leaving it 0. */
+		r.protocol = s->sslot.reg ? TFJ_PSFRAME_PROTOCOL : 1;
 		respond(s, c, GRPC_STATUS_OK, NULL, &r.base);
 		return;
 	}
@@ -368,6 +439,19 @@ static void handle(struct server *s, int method, struct ctx *c, grpc_byte_buffer
 	}
 }
 
+/* The first refusal and then every 1000th, so a flood cannot fill the log. */
+static void log_refused(struct server *s, grpc_call *call)
+{
+	if (s->auth.refused % 1000 == 1) {
+		char *peer = grpc_call_get_peer(call);
+
+		tfj_log_fmt(TFJ_LOG_WARN, "ps %u: refused a call without the job's secret "
+			    "from %s (%" PRIu64 " refused so far)", s->shard.id,
+			    peer ? peer : "?", s->auth.refused);
+		gpr_free(peer);
+	}
+}
+
 static void on_new_call(struct server *s, struct slot *sl, int ok)
 {
 	grpc_call *call = sl->in.call;
@@ -400,21 +484,292 @@ static void on_new_call(struct server *s, struct slot *sl, int ok)
 	}
 	c->call = call;
 	if (denied) {
-		/* The first refusal and then every 1000th, so a flood cannot fill the log. */
-		if (s->auth.refused % 1000 == 1) {
-			char *peer = grpc_call_get_peer(call);
-
-			tfj_log_fmt(TFJ_LOG_WARN, "ps %u: refused a call without the job's secret "
-				    "from %s (%" PRIu64 " refused so far)", s->shard.id,
-				    peer ? peer : "?", s->auth.refused);
-			gpr_free(peer);
-		}
+		log_refused(s, call);
 		respond(s, c, GRPC_STATUS_UNAUTHENTICATED, "ps: missing or wrong job secret", NULL);
 	} else {
-		handle(s, sl->method, c, payload);
+		struct tfj_wire_msg wm;
+		int rc;
+
+		tfj_wire_arena_reset(&s->arena);
+		rc = tfj_wire_decode_split(&wm, tfj_rpc_methods[sl->method].req, payload, &s->arena);
+		handle(s, sl->method, c, rc, &wm);
 	}
 	if (payload)
 		grpc_byte_buffer_destroy(payload);
+}
+
+/* ---- protocol v2: one stream per client ---------------------------------- */
+
+static void stream_unref(struct stream *st)
+{
+	if (--st->refs > 0)
+		return;
+	grpc_call_unref(st->call);
+	free(st);
+}
+
+/* Frees an answered (or dropped) request of a stream. */
+static void stream_ctx_free(struct ctx *c)
+{
+	struct stream *st = c->st;
+
+	if (c->resp)
+		grpc_byte_buffer_destroy(c->resp);
+	if (c->snap)
+		c->snap->users--;
+	free(c);
+	stream_unref(st);
+}
+
+/* Once the client closed its side and every answer left: the stream's OK status. */
+static void stream_maybe_finish(struct stream *st)
+{
+	grpc_op op;
+
+	if (!st->half_closed || st->sending || st->q || st->status_sent || st->closed)
+		return;
+	memset(&op, 0, sizeof(op));
+	op.op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+	op.data.send_status_from_server.status = GRPC_STATUS_OK;
+	st->status_sent = 1;
+	if (grpc_call_start_batch(st->call, &op, 1, &st->status_tag, NULL) == GRPC_CALL_OK)
+		st->refs++;
+}
+
+/* Sends the next queued answer, if none is on the wire. */
+static void stream_kick(struct stream *st)
+{
+	struct ctx *c;
+
+	while (!st->sending && st->q) {
+		c = st->q;
+		if (!st->closed && tfj_grpc_stream_send(st->call, c->resp, &st->send_tag) == 0) {
+			st->sending = 1;
+			st->refs++;
+			return;
+		}
+		/* The stream is gone: what is left cannot be answered. */
+		st->q = c->next;
+		stream_ctx_free(c);
+	}
+	stream_maybe_finish(st);
+}
+
+static void stream_respond(struct server *s, struct ctx *c, grpc_status_code code,
+			   const char *detail, const ProtobufCMessage *msg)
+{
+	struct stream *st = c->st;
+	int rc;
+
+	(void)s;
+	if (st->closed) {
+		stream_ctx_free(c);
+		return;
+	}
+	rc = tfj_psframe_encode(&c->resp, c->id, c->method, (uint32_t)code, detail,
+				code == GRPC_STATUS_OK ? msg : NULL, c->snap ? &c->snap->lease : NULL);
+	if (rc)
+		rc = tfj_psframe_encode(&c->resp, c->id, c->method,
+					GRPC_STATUS_RESOURCE_EXHAUSTED, "cannot encode the response",
+					NULL, NULL);
+	if (rc) {
+		grpc_call_cancel_with_status(st->call, GRPC_STATUS_RESOURCE_EXHAUSTED,
+					     "cannot encode the response", NULL);
+		stream_ctx_free(c);
+		return;
+	}
+	c->next = NULL;
+	if (st->q_tail && st->q)
+		st->q_tail->next = c;
+	else
+		st->q = c;
+	st->q_tail = c;
+	stream_kick(st);
+}
+
+static void on_stream_send(struct stream *st)
+{
+	struct ctx *c = st->q;
+
+	st->sending = 0;
+	if (c) {
+		st->q = c->next;
+		stream_ctx_free(c);
+	}
+	stream_kick(st);
+	stream_unref(st);
+}
+
+/* A frame came (or the client's side ended: rx NULL). */
+static void on_stream_recv(struct server *s, struct stream *st, int ok)
+{
+	grpc_byte_buffer *rx = st->rx;
+	struct tfj_psframe f;
+	struct tfj_wire_msg wm;
+	struct ctx *c;
+	int rc;
+
+	st->rx = NULL;
+	if (!ok || !rx) {
+		st->half_closed = 1;
+		stream_maybe_finish(st);
+		goto out;
+	}
+	tfj_wire_arena_reset(&s->arena);
+	if (tfj_psframe_decode(&f, rx, &s->arena) != 0) {
+		/* Without an id there is nothing to answer: the stream ends instead. */
+		grpc_call_cancel_with_status(st->call, GRPC_STATUS_INVALID_ARGUMENT,
+					     "ps: malformed stream frame", NULL);
+		st->half_closed = 1;
+		goto out;
+	}
+	s->stream_frames++;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		grpc_call_cancel_with_status(st->call, GRPC_STATUS_RESOURCE_EXHAUSTED,
+					     "out of memory", NULL);
+		st->half_closed = 1;
+		goto out;
+	}
+	c->st = st;
+	c->id = f.id;
+	c->method = f.method;
+	st->refs++;
+	/* The next frame may come while this one's answer is parked (a Pull waiting). */
+	if (tfj_grpc_stream_recv(st->call, &st->rx, &st->recv_tag) == 0)
+		st->refs++;
+	if (f.method >= TFJ_RPC_NMETHODS) {
+		respond(s, c, GRPC_STATUS_UNIMPLEMENTED, "unknown method", NULL);
+	} else {
+		rc = tfj_psframe_body(&wm, &f, tfj_rpc_methods[f.method].req, &s->arena);
+		handle(s, (int)f.method, c, rc, &wm);
+	}
+out:
+	if (rx)
+		grpc_byte_buffer_destroy(rx);
+	stream_unref(st);
+}
+
+/* A new stream: the job's secret is checked on its initial metadata, once. */
+static void on_new_stream(struct server *s, struct stream_slot *sl, int ok)
+{
+	grpc_call *call = sl->in.call;
+	struct stream *st;
+	struct ctx *c;
+	grpc_op ops[2];
+	int denied = 0;
+
+	if (ok && call)
+		denied = tfj_psauth_check_md(&s->auth, &sl->in.md);
+	sl->in.call = NULL;
+	tfj_grpc_incoming_release(&sl->in);
+	if (!ok || !call)
+		return; /* server shutting down */
+	if (tfj_grpc_incoming_stream(&sl->in, s->srv, sl->reg, s->cq, sl) != 0)
+		tfj_log_error("cannot accept more streams", "detail", tfj_err_detail());
+	if (denied) {
+		/* Refused like a unary call: UNAUTHENTICATED, before any frame is read. */
+		log_refused(s, call);
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			grpc_call_cancel_with_status(call, GRPC_STATUS_UNAUTHENTICATED,
+						     "ps: missing or wrong job secret", NULL);
+			grpc_call_unref(call);
+			return;
+		}
+		c->call = call;
+		respond(s, c, GRPC_STATUS_UNAUTHENTICATED, "ps: missing or wrong job secret", NULL);
+		return;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		grpc_call_cancel_with_status(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory",
+					     NULL);
+		grpc_call_unref(call);
+		return;
+	}
+	st->call = call;
+	st->recv_tag = (struct stag){ TAG_STREAM_RECV, st };
+	st->send_tag = (struct stag){ TAG_STREAM_SEND, st };
+	st->closed_tag = (struct stag){ TAG_STREAM_CLOSED, st };
+	st->status_tag = (struct stag){ TAG_STREAM_STATUS, st };
+	memset(ops, 0, sizeof(ops));
+	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+	ops[1].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+	ops[1].data.recv_close_on_server.cancelled = &st->cancelled;
+	if (grpc_call_start_batch(call, ops, 2, &st->closed_tag, NULL) != GRPC_CALL_OK) {
+		grpc_call_cancel(call, NULL);
+		grpc_call_unref(call);
+		free(st);
+		return;
+	}
+	st->refs = 1;
+	if (tfj_grpc_stream_recv(call, &st->rx, &st->recv_tag) == 0)
+		st->refs++;
+	s->streams_opened++;
+}
+
+static int arm_unknown(struct server *s)
+{
+	struct unknown_slot *u = &s->uslot;
+
+	u->kind = TAG_NEW_UNKNOWN;
+	u->call = NULL;
+	grpc_call_details_init(&u->details);
+	grpc_metadata_array_init(&u->md);
+	if (grpc_server_request_call(s->srv, &u->call, &u->details, &u->md, s->cq, s->cq, u) !=
+	    GRPC_CALL_OK)
+		return tfj_err_set(TFJ_EINTERNAL, "cannot ask for unknown calls");
+	return 0;
+}
+
+static void unknown_release(struct unknown_slot *u)
+{
+	grpc_call_details_destroy(&u->details);
+	grpc_metadata_array_destroy(&u->md);
+}
+
+/* Answers a call of a method this ps does not serve: UNIMPLEMENTED, before anything is read. */
+static void on_unknown(struct server *s, int ok)
+{
+	grpc_call *call = s->uslot.call;
+	struct ctx *c;
+
+	unknown_release(&s->uslot);
+	if (!ok || !call)
+		return;
+	if (arm_unknown(s) != 0)
+		tfj_log_error("cannot accept more calls", "detail", tfj_err_detail());
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		grpc_call_cancel_with_status(call, GRPC_STATUS_UNIMPLEMENTED, "unknown method",
+					     NULL);
+		grpc_call_unref(call);
+		return;
+	}
+	c->call = call;
+	respond(s, c, GRPC_STATUS_UNIMPLEMENTED, "ps: unknown method", NULL);
+}
+
+/* Every completion of the server's queue but the shutdown tag. */
+static void dispatch(struct server *s, void *tag, int ok)
+{
+	struct stag *t = tag;
+
+	switch (*(int *)tag) {
+	case TAG_NEW_CALL: on_new_call(s, tag, ok); break;
+	case TAG_CALL_DONE: call_done(s, tag); break;
+	case TAG_NEW_STREAM: on_new_stream(s, tag, ok); break;
+	case TAG_STREAM_RECV: on_stream_recv(s, t->st, ok); break;
+	case TAG_STREAM_SEND: on_stream_send(t->st); break;
+	case TAG_STREAM_CLOSED:
+		t->st->closed = 1;
+		stream_unref(t->st);
+		break;
+	case TAG_STREAM_STATUS: stream_unref(t->st); break;
+	case TAG_NEW_UNKNOWN: on_unknown(s, ok); break;
+	default: break;
+	}
 }
 
 /* Restores this shard from the newest checkpoint, if any. */
@@ -472,14 +827,25 @@ static void teardown(struct server *s)
 				continue;
 			if (ev.tag == &s->shutdown_kind) {
 				done = 1;
-			} else if (*(int *)ev.tag == TAG_CALL_DONE) {
-				call_done(s, ev.tag);
 			} else if (*(int *)ev.tag == TAG_NEW_CALL) {
 				struct slot *sl = ev.tag;
 
 				if (!ev.success)
 					sl->in.call = NULL; /* never delivered: nothing to unref */
 				tfj_grpc_incoming_release(&sl->in);
+			} else if (*(int *)ev.tag == TAG_NEW_UNKNOWN) {
+				if (ev.success && s->uslot.call)
+					grpc_call_unref(s->uslot.call);
+				unknown_release(&s->uslot);
+			} else if (*(int *)ev.tag == TAG_NEW_STREAM) {
+				if (!ev.success)
+					s->sslot.in.call = NULL;
+				if (s->sslot.in.call)
+					grpc_call_unref(s->sslot.in.call);
+				s->sslot.in.call = NULL;
+				tfj_grpc_incoming_release(&s->sslot.in);
+			} else {
+				dispatch(s, ev.tag, ev.success);
 			}
 		}
 		grpc_server_destroy(s->srv);
@@ -568,6 +934,18 @@ int tfj_psserver_main(const struct tfj_rtconfig *cfg)
 			goto out;
 		}
 	}
+	/* Protocol v2 unless forced off: a v1 ps answers the stream UNIMPLEMENTED. */
+	s->sslot.kind = TAG_NEW_STREAM;
+	if (cfg->protocol != 1) {
+		s->sslot.reg = tfj_grpc_server_stream_method(s->srv, TFJ_PSFRAME_PATH);
+		if (!s->sslot.reg) {
+			tfj_log_error("cannot register a method", "method", TFJ_PSFRAME_PATH);
+			code = TFJ_EXIT_INTERNAL;
+			grpc_server_destroy(s->srv);
+			s->srv = NULL;
+			goto out;
+		}
+	}
 	if (tfj_grpc_server_listen(&port, s->srv, cfg->bind, NULL) != 0) {
 		tfj_log_error("cannot listen (port in use?)", "address", cfg->bind);
 		code = TFJ_EXIT_IO;
@@ -580,19 +958,20 @@ int tfj_psserver_main(const struct tfj_rtconfig *cfg)
 			code = TFJ_EXIT_INTERNAL;
 			goto out;
 		}
-	tfj_log_fmt(TFJ_LOG_INFO, "ps %d listening on %s: %zu slices, %zu floats, %s", cfg->index,
-		    cfg->bind, s->shard.nslices, s->shard.n,
-		    s->shard.initialized ? "restored" : "waiting for the chief's Init");
+	if ((s->sslot.reg && tfj_grpc_incoming_stream(&s->sslot.in, s->srv, s->sslot.reg, s->cq,
+						      &s->sslot) != 0) || arm_unknown(s) != 0) {
+		code = TFJ_EXIT_INTERNAL;
+		goto out;
+	}
+	tfj_log_fmt(TFJ_LOG_INFO, "ps %d listening on %s: %zu slices, %zu floats, %s, protocol %s",
+		    cfg->index, cfg->bind, s->shard.nslices, s->shard.n,
+		    s->shard.initialized ? "restored" : "waiting for the chief's Init",
+		    s->sslot.reg ? "v1 and v2 (stream)" : "v1 only");
 	for (;;) {
 		grpc_event ev = grpc_completion_queue_next(s->cq, tfj_grpc_deadline_ms(100), NULL);
 
 		if (ev.type == GRPC_OP_COMPLETE) {
-			int kind = *(int *)ev.tag;
-
-			if (kind == TAG_NEW_CALL)
-				on_new_call(s, ev.tag, ev.success);
-			else if (kind == TAG_CALL_DONE)
-				call_done(s, ev.tag);
+			dispatch(s, ev.tag, ev.success);
 		} else if (ev.type == GRPC_QUEUE_SHUTDOWN) {
 			break;
 		}
@@ -606,9 +985,11 @@ int tfj_psserver_main(const struct tfj_rtconfig *cfg)
 		    gpr_time_cmp(tfj_grpc_now(), gpr_time_add(s->finish_at, gpr_time_from_millis(
 			(int64_t)(cfg->ps_linger_s * 1000), GPR_TIMESPAN))) >= 0) {
 			tfj_log_fmt(TFJ_LOG_INFO, "ps %d done at step %" PRId64 " (applied %" PRIu64
-				    ", stale %" PRIu64 ", duplicate %" PRIu64 ", refused without secret %" PRIu64 ")",
+				    ", stale %" PRIu64 ", duplicate %" PRIu64 ", refused without secret %" PRIu64
+				    ", streams %" PRIu64 ", stream frames %" PRIu64 ")",
 				    cfg->index, s->shard.step, s->shard.applied, s->shard.stale,
-				    s->shard.duplicate, s->auth.refused);
+				    s->shard.duplicate, s->auth.refused, s->streams_opened,
+				    s->stream_frames);
 			break;
 		}
 	}

@@ -87,6 +87,7 @@ struct tfj_rtconfig {
 	double peer_timeout_s;       /* give up on an unreachable peer after this */
 	double rpc_timeout_s;        /* deadline of one call */
 	size_t max_message_bytes;    /* gRPC send/receive cap */
+	int protocol;                /* --protocol: 0 auto (v2 where the ps has it), 1, 2 */
 	double ps_linger_s;          /* ps: keep serving this long after Finish */
 	double fail_after_s;         /* test hook: exit 138 after this long (0 = off) */
 	int64_t inject_nan_at;       /* test hook: poison the local copy at this local step */

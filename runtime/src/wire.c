@@ -100,6 +100,12 @@ static void sink_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
 int tfj_wire_encode(grpc_byte_buffer **out, const ProtobufCMessage *msg,
 		    struct tfj_wire_lease *lease)
 {
+	return tfj_wire_encode_after(out, NULL, 0, msg, lease);
+}
+
+int tfj_wire_encode_after(grpc_byte_buffer **out, const uint8_t *head, size_t head_len,
+			  const ProtobufCMessage *msg, struct tfj_wire_lease *lease)
+{
 	struct slice_sink *s;
 	size_t i;
 	int rc = 0;
@@ -110,7 +116,16 @@ int tfj_wire_encode(grpc_byte_buffer **out, const ProtobufCMessage *msg,
 		return tfj_err_set(TFJ_ENOMEM, "wire: out of memory");
 	s->base.append = sink_append;
 	s->lease = lease;
-	protobuf_c_message_pack_to_buffer(msg, &s->base);
+	/* The head is copied (it is small): it shares the first slice with the framing bytes. */
+	if (head_len) {
+		struct tfj_wire_lease *keep = s->lease;
+
+		s->lease = NULL;
+		sink_append(&s->base, head_len, head);
+		s->lease = keep;
+	}
+	if (msg)
+		protobuf_c_message_pack_to_buffer(msg, &s->base);
 	sink_flush_small(s);
 	if (s->err) {
 		rc = tfj_err_set(s->err, "wire: cannot build the message slices");

@@ -58,6 +58,14 @@ int tfj_wire_encode(grpc_byte_buffer **out, const ProtobufCMessage *msg,
 		    struct tfj_wire_lease *lease);
 
 /*
+ * Same, with head_len bytes of `head` (copied) in front of the message
+ * (msg NULL: the head alone): an envelope whose last field is the message
+ * (psframe.h) costs no copy of the message's tensors.
+ */
+int tfj_wire_encode_after(grpc_byte_buffer **out, const uint8_t *head, size_t head_len,
+			  const ProtobufCMessage *msg, struct tfj_wire_lease *lease);
+
+/*
  * Channel arguments shared by server and clients: explicit message caps
  * (max_message bytes each way) and HTTP/2 windows and frames sized for
  * tensors, so a multi-megabyte push is not paced by 64 KiB flow-control

@@ -207,20 +207,30 @@ uint32_t tfj_wire_state_field(const ProtobufCMessageDescriptor *desc)
 int tfj_wire_split_slices(struct tfj_wire_msg *out, const ProtobufCMessageDescriptor *desc,
 			  const grpc_slice *sl, size_t nsl, struct tfj_wire_arena *a)
 {
+	struct tfj_wire_bytes run = { sl, nsl, 0, 0, 0 };
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < nsl; i++) {
+		if (run.len + GRPC_SLICE_LENGTH(sl[i]) < run.len)
+			return tfj_err_set(TFJ_ETOOBIG, "wire: message length overflows");
+		run.len += GRPC_SLICE_LENGTH(sl[i]);
+	}
+	return tfj_wire_split_run(out, desc, &run, a);
+}
+
+int tfj_wire_split_run(struct tfj_wire_msg *out, const ProtobufCMessageDescriptor *desc,
+		       const struct tfj_wire_bytes *run, struct tfj_wire_arena *a)
+{
 	uint32_t tfield = tfj_wire_tensor_field(desc), sfield = tfj_wire_state_field(desc), field;
-	struct cur c = { sl, nsl, 0, 0, 0 }, start;
-	size_t i, n, nt = 0, ns = 0, headlen = 0, k = 0, ks = 0, h = 0;
+	struct cur c = { run->sl, run->nsl, run->idx, run->off, run->len }, start;
+	size_t n, nt = 0, ns = 0, headlen = 0, k = 0, ks = 0, h = 0;
 	uint8_t *head = NULL;
 	unsigned wt;
 	uint64_t len;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	for (i = 0; i < nsl; i++) {
-		if (c.left + GRPC_SLICE_LENGTH(sl[i]) < c.left)
-			return tfj_err_set(TFJ_ETOOBIG, "wire: message length overflows");
-		c.left += GRPC_SLICE_LENGTH(sl[i]);
-	}
 	if (c.left > a->max)
 		return tfj_err_set(TFJ_ETOOBIG, "wire: %zu-byte %s over the %zu-byte cap", c.left,
 				   desc->short_name, a->max);
@@ -361,6 +371,34 @@ size_t tfj_wire_bytes_floats(struct tfj_wire_bytes *b, const void **p, float *tm
 	return k;
 }
 
+/* Moves b to where the cursor c stopped. */
+static void bytes_from_cur(struct tfj_wire_bytes *b, const struct cur *c)
+{
+	b->idx = c->idx;
+	b->off = c->off;
+	b->len = c->left;
+}
+
+int tfj_wire_bytes_varint(struct tfj_wire_bytes *b, uint64_t *v)
+{
+	struct cur c = { b->sl, b->nsl, b->idx, b->off, b->len };
+
+	if (cur_varint(&c, v))
+		return -1;
+	bytes_from_cur(b, &c);
+	return 0;
+}
+
+int tfj_wire_bytes_skip(struct tfj_wire_bytes *b, uint64_t n)
+{
+	struct cur c = { b->sl, b->nsl, b->idx, b->off, b->len };
+
+	if (n > b->len || cur_take(&c, (size_t)n, NULL))
+		return -1;
+	bytes_from_cur(b, &c);
+	return 0;
+}
+
 void tfj_wire_bytes_take(struct tfj_wire_bytes *b, void *dst, size_t n)
 {
 	struct cur c = { b->sl, b->nsl, b->idx, b->off, b->len };
@@ -368,7 +406,5 @@ void tfj_wire_bytes_take(struct tfj_wire_bytes *b, void *dst, size_t n)
 	if (n > b->len)
 		n = b->len;
 	(void)cur_take(&c, n, dst);
-	b->idx = c.idx;
-	b->off = c.off;
-	b->len = c.left;
+	bytes_from_cur(b, &c);
 }

@@ -47,6 +47,15 @@ struct tfj_wire_bytes {
 /* Copies the run's len bytes to dst. */
 void tfj_wire_bytes_copy(void *dst, const struct tfj_wire_bytes *b);
 
+/*
+ * Reads a varint (at most 10 bytes) from the front of the run and moves b
+ * past it; -1 (b unchanged) when the run ends first or it is overlong.
+ */
+int tfj_wire_bytes_varint(struct tfj_wire_bytes *b, uint64_t *v);
+
+/* Moves b past n bytes; -1 (b unchanged) when the run holds fewer. */
+int tfj_wire_bytes_skip(struct tfj_wire_bytes *b, uint64_t n);
+
 /* Copies the run's next n bytes (n <= b->len) to dst and moves b past them. */
 void tfj_wire_bytes_take(struct tfj_wire_bytes *b, void *dst, size_t n);
 
@@ -93,6 +102,13 @@ uint32_t tfj_wire_state_field(const ProtobufCMessageDescriptor *desc);
  */
 int tfj_wire_split_slices(struct tfj_wire_msg *out, const ProtobufCMessageDescriptor *desc,
 			  const grpc_slice *sl, size_t nsl, struct tfj_wire_arena *a);
+
+/*
+ * Same, for a message that is the run `run` inside received slices (the
+ * body of a stream frame, psframe.h); its tensors point into run->sl.
+ */
+int tfj_wire_split_run(struct tfj_wire_msg *out, const ProtobufCMessageDescriptor *desc,
+		       const struct tfj_wire_bytes *run, struct tfj_wire_arena *a);
 
 /* Same, from a received byte buffer (NULL bb = empty message). */
 int tfj_wire_decode_split(struct tfj_wire_msg *out, const ProtobufCMessageDescriptor *desc,

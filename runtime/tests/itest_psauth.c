@@ -37,15 +37,7 @@ static void put(char *path, size_t cap, const char *name, const char *data)
 /* Starts `<self> args` with TFJOB_PS_SECRET_FILE=<env_kv's file>, no TF_CONFIG. */
 static pid_t spawn_with(char *const *args, char *env_kv, int quiet)
 {
-	static char *const drop[] = { "TF_CONFIG=", "TFJOB_PS_SECRET_FILE=", NULL };
-	char *set[] = { "TFJ_ITEST_CHILD=1", env_kv, NULL };
-	struct tfj_testutil_spawn s = { 0 };
-
-	s.args = args;
-	s.drop = drop;
-	s.set = set;
-	s.stdout_path = quiet ? "/dev/null" : NULL;
-	return tfj_testutil_spawn(&s);
+	return itest_spawn_env(args, env_kv, quiet ? "/dev/null" : NULL, NULL);
 }
 
 /*

@@ -153,6 +153,27 @@ static inline pid_t itest_spawn_quiet(char *const *args, const char *tf_config, 
 	return pid;
 }
 
+/*
+ * Starts `<self> args...` marked TFJ_ITEST_CHILD, without TF_CONFIG and
+ * TFJOB_PS_SECRET_FILE from the test's environment, plus env_kv ("K=V";
+ * NULL: none), stdout and stderr to out_path / err_path (NULL: ours).
+ * Returns the pid or -1.
+ */
+static inline pid_t itest_spawn_env(char *const *args, char *env_kv, const char *out_path,
+				    const char *err_path)
+{
+	static char *const drop[] = { "TF_CONFIG=", "TFJOB_PS_SECRET_FILE=", NULL };
+	char *set[] = { "TFJ_ITEST_CHILD=1", env_kv, NULL };
+	struct tfj_testutil_spawn s = { 0 };
+
+	s.args = args;
+	s.drop = drop;
+	s.set = set;
+	s.stdout_path = out_path;
+	s.stderr_path = err_path;
+	return tfj_testutil_spawn(&s);
+}
+
 /* Starts `<self> args...` in the background; returns the pid or -1. */
 static inline pid_t itest_spawn_self(char *const *args, const char *tf_config)
 {

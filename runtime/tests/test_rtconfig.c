@@ -83,6 +83,28 @@ static void test_mlp_large(void)
 	TFJ_CHECK_LT(PARSE(&c, tfc_chief, "--overlap=maybe"), 0);
 }
 
+/* --protocol: auto (0, the default), 1 or 2 (protocol v1 unary, v2 stream). */
+static void test_protocol(void)
+{
+	struct tfj_rtconfig c;
+
+	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--model", "softmax"), 0);
+	TFJ_CHECK_INT(c.protocol, 0);
+	tfj_rtconfig_free(&c);
+	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--protocol", "1"), 0);
+	TFJ_CHECK_INT(c.protocol, 1);
+	tfj_rtconfig_free(&c);
+	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--protocol=2"), 0);
+	TFJ_CHECK_INT(c.protocol, 2);
+	tfj_rtconfig_free(&c);
+	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--protocol", "auto"), 0);
+	TFJ_CHECK_INT(c.protocol, 0);
+	tfj_rtconfig_free(&c);
+	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--protocol", "3"), TFJ_EINVAL);
+	TFJ_CHECK(strstr(tfj_err_detail(), "--protocol") != NULL);
+	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--protocol", "v2"), TFJ_EINVAL);
+}
+
 static void test_tf_config(void)
 {
 	struct tfj_rtconfig c;
@@ -212,6 +234,7 @@ int main(void)
 {
 	TFJ_RUN(test_classic_flags);
 	TFJ_RUN(test_mlp_large);
+	TFJ_RUN(test_protocol);
 	TFJ_RUN(test_tf_config);
 	TFJ_RUN(test_rejects);
 	TFJ_RUN(test_flag_spellings);

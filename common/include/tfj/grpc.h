@@ -145,6 +145,31 @@ int tfj_grpc_call_start(struct tfj_grpc_call *c, grpc_channel *ch, grpc_completi
  */
 void tfj_grpc_call_end(struct tfj_grpc_call *c);
 
+/*
+ * Opens a bidirectional stream (`method` lives as long as the call) on ch:
+ * sends the initial metadata (with `bearer` as in tfj_grpc_call_start) and
+ * asks for the server's initial metadata and the final status in one
+ * batch, which completes on cq with status_tag when the stream ends (c->
+ * status, c->details; c->reply stays unused). No deadline: the caller
+ * bounds each exchange itself and cancels the call (grpc_call_cancel) to
+ * give up. Messages go both ways with tfj_grpc_stream_send/_recv; release
+ * with tfj_grpc_call_end() once status_tag completed.
+ */
+int tfj_grpc_stream_open(struct tfj_grpc_call *c, grpc_channel *ch, grpc_completion_queue *cq,
+			 const char *method, const char *bearer, void *status_tag);
+
+/*
+ * One message out on a stream (either side): `msg` borrowed until `tag`
+ * completes. One send at a time per stream. TFJ_EINTERNAL when the batch
+ * cannot start (then `tag` never completes).
+ */
+int tfj_grpc_stream_send(grpc_call *call, grpc_byte_buffer *msg, void *tag);
+/*
+ * Asks for the next message on a stream (either side): *msg is filled when
+ * `tag` completes, NULL when the peer closed its side or the stream ended.
+ */
+int tfj_grpc_stream_recv(grpc_call *call, grpc_byte_buffer **msg, void *tag);
+
 /* The outcome of tfj_grpc_unary(). */
 struct tfj_grpc_result {
 	grpc_status_code status;
@@ -185,6 +210,13 @@ void *tfj_grpc_server_method(grpc_server *srv, const char *path);
 int tfj_grpc_server_listen(int *port, grpc_server *srv, const char *addr,
 			   grpc_server_credentials *creds);
 
+/*
+ * Registers a streaming method: its calls arrive without a message
+ * (tfj_grpc_incoming_stream), which the server then reads with
+ * tfj_grpc_stream_recv. NULL when gRPC refuses it.
+ */
+void *tfj_grpc_server_stream_method(grpc_server *srv, const char *path);
+
 /* A call of a registered method, with its request; filled when `tag` completes. */
 struct tfj_grpc_incoming {
 	grpc_call *call;
@@ -196,6 +228,9 @@ struct tfj_grpc_incoming {
 /* Asks for the next call of `method` on cq (new calls and their events). */
 int tfj_grpc_incoming_request(struct tfj_grpc_incoming *in, grpc_server *srv, void *method,
 			      grpc_completion_queue *cq, void *tag);
+/* Same for a streaming method (in->payload stays NULL). */
+int tfj_grpc_incoming_stream(struct tfj_grpc_incoming *in, grpc_server *srv, void *method,
+			     grpc_completion_queue *cq, void *tag);
 /*
  * The value of the first metadata entry named `key` (borrowed from the
  * call's metadata); 0 when found, TFJ_ENOTFOUND else.
