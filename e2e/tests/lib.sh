@@ -133,9 +133,19 @@ final_accuracy() {
 		sed -n 's/.*"test_accuracy":\([0-9.]*\).*/\1/p'
 }
 
-# apply_example FILE: the example in the test namespace.
+# apply_example FILE [EPOCHS]: the example in the test namespace; with
+# EPOCHS, its trainers' --epochs replaced (a test that faults a replica
+# needs the job still training after the fault, at any runtime speed).
 apply_example() {
-	kubectl -n "$E2E_NS" apply -f "$REPO/deploy/examples/$1" >/dev/null || e2e_fail "apply $1 failed"
+	local f="$REPO/deploy/examples/$1"
+	if [ -n "${2:-}" ]; then
+		grep -q '"--epochs", "[0-9]*"' "$f" || e2e_fail "$1 has no --epochs to replace"
+		sed "s/\"--epochs\", \"[0-9]*\"/\"--epochs\", \"$2\"/" "$f" |
+			kubectl -n "$E2E_NS" apply -f - >/dev/null || e2e_fail "apply $1 failed"
+		e2e_log "applied deploy/examples/$1 (--epochs $2)"
+		return
+	fi
+	kubectl -n "$E2E_NS" apply -f "$f" >/dev/null || e2e_fail "apply $1 failed"
 	e2e_log "applied deploy/examples/$1"
 }
 
