@@ -83,6 +83,14 @@ void tfj_planprog_progress(struct tfj_planctx *c)
 	c->st.progress = n;
 }
 
+/* The current pod of replica `t` index 0, or -1 when there is none. */
+static int first_pod(const struct tfj_planctx *c, int t)
+{
+	if (!c->job->rs[t].present || c->job->rs[t].replicas < 1 || !c->pod_slot[t])
+		return -1;
+	return c->pod_slot[t][0];
+}
+
 /*
  * The lead replica's pod (chief/master 0, else worker 0) when it completed
  * and its agent's termination message names a final step; -1 otherwise.
@@ -91,10 +99,7 @@ static int lead_completed(const struct tfj_planctx *c)
 {
 	int t = tfj_tfjob_chief_type(c->job), at;
 
-	if (t < 0)
-		t = TFJ_RT_WORKER;
-	if (!c->job->rs[t].present || c->job->rs[t].replicas < 1 || !c->pod_slot[t] ||
-	    (at = c->pod_slot[t][0]) < 0)
+	if ((at = first_pod(c, t < 0 ? TFJ_RT_WORKER : t)) < 0)
 		return -1;
 	if (c->pods[at].phase != TFJ_POD_SUCCEEDED || c->pods[at].has_exit != 2 ||
 	    c->pods[at].exit_code != 0 || !c->pods[at].has_term_step)
@@ -183,8 +188,7 @@ int tfj_planprog_training_done(const struct tfj_planctx *c)
 			return 0;
 		t = TFJ_RT_WORKER;
 	}
-	if (!c->job->rs[t].present || c->job->rs[t].replicas < 1 || !c->pod_slot[t] ||
-	    (at = c->pod_slot[t][0]) < 0)
+	if ((at = first_pod(c, t)) < 0)
 		return 0;
 	/* Said before a restart of ours (or to another leader): the status has it. */
 	if (c->pods[at].uid[0] && !strcmp(c->pods[at].uid, c->st.progress.done_pod))
