@@ -392,8 +392,28 @@ static int forward(struct tfj_model *m, const float *x, const uint8_t *y, size_t
 	return 0;
 }
 
+/* Downloads layer l's gradients (kernel 2l, bias 2l + 1) into grads. */
+static int download_layer(struct tfj_model *m, size_t l, float *const *grads)
+{
+	int rc;
+
+	if (!grads[2 * l] || !grads[2 * l + 1])
+		return tfj_err_set(TFJ_EINVAL, "model: grad tensor %zu is NULL", 2 * l);
+	rc = tfj_compute_download(m->c, grads[2 * l], m->dw[l], m->tensors[2 * l].count);
+	if (rc < 0)
+		return rc;
+	return tfj_compute_download(m->c, grads[2 * l + 1], m->db[l], m->tensors[2 * l + 1].count);
+}
+
 int tfj_model_grad(struct tfj_model *m, const float *const *params, const float *x,
 		   const uint8_t *y, size_t n, float *const *grads, float *loss)
+{
+	return tfj_model_grad_ready(m, params, x, y, n, grads, loss, NULL, NULL);
+}
+
+int tfj_model_grad_ready(struct tfj_model *m, const float *const *params, const float *x,
+			 const uint8_t *y, size_t n, float *const *grads, float *loss,
+			 tfj_model_ready_fn ready, void *ud)
 {
 	struct tfj_cbuf *cur;
 	double loss_sum = 0.0;
@@ -410,7 +430,13 @@ int tfj_model_grad(struct tfj_model *m, const float *const *params, const float 
 	rc = forward(m, x, y, n, 1, &loss_sum, &correct);
 	if (rc < 0)
 		return rc;
-	/* Backward: cur holds dLoss/dZ of layer l (pre-activation). */
+	if (loss)
+		*loss = (float)(loss_sum / (double)n);
+	/*
+	 * Backward: cur holds dLoss/dZ of layer l (pre-activation). Each
+	 * layer's gradients are final as soon as its dw and db are computed,
+	 * so they go to the caller right then, last layer first.
+	 */
 	cur = m->act[m->layers];
 	for (l = m->layers; l-- > 0;) {
 		size_t in = m->widths[l], outw = m->widths[l + 1];
@@ -421,6 +447,10 @@ int tfj_model_grad(struct tfj_model *m, const float *const *params, const float 
 		rc = tfj_compute_colsum(m->c, m->db[l], cur, n, outw);
 		if (rc < 0)
 			return rc;
+		if ((rc = download_layer(m, l, grads)) < 0)
+			return rc;
+		if (ready)
+			ready(ud, 2 * l);
 		if (l > 0) {
 			struct tfj_cbuf *next = m->delta[t];
 
@@ -435,19 +465,6 @@ int tfj_model_grad(struct tfj_model *m, const float *const *params, const float 
 			cur = next;
 		}
 	}
-	for (l = 0; l < m->layers; l++) {
-		if (!grads[2 * l] || !grads[2 * l + 1])
-			return tfj_err_set(TFJ_EINVAL, "model: grad tensor %zu is NULL", 2 * l);
-		rc = tfj_compute_download(m->c, grads[2 * l], m->dw[l], m->tensors[2 * l].count);
-		if (rc < 0)
-			return rc;
-		rc = tfj_compute_download(m->c, grads[2 * l + 1], m->db[l],
-					  m->tensors[2 * l + 1].count);
-		if (rc < 0)
-			return rc;
-	}
-	if (loss)
-		*loss = (float)(loss_sum / (double)n);
 	return 0;
 }
 

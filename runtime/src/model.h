@@ -97,6 +97,25 @@ int tfj_model_grad(struct tfj_model *m, const float *const *params, const float 
 		   const uint8_t *y, size_t n, float *const *grads, float *loss);
 
 /*
+ * Told that grads[first_var..] are final: the backward pass computes the
+ * layers last to first, and calls this once per layer, right after that
+ * layer's kernel and bias gradients are in grads, with first_var the
+ * kernel's index (2l). It runs on the caller's thread, inside the pass,
+ * and must not touch grads[0..first_var).
+ */
+typedef void (*tfj_model_ready_fn)(void *ud, size_t first_var);
+
+/*
+ * tfj_model_grad, calling ready(ud, ...) as each layer's gradients are
+ * done (see tfj_model_ready_fn; ready may be NULL), so that a caller can
+ * send them while the rest of the pass runs. The loss is known, and *loss
+ * set, before the first call; a NaN loss fails before any.
+ */
+int tfj_model_grad_ready(struct tfj_model *m, const float *const *params, const float *x,
+			 const uint8_t *y, size_t n, float *const *grads, float *loss,
+			 tfj_model_ready_fn ready, void *ud);
+
+/*
  * Accuracy (fraction correct) and mean loss over n examples (any n >= 1;
  * evaluated in chunks). Either out-pointer may be NULL. TFJ_ENUMERIC as above.
  */

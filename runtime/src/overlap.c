@@ -23,7 +23,11 @@ struct tfj_overlap {
 	enum state st;
 	/* The job, set by submit. */
 	int push;
+	int parts;          /* push mode: a step's gradients in parts, no pull */
 	int64_t max_steps;
+	/* Push mode: what the compute has finished (under mu). */
+	size_t ready_from;  /* variables [ready_from, nvars) are final */
+	int abandon;        /* the step failed: no more parts come */
 	/* Its outcome, set by the thread. */
 	int rc;
 	char detail[TFJ_ERR_DETAIL_MAX];
@@ -44,12 +48,55 @@ static int run_job(struct tfj_overlap *o, struct tfj_overlap_result *res)
 		if (rc)
 			return rc;
 		res->pushed = 1;
+		res->parts = 1;
 	}
 	t1 = tfj_session_now();
 	res->push_s = t1 - t0;
 	rc = tfj_session_pull_retry(s, NULL, 0, o->reinit, o->reinit_step);
 	res->pull_s = tfj_session_now() - t1;
 	return rc;
+}
+
+/*
+ * Push mode: each run of variables the backward pass finished goes out as
+ * one part as soon as the thread is free, so parts that finished while one
+ * was in flight travel together. Against a ps that takes no parts the job
+ * waits for the whole gradient and pushes it in one.
+ */
+static int run_parts(struct tfj_overlap *o, struct tfj_overlap_result *res)
+{
+	struct tfj_session *s = o->s;
+	size_t hi = s->plan.nvars, lo;
+	int rc, stale;
+
+	memset(res, 0, sizeof(*res));
+	for (;;) {
+		double t0;
+
+		pthread_mutex_lock(&o->mu);
+		while (!o->abandon && !(o->ready_from < hi && (s->parts_ok || o->ready_from == 0)))
+			pthread_cond_wait(&o->cv, &o->mu);
+		lo = o->ready_from;
+		if (o->abandon) {
+			pthread_mutex_unlock(&o->mu);
+			return 0;
+		}
+		pthread_mutex_unlock(&o->mu);
+		t0 = tfj_session_now();
+		rc = tfj_session_push_vars_retry(s, lo, hi, o->max_steps, &stale, o->reinit,
+						 o->reinit_step);
+		res->push_s += tfj_session_now() - t0;
+		if (rc)
+			return rc;
+		res->parts++;
+		if (stale > res->stale)
+			res->stale = stale;
+		hi = lo;
+		if (hi == 0) {
+			res->pushed = 1;
+			return 0;
+		}
+	}
 }
 
 static void *thread_main(void *arg)
@@ -67,7 +114,7 @@ static void *thread_main(void *arg)
 			break;
 		pthread_mutex_unlock(&o->mu);
 		tfj_err_clear();
-		rc = run_job(o, &res);
+		rc = o->parts ? run_parts(o, &res) : run_job(o, &res);
 		pthread_mutex_lock(&o->mu);
 		o->rc = rc;
 		o->res = res;
@@ -133,7 +180,7 @@ void tfj_overlap_free(struct tfj_overlap *o)
 	free(o);
 }
 
-int tfj_overlap_submit(struct tfj_overlap *o, int push, int64_t max_steps)
+static int submit(struct tfj_overlap *o, int push, int parts, int64_t max_steps)
 {
 	int rc = 0;
 
@@ -142,12 +189,43 @@ int tfj_overlap_submit(struct tfj_overlap *o, int push, int64_t max_steps)
 		rc = tfj_err_set(TFJ_EINVAL, "overlap: a transfer is already running");
 	} else {
 		o->push = push;
+		o->parts = parts;
 		o->max_steps = max_steps;
+		o->ready_from = o->s->plan.nvars;
+		o->abandon = 0;
 		o->st = RUNNING;
 		pthread_cond_broadcast(&o->cv);
 	}
 	pthread_mutex_unlock(&o->mu);
 	return rc;
+}
+
+int tfj_overlap_submit(struct tfj_overlap *o, int push, int64_t max_steps)
+{
+	return submit(o, push, 0, max_steps);
+}
+
+int tfj_overlap_submit_parts(struct tfj_overlap *o, int64_t max_steps)
+{
+	return submit(o, 1, 1, max_steps);
+}
+
+void tfj_overlap_ready(struct tfj_overlap *o, size_t first_var)
+{
+	pthread_mutex_lock(&o->mu);
+	if (first_var < o->ready_from) {
+		o->ready_from = first_var;
+		pthread_cond_broadcast(&o->cv);
+	}
+	pthread_mutex_unlock(&o->mu);
+}
+
+void tfj_overlap_abandon(struct tfj_overlap *o)
+{
+	pthread_mutex_lock(&o->mu);
+	o->abandon = 1;
+	pthread_cond_broadcast(&o->cv);
+	pthread_mutex_unlock(&o->mu);
 }
 
 int tfj_overlap_wait(struct tfj_overlap *o, struct tfj_overlap_result *res)

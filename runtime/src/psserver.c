@@ -344,6 +344,8 @@ static void handle(struct server *s, int method, struct ctx *c, int rc,
 		r.num_slices = (uint32_t)s->shard.nslices;
 		/* A ps forced to v1 says so, as an old one does by leaving it 0. */
 		r.protocol = s->sslot.reg ? TFJ_PSFRAME_PROTOCOL : 1;
+		/* Parts are an async rule: a sync ps says no, and its clients push whole. */
+		r.partial_push = !s->cfg->sync;
 		respond(s, c, GRPC_STATUS_OK, NULL, &r.base);
 		return;
 	}
@@ -985,11 +987,12 @@ int tfj_psserver_main(const struct tfj_rtconfig *cfg)
 		    gpr_time_cmp(tfj_grpc_now(), gpr_time_add(s->finish_at, gpr_time_from_millis(
 			(int64_t)(cfg->ps_linger_s * 1000), GPR_TIMESPAN))) >= 0) {
 			tfj_log_fmt(TFJ_LOG_INFO, "ps %d done at step %" PRId64 " (applied %" PRIu64
-				    ", stale %" PRIu64 ", duplicate %" PRIu64 ", refused without secret %" PRIu64
-				    ", streams %" PRIu64 ", stream frames %" PRIu64 ")",
-				    cfg->index, s->shard.step, s->shard.applied, s->shard.stale,
-				    s->shard.duplicate, s->auth.refused, s->streams_opened,
-				    s->stream_frames);
+				    ", early parts %" PRIu64 ", stale %" PRIu64 ", duplicate %" PRIu64
+				    ", refused without secret %" PRIu64 ", streams %" PRIu64
+				    ", stream frames %" PRIu64 ")",
+				    cfg->index, s->shard.step, s->shard.applied, s->shard.parts,
+				    s->shard.stale, s->shard.duplicate, s->auth.refused,
+				    s->streams_opened, s->stream_frames);
 			break;
 		}
 	}

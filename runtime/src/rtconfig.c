@@ -240,7 +240,8 @@ const char *tfj_rtconfig_usage(void)
 	"  --optimizer sgd|momentum|adam (adam)  --learning-rate X  --momentum X\n"
 	"  --lr-schedule constant|cosine (cosine)\n"
 	"  --sync  --replicas-to-aggregate K  --placement balanced|round_robin  --min-slice N\n"
-	"  --overlap  async: push and pull while the next step computes (one step staler)\n"
+	"  --overlap[=step|push|off]  async: step = push and pull while the next step computes\n"
+	"             (one step staler); push = push each layer as the backward pass ends it\n"
 	"checkpoints and reporting:\n"
 	"  --checkpoint-dir DIR  --checkpoint-steps N  --checkpoint-secs X\n"
 	"  --eval-secs X (5)  --progress-steps N (100)\n"
@@ -396,9 +397,22 @@ static int apply_training(struct tfj_rtconfig *cfg, const char **v)
 	}
 	if ((s = get(v, "sync")) != NULL && (rc = tfj_parse_bool(&cfg->sync, s, "--sync")) != 0)
 		return rc;
-	if ((s = get(v, "overlap")) != NULL &&
-	    (rc = tfj_parse_bool(&cfg->overlap, s, "--overlap")) != 0)
-		return rc;
+	/* --overlap alone (or true) is the step mode it meant before push existed. */
+	if ((s = get(v, "overlap")) != NULL) {
+		int on;
+
+		if (strcmp(s, "step") == 0)
+			cfg->overlap = TFJ_OVERLAP_STEP;
+		else if (strcmp(s, "push") == 0)
+			cfg->overlap = TFJ_OVERLAP_PUSH;
+		else if (strcmp(s, "off") == 0)
+			cfg->overlap = TFJ_OVERLAP_OFF;
+		else if (tfj_parse_bool(&on, s, "--overlap") == 0)
+			cfg->overlap = on ? TFJ_OVERLAP_STEP : TFJ_OVERLAP_OFF;
+		else
+			return tfj_err_set(TFJ_EINVAL, "--overlap: \"%.20s\" (want off, step or "
+					   "push)", s);
+	}
 	if ((s = get(v, "placement")) != NULL &&
 	    (rc = tfj_placement_parse(&cfg->placement, s)) != 0)
 		return rc;

@@ -40,6 +40,13 @@
 
 enum tfj_role { TFJ_ROLE_PS = 0, TFJ_ROLE_WORKER, TFJ_ROLE_CHIEF, TFJ_ROLE_EVALUATOR };
 
+/*
+ * --overlap (async only; overlap.h): off, step (push and pull one step
+ * ahead, parameters one step staler; the bare flag) or push (each layer's
+ * gradients pushed as the backward pass finishes them, pull after).
+ */
+enum tfj_overlap_mode { TFJ_OVERLAP_OFF = 0, TFJ_OVERLAP_STEP = 1, TFJ_OVERLAP_PUSH = 2 };
+
 struct tfj_rtconfig {
 	/* Who. */
 	enum tfj_role role;
@@ -69,7 +76,7 @@ struct tfj_rtconfig {
 	enum tfj_optim_kind optim;
 	struct tfj_optim_hparams hp;
 	int sync;
-	int overlap;                 /* async: transfers run while the step computes (--overlap) */
+	int overlap;                 /* async: enum tfj_overlap_mode (--overlap) */
 	int replicas_to_aggregate;   /* sync: k of nreplicas */
 	int lr_cosine;               /* lr * (1 + cos(pi * step / max_steps)) / 2 */
 	enum tfj_place_kind placement;

@@ -239,6 +239,11 @@ int tfj_session_ensure_ready(struct tfj_session *s, const float *const *init_val
 	rc = tfj_psclient_call(s->cl, TFJ_RPC_STATUS, s->reqs, s->resps, s->cfg->rpc_timeout_s);
 	if (rc)
 		goto out;
+	/* Pushes in parts only when every ps takes them (an older ps says nothing). */
+	s->parts_ok = 1;
+	for (j = 0; j < s->nps; j++)
+		if (!((Tfj__Runtime__V1__StatusResponse *)s->resps[j])->partial_push)
+			s->parts_ok = 0;
 	for (j = 0; j < s->nps; j++) {
 		Tfj__Runtime__V1__StatusResponse *r = (Tfj__Runtime__V1__StatusResponse *)s->resps[j];
 
@@ -411,29 +416,62 @@ int tfj_session_pull_state(struct tfj_session *s)
 }
 
 /* Pushes s->grads to every shard, each tagged with the step it was pulled at. */
-int tfj_session_push(struct tfj_session *s, int64_t max_steps, int *stale)
+/*
+ * Shard j's slices of the variables [lo, hi): the run [*a, *b) of its
+ * slice list (ordered by variable); 1 when slices of variables below lo
+ * remain, i.e. this is not the shard's last part of the step.
+ */
+static int shard_run(const struct tfj_session *s, size_t j, size_t lo, size_t hi, size_t *a,
+		     size_t *b)
 {
-	size_t j;
-	int rc;
+	size_t k = s->first_slice[j], end = s->first_slice[j + 1];
 
+	while (k < end && s->slice_msgs[k].var < lo)
+		k++;
+	*a = k;
+	while (k < end && s->slice_msgs[k].var < hi)
+		k++;
+	*b = k;
+	return *a > s->first_slice[j];
+}
+
+int tfj_session_push_vars(struct tfj_session *s, size_t lo, size_t hi, int64_t max_steps,
+			  int *stale)
+{
+	size_t j, a, b, sent = 0;
+	int rc, whole = lo == 0 && hi >= s->plan.nvars;
+
+	if (!whole && !s->parts_ok)
+		return tfj_err_set(TFJ_EINVAL, "push: a ps does not take pushes in parts");
 	for (j = 0; j < s->nps; j++) {
+		int more = shard_run(s, j, lo, hi, &a, &b);
+
+		s->reqs[j] = NULL;
+		if (a == b && !whole)
+			continue;
 		tfj__runtime__v1__push_request__init(&s->pushq[j]);
 		s->pushq[j].layout_hash = s->plan.layout_hash;
 		s->pushq[j].step = s->shard_step[j];
 		s->pushq[j].replica = (uint32_t)s->cfg->replica;
 		s->pushq[j].max_steps = max_steps;
+		s->pushq[j].more = more;
 		point_slices(s, j, s->grads);
-		s->pushq[j].n_slices = s->first_slice[j + 1] - s->first_slice[j];
-		s->pushq[j].slices = &s->slice_ptrs[s->first_slice[j]];
+		s->pushq[j].n_slices = b - a;
+		s->pushq[j].slices = &s->slice_ptrs[a];
 		s->reqs[j] = &s->pushq[j].base;
+		sent++;
 	}
+	*stale = 0;
+	if (!sent)
+		return 0;
 	rc = tfj_psclient_call(s->cl, TFJ_RPC_PUSH, s->reqs, s->resps, s->cfg->rpc_timeout_s);
 	if (rc)
 		return rc;
-	*stale = 0;
 	for (j = 0; j < s->nps; j++) {
 		Tfj__Runtime__V1__PushResponse *r = (Tfj__Runtime__V1__PushResponse *)s->resps[j];
 
+		if (!s->reqs[j])
+			continue;
 		if (r->result == TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_STALE ||
 		    r->result == TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_DUPLICATE)
 			(*stale)++;
@@ -441,6 +479,11 @@ int tfj_session_push(struct tfj_session *s, int64_t max_steps, int *stale)
 			s->finished = 1;
 	}
 	return 0;
+}
+
+int tfj_session_push(struct tfj_session *s, int64_t max_steps, int *stale)
+{
+	return tfj_session_push_vars(s, 0, s->plan.nvars, max_steps, stale);
 }
 
 int tfj_session_finish(struct tfj_session *s)
@@ -531,11 +574,18 @@ int tfj_session_pull_retry(struct tfj_session *s, const int64_t *min_step, uint3
 int tfj_session_push_retry(struct tfj_session *s, int64_t max_steps, int *stale,
 			   const float *const *reinit, int64_t reinit_step)
 {
+	return tfj_session_push_vars_retry(s, 0, s->plan.nvars, max_steps, stale, reinit,
+					   reinit_step);
+}
+
+int tfj_session_push_vars_retry(struct tfj_session *s, size_t lo, size_t hi, int64_t max_steps,
+				int *stale, const float *const *reinit, int64_t reinit_step)
+{
 	struct tfj_retry r = { 0, 0 };
 	int rc, d;
 
 	for (;;) {
-		rc = tfj_session_push(s, max_steps, stale);
+		rc = tfj_session_push_vars(s, lo, hi, max_steps, stale);
 		d = tfj_session_retry(s, &r, rc, "pushing gradients");
 		if (d != 1)
 			return d;

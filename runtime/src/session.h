@@ -38,6 +38,7 @@ struct tfj_session {
 	int64_t *shard_step;         /* step of each shard at the last pull */
 	int64_t gstep;               /* global step = ps 0's */
 	int finished;                /* a ps reported the chief's Finish */
+	int parts_ok;                /* every ps takes pushes in parts (last Status) */
 	unsigned char *finish_acked; /* per shard: acknowledged our Finish (retries skip it) */
 	/*
 	 * Optimizer state (checkpoints): per variable, state_k blocks of its
@@ -103,6 +104,18 @@ int tfj_session_pull_state(struct tfj_session *s);
 /* Pushes s->grads to every shard; *stale counts shards that dropped it. */
 int tfj_session_push(struct tfj_session *s, int64_t max_steps, int *stale);
 
+/*
+ * Pushes the gradients of the variables [lo, hi) only, as one part of the
+ * step (PushRequest.more) to each shard that holds slices of them; shards
+ * that hold none are not called. Parts go in descending variable order, as
+ * a backward pass makes them: a shard's part counts the step once no
+ * slice of a variable below lo is left, so the part with lo = 0 ends the
+ * step. Needs s->parts_ok (TFJ_EINVAL otherwise) unless [lo, hi) is every
+ * variable, which is tfj_session_push().
+ */
+int tfj_session_push_vars(struct tfj_session *s, size_t lo, size_t hi, int64_t max_steps,
+			  int *stale);
+
 /* Tells every shard that training is finished. */
 int tfj_session_finish(struct tfj_session *s);
 
@@ -119,6 +132,10 @@ int tfj_session_retry(struct tfj_session *s, struct tfj_retry *r, int rc, const 
  */
 int tfj_session_push_retry(struct tfj_session *s, int64_t max_steps, int *stale,
 			   const float *const *reinit, int64_t reinit_step);
+
+/* tfj_session_push_vars with the retries of tfj_session_push_retry. */
+int tfj_session_push_vars_retry(struct tfj_session *s, size_t lo, size_t hi, int64_t max_steps,
+				int *stale, const float *const *reinit, int64_t reinit_step);
 
 /* tfj_session_pull with retries; reinit (coordinator only) refills empty shards. */
 int tfj_session_pull_retry(struct tfj_session *s, const int64_t *min_step, uint32_t wait_ms,

@@ -74,50 +74,96 @@ void tfj_shard_free(struct tfj_shard *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int tfj_shard_check_slices(const struct tfj_shard *s, const struct tfj_wire_tensor *t,
-			   size_t n)
+/*
+ * Checks that t[0..n) matches the run of this shard's slices that starts at
+ * `first` (var, offset, count, bytes), which must lie inside the table.
+ */
+static int check_run(const struct tfj_shard *s, const struct tfj_wire_tensor *t, size_t first,
+		     size_t n)
 {
 	size_t i;
 
-	if (n != s->nslices)
-		return tfj_err_set(TFJ_EINVAL, "ps %u: %zu slices sent, it holds %zu", s->id, n,
-				   s->nslices);
+	if (n == 0 || first > s->nslices || n > s->nslices - first)
+		return tfj_err_set(TFJ_EINVAL, "ps %u: %zu slices sent from slice %zu, it holds "
+				   "%zu", s->id, n, first, s->nslices);
 	for (i = 0; i < n; i++) {
-		const struct tfj_place_slice *p = s->slices[i];
+		const struct tfj_place_slice *p = s->slices[first + i];
 
 		if (t[i].var != p->var || t[i].offset != p->offset || t[i].count != p->count)
 			return tfj_err_set(TFJ_EINVAL, "ps %u: slice %zu does not match the "
-					   "placement", s->id, i);
+					   "placement", s->id, first + i);
 		if (t[i].data.len != p->count * sizeof(float))
 			return tfj_err_set(TFJ_EINVAL, "ps %u: slice %zu carries %zu bytes, want %zu",
-					   s->id, i, t[i].data.len, p->count * sizeof(float));
+					   s->id, first + i, t[i].data.len,
+					   p->count * sizeof(float));
 	}
 	return 0;
 }
 
-/* Copies the tensors into the gradient scratch, in shard order (checked first). */
-static void gather(struct tfj_shard *s, const struct tfj_wire_tensor *t)
+int tfj_shard_check_slices(const struct tfj_shard *s, const struct tfj_wire_tensor *t,
+			   size_t n)
+{
+	if (n != s->nslices)
+		return tfj_err_set(TFJ_EINVAL, "ps %u: %zu slices sent, it holds %zu", s->id, n,
+				   s->nslices);
+	return n ? check_run(s, t, 0, n) : 0;
+}
+
+/*
+ * Where the run that a part carries starts: the slice whose var and offset
+ * t[0] names (binary search; the table is ordered by var, offset), then
+ * checked whole by check_run().
+ */
+static int find_run(size_t *first, const struct tfj_shard *s, const struct tfj_wire_tensor *t,
+		    size_t n)
+{
+	size_t lo = 0, hi = s->nslices;
+
+	if (n == 0)
+		return tfj_err_set(TFJ_EINVAL, "ps %u: a push part without slices", s->id);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct tfj_place_slice *p = s->slices[mid];
+
+		if (p->var < t[0].var || (p->var == t[0].var && p->offset < t[0].offset))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*first = lo;
+	return check_run(s, t, lo, n);
+}
+
+/* Copies the run's tensors into the gradient scratch, in shard order (checked first). */
+static void gather(struct tfj_shard *s, const struct tfj_wire_tensor *t, size_t first, size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < s->nslices; i++)
-		tfj_wire_bytes_copy(s->grad + s->slices[i]->shard_off, &t[i].data);
+	for (i = 0; i < n; i++)
+		tfj_wire_bytes_copy(s->grad + s->slices[first + i]->shard_off, &t[i].data);
 }
 
-static int all_finite(const struct tfj_shard *s, const float *v)
+/* The run's floats of v (laid out like param) are all finite. */
+static int all_finite(const struct tfj_shard *s, const float *v, size_t first, size_t n)
 {
-	return tfj_optim_finite(v, s->n);
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!tfj_optim_finite(v + s->slices[first + i]->shard_off,
+				      s->slices[first + i]->count))
+			return 0;
+	return 1;
 }
 
 /*
  * 1 when every gradient of the push is finite, read in place from the
  * received slices (branch-free and vectorised, optim.c).
  */
-static int tensors_finite(const struct tfj_shard *s, const struct tfj_wire_tensor *t)
+static int tensors_finite(const struct tfj_wire_tensor *t, size_t n)
 {
 	size_t i, k;
 
-	for (i = 0; i < s->nslices; i++) {
+	for (i = 0; i < n; i++) {
 		struct tfj_wire_bytes b = t[i].data;
 		const void *p;
 		float tmp;
@@ -223,8 +269,8 @@ int tfj_shard_load(struct tfj_shard *s, const struct tfj_wire_tensor *t, size_t 
 	if (nst && (rc = check_state(s, st, nst)) != 0)
 		return rc;
 	/* Through the scratch buffer, so a bad value leaves the parameters as they were. */
-	gather(s, t);
-	if (!all_finite(s, s->grad))
+	gather(s, t, 0, n);
+	if (!all_finite(s, s->grad, 0, n))
 		return tfj_err_set(TFJ_ENUMERIC, "ps %u: initial value not finite", s->id);
 	rc = prewrite(s);
 	if (rc)
@@ -320,12 +366,20 @@ static void rate_for(const struct tfj_shard *s, struct tfj_optim_hparams *hp, in
 	}
 }
 
-/* Counts one applied update. */
-static void updated(struct tfj_shard *s)
+/*
+ * Counts one applied update; a part with more to come (`more`) changes
+ * the parameters but leaves the step and the optimizer's count to the
+ * step's last part, so every part of a step sees the same rate and t.
+ */
+static void updated(struct tfj_shard *s, int more)
 {
+	s->version++;
+	if (more) {
+		s->parts++;
+		return;
+	}
 	s->opt_t++;
 	s->step++;
-	s->version++;
 	s->applied++;
 }
 
@@ -348,49 +402,52 @@ static int begin_update(struct tfj_shard *s, struct tfj_optim_hparams *hp, int64
 	return prewrite(s);
 }
 
-static int apply(struct tfj_shard *s, const float *grad, int64_t max_steps)
+/* One update of the run [first, first + n) from grad, laid out like param. */
+static int apply(struct tfj_shard *s, const float *grad, size_t first, size_t n,
+		 int64_t max_steps, int more)
 {
 	struct tfj_optim_hparams hp;
 	size_t i;
 	int rc;
 
-	rc = begin_update(s, &hp, max_steps, all_finite(s, grad));
+	rc = begin_update(s, &hp, max_steps, all_finite(s, grad, first, n));
 	if (rc)
 		return rc;
-	for (i = 0; i < s->nslices; i++) {
+	for (i = first; i < first + n; i++) {
 		const struct tfj_place_slice *p = s->slices[i];
 
 		tfj_optim_update(s->cfg->optim, &hp, s->param + p->shard_off, grad + p->shard_off,
 				 s->state ? s->state + s->state_off[i] : NULL, p->count, s->opt_t);
 	}
-	updated(s);
+	updated(s, more);
 	return 0;
 }
 
 /*
- * Applies a push in place from the received slices (gRPC's receive buffers;
- * no copy of the gradient), after a first pass refused NaN/Inf: two reads of
- * the gradient in all. SGD and momentum update element by element, so each
- * run of floats is a complete update of its elements. Adam keeps m and v as
- * the two halves of a slice's state, which a run cannot address: it gathers
- * the whole gradient and uses apply().
+ * Applies a push (or a part of one: the run [first, first + n)) in place
+ * from the received slices (gRPC's receive buffers; no copy of the
+ * gradient), after a first pass refused NaN/Inf: two reads of the gradient
+ * in all. SGD and momentum update element by element, so each run of
+ * floats is a complete update of its elements. Adam keeps m and v as the
+ * two halves of a slice's state, which a run cannot address: it gathers
+ * the gradient and uses apply().
  */
-static int apply_tensors(struct tfj_shard *s, const struct tfj_wire_tensor *t,
-			 int64_t max_steps)
+static int apply_tensors(struct tfj_shard *s, const struct tfj_wire_tensor *t, size_t first,
+			 size_t n, int64_t max_steps, int more)
 {
 	struct tfj_optim_hparams hp;
 	size_t i, k;
 	int rc;
 
 	if (s->cfg->optim == TFJ_OPTIM_ADAM) {
-		gather(s, t);
-		return apply(s, s->grad, max_steps);
+		gather(s, t, first, n);
+		return apply(s, s->grad, first, n, max_steps, more);
 	}
-	rc = begin_update(s, &hp, max_steps, tensors_finite(s, t));
+	rc = begin_update(s, &hp, max_steps, tensors_finite(t, n));
 	if (rc)
 		return rc;
-	for (i = 0; i < s->nslices; i++) {
-		const struct tfj_place_slice *p = s->slices[i];
+	for (i = 0; i < n; i++) {
+		const struct tfj_place_slice *p = s->slices[first + i];
 		struct tfj_wire_bytes b = t[i].data;
 		size_t done = 0;
 		const void *g;
@@ -398,12 +455,38 @@ static int apply_tensors(struct tfj_shard *s, const struct tfj_wire_tensor *t,
 
 		while ((k = tfj_wire_bytes_floats(&b, &g, &tmp, TFJ_SHARD_CHUNK)) > 0) {
 			tfj_optim_update(s->cfg->optim, &hp, s->param + p->shard_off + done, g,
-					 s->state ? s->state + s->state_off[i] + done : NULL, k,
-					 s->opt_t);
+					 s->state ? s->state + s->state_off[first + i] + done
+						  : NULL, k, s->opt_t);
 			done += k;
 		}
 	}
-	updated(s);
+	updated(s, more);
+	return 0;
+}
+
+/*
+ * A part of a step's push (PushRequest.more, or any push that is not the
+ * whole slice list): async only, one contiguous run of the table. The last
+ * part of a step (more false) counts the step, whichever run it carries.
+ */
+static int push_part(struct tfj_shard *s, const Tfj__Runtime__V1__PushRequest *req,
+		     const struct tfj_wire_tensor *t, size_t n,
+		     Tfj__Runtime__V1__PushResult *result)
+{
+	size_t first = 0;
+	int rc;
+
+	if (s->cfg->sync)
+		return tfj_err_set(TFJ_EINVAL, "ps %u: a push in parts (%zu of %zu slices%s) in "
+				   "sync training; sync pushes carry every slice", s->id, n,
+				   s->nslices, req->more ? ", more to come" : "");
+	rc = find_run(&first, s, t, n);
+	if (rc)
+		return rc;
+	rc = apply_tensors(s, t, first, n, req->max_steps, req->more);
+	if (rc)
+		return rc;
+	*result = TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_APPLIED;
 	return 0;
 }
 
@@ -420,14 +503,16 @@ int tfj_shard_push(struct tfj_shard *s, const Tfj__Runtime__V1__PushRequest *req
 		*result = TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_FINISHED;
 		return 0;
 	}
-	rc = tfj_shard_check_slices(s, t, n);
-	if (rc)
-		return rc;
 	if (req->replica >= (uint32_t)s->cfg->nreplicas)
 		return tfj_err_set(TFJ_EINVAL, "ps %u: replica %u of %d", s->id, req->replica,
 				   s->cfg->nreplicas);
+	if (req->more || n != s->nslices)
+		return push_part(s, req, t, n, result);
+	rc = tfj_shard_check_slices(s, t, n);
+	if (rc)
+		return rc;
 	if (!s->cfg->sync) {
-		rc = apply_tensors(s, t, req->max_steps);
+		rc = apply_tensors(s, t, 0, n, req->max_steps, 0);
 		if (rc)
 			return rc;
 		*result = TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_APPLIED;
@@ -446,7 +531,7 @@ int tfj_shard_push(struct tfj_shard *s, const Tfj__Runtime__V1__PushRequest *req
 		break;
 	}
 	/* Reject non-finite input before it pollutes the accumulator. */
-	if (!tensors_finite(s, t))
+	if (!tensors_finite(t, n))
 		return tfj_err_set(TFJ_ENUMERIC, "ps %u: gradient holds NaN/Inf", s->id);
 	for (i = 0; i < s->nslices; i++) {
 		struct tfj_wire_bytes b = t[i].data;
@@ -461,7 +546,7 @@ int tfj_shard_push(struct tfj_shard *s, const Tfj__Runtime__V1__PushRequest *req
 	}
 	*result = TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_AGGREGATED;
 	if (tfj_syncagg_commit(&s->agg, req->replica)) {
-		rc = apply(s, tfj_syncagg_mean(&s->agg), req->max_steps);
+		rc = apply(s, tfj_syncagg_mean(&s->agg), 0, s->nslices, req->max_steps, 0);
 		tfj_syncagg_reset(&s->agg, s->step);
 		if (rc)
 			return rc;

@@ -5,7 +5,9 @@
  * requests, the tests feed it directly.
  *
  * Async mode applies every valid gradient on arrival and counts a step per
- * push. Sync mode hands gradients to the aggregator (syncagg.h) and applies
+ * push. A push may come in parts (PushRequest.more, docs/runtime-protocol.md):
+ * each part is a contiguous run of the shard's slices, applied at once; the
+ * step is counted by the part that has `more` false. Sync mode hands gradients to the aggregator (syncagg.h) and applies
  * the mean once replicas_to_aggregate of them are in.
  *
  * Tensors arrive as split-decoded wire tensors (wire.h), still in the
@@ -57,6 +59,7 @@ struct tfj_shard {
 	uint64_t version;          /* bumps whenever param changes */
 	struct tfj_syncagg agg;    /* sync mode only */
 	uint64_t applied, stale, duplicate;
+	uint64_t parts;            /* async: parts applied that had more to come */
 	/*
 	 * Called right before `param` changes; it may point `param` at another
 	 * buffer holding the same values. Nonzero = refuse the change. NULL = none.
@@ -100,6 +103,10 @@ int tfj_shard_restore(int *with_state, struct tfj_shard *s, const struct tfj_ckp
  * Handles one gradient push: req carries the header fields (its own slices
  * list is ignored), t the n gradient tensors; *result is the PushResult. A
  * NaN/Inf gradient is refused with TFJ_ENUMERIC before anything changes.
+ * In async training a push may be a part (req->more, or fewer tensors than
+ * the shard holds): t must then be one contiguous run of the shard's
+ * slices; a refused part leaves earlier parts of the same step applied.
+ * Sync training refuses parts (TFJ_EINVAL).
  */
 int tfj_shard_push(struct tfj_shard *s, const Tfj__Runtime__V1__PushRequest *req,
 		   const struct tfj_wire_tensor *t, size_t n,

@@ -268,6 +268,7 @@ struct train {
 	double t_pull, t_comp, t_push, t_wait;
 	double all_pull, all_comp, all_push, all_wait, all_t0;
 	int64_t all_steps;
+	int64_t parts;                   /* --overlap push: pushes sent, all parts counted */
 };
 
 /* Loads the training split and this replica's shard of it, and the batch iterator. */
@@ -452,7 +453,8 @@ static void maybe_checkpoint(struct train *t)
  * One batch's gradients on `params` into `grads`; *loss and *n for the
  * progress record. Counts computed steps for the --inject-nan-at hook.
  */
-static int compute_step(struct train *t, float **params, float **grads, float *loss, size_t *n)
+static int compute_step(struct train *t, float **params, float **grads, float *loss, size_t *n,
+			tfj_model_ready_fn ready, void *ud)
 {
 	const struct tfj_rtconfig *cfg = t->cfg;
 	const float *x;
@@ -466,7 +468,8 @@ static int compute_step(struct train *t, float **params, float **grads, float *l
 	t->computed++;
 	if (cfg->inject_nan_at > 0 && t->computed == cfg->inject_nan_at)
 		params[0][0] = NAN;
-	rc = tfj_model_grad(t->s.model, (const float *const *)params, x, y, *n, grads, loss);
+	rc = tfj_model_grad_ready(t->s.model, (const float *const *)params, x, y, *n, grads, loss,
+				  ready, ud);
 	if (rc == TFJ_ENUMERIC)
 		tfj_err_set(rc, "loss became NaN/Inf at local step %" PRId64
 			    " (learning rate too high?)", t->computed);
@@ -507,7 +510,7 @@ static int compute_and_push(struct train *t, double t0, double pull_s)
 	double t1;
 	int rc, stale = 0;
 
-	rc = compute_step(t, s->params, s->grads, &loss, &n);
+	rc = compute_step(t, s->params, s->grads, &loss, &n, NULL, NULL);
 	if (rc)
 		return rc;
 	t1 = tfj_session_now();
@@ -668,7 +671,7 @@ static int train_loop_overlap(struct train *t)
 		if (rc)
 			break;
 		t0 = tfj_session_now();
-		crc = compute_step(t, front, gfront, &loss, &n);
+		crc = compute_step(t, front, gfront, &loss, &n, NULL, NULL);
 		t1 = tfj_session_now();
 		wrc = tfj_overlap_wait(o, &res);
 		t2 = tfj_session_now();
@@ -699,6 +702,80 @@ out:
 	return rc;
 }
 
+/* The model's ready callback in push mode: hand the finished layer to the transfer thread. */
+static void layer_ready(void *ud, size_t first_var)
+{
+	tfj_overlap_ready(ud, first_var);
+}
+
+/*
+ * Asynchronous training with the push overlapped (--overlap push,
+ * overlap.h): the sequential loop, except that each layer's gradients go
+ * to the ps while the backward pass computes the layers below it. The
+ * pull waits for the whole push, so every step computes on parameters as
+ * fresh as the sequential loop's, and accuracy is the same.
+ */
+static int train_loop_push(struct train *t)
+{
+	struct tfj_session *s = &t->s;
+	struct tfj_overlap *o = NULL;
+	int rc;
+
+	rc = tfj_overlap_new(&o, s, t->cfg->is_coordinator ? (const float *const *)t->init_vals
+			     : NULL, t->init_step);
+	if (rc)
+		return rc;
+	for (;;) {
+		struct tfj_overlap_result res;
+		enum pull_next next;
+		double ta, tb, tc, td;
+		float loss = 0;
+		size_t n = 0;
+		int crc, wrc;
+
+		if ((rc = check_stop(t)) != 0)
+			break;
+		ta = tfj_session_now();
+		if ((rc = pull_step(t, &next)) != 0 || next == PULL_DONE)
+			break;
+		if (next == PULL_AGAIN)
+			continue;
+		maybe_checkpoint(t);
+		tb = tfj_session_now();
+		if ((rc = tfj_overlap_submit_parts(o, t->max_steps)) != 0)
+			break;
+		crc = compute_step(t, s->params, s->grads, &loss, &n, layer_ready, o);
+		if (crc)
+			tfj_overlap_abandon(o);
+		tc = tfj_session_now();
+		wrc = tfj_overlap_wait(o, &res);
+		td = tfj_session_now();
+		/* A compute error is the step's own; a transfer error names the peer. */
+		rc = crc ? crc : wrc;
+		if (rc)
+			break;
+		t->parts += res.parts;
+		/* Wait: the push left after the pass (the first layer's, mostly). */
+		add_split(t, tc - tb, tb - ta, res.push_s, (tb - ta) + (td - tc));
+		count_step(t, loss, n, res.stale);
+		if (t->local % t->cfg->progress_steps == 0)
+			report_progress(t);
+	}
+	tfj_overlap_free(o);
+	return rc;
+}
+
+static const char *mode_name(const struct tfj_rtconfig *cfg)
+{
+	if (cfg->sync)
+		return "sync";
+	switch (cfg->overlap) {
+	case TFJ_OVERLAP_STEP: return "async, overlapped";
+	case TFJ_OVERLAP_PUSH: return "async, push overlapped";
+	default: return "async";
+	}
+}
+
 /*
  * The worker's step split over the whole run, logged at the end so the
  * goal "step <= 1.25 x max(compute, pull + push)" can be checked (issue
@@ -718,9 +795,9 @@ static void log_split(const struct train *t)
 	floor = comp > pull + push ? comp : pull + push;
 	tfj_log_fmt(TFJ_LOG_INFO, "%s step split (%s, %" PRId64 " steps): compute %.3f ms, "
 		    "pull %.3f ms, push %.3f ms, wait %.3f ms, step %.3f ms = %.2f x "
-		    "max(compute, pull+push)", t->s.task,
-		    t->cfg->sync ? "sync" : t->cfg->overlap ? "async, overlapped" : "async",
-		    t->all_steps, comp, pull, push, wait, step, floor > 0 ? step / floor : 0.0);
+		    "max(compute, pull+push); pushes per step %.2f", t->s.task, mode_name(t->cfg),
+		    t->all_steps, comp, pull, push, wait, step, floor > 0 ? step / floor : 0.0,
+		    t->parts ? (double)t->parts / n : 1.0);
 }
 
 /*
@@ -811,7 +888,12 @@ int tfj_trainer_main(const struct tfj_rtconfig *cfg)
 		rc = wait_for_ps(&t);
 	if (rc == 0) {
 		t.all_t0 = tfj_session_now();
-		rc = cfg->overlap && !cfg->sync ? train_loop_overlap(&t) : train_loop(&t);
+		if (cfg->sync || cfg->overlap == TFJ_OVERLAP_OFF)
+			rc = train_loop(&t);
+		else if (cfg->overlap == TFJ_OVERLAP_PUSH)
+			rc = train_loop_push(&t);
+		else
+			rc = train_loop_overlap(&t);
 		log_split(&t);
 	}
 	if (rc == 0 && cfg->is_coordinator)

@@ -16,6 +16,16 @@
  *     until the restarted ps answers, the chief's transfer thread refills
  *     the empty shard from the initial values (a second Init), and training
  *     ends at max_steps with a usable model.
+ *  3. --overlap=push, the same MLP run as 1: each layer's gradients go to
+ *     the ps while the backward pass computes the layers below, the pull
+ *     waits for the whole push, so the parameters are as fresh as in the
+ *     sequential loop and the run must reach itest_mlp_async's floor, 0.87.
+ *     The ps counts early parts (pushes with more to come), so the step
+ *     really went in parts, and counts one step per worker step.
+ *  4. --overlap=push with a ps killed mid-run (2 ps, chief + 2 workers, the
+ *     MLP, SIGKILL at step 1000 of 4000): a part that meets the dead ps is
+ *     retried, the chief refills the restarted shard, and the parts of the
+ *     following steps go on; training ends at max_steps.
  */
 #include "itest_util.h"
 
@@ -87,11 +97,79 @@ static void test_ps_killed_overlapped(void)
 	fclose(out);
 }
 
+/* The "early parts N" figure of a ps's final log line, or -1. */
+static long long early_parts(FILE *out, const char *tag)
+{
+	char line[4096];
+	long long n = -1;
+
+	rewind(out);
+	while (fgets(line, sizeof(line), out)) {
+		const char *p = strstr(line, "early parts ");
+
+		if (strncmp(line, tag, strlen(tag)) == 0 && p)
+			n = strtoll(p + strlen("early parts "), NULL, 10);
+	}
+	return n;
+}
+
+static void test_mlp_push_overlapped(void)
+{
+	char *flags[] = { "--model", "mlp", "--epochs", "4", "--progress_steps", "500",
+			  "--overlap=push", NULL };
+	struct tfj_launch_result r;
+	FILE *out = tmpfile();
+	long long parts;
+
+	TFJ_CHECK(out != NULL);
+	if (!out)
+		return;
+	launch(&r, out, 1, 2, 0, NULL, 0, flags);
+	parts = early_parts(out, "[ps:0]");
+	printf("mlp async, push overlapped: test accuracy %.4f, %.0f examples/s, %.1f s, "
+	       "early parts %lld\n", r.test_accuracy, r.examples_per_sec, r.wall_s, parts);
+	TFJ_CHECK_INT(r.exit_code, 0);
+	TFJ_CHECK(r.have_final);
+	TFJ_CHECK_GE(r.test_accuracy, 0.87);
+	TFJ_CHECK_GT(parts, 0);
+	TFJ_CHECK_INT(itest_count_lines(out, "[worker:0]", "step split (async, push overlapped"), 1);
+	TFJ_CHECK_INT(itest_count_lines(out, "[worker:1]", "step split (async, push overlapped"), 1);
+	fclose(out);
+}
+
+static void test_ps_killed_push(void)
+{
+	char *flags[] = { "--model", "mlp", "--max_steps", "4000", "--peer_timeout", "60",
+			  "--overlap=push", NULL };
+	struct tfj_launch_result r;
+	FILE *out = tmpfile();
+	int inits;
+
+	TFJ_CHECK(out != NULL);
+	if (!out)
+		return;
+	launch(&r, out, 2, 2, 1, "ps:1", 1000, flags);
+	inits = itest_count_lines(out, "[chief:0]", "initialised 1 ps task(s)");
+	printf("ps killed, push overlapped: exit %d, restarts %d, step %lld, accuracy %.4f, "
+	       "refills %d, %.1f s\n", r.exit_code, r.restarts, (long long)r.step,
+	       r.test_accuracy, inits, r.wall_s);
+	TFJ_CHECK_INT(r.exit_code, 0);
+	TFJ_CHECK(r.have_final);
+	TFJ_CHECK_GE(r.restarts, 1);
+	TFJ_CHECK_GE(inits, 1);
+	TFJ_CHECK_GE(r.step, 4000);
+	TFJ_CHECK_GT(r.test_accuracy, 0.75);
+	TFJ_CHECK_INT(itest_count_lines(out, "[chief:0]", "step split (async, push overlapped"), 1);
+	fclose(out);
+}
+
 int main(int argc, char **argv)
 {
 	ITEST_DISPATCH(argc, argv);
 	itest_require_data();
 	TFJ_RUN(test_mlp_overlapped);
 	TFJ_RUN(test_ps_killed_overlapped);
+	TFJ_RUN(test_mlp_push_overlapped);
+	TFJ_RUN(test_ps_killed_push);
 	return tfj_test_finish();
 }

@@ -290,6 +290,79 @@ static void test_bad_inputs(void)
 	fixture_close(&f);
 }
 
+/* What the ready callback saw: the first_var of each call, and the grads final by then. */
+struct ready_log {
+	struct fixture *f;
+	float *const *want;  /* the grads of a plain tfj_model_grad */
+	size_t calls, first[TFJ_MODEL_MAX_HIDDEN + 1];
+	int final;           /* every reported tensor equal to want when reported */
+	int early;           /* a tensor not yet reported already equal (would hide a late copy) */
+};
+
+static void on_ready(void *ud, size_t first_var)
+{
+	struct ready_log *r = ud;
+	size_t i;
+
+	if (r->calls <= TFJ_MODEL_MAX_HIDDEN)
+		r->first[r->calls] = first_var;
+	r->calls++;
+	for (i = 0; i < r->f->nt; i++) {
+		size_t n = tfj_model_tensor(r->f->m, i)->count;
+		int same = memcmp(r->f->grads[i], r->want[i], n * sizeof(float)) == 0;
+
+		if (i >= first_var && !same)
+			r->final = 0;
+		if (i < first_var && same)
+			r->early = 1;
+	}
+}
+
+/*
+ * tfj_model_grad_ready reports each layer, last first, once its kernel and
+ * bias gradients are final, and ends with the gradients and loss of
+ * tfj_model_grad. A NaN loss fails before any report.
+ */
+static void test_grad_ready(void)
+{
+	struct tfj_model_spec s;
+	struct fixture f, g;
+	struct ready_log r;
+	float x[8 * 5], la, lb;
+	uint8_t y[8];
+	size_t i;
+
+	TFJ_CHECK_INT(tfj_model_spec_parse(&s, "mlp", "4,3", 5, 3), 0);
+	TFJ_CHECK_INT(fixture_open(&f, &s, 7), 0);
+	TFJ_CHECK_INT(fixture_open(&g, &s, 7), 0);
+	random_batch(x, y, 8, 5, 3);
+	TFJ_CHECK_INT(tfj_model_grad(g.m, (const float *const *)g.params, x, y, 8, g.grads, &lb), 0);
+	/* Poison f's grads so that a tensor reported before it is written shows. */
+	for (i = 0; i < f.nt; i++)
+		f.grads[i][0] = NAN;
+	memset(&r, 0, sizeof(r));
+	r.f = &f;
+	r.want = g.grads;
+	r.final = 1;
+	TFJ_CHECK_INT(tfj_model_grad_ready(f.m, (const float *const *)f.params, x, y, 8, f.grads,
+					   &la, on_ready, &r), 0);
+	TFJ_CHECK_INT((long long)r.calls, 3);
+	TFJ_CHECK_INT((long long)r.first[0], 4);
+	TFJ_CHECK_INT((long long)r.first[1], 2);
+	TFJ_CHECK_INT((long long)r.first[2], 0);
+	TFJ_CHECK(r.final);
+	TFJ_CHECK(!r.early);
+	TFJ_CHECK(la == lb);
+	/* A NaN loss: no layer is reported. */
+	f.params[0][0] = NAN;
+	r.calls = 0;
+	TFJ_CHECK_INT(tfj_model_grad_ready(f.m, (const float *const *)f.params, x, y, 8, f.grads,
+					   &la, on_ready, &r), TFJ_ENUMERIC);
+	TFJ_CHECK_INT((long long)r.calls, 0);
+	fixture_close(&f);
+	fixture_close(&g);
+}
+
 /* Huge but finite logits must not overflow the softmax (stable form). */
 static void test_stable_softmax(void)
 {
@@ -378,6 +451,7 @@ int main(void)
 	TFJ_RUN(test_gradcheck_softmax);
 	TFJ_RUN(test_gradcheck_mlp);
 	TFJ_RUN(test_bad_inputs);
+	TFJ_RUN(test_grad_ready);
 	TFJ_RUN(test_stable_softmax);
 	TFJ_RUN(test_learns_synthetic);
 	return tfj_test_finish();

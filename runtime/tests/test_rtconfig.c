@@ -83,6 +83,29 @@ static void test_mlp_large(void)
 	TFJ_CHECK_LT(PARSE(&c, tfc_chief, "--overlap=maybe"), 0);
 }
 
+/* --overlap: bare or true = step (as before push existed), step, push, off/false. */
+static void test_overlap_modes(void)
+{
+	static const struct {
+		char *arg;
+		int want;
+	} cases[] = {
+		{ "--overlap", TFJ_OVERLAP_STEP }, { "--overlap=true", TFJ_OVERLAP_STEP },
+		{ "--overlap=step", TFJ_OVERLAP_STEP }, { "--overlap=push", TFJ_OVERLAP_PUSH },
+		{ "--overlap=off", TFJ_OVERLAP_OFF }, { "--overlap=false", TFJ_OVERLAP_OFF },
+	};
+	struct tfj_rtconfig c;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		TFJ_CHECK_INT(PARSE(&c, tfc_chief, cases[i].arg), 0);
+		TFJ_CHECK_INT(c.overlap, cases[i].want);
+		tfj_rtconfig_free(&c);
+	}
+	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--overlap=layer"), TFJ_EINVAL);
+	TFJ_CHECK(strstr(tfj_err_detail(), "off, step or push") != NULL);
+}
+
 /* --protocol: auto (0, the default), 1 or 2 (protocol v1 unary, v2 stream). */
 static void test_protocol(void)
 {
@@ -235,6 +258,7 @@ int main(void)
 	TFJ_RUN(test_classic_flags);
 	TFJ_RUN(test_mlp_large);
 	TFJ_RUN(test_protocol);
+	TFJ_RUN(test_overlap_modes);
 	TFJ_RUN(test_tf_config);
 	TFJ_RUN(test_rejects);
 	TFJ_RUN(test_flag_spellings);
