@@ -167,28 +167,45 @@ void tfj_optim_update(enum tfj_optim_kind kind, const struct tfj_optim_hparams *
 	case TFJ_OPTIM_MOMENTUM: {
 		const float mu = h->momentum;
 
-		for (i = 0; i < n; i++) {
-			float g = grad_at(gb, i) + wd * param[i];
-			float v = mu * state[i] + g;
+		/* Two loops, not a branch per element: each vectorises. */
+		if (h->nesterov) {
+			for (i = 0; i < n; i++) {
+				float g = grad_at(gb, i) + wd * param[i];
+				float v = mu * state[i] + g;
 
-			state[i] = v;
-			param[i] -= lr * (h->nesterov ? g + mu * v : v);
+				state[i] = v;
+				param[i] -= lr * (g + mu * v);
+			}
+		} else {
+			for (i = 0; i < n; i++) {
+				float g = grad_at(gb, i) + wd * param[i];
+				float v = mu * state[i] + g;
+
+				state[i] = v;
+				param[i] -= lr * v;
+			}
 		}
 		break;
 	}
 	case TFJ_OPTIM_ADAM: {
-		float *m = state, *v = state + n;
+		float *restrict m = state, *restrict v = state + n;
 		/* Bias correction for update number t = step + 1. */
 		double t = (double)step + 1.0;
-		float c1 = (float)(1.0 - pow(h->beta1, t));
-		float c2 = (float)(1.0 - pow(h->beta2, t));
+		const float c1 = (float)(1.0 - pow(h->beta1, t));
+		const float c2 = (float)(1.0 - pow(h->beta2, t));
+		const float b1 = h->beta1, b2 = h->beta2, eps = h->eps;
 
+		/*
+		 * The hyperparameters in locals, and sqrtf without errno
+		 * (its argument is >= 0 here, so the result is the same; see
+		 * runtime/CMakeLists.txt): the loop vectorises.
+		 */
 		for (i = 0; i < n; i++) {
 			float g = grad_at(gb, i) + wd * param[i];
 
-			m[i] = h->beta1 * m[i] + (1.0f - h->beta1) * g;
-			v[i] = h->beta2 * v[i] + (1.0f - h->beta2) * g * g;
-			param[i] -= lr * (m[i] / c1) / (sqrtf(v[i] / c2) + h->eps);
+			m[i] = b1 * m[i] + (1.0f - b1) * g;
+			v[i] = b2 * v[i] + (1.0f - b2) * g * g;
+			param[i] -= lr * (m[i] / c1) / (sqrtf(v[i] / c2) + eps);
 		}
 		break;
 	}
