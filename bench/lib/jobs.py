@@ -39,7 +39,9 @@ HIDDEN = {"mlp": "256", "mlp-large": "1024,1024"}
 def run_ours(runtime, model, sync, epochs, batch, lr, evaluator=False, eval_secs=2.0,
              timeout=900, log=None, overlap=False):
     """tfjob-runtime launch --ps 1 --workers 2 with plain SGD, constant rate.
-    overlap=True: --overlap (async transfers while the next step computes)."""
+    overlap: False (the sequential loop), True or "step" (--overlap=step: transfers while
+    the next step computes) or "push" (--overlap=push: each layer pushed as the backward
+    pass finishes it)."""
     cmd = [runtime, "launch", "--ps", "1", "--workers", "2", "--model", model,
            "--epochs", str(epochs), "--batch_size", str(batch), "--optimizer", "sgd",
            "--lr_schedule", "constant", "--learning_rate", str(lr), "--data_dir", DATA_DIR,
@@ -50,7 +52,7 @@ def run_ours(runtime, model, sync, epochs, batch, lr, evaluator=False, eval_secs
     if sync:
         cmd.append("--sync")
     if overlap:
-        cmd.append("--overlap")
+        cmd.append("--overlap=%s" % ("step" if overlap is True else overlap))
     if evaluator:
         cmd += ["--evaluator", "--eval_secs", str(eval_secs)]
     load0 = procmon.loadavg()

@@ -1,6 +1,6 @@
 """bench/runtime (issue #5): examples/s of tfjob-runtime launch (1 ps + 2
 workers, softmax, MLP and the larger MLP; async with and without the
-overlap of issue #18, and sync) with the per-step split into pull, compute,
+overlap of issue #18 in its step and push modes, and sync) with the per-step split into pull, compute,
 push and wait (the compute standing still for transfers) and the step's
 wall time against max(compute, pull + push), and push/pull bandwidth
 against raw loopback TCP (tfj-bench-pushpull). Writes OUT/runtime.json and
@@ -35,8 +35,10 @@ def main():
     reps = 1 if quick else 3
     epochs = {"softmax": 1 if quick else 3, "mlp": 1 if quick else 2,
               "mlp-large": 0.2 if quick else 0.5}
-    # (label, sync, overlap): --overlap is off by default, async-overlap turns it on.
-    modes = (("async", False, False), ("async-overlap", False, True), ("sync", True, False))
+    # (label, sync, overlap): --overlap is off by default; async-overlap is
+    # --overlap=step, async-push --overlap=push.
+    modes = (("async", False, False), ("async-overlap", False, "step"),
+             ("async-push", False, "push"), ("sync", True, False))
     results = {"launch": [], "pushpull": [], "quick": quick}
 
     # Push/pull bandwidth vs raw TCP: several independent runs, medians.
