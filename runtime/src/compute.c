@@ -33,6 +33,7 @@ struct tfj_compute {
 struct tfj_cbuf {
 	void *mem;
 	size_t n;
+	int view;  /* mem is the caller's host memory (tfj_compute_view_new) */
 };
 
 /*
@@ -192,11 +193,36 @@ void tfj_compute_buf_free(struct tfj_compute *c, struct tfj_cbuf *b)
 {
 	if (!b)
 		return;
-	if (c) {
+	if (c && !b->view) {
 		c->ops->release(c->state, b->mem);
 		c->used -= b->n * sizeof(float);
 	}
 	free(b);
+}
+
+int tfj_compute_view_new(struct tfj_compute *c, struct tfj_cbuf **out)
+{
+	if (!c || !out)
+		return tfj_err_set(TFJ_EINVAL, "compute: view: NULL argument");
+	*out = NULL;
+	if (tfj_compute_is_gpu(c))
+		return tfj_err_set(TFJ_EUNSUPP, "compute: %s cannot view host memory",
+				   tfj_compute_name(c));
+	*out = calloc(1, sizeof(**out));
+	if (!*out)
+		return tfj_err_set(TFJ_ENOMEM, "compute: buffer handle");
+	(*out)->view = 1;
+	return 0;
+}
+
+int tfj_compute_view_set(struct tfj_cbuf *b, const float *host, size_t n)
+{
+	if (!b || !b->view || (!host && n))
+		return tfj_err_set(TFJ_EINVAL, "compute: view_set: not a view, or NULL memory");
+	/* The backend never writes through a view it was given as an input. */
+	b->mem = (void *)(uintptr_t)host;
+	b->n = n;
+	return 0;
 }
 
 size_t tfj_compute_buf_len(const struct tfj_cbuf *b)

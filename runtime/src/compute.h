@@ -12,7 +12,9 @@
  * host memory on the CPU backend and device memory on the CUDA backend).
  * Host float arrays cross the interface only through upload/download, so a
  * model step moves parameters in and gradients out once per step and keeps
- * every intermediate on the device.
+ * every intermediate on the device. On the CPU backend a buffer can also be
+ * a view of the caller's host array (tfj_compute_view_new), which saves
+ * those two copies.
  *
  * All matrices are dense, row-major and contiguous (leading dimension =
  * number of columns). Every operation returns 0 or a negative TFJ_E* code
@@ -85,6 +87,20 @@ int tfj_compute_buf_new(struct tfj_compute *c, struct tfj_cbuf **out, size_t n);
 void tfj_compute_buf_free(struct tfj_compute *c, struct tfj_cbuf *b);
 /* Number of floats in the buffer. */
 size_t tfj_compute_buf_len(const struct tfj_cbuf *b);
+
+/*
+ * Host backends (the CPU) only: a buffer that is a view of host memory the
+ * caller owns, pointed at it (and re-pointed) by tfj_compute_view_set().
+ * Nothing is copied, the handle never frees the memory and does not count
+ * it against the cap; tfj_compute_buf_free() frees the view itself. An
+ * operation that writes its output buffer writes the caller's memory, one
+ * that only reads a view leaves it as it was. This lets a model read the
+ * parameters and write the gradients in the caller's arrays instead of an
+ * upload and a download per step. TFJ_EUNSUPP on a GPU handle.
+ */
+int tfj_compute_view_new(struct tfj_compute *c, struct tfj_cbuf **out);
+/* Points view b at n floats at host; TFJ_EINVAL when b is not a view. */
+int tfj_compute_view_set(struct tfj_cbuf *b, const float *host, size_t n);
 /* Copies n host floats into b[0..n). */
 int tfj_compute_upload(struct tfj_compute *c, struct tfj_cbuf *b, const float *host, size_t n);
 /* Copies b[0..n) to the host. */

@@ -26,6 +26,13 @@ struct tfj_model {
 	size_t max_width;
 	size_t n_params;
 	struct tfj_tensor_info tensors[2 * MAX_LAYERS];
+	/*
+	 * Parameters and gradients. On a host backend (host = 1) these are
+	 * views of the caller's arrays (compute.h), pointed at them on every
+	 * call: the gemms read the parameters and write the gradients where
+	 * the caller keeps them, with no upload or download copy.
+	 */
+	int host;
 	struct tfj_cbuf *w[MAX_LAYERS], *b[MAX_LAYERS];
 	struct tfj_cbuf *dw[MAX_LAYERS], *db[MAX_LAYERS];
 	/* Workspace for batch_cap rows: activations, two deltas, labels. */
@@ -233,7 +240,14 @@ int tfj_model_new(struct tfj_model **out, const struct tfj_model_spec *spec,
 			goto fail;
 		}
 	}
-	for (l = 0; l < m->layers; l++) {
+	m->host = !tfj_compute_is_gpu(c);
+	for (l = 0; l < m->layers && m->host; l++)
+		if ((rc = tfj_compute_view_new(c, &m->w[l])) < 0 ||
+		    (rc = tfj_compute_view_new(c, &m->b[l])) < 0 ||
+		    (rc = tfj_compute_view_new(c, &m->dw[l])) < 0 ||
+		    (rc = tfj_compute_view_new(c, &m->db[l])) < 0)
+			goto fail;
+	for (l = 0; l < m->layers && !m->host; l++) {
 		size_t wn = m->tensors[2 * l].count, bn = m->tensors[2 * l + 1].count;
 
 		if ((rc = tfj_compute_buf_new(c, &m->w[l], wn)) < 0 ||
@@ -341,11 +355,19 @@ static int upload_params(struct tfj_model *m, const float *const *params)
 		if (!params[2 * l] || !params[2 * l + 1])
 			return tfj_err_set(TFJ_EINVAL, "model: tensor %s is NULL",
 					   m->tensors[2 * l].name);
-		rc = tfj_compute_upload(m->c, m->w[l], params[2 * l], m->tensors[2 * l].count);
+		if (m->host)
+			rc = tfj_compute_view_set(m->w[l], params[2 * l], m->tensors[2 * l].count);
+		else
+			rc = tfj_compute_upload(m->c, m->w[l], params[2 * l],
+						m->tensors[2 * l].count);
 		if (rc < 0)
 			return rc;
-		rc = tfj_compute_upload(m->c, m->b[l], params[2 * l + 1],
-					m->tensors[2 * l + 1].count);
+		if (m->host)
+			rc = tfj_compute_view_set(m->b[l], params[2 * l + 1],
+						  m->tensors[2 * l + 1].count);
+		else
+			rc = tfj_compute_upload(m->c, m->b[l], params[2 * l + 1],
+						m->tensors[2 * l + 1].count);
 		if (rc < 0)
 			return rc;
 	}
@@ -392,13 +414,36 @@ static int forward(struct tfj_model *m, const float *x, const uint8_t *y, size_t
 	return 0;
 }
 
-/* Downloads layer l's gradients (kernel 2l, bias 2l + 1) into grads. */
+/*
+ * Where layer l's gradients go: on a host backend the gradient views are
+ * pointed at grads (the backward pass writes there), elsewhere nothing.
+ */
+static int bind_grads(struct tfj_model *m, float *const *grads)
+{
+	size_t l;
+	int rc;
+
+	for (l = 0; l < m->layers; l++) {
+		if (!grads[2 * l] || !grads[2 * l + 1])
+			return tfj_err_set(TFJ_EINVAL, "model: grad tensor %zu is NULL", 2 * l);
+		if (!m->host)
+			continue;
+		if ((rc = tfj_compute_view_set(m->dw[l], grads[2 * l],
+					       m->tensors[2 * l].count)) < 0 ||
+		    (rc = tfj_compute_view_set(m->db[l], grads[2 * l + 1],
+					       m->tensors[2 * l + 1].count)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Layer l's gradients (kernel 2l, bias 2l + 1) into grads, unless they are there. */
 static int download_layer(struct tfj_model *m, size_t l, float *const *grads)
 {
 	int rc;
 
-	if (!grads[2 * l] || !grads[2 * l + 1])
-		return tfj_err_set(TFJ_EINVAL, "model: grad tensor %zu is NULL", 2 * l);
+	if (m->host)
+		return 0;
 	rc = tfj_compute_download(m->c, grads[2 * l], m->dw[l], m->tensors[2 * l].count);
 	if (rc < 0)
 		return rc;
@@ -425,7 +470,8 @@ int tfj_model_grad_ready(struct tfj_model *m, const float *const *params, const 
 	if (n < 1 || n > TFJ_MODEL_MAX_BATCH)
 		return tfj_err_set(TFJ_ERANGE, "model: batch of %zu outside 1..%u", n,
 				   TFJ_MODEL_MAX_BATCH);
-	if ((rc = ensure_workspace(m, n)) < 0 || (rc = upload_params(m, params)) < 0)
+	if ((rc = ensure_workspace(m, n)) < 0 || (rc = upload_params(m, params)) < 0 ||
+	    (rc = bind_grads(m, grads)) < 0)
 		return rc;
 	rc = forward(m, x, y, n, 1, &loss_sum, &correct);
 	if (rc < 0)

@@ -132,6 +132,7 @@ struct server {
 	struct unknown_slot uslot;
 	uint64_t streams_opened;
 	uint64_t stream_frames;
+	uint64_t cow_copies;         /* updates that moved the live values first (cow()) */
 	struct tfj_wire_arena arena;
 	struct snapshot snaps[MAX_SNAPSHOTS];
 	struct ctx *parked;
@@ -235,6 +236,7 @@ static int cow(struct tfj_shard *sh, void *ud)
 	}
 	memcpy(fr->data, sh->param, sh->n * sizeof(float));
 	sh->param = fr->data;
+	s->cow_copies++;
 	return 0;
 }
 
@@ -989,10 +991,10 @@ int tfj_psserver_main(const struct tfj_rtconfig *cfg)
 			tfj_log_fmt(TFJ_LOG_INFO, "ps %d done at step %" PRId64 " (applied %" PRIu64
 				    ", early parts %" PRIu64 ", stale %" PRIu64 ", duplicate %" PRIu64
 				    ", refused without secret %" PRIu64 ", streams %" PRIu64
-				    ", stream frames %" PRIu64 ")",
+				    ", stream frames %" PRIu64 ", copies on write %" PRIu64 ")",
 				    cfg->index, s->shard.step, s->shard.applied, s->shard.parts,
 				    s->shard.stale, s->shard.duplicate, s->auth.refused,
-				    s->streams_opened, s->stream_frames);
+				    s->streams_opened, s->stream_frames, s->cow_copies);
 			break;
 		}
 	}

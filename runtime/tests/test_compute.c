@@ -101,6 +101,59 @@ static void test_gemm(void)
 	tfj_compute_free(c);
 }
 
+/*
+ * Views (CPU backend): a gemm reads its inputs from the caller's arrays and
+ * writes its output into the caller's array, leaves the inputs as they
+ * were, counts nothing against the cap and frees nothing of the caller's.
+ */
+static void test_views(void)
+{
+	enum { M = 4, N = 3, K = 5 };
+	struct tfj_compute *c = NULL;
+	struct tfj_cbuf *va = NULL, *vb = NULL, *vc = NULL, *own = NULL;
+	float a[M * K], a0[M * K], b[K * N], out[M * N], ref[M * N];
+	size_t i;
+
+	TFJ_CHECK_INT(tfj_compute_open(&c, "cpu", 64), 0);
+	for (i = 0; i < M * K; i++)
+		a0[i] = a[i] = frand();
+	for (i = 0; i < K * N; i++)
+		b[i] = frand();
+	TFJ_CHECK_INT(tfj_compute_view_new(c, &va), 0);
+	TFJ_CHECK_INT(tfj_compute_view_new(c, &vb), 0);
+	TFJ_CHECK_INT(tfj_compute_view_new(c, &vc), 0);
+	TFJ_CHECK_INT(tfj_compute_view_set(va, a, M * K), 0);
+	TFJ_CHECK_INT(tfj_compute_view_set(vb, b, K * N), 0);
+	TFJ_CHECK_INT(tfj_compute_view_set(vc, out, M * N), 0);
+	/* 60 floats of views under a cap of 64 bytes: views are not counted. */
+	TFJ_CHECK_INT(tfj_compute_mem_used(c), 0);
+	TFJ_CHECK_INT(tfj_compute_gemm(c, 0, 0, M, N, K, 1.0f, va, vb, 0.0f, vc), 0);
+	for (i = 0; i < M * N; i++) {
+		size_t r = i / N, col = i % N, k;
+		double v = 0;
+
+		for (k = 0; k < K; k++)
+			v += (double)a[r * K + k] * b[k * N + col];
+		ref[i] = (float)v;
+		TFJ_CHECK_LT(fabs(ref[i] - out[i]), 1e-5);
+	}
+	TFJ_CHECK(memcmp(a, a0, sizeof(a)) == 0);
+	/* Re-pointed, the same view reads other memory. */
+	TFJ_CHECK_INT(tfj_compute_view_set(vb, a0, K * N < M * K ? K * N : M * K), 0);
+	TFJ_CHECK_INT(tfj_compute_buf_len(vb), K * N);
+	/* Only views can be pointed elsewhere. */
+	TFJ_CHECK_INT(tfj_compute_buf_new(c, &own, 4), 0);
+	TFJ_CHECK_INT(tfj_compute_view_set(own, a, 4), TFJ_EINVAL);
+	tfj_compute_buf_free(c, own);
+	tfj_compute_buf_free(c, va);
+	tfj_compute_buf_free(c, vb);
+	tfj_compute_buf_free(c, vc);
+	TFJ_CHECK_INT(tfj_compute_mem_used(c), 0);
+	/* The caller's arrays are still its own (ASan would see a free of the stack). */
+	out[0] = 1.0f;
+	tfj_compute_free(c);
+}
+
 static void test_elementwise(void)
 {
 	enum { R = 4, C = 3 };
@@ -214,6 +267,7 @@ int main(void)
 {
 	TFJ_RUN(test_selection);
 	TFJ_RUN(test_gemm);
+	TFJ_RUN(test_views);
 	TFJ_RUN(test_elementwise);
 	TFJ_RUN(test_checks_and_cap);
 	return tfj_test_finish();
