@@ -45,10 +45,13 @@ def main():
     sizes = "1,4,16" if quick else "1,4,16,64"
     for r in range(0 if "--no-pushpull" in sys.argv else 2 if quick else 3):
         load = procmon.loadavg()
+        # One BLAS thread, as every runtime task has in the images and under
+        # launch: the ps never multiplies matrices, and idle OpenBLAS threads
+        # spinning on sched_yield would take the 2 cores from gRPC.
         p = subprocess.run([pushpull, "--runtime", runtime, "--sizes", sizes,
                             "--reps", "10" if quick else "20"],
                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                           timeout=600)
+                           timeout=600, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
         if p.returncode != 0:
             raise SystemExit("tfj-bench-pushpull failed: %s" % p.stdout)
         for line in p.stdout.splitlines():
