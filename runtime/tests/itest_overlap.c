@@ -22,7 +22,12 @@
  *     sequential loop and the run must reach itest_mlp_async's floor, 0.87.
  *     The ps counts early parts (pushes with more to come), so the step
  *     really went in parts, and counts one step per worker step.
- *  4. --overlap=push with a ps killed mid-run (2 ps, chief + 2 workers, the
+ *  4. With one worker, --overlap=push trains exactly as the sequential loop
+ *     (2 ps, the MLP, Adam, 400 steps): the parts of a step apply the
+ *     step's update bit for bit and the pull waits for them, so the final
+ *     test loss is the same number. --overlap=step, one step staler, is not
+ *     (which shows the comparison can fail).
+ *  5. --overlap=push with a ps killed mid-run (2 ps, chief + 2 workers, the
  *     MLP, SIGKILL at step 1000 of 4000): a part that meets the dead ps is
  *     retried, the chief refills the restarted shard, and the parts of the
  *     following steps go on; training ends at max_steps.
@@ -137,6 +142,55 @@ static void test_mlp_push_overlapped(void)
 	fclose(out);
 }
 
+/* The final record's test_loss text of worker 0, or "" (out: a launch's output). */
+static void final_loss(char *buf, size_t cap, FILE *out)
+{
+	char line[4096];
+
+	buf[0] = '\0';
+	rewind(out);
+	while (fgets(line, sizeof(line), out)) {
+		const char *p = strstr(line, "\"test_loss\":");
+		size_t n;
+
+		if (strncmp(line, "[worker:0]", 10) != 0 || !strstr(line, "\"final\":true") || !p)
+			continue;
+		p += strlen("\"test_loss\":");
+		n = strcspn(p, ",}");
+		snprintf(buf, cap, "%.*s", (int)(n < cap ? n : cap - 1), p);
+	}
+}
+
+static void one_worker_run(char *loss, size_t cap, const char *overlap)
+{
+	char *flags[] = { "--model", "mlp", "--max_steps", "400", "--seed", "7",
+			  (char *)overlap, NULL };
+	struct tfj_launch_result r;
+	FILE *out = tmpfile();
+
+	TFJ_CHECK(out != NULL);
+	loss[0] = '\0';
+	if (!out)
+		return;
+	launch(&r, out, 2, 1, 0, NULL, 0, flags);
+	TFJ_CHECK_INT(r.exit_code, 0);
+	final_loss(loss, cap, out);
+	printf("one worker, %s: test loss %s, accuracy %.4f\n", overlap, loss, r.test_accuracy);
+	fclose(out);
+}
+
+static void test_push_same_as_sequential(void)
+{
+	char seq[64], push[64], step[64];
+
+	one_worker_run(seq, sizeof(seq), "--overlap=off");
+	one_worker_run(push, sizeof(push), "--overlap=push");
+	one_worker_run(step, sizeof(step), "--overlap=step");
+	TFJ_CHECK(seq[0] != '\0');
+	TFJ_CHECK_STR(push, seq);
+	TFJ_CHECK(strcmp(step, seq) != 0);
+}
+
 static void test_ps_killed_push(void)
 {
 	char *flags[] = { "--model", "mlp", "--max_steps", "4000", "--peer_timeout", "60",
@@ -170,6 +224,7 @@ int main(int argc, char **argv)
 	TFJ_RUN(test_mlp_overlapped);
 	TFJ_RUN(test_ps_killed_overlapped);
 	TFJ_RUN(test_mlp_push_overlapped);
+	TFJ_RUN(test_push_same_as_sequential);
 	TFJ_RUN(test_ps_killed_push);
 	return tfj_test_finish();
 }
