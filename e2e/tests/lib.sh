@@ -149,6 +149,27 @@ apply_example() {
 	e2e_log "applied deploy/examples/$1"
 }
 
+# apply_example_edited FILE CHECK SED-ARGS...: the example in the test
+# namespace, edited by sed with SED-ARGS; CHECK (a fixed string) must be in
+# the result, so an example that changed shape fails here, not later.
+apply_example_edited() {
+	local f="$REPO/deploy/examples/$1" check=$2 tmp="${TMPDIR:-/tmp}/$E2E_NS.yaml"
+	shift 2
+	sed "$@" "$f" >"$tmp" || e2e_fail "could not edit $f"
+	if ! grep -qF -- "$check" "$tmp"; then
+		rm -f "$tmp"
+		e2e_fail "could not edit $f: no '$check' after the edit"
+	fi
+	kubectl -n "$E2E_NS" apply -f "$tmp" >/dev/null || { rm -f "$tmp"; e2e_fail "apply $1 failed"; }
+	rm -f "$tmp"
+}
+
+# ps_linger_sed SECONDS: the sed expression that gives the PS section's
+# command of async-ps-worker.yaml --ps-linger SECONDS (the workers' stays).
+ps_linger_sed() {
+	printf '%s' "/^    PS:/,/^    Worker:/ s/\"--batch-size\", \"64\"\\]/\"--batch-size\", \"64\", \"--ps-linger\", \"$1\"]/"
+}
+
 # kill_tf_child POD SIGNAL: kills the command (tfjob-runtime) that tfjob-agent
 # supervises in the pod's tensorflow container, from the node (the image has
 # no shell or kill). The test bed is this machine, so the container's
