@@ -76,30 +76,44 @@ static void test_mlp_overlapped(void)
 	fclose(out);
 }
 
-static void test_ps_killed_overlapped(void)
+/*
+ * A ps (ps:1 of 2) killed at kill_at of max_steps, chief + 2 workers, no
+ * checkpoints: the run must end at max_steps with a usable model after at
+ * least one restart and one refill of the empty shard. mode names the
+ * overlap's step split line ("async, overlapped").
+ */
+static void ps_killed(char *const *flags, int64_t kill_at, int64_t max_steps, const char *mode)
 {
-	char *flags[] = { "--model", "softmax", "--max_steps", "8000", "--learning_rate", "0.003",
-			  "--peer_timeout", "60", "--overlap", NULL };
 	struct tfj_launch_result r;
 	FILE *out = tmpfile();
+	char split[64];
 	int inits;
 
 	TFJ_CHECK(out != NULL);
 	if (!out)
 		return;
-	launch(&r, out, 2, 2, 1, "ps:1", 1500, flags);
+	launch(&r, out, 2, 2, 1, "ps:1", kill_at, flags);
 	inits = itest_count_lines(out, "[chief:0]", "initialised 1 ps task(s)");
-	printf("ps killed, overlapped: exit %d, restarts %d, step %lld, accuracy %.4f, "
-	       "refills %d, %.1f s\n", r.exit_code, r.restarts, (long long)r.step,
-	       r.test_accuracy, inits, r.wall_s);
+	printf("ps killed, %s: exit %d, restarts %d, step %lld, accuracy %.4f, refills %d, "
+	       "%.1f s\n", mode, r.exit_code, r.restarts, (long long)r.step, r.test_accuracy,
+	       inits, r.wall_s);
 	TFJ_CHECK_INT(r.exit_code, 0);
 	TFJ_CHECK(r.have_final);
 	TFJ_CHECK_GE(r.restarts, 1);
 	TFJ_CHECK_GE(inits, 1);
-	TFJ_CHECK_GE(r.step, 8000);
+	TFJ_CHECK_GE(r.step, max_steps);
 	TFJ_CHECK_GT(r.test_accuracy, 0.75);
-	TFJ_CHECK_INT(itest_count_lines(out, "[chief:0]", "step split (async, overlapped"), 1);
+	snprintf(split, sizeof(split), "step split (%s,", mode);
+	TFJ_CHECK_INT(itest_count_lines(out, "[chief:0]", split), 1);
 	fclose(out);
+}
+
+static void test_ps_killed_overlapped(void)
+{
+	char *flags[] = { "--model", "softmax", "--max_steps", "8000", "--learning_rate", "0.003",
+			  "--peer_timeout", "60", "--overlap", NULL };
+
+	ps_killed(flags, 1500, 8000, "async, overlapped");
 }
 
 /* The "early parts N" figure of a ps's final log line, or -1. */
@@ -195,26 +209,8 @@ static void test_ps_killed_push(void)
 {
 	char *flags[] = { "--model", "mlp", "--max_steps", "4000", "--peer_timeout", "60",
 			  "--overlap=push", NULL };
-	struct tfj_launch_result r;
-	FILE *out = tmpfile();
-	int inits;
 
-	TFJ_CHECK(out != NULL);
-	if (!out)
-		return;
-	launch(&r, out, 2, 2, 1, "ps:1", 1000, flags);
-	inits = itest_count_lines(out, "[chief:0]", "initialised 1 ps task(s)");
-	printf("ps killed, push overlapped: exit %d, restarts %d, step %lld, accuracy %.4f, "
-	       "refills %d, %.1f s\n", r.exit_code, r.restarts, (long long)r.step,
-	       r.test_accuracy, inits, r.wall_s);
-	TFJ_CHECK_INT(r.exit_code, 0);
-	TFJ_CHECK(r.have_final);
-	TFJ_CHECK_GE(r.restarts, 1);
-	TFJ_CHECK_GE(inits, 1);
-	TFJ_CHECK_GE(r.step, 4000);
-	TFJ_CHECK_GT(r.test_accuracy, 0.75);
-	TFJ_CHECK_INT(itest_count_lines(out, "[chief:0]", "step split (async, push overlapped"), 1);
-	fclose(out);
+	ps_killed(flags, 1000, 4000, "async, push overlapped");
 }
 
 int main(int argc, char **argv)
