@@ -493,10 +493,16 @@ int tfj_model_grad_ready(struct tfj_model *m, const float *const *params, const 
 		rc = tfj_compute_colsum(m->c, m->db[l], cur, n, outw);
 		if (rc < 0)
 			return rc;
-		if ((rc = download_layer(m, l, grads)) < 0)
-			return rc;
-		if (ready)
+		/*
+		 * A device download waits for the pass so far: only a caller
+		 * that wants each layer early pays that inside the pass; the
+		 * others get every layer after it, as before.
+		 */
+		if (ready) {
+			if ((rc = download_layer(m, l, grads)) < 0)
+				return rc;
 			ready(ud, 2 * l);
+		}
 		if (l > 0) {
 			struct tfj_cbuf *next = m->delta[t];
 
@@ -511,6 +517,9 @@ int tfj_model_grad_ready(struct tfj_model *m, const float *const *params, const 
 			cur = next;
 		}
 	}
+	for (l = 0; l < m->layers && !ready; l++)
+		if ((rc = download_layer(m, l, grads)) < 0)
+			return rc;
 	return 0;
 }
 
