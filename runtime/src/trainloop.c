@@ -91,6 +91,12 @@ void tfj_trainloop_free_values(float **v, size_t n)
 	free(v);
 }
 
+/* What a retry refills an empty ps with: the initial values, for the coordinator only. */
+static const float *const *reinit_vals(const struct tfj_train *t)
+{
+	return t->cfg->is_coordinator ? (const float *const *)t->init_vals : NULL;
+}
+
 static int check_stop(const struct tfj_train *t)
 {
 	if (tfj_stop_requested)
@@ -120,8 +126,7 @@ static int pull_step(struct tfj_train *t, enum pull_next *next)
 	for (j = 0; j < s->nps; j++)
 		t->min_step[j] = (cfg->sync && t->pushed) ? s->shard_step[j] + 1 : 0;
 	rc = tfj_session_pull_retry(s, t->min_step, cfg->sync ? SYNC_WAIT_MS : 0,
-			cfg->is_coordinator ? (const float *const *)t->init_vals : NULL,
-			t->init_step);
+			reinit_vals(t), t->init_step);
 	if (rc)
 		return rc;
 	if (s->finished || s->gstep >= t->max_steps) {
@@ -240,9 +245,7 @@ static int compute_and_push(struct tfj_train *t, double t0, double pull_s)
 	if (rc)
 		return rc;
 	t1 = tfj_session_now();
-	rc = tfj_session_push_retry(s, t->max_steps, &stale,
-				    t->cfg->is_coordinator ? (const float *const *)t->init_vals : NULL,
-				    t->init_step);
+	rc = tfj_session_push_retry(s, t->max_steps, &stale, reinit_vals(t), t->init_step);
 	if (rc)
 		return rc;
 	{
@@ -373,8 +376,7 @@ static int train_loop_overlap(struct tfj_train *t)
 		goto out;
 	}
 	swap_arrays(&front, &s->params);
-	rc = tfj_overlap_new(&o, s, t->cfg->is_coordinator ? (const float *const *)t->init_vals
-			     : NULL, t->init_step);
+	rc = tfj_overlap_new(&o, s, reinit_vals(t), t->init_step);
 	if (rc)
 		goto out;
 	for (;;) {
@@ -445,8 +447,7 @@ static int train_loop_push(struct tfj_train *t)
 	struct tfj_overlap *o = NULL;
 	int rc;
 
-	rc = tfj_overlap_new(&o, s, t->cfg->is_coordinator ? (const float *const *)t->init_vals
-			     : NULL, t->init_step);
+	rc = tfj_overlap_new(&o, s, reinit_vals(t), t->init_step);
 	if (rc)
 		return rc;
 	for (;;) {
