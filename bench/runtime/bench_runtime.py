@@ -3,10 +3,12 @@ workers, softmax, MLP and the larger MLP; async with and without the
 overlap of issue #18 in its step and push modes, and sync) with the per-step split into pull, compute,
 push and wait (the compute standing still for transfers) and the step's
 wall time against max(compute, pull + push), and push/pull bandwidth
-against raw loopback TCP (tfj-bench-pushpull). Writes OUT/runtime.json and
+against raw loopback TCP (tfj-bench-pushpull) with both ends on two CPUs
+(placement split, as on two nodes) and on one CPU (placement same), each
+against raw TCP placed the same way. Writes OUT/runtime.json and
 OUT/runtime.md.
 
-Usage: bench_runtime.py BUILD_DIR OUT_DIR [--quick] [--models a,b] [--no-pushpull]
+Usage: bench_runtime.py BUILD_DIR OUT_DIR [--quick] [--models a,b|none] [--no-pushpull]
 """
 import json
 import os
@@ -28,7 +30,8 @@ def main():
     quick = "--quick" in sys.argv
     models = ("softmax", "mlp", "mlp-large")
     if "--models" in sys.argv:
-        models = tuple(sys.argv[sys.argv.index("--models") + 1].split(","))
+        arg = sys.argv[sys.argv.index("--models") + 1]
+        models = () if arg == "none" else tuple(arg.split(","))
     os.makedirs(os.path.join(out, "logs"), exist_ok=True)
     runtime = os.path.join(build, "runtime", "tfjob-runtime")
     pushpull = os.path.join(build, "bench", "runtime", "tfj-bench-pushpull")
@@ -42,23 +45,29 @@ def main():
     results = {"launch": [], "pushpull": [], "quick": quick}
 
     # Push/pull bandwidth vs raw TCP: several independent runs, medians.
+    # Placement is pinned: left to the scheduler, a 2-core machine puts the
+    # two ends on one CPU in some runs and on two in others, and both the
+    # runtime's figures and raw TCP's change with it (docs/benchmarks.md).
     sizes = "1,4,16" if quick else "1,4,16,64"
+    placements = ("split", "same") if os.cpu_count() and os.cpu_count() >= 2 else ("same",)
     for r in range(0 if "--no-pushpull" in sys.argv else 2 if quick else 3):
-        load = procmon.loadavg()
-        # One BLAS thread, as every runtime task has in the images and under
-        # launch: the ps never multiplies matrices, and idle OpenBLAS threads
-        # spinning on sched_yield would take the 2 cores from gRPC.
-        p = subprocess.run([pushpull, "--runtime", runtime, "--sizes", sizes,
-                            "--reps", "10" if quick else "20"],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                           timeout=600, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
-        if p.returncode != 0:
-            raise SystemExit("tfj-bench-pushpull failed: %s" % p.stdout)
-        for line in p.stdout.splitlines():
-            rec = json.loads(line)
-            rec["run"], rec["load"] = r, load
-            results["pushpull"].append(rec)
-            print("pushpull", json.dumps(rec), flush=True)
+        for placement in placements:
+            load = procmon.loadavg()
+            # One BLAS thread, as every runtime task has in the images and
+            # under launch: the ps never multiplies matrices, and idle
+            # OpenBLAS threads spinning on sched_yield would take the cores
+            # from gRPC.
+            p = subprocess.run([pushpull, "--runtime", runtime, "--sizes", sizes,
+                                "--reps", "10" if quick else "20", "--placement", placement],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                               timeout=600, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+            if p.returncode != 0:
+                raise SystemExit("tfj-bench-pushpull failed: %s" % p.stdout)
+            for line in p.stdout.splitlines():
+                rec = json.loads(line)
+                rec["run"], rec["load"] = r, load
+                results["pushpull"].append(rec)
+                print("pushpull", json.dumps(rec), flush=True)
 
     for model in models:
         for r in range(reps):
@@ -96,17 +105,23 @@ def main():
                           med(rs, "pull_ms"), med(rs, "compute_ms"), med(rs, "push_ms"),
                           med(rs, "wait_ms"), med(rs, "step_ms"), ratio[0], ratio[1], ratio[2],
                           med(rs, "test_accuracy"), ", ".join("%.1f" % x["load"][0] for x in rs)))
-    md += ["", "| tensor MiB | pull MiB/s | push MiB/s | raw TCP MiB/s | pull/TCP | push/TCP | "
-           "load 1m |", "|---|---|---|---|---|---|---|"]
-    for size in sorted({x["size_mib"] for x in results["pushpull"]}):
-        rs = [x for x in results["pushpull"] if x["size_mib"] == size]
-        pr = med_spread([x["pull_ratio"] for x in rs])
-        sr = med_spread([x["push_ratio"] for x in rs])
-        md.append("| %.1f | %.0f | %.0f | %.0f | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %s |" % (
-            size, statistics.median([x["pull_mib_s"] for x in rs]),
-            statistics.median([x["push_mib_s"] for x in rs]),
-            statistics.median([x["tcp_mib_s"] for x in rs]), pr[0], pr[1], pr[2],
-            sr[0], sr[1], sr[2], ", ".join("%.1f" % x["load"][0] for x in rs)))
+    md += ["", "| placement | tensor MiB | pull MiB/s | push MiB/s | raw TCP MiB/s | pull/TCP | "
+           "push/TCP | load 1m |", "|---|---|---|---|---|---|---|---|"]
+    pp = results["pushpull"]
+    for placement in sorted({x.get("placement", "any") for x in pp}, key=lambda p: p != "split"):
+        for size in sorted({x["size_mib"] for x in pp}):
+            rs = [x for x in pp
+                  if x["size_mib"] == size and x.get("placement", "any") == placement]
+            if not rs:
+                continue
+            pr = med_spread([x["pull_ratio"] for x in rs])
+            sr = med_spread([x["push_ratio"] for x in rs])
+            md.append("| %s | %.1f | %.0f | %.0f | %.0f | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | "
+                      "%s |" % (
+                          placement, size, statistics.median([x["pull_mib_s"] for x in rs]),
+                          statistics.median([x["push_mib_s"] for x in rs]),
+                          statistics.median([x["tcp_mib_s"] for x in rs]), pr[0], pr[1], pr[2],
+                          sr[0], sr[1], sr[2], ", ".join("%.1f" % x["load"][0] for x in rs)))
     with open(os.path.join(out, "runtime.md"), "w") as f:
         f.write("\n".join(md) + "\n")
     print("\n".join(md))

@@ -19,15 +19,27 @@
  * Output: one JSON object per size on stdout (medians and min/max of the
  * repetitions). Usage:
  *   tfj-bench-pushpull --runtime PATH [--sizes 1,4,16,64] [--reps 20]
- *                      [--protocol auto|1|2]
+ *                      [--protocol auto|1|2] [--placement any|split|same]
  * --protocol is the client's (the ps serves both): v2, one stream per ps, by
  * default; 1 measures the unary calls of protocol v1 in the same run.
+ *
+ * --placement pins the two ends, because on a small machine where they run
+ * decides the figure: `split` puts the client on one CPU and the ps (or the
+ * TCP server thread) on another, as on two nodes or two idle cores; `same`
+ * puts both on one CPU, where a Push is no longer a pipeline (the ps can
+ * only read and apply once the client has stopped sending); `any` (the
+ * default) leaves it to the scheduler, which on 2 cores picks either, run by
+ * run. Threads inherit the affinity of the thread that creates them, so the
+ * client side is pinned before grpc_init() starts gRPC's threads and the ps
+ * is spawned from a thread pinned to its CPU.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +60,43 @@
 
 #define MAX_SIZES 16
 #define MAX_REPS 1000
+
+/* CPUs of --placement: the client's and the server's; -1 when not pinned. */
+static int client_cpu = -1, server_cpu = -1;
+
+/* Pins the calling thread to cpu (no-op for -1); threads it creates inherit it. */
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Picks client_cpu/server_cpu for placement among the CPUs we may run on. */
+static int choose_cpus(const char *placement)
+{
+	cpu_set_t set;
+	int cpus[2], n = 0, i;
+
+	if (strcmp(placement, "any") == 0)
+		return 0;
+	if (strcmp(placement, "split") != 0 && strcmp(placement, "same") != 0)
+		return -1;
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -1;
+	for (i = 0; i < CPU_SETSIZE && n < 2; i++)
+		if (CPU_ISSET(i, &set))
+			cpus[n++] = i;
+	if (n < (strcmp(placement, "split") == 0 ? 2 : 1))
+		return -1;
+	client_cpu = cpus[0];
+	server_cpu = strcmp(placement, "split") == 0 ? cpus[1] : cpus[0];
+	return 0;
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -125,6 +174,8 @@ static int tcp_bench(double *t, int reps, size_t bytes)
 	struct sockaddr_in a;
 	socklen_t len = sizeof(a);
 	pthread_t th;
+	pthread_attr_t attr;
+	cpu_set_t cpus;
 	char *out = NULL, ack;
 	int cfd = -1, one = 1, rc = -1, i, started = 0;
 
@@ -139,9 +190,20 @@ static int tcp_bench(double *t, int reps, size_t bytes)
 	if (bind(srv.lfd, (struct sockaddr *)&a, sizeof(a)) || listen(srv.lfd, 1) ||
 	    getsockname(srv.lfd, (struct sockaddr *)&a, &len))
 		goto out;
-	if (pthread_create(&th, NULL, tcp_server, &srv))
+	if (pthread_attr_init(&attr))
 		goto out;
-	started = 1;
+	if (server_cpu >= 0) {
+		CPU_ZERO(&cpus);
+		CPU_SET(server_cpu, &cpus);
+		if (pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus)) {
+			pthread_attr_destroy(&attr);
+			goto out;
+		}
+	}
+	started = !pthread_create(&th, &attr, tcp_server, &srv);
+	pthread_attr_destroy(&attr);
+	if (!started)
+		goto out;
 	cfd = socket(AF_INET, SOCK_STREAM, 0);
 	if (cfd < 0 || connect(cfd, (struct sockaddr *)&a, sizeof(a)))
 		goto out;
@@ -215,7 +277,7 @@ struct result {
 	double pull[MAX_REPS], push[MAX_REPS], tcp[MAX_REPS];
 };
 
-static const char *protocol = "auto";
+static const char *protocol = "auto", *placement = "any";
 
 static int ps_bench(struct result *res, const char *runtime, size_t h, int reps,
 		    size_t *bytes_out)
@@ -231,7 +293,15 @@ static int ps_bench(struct result *res, const char *runtime, size_t h, int reps,
 	if (port < 0)
 		return tfj_err_set(TFJ_EIO, "no free port");
 	snprintf(ps_hosts, sizeof(ps_hosts), "127.0.0.1:%d", port);
+	/* The ps inherits this thread's CPU at spawn; then back to the client's. */
+	if (pin(server_cpu))
+		return tfj_err_set(TFJ_EIO, "cannot pin to CPU %d", server_cpu);
 	pid = start_ps(runtime, ps_hosts, h);
+	if (pin(client_cpu) && pid >= 0) {
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
+		return tfj_err_set(TFJ_EIO, "cannot pin to CPU %d", client_cpu);
+	}
 	if (pid < 0)
 		return tfj_err_set(TFJ_EIO, "could not start %s", runtime);
 	argv[n++] = "--job_name";
@@ -311,6 +381,8 @@ int main(int argc, char **argv)
 			runtime = argv[i + 1];
 		} else if (strcmp(argv[i], "--protocol") == 0) {
 			protocol = argv[i + 1];
+		} else if (strcmp(argv[i], "--placement") == 0) {
+			placement = argv[i + 1];
 		} else if (strcmp(argv[i], "--sizes") == 0) {
 			sizes = argv[i + 1];
 		} else if (strcmp(argv[i], "--reps") == 0) {
@@ -327,7 +399,11 @@ int main(int argc, char **argv)
 	}
 	if (i != argc || !runtime) {
 		fprintf(stderr, "usage: %s --runtime PATH [--sizes 1,4,16,64] [--reps N] "
-			"[--protocol auto|1|2]\n", argv[0]);
+			"[--protocol auto|1|2] [--placement any|split|same]\n", argv[0]);
+		return 2;
+	}
+	if (choose_cpus(placement) || pin(client_cpu)) {
+		fprintf(stderr, "--placement %s: any, split (needs 2 CPUs) or same\n", placement);
 		return 2;
 	}
 	for (const char *p = sizes; *p && nsizes < MAX_SIZES;) {
@@ -359,8 +435,9 @@ int main(int argc, char **argv)
 			rc = 1;
 			break;
 		}
-		printf("{\"size_mib\":%.2f,\"bytes\":%zu,\"reps\":%d,\"protocol\":\"%s\",",
-		       (double)bytes / 1048576.0, bytes, reps, protocol);
+		printf("{\"size_mib\":%.2f,\"bytes\":%zu,\"reps\":%d,\"protocol\":\"%s\","
+		       "\"placement\":\"%s\",",
+		       (double)bytes / 1048576.0, bytes, reps, protocol, placement);
 		summary(stdout, "pull", res.pull, reps, bytes);
 		putchar(',');
 		summary(stdout, "push", res.push, reps, bytes);
