@@ -16,6 +16,9 @@
 #include "psframe.h"
 #include "wire.h"
 
+/* Least time one connection attempt to a ps gets (see tfj_psclient_new). */
+#define PS_CONNECT_MIN_MS 2000
+
 /* What a completion of the client's queue was (the first member of every tag). */
 enum tag_kind { TAG_UNARY = 1, TAG_EXCHANGE, TAG_STATUS };
 
@@ -108,10 +111,17 @@ int tfj_psclient_new(struct tfj_psclient **out, const struct tfj_rtconfig *cfg)
 	 * Message caps explicit on both sides; reconnect backoff short, since a
 	 * restarted ps should be found again within a second; gRPC's own retries
 	 * off because the runtime retries whole steps with its own deadline.
+	 * gRPC also gives each connection attempt (TCP connect, HTTP/2 and any
+	 * TLS handshake) only the minimum backoff before abandoning it: 100 ms
+	 * failed every attempt of a worker throttled by a small CPU limit, so
+	 * an attempt gets PS_CONNECT_MIN_MS. A refused connection (the ps not
+	 * up yet, or restarting on the same address) still fails at once and
+	 * is retried after the short backoff; only an address that swallows
+	 * packets (a deleted pod's IP) waits the whole attempt out.
 	 */
 	tfj_grpc_args_init(&args);
 	tfj_wire_transport_args(&args, cfg->max_message_bytes);
-	tfj_grpc_args_reconnect(&args, 100, 100, 1000);
+	tfj_grpc_args_reconnect(&args, 100, PS_CONNECT_MIN_MS, 1000);
 	for (i = 0; i < cl->n; i++) {
 		const char *h = tfj_rtconfig_host(cfg, "ps", i);
 
