@@ -1,8 +1,8 @@
 /*
  * shard.h - the state of one parameter server: its slices of the model,
  * their optimizer state, the step counter and (sync mode) the gradient
- * aggregator. Pure logic, no transport: psserver.c feeds it decoded
- * requests, the tests feed it directly.
+ * aggregator. Pure logic, no transport: the ps server (pssrv.c) feeds it
+ * decoded requests, the tests feed it directly.
  *
  * Async mode applies every valid gradient on arrival and counts a step per
  * push. A push may come in parts (PushRequest.more, docs/runtime-protocol.md):
@@ -20,7 +20,7 @@
  *
  * Ownership: the shard owns its arrays and borrows the plan and config,
  * which must outlive it; tfj_shard_free(). A prewrite hook may replace
- * `param` with a buffer it owns (psserver.c does, so that Pull answers can
+ * `param` with a buffer it owns (pssrv.c does, so that Pull answers can
  * send the parameters without a snapshot copy); it must then set `param`
  * to NULL before tfj_shard_free().
  */

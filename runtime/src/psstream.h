@@ -1,0 +1,68 @@
+/*
+ * psstream.h - the ps side of protocol v2: one bidirectional stream per
+ * client (/tfj.runtime.v1.ParameterServer/Stream, psframe.h,
+ * docs/runtime-protocol.md).
+ *
+ * A stream's requests arrive one frame at a time and are served exactly as
+ * unary calls are (tfj_pssrv_handle, pssrv.h); what this module adds is
+ * the transport: accepting a stream (the job's secret is checked once, on
+ * its initial metadata), keeping one receive outstanding, queueing the
+ * answers and sending them one at a time, and ending the stream with OK
+ * once the client closed its side and every answer left. It is apart from
+ * psserver.c because none of that concerns unary calls, and the request
+ * service in between (pssrv.c) does not care which transport a request
+ * came on except for how its answer leaves (tfj_psstream_respond).
+ *
+ * Everything runs on the ps's completion-queue thread (pssrv.h).
+ *
+ * Ownership: a stream (struct tfj_psstream, private to psstream.c) is
+ * created when a client opens it and freed when the last thing naming it
+ * is done: its outstanding gRPC batches and its requests not yet answered
+ * each hold a reference. A request of a stream (struct tfj_pssrv_call with
+ * `st` set) belongs to the stream once it is answered: queued, sent, and
+ * freed with its answer after the send completes, or at once when the
+ * stream is gone.
+ */
+#ifndef TFJ_PSSTREAM_H
+#define TFJ_PSSTREAM_H
+
+#include <grpc/grpc.h>
+#include <protobuf-c/protobuf-c.h>
+
+#include <tfj/grpc.h>
+
+struct tfj_pssrv;
+struct tfj_pssrv_call;
+struct tfj_psstream;
+
+/* The slot that takes new streams (a member of struct tfj_pssrv). */
+struct tfj_psstream_slot {
+	int kind; /* TFJ_PSSRV_TAG_NEW_STREAM */
+	void *reg; /* the registered stream method; NULL: v2 off (--protocol 1) */
+	struct tfj_grpc_incoming in;
+};
+
+/* Asks for the next stream on the server's queue. TFJ_EINTERNAL when gRPC refuses. */
+int tfj_psstream_arm(struct tfj_pssrv *s);
+
+/*
+ * Handles a completion whose tag is a stream's: TFJ_PSSRV_TAG_NEW_STREAM
+ * (the slot: a stream opened) and TFJ_PSSRV_TAG_STREAM_* (a batch of one).
+ */
+void tfj_psstream_complete(struct tfj_pssrv *s, void *tag, int ok);
+
+/*
+ * Answers a request that came on a stream (c->st set): encodes the frame
+ * (msg only with GRPC_STATUS_OK; may be NULL) and queues it for sending.
+ * Takes c.
+ */
+void tfj_psstream_respond(struct tfj_pssrv_call *c, grpc_status_code code, const char *detail,
+			  const ProtobufCMessage *msg);
+
+/*
+ * Drops what the stream slot's completion delivered while the server shuts
+ * down (ok: whether it delivered a call), without serving it.
+ */
+void tfj_psstream_slot_discard(struct tfj_psstream_slot *sl, int ok);
+
+#endif
