@@ -159,7 +159,7 @@ static void test_sigterm_forwarded(void)
 	unlink(tm_path);
 	pid = tu_spawn_agent(a, NULL, out_path, err_path);
 	TFJ_CHECK(wait_for_text(out_path, "ready", 10));
-	kill(pid, SIGTERM);
+	tfj_testutil_kill(pid, SIGTERM);
 	TFJ_CHECK_INT(tfj_testutil_wait(pid, 10), 42);
 	check_tm("Terminated", 42, -1);
 	TFJ_CHECK(wait_for_text(out_path, "got-term", 1));
@@ -170,7 +170,7 @@ static void test_sigterm_forwarded(void)
 	pid = tu_spawn_agent(b, NULL, out_path, err_path);
 	TFJ_CHECK(wait_for_text(out_path, "ready", 10));
 	t0 = tfj_testutil_now_s();
-	kill(pid, SIGTERM);
+	tfj_testutil_kill(pid, SIGTERM);
 	TFJ_CHECK_INT(tfj_testutil_wait(pid, 10), 137);
 	TFJ_CHECK_GE(tfj_testutil_now_s() - t0, 0.25);
 	check_tm("GracePeriodExpired", 137, -1);
@@ -236,7 +236,7 @@ static void test_peer_wait(void)
 		unlink(tm_path);
 		pid = tu_spawn_agent(w, env, out_path, err_path);
 		TFJ_CHECK(wait_for_text(err_path, "waiting for peer", 10));
-		kill(pid, SIGTERM);
+		tfj_testutil_kill(pid, SIGTERM);
 		TFJ_CHECK_INT(tfj_testutil_wait(pid, 10), 143);
 		check_tm("TerminatedBeforeStart", 143, -1);
 	}

@@ -179,6 +179,9 @@ int tfj_testutil_wait(pid_t pid, double timeout_s)
 	double end = tfj_testutil_now_s() + timeout_s;
 	int st;
 
+	/* A failed spawn's -1 would wait for any child, and kill(-1) everything. */
+	if (pid <= 0)
+		return -1;
 	for (;;) {
 		pid_t p = waitpid(pid, &st, timeout_s > 0 ? WNOHANG : 0);
 
@@ -194,4 +197,13 @@ int tfj_testutil_wait(pid_t pid, double timeout_s)
 		if (timeout_s > 0)
 			usleep(10 * 1000);
 	}
+}
+
+int tfj_testutil_kill(pid_t pid, int sig)
+{
+	if (pid <= 0) {
+		errno = ESRCH;
+		return -1;
+	}
+	return kill(pid, sig);
 }

@@ -76,4 +76,11 @@ pid_t tfj_testutil_spawn(const struct tfj_testutil_spawn *s);
  */
 int tfj_testutil_wait(pid_t pid, double timeout_s);
 
+/*
+ * kill(pid, sig) for a child a test spawned; -1 (ESRCH) without signalling
+ * anything when pid <= 0, as a failed spawn returns: kill(-1) would signal
+ * every process the test may signal, the CI runner among them.
+ */
+int tfj_testutil_kill(pid_t pid, int sig);
+
 #endif

@@ -144,7 +144,7 @@ static int reap(struct op *o, int seconds)
 static void kill_hard(struct op *o)
 {
 	if (o->pid > 0) {
-		kill(o->pid, SIGKILL);
+		tfj_testutil_kill(o->pid, SIGKILL);
 		reap(o, 5);
 	}
 }
@@ -249,7 +249,7 @@ static void test_two_replicas(void)
 	TFJ_CHECK(it_wait(events_counted, &a, 15)); /* posted apart, counted apart */
 
 	/* Graceful stop of the leader: exit 0, lease released, standby takes over. */
-	kill(a.pid, SIGTERM);
+	tfj_testutil_kill(a.pid, SIGTERM);
 	TFJ_CHECK_INT(reap(&a, 20), 0);
 	TFJ_CHECK(it_wait(holder_is, &b, 15)); /* well under the 15 s lease: it was released */
 
@@ -286,7 +286,7 @@ static void test_two_replicas(void)
 			cJSON_GetObjectItem(pod, "metadata"), "uid")), uid_before) != 0);
 		cJSON_Delete(pod);
 	}
-	kill(b.pid, SIGTERM);
+	tfj_testutil_kill(b.pid, SIGTERM);
 	TFJ_CHECK_INT(reap(&b, 20), 0);
 	kill_hard(&a);
 	kill_hard(&b);

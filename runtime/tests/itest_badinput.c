@@ -87,9 +87,11 @@ static void test_layout_mismatch(void)
 	snprintf(wk, sizeof(wk), "127.0.0.1:%d", tfj_testutil_free_port());
 	pid = itest_spawn_self(ps_args, NULL);
 	TFJ_CHECK_GT(pid, 0);
+	if (pid <= 0)
+		return;
 	/* The ps answers, but disagrees on the model: permanent, no retrying. */
 	TFJ_CHECK_INT(itest_run_self(wk_args, NULL, 1), TFJ_EXIT_MISMATCH);
-	kill(pid, SIGTERM);
+	tfj_testutil_kill(pid, SIGTERM);
 	TFJ_CHECK(waitpid(pid, &st, 0) == pid);
 	/* A ps stopped by SIGTERM reports "aborted", which is retryable. */
 	TFJ_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == TFJ_EXIT_ABORTED);

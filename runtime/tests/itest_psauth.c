@@ -66,6 +66,8 @@ static void test_ps_refuses_calls_without_the_secret(void)
 
 	pid = spawn_with(ps_args, env_good, 0);
 	TFJ_CHECK_GT(pid, 0);
+	if (pid <= 0)
+		return;
 	TFJ_CHECK_OK(tfj_grpc_channel_new(&ch, ps, NULL, NULL));
 	/* Wait for the ps to listen: it answers (anything but UNAVAILABLE). */
 	for (i = 0; i < 300; i++) {
@@ -83,7 +85,7 @@ static void test_ps_refuses_calls_without_the_secret(void)
 	TFJ_CHECK_INT(call(ch, TFJ_RPC_FINISH, OTHER), GRPC_STATUS_UNAUTHENTICATED);
 	TFJ_CHECK_INT(call(ch, TFJ_RPC_STATUS, SECRET), GRPC_STATUS_OK);
 	grpc_channel_destroy(ch);
-	kill(pid, SIGTERM);
+	tfj_testutil_kill(pid, SIGTERM);
 	code = tfj_testutil_wait(pid, 60);
 	TFJ_CHECK_INT(code, TFJ_EXIT_ABORTED);
 }
@@ -99,12 +101,14 @@ static void test_worker_with_wrong_secret_stops(void)
 
 	pid = spawn_with(ps_args, env_good, 1);
 	TFJ_CHECK_GT(pid, 0);
+	if (pid <= 0)
+		return;
 	/* Permanent: a restart would send the same wrong secret. */
 	code = tfj_testutil_wait(spawn_with(wk_args, env_bad, 1), 120);
 	TFJ_CHECK_NE(code, TFJ_EXIT_OK);
 	TFJ_CHECK_NE(code, -1);
 	TFJ_CHECK(!tfj_exitcode_retryable(code));
-	kill(pid, SIGTERM);
+	tfj_testutil_kill(pid, SIGTERM);
 	TFJ_CHECK_INT(tfj_testutil_wait(pid, 60), TFJ_EXIT_ABORTED);
 }
 

@@ -263,7 +263,7 @@ static pid_t start_ps(const char *proto, char *env_kv)
 
 static void stop_ps(pid_t pid)
 {
-	kill(pid, SIGTERM);
+	tfj_testutil_kill(pid, SIGTERM);
 	TFJ_CHECK_INT(tfj_testutil_wait(pid, 60), TFJ_EXIT_ABORTED);
 }
 
