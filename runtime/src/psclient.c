@@ -111,13 +111,17 @@ int tfj_psclient_new(struct tfj_psclient **out, const struct tfj_rtconfig *cfg)
 	 * Message caps explicit on both sides; reconnect backoff short, since a
 	 * restarted ps should be found again within a second; gRPC's own retries
 	 * off because the runtime retries whole steps with its own deadline.
-	 * gRPC also gives each connection attempt (TCP connect, HTTP/2 and any
-	 * TLS handshake) only the minimum backoff before abandoning it: 100 ms
-	 * failed every attempt of a worker throttled by a small CPU limit, so
-	 * an attempt gets PS_CONNECT_MIN_MS. A refused connection (the ps not
-	 * up yet, or restarting on the same address) still fails at once and
-	 * is retried after the short backoff; only an address that swallows
-	 * packets (a deleted pod's IP) waits the whole attempt out.
+	 * gRPC gives each connection attempt (TCP connect, HTTP/2 and any TLS
+	 * handshake) max(minimum backoff, current backoff) before abandoning
+	 * it, and a call fails at once while the channel is in transient
+	 * failure. With a 100 ms minimum, a worker whose ps answered slowly (a
+	 * small CPU limit, a congested path) failed its calls until the
+	 * backoff had grown, and never got through to a ps slower than the
+	 * 1 s maximum; an attempt gets PS_CONNECT_MIN_MS instead. A refused
+	 * connection (the ps not up yet, or restarting on the same address)
+	 * still fails at once and is retried after the short backoff; only an
+	 * address that swallows packets (a deleted pod's IP) waits the whole
+	 * attempt out.
 	 */
 	tfj_grpc_args_init(&args);
 	tfj_wire_transport_args(&args, cfg->max_message_bytes);
