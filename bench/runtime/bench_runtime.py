@@ -49,7 +49,8 @@ def main():
     # two ends on one CPU in some runs and on two in others, and both the
     # runtime's figures and raw TCP's change with it (docs/benchmarks.md).
     sizes = "1,4,16" if quick else "1,4,16,64"
-    placements = ("split", "same") if os.cpu_count() and os.cpu_count() >= 2 else ("same",)
+    # The CPUs this process may use (a cpuset or container may allow fewer than the host has).
+    placements = ("split", "same") if len(os.sched_getaffinity(0)) >= 2 else ("same",)
     for r in range(0 if "--no-pushpull" in sys.argv else 2 if quick else 3):
         for placement in placements:
             load = procmon.loadavg()
@@ -59,10 +60,11 @@ def main():
             # from gRPC.
             p = subprocess.run([pushpull, "--runtime", runtime, "--sizes", sizes,
                                 "--reps", "10" if quick else "20", "--placement", placement],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                timeout=600, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
             if p.returncode != 0:
-                raise SystemExit("tfj-bench-pushpull failed: %s" % p.stdout)
+                raise SystemExit("tfj-bench-pushpull --placement %s failed: %s%s" % (
+                    placement, p.stdout, p.stderr[-4000:]))
             for line in p.stdout.splitlines():
                 rec = json.loads(line)
                 rec["run"], rec["load"] = r, load
@@ -108,7 +110,7 @@ def main():
     md += ["", "| placement | tensor MiB | pull MiB/s | push MiB/s | raw TCP MiB/s | pull/TCP | "
            "push/TCP | load 1m |", "|---|---|---|---|---|---|---|---|"]
     pp = results["pushpull"]
-    for placement in sorted({x.get("placement", "any") for x in pp}, key=lambda p: p != "split"):
+    for placement in sorted({x.get("placement", "any") for x in pp}, key=lambda p: (p != "split", p)):
         for size in sorted({x["size_mib"] for x in pp}):
             rs = [x for x in pp
                   if x["size_mib"] == size and x.get("placement", "any") == placement]

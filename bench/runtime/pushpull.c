@@ -25,7 +25,9 @@
  *
  * --placement pins the two ends, because on a small machine where they run
  * decides the figure: `split` puts the client on one CPU and the ps (or the
- * TCP server thread) on another, as on two nodes or two idle cores; `same`
+ * TCP server thread) on another, as on two nodes or two idle cores (the
+ * first two CPUs allowed; where those are hyperthreads of one core, they
+ * share its caches and the figure is not a two-core one); `same`
  * puts both on one CPU, where a Push is no longer a pipeline (the ps can
  * only read and apply once the client has stopped sending); `any` (the
  * default) leaves it to the scheduler, which on 2 cores picks either, run by
