@@ -110,12 +110,9 @@ def main():
     md += ["", "| placement | tensor MiB | pull MiB/s | push MiB/s | raw TCP MiB/s | pull/TCP | "
            "push/TCP | load 1m |", "|---|---|---|---|---|---|---|---|"]
     pp = results["pushpull"]
-    for placement in sorted({x.get("placement", "any") for x in pp}, key=lambda p: (p != "split", p)):
+    for placement in placements:
         for size in sorted({x["size_mib"] for x in pp}):
-            rs = [x for x in pp
-                  if x["size_mib"] == size and x.get("placement", "any") == placement]
-            if not rs:
-                continue
+            rs = [x for x in pp if x["size_mib"] == size and x["placement"] == placement]
             pr = med_spread([x["pull_ratio"] for x in rs])
             sr = med_spread([x["push_ratio"] for x in rs])
             md.append("| %s | %.1f | %.0f | %.0f | %.0f | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | "

@@ -82,21 +82,21 @@ static int pin(int cpu)
 static int choose_cpus(const char *placement)
 {
 	cpu_set_t set;
-	int cpus[2], n = 0, i;
+	int cpus[2], n = 0, i, split = strcmp(placement, "split") == 0;
 
 	if (strcmp(placement, "any") == 0)
 		return 0;
-	if (strcmp(placement, "split") != 0 && strcmp(placement, "same") != 0)
+	if (!split && strcmp(placement, "same") != 0)
 		return -1;
 	if (sched_getaffinity(0, sizeof(set), &set))
 		return -1;
 	for (i = 0; i < CPU_SETSIZE && n < 2; i++)
 		if (CPU_ISSET(i, &set))
 			cpus[n++] = i;
-	if (n < (strcmp(placement, "split") == 0 ? 2 : 1))
+	if (n < 1 + split)
 		return -1;
 	client_cpu = cpus[0];
-	server_cpu = strcmp(placement, "split") == 0 ? cpus[1] : cpus[0];
+	server_cpu = cpus[split];
 	return 0;
 }
 
@@ -176,8 +176,6 @@ static int tcp_bench(double *t, int reps, size_t bytes)
 	struct sockaddr_in a;
 	socklen_t len = sizeof(a);
 	pthread_t th;
-	pthread_attr_t attr;
-	cpu_set_t cpus;
 	char *out = NULL, ack;
 	int cfd = -1, one = 1, rc = -1, i, started = 0;
 
@@ -192,19 +190,11 @@ static int tcp_bench(double *t, int reps, size_t bytes)
 	if (bind(srv.lfd, (struct sockaddr *)&a, sizeof(a)) || listen(srv.lfd, 1) ||
 	    getsockname(srv.lfd, (struct sockaddr *)&a, &len))
 		goto out;
-	if (pthread_attr_init(&attr))
+	/* The server thread inherits this thread's CPU, as the ps does (ps_bench). */
+	if (pin(server_cpu))
 		goto out;
-	if (server_cpu >= 0) {
-		CPU_ZERO(&cpus);
-		CPU_SET(server_cpu, &cpus);
-		if (pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus)) {
-			pthread_attr_destroy(&attr);
-			goto out;
-		}
-	}
-	started = !pthread_create(&th, &attr, tcp_server, &srv);
-	pthread_attr_destroy(&attr);
-	if (!started)
+	started = !pthread_create(&th, NULL, tcp_server, &srv);
+	if (pin(client_cpu) || !started)
 		goto out;
 	cfd = socket(AF_INET, SOCK_STREAM, 0);
 	if (cfd < 0 || connect(cfd, (struct sockaddr *)&a, sizeof(a)))

@@ -517,9 +517,10 @@ int tfj_model_grad_ready(struct tfj_model *m, const float *const *params, const 
 			cur = next;
 		}
 	}
-	for (l = 0; l < m->layers && !ready; l++)
-		if ((rc = download_layer(m, l, grads)) < 0)
-			return rc;
+	if (!ready)
+		for (l = 0; l < m->layers; l++)
+			if ((rc = download_layer(m, l, grads)) < 0)
+				return rc;
 	return 0;
 }
 

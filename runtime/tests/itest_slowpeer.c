@@ -26,6 +26,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include <grpc/grpc.h>
@@ -42,10 +43,6 @@
 static char ps[64], wk[64], relay_addr[64];
 static int relay_lfd = -1, ps_port;
 static atomic_int relay_conns, relay_live, relay_stop;
-
-struct pair {
-	int cfd; /* the client's side */
-};
 
 /* Copies what is readable on `from` to `to`; -1 when `from` closed or failed. */
 static int pump(int from, int to)
@@ -73,42 +70,37 @@ static int pump(int from, int to)
  */
 static void *relay_conn(void *arg)
 {
-	struct pair *p = arg;
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	struct pollfd fds[2];
-	struct timespec t0, now;
-	int sfd = socket(AF_INET, SOCK_STREAM, 0), one = 1, held = 1;
+	double t0 = tfj_testutil_now_s();
+	int cfd = (int)(intptr_t)arg, sfd = socket(AF_INET, SOCK_STREAM, 0), one = 1, held = 1;
 
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	a.sin_port = htons((uint16_t)ps_port);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (sfd < 0 || connect(sfd, (struct sockaddr *)&a, sizeof(a)))
 		goto out;
 	setsockopt(sfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(p->cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	while (!atomic_load(&relay_stop)) {
-		long ms;
+		long ms = (long)((tfj_testutil_now_s() - t0) * 1000);
 
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		ms = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
 		held = ms < DELAY_MS;
-		fds[0] = (struct pollfd){ .fd = p->cfd, .events = POLLIN };
+		fds[0] = (struct pollfd){ .fd = cfd, .events = POLLIN };
 		fds[1] = (struct pollfd){ .fd = sfd, .events = held ? 0 : POLLIN };
 		if (poll(fds, 2, held ? (int)(DELAY_MS - ms) : 100) < 0 && errno != EINTR)
 			break;
-		if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) && pump(p->cfd, sfd))
+		if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) && pump(cfd, sfd))
 			break;
 		/* A ps side that hung up ends the relay even while its bytes are held. */
 		if (held && (fds[1].revents & (POLLHUP | POLLERR)))
 			break;
-		if (!held && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) && pump(sfd, p->cfd))
+		if (!held && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) && pump(sfd, cfd))
 			break;
 	}
 out:
 	if (sfd >= 0)
 		close(sfd);
-	close(p->cfd);
-	free(p);
+	close(cfd);
 	atomic_fetch_sub(&relay_live, 1);
 	return NULL;
 }
@@ -118,7 +110,6 @@ static void *relay_accept(void *arg)
 	(void)arg;
 	while (!atomic_load(&relay_stop)) {
 		struct pollfd pf = { .fd = relay_lfd, .events = POLLIN };
-		struct pair *p;
 		pthread_t th;
 		int fd;
 
@@ -127,18 +118,14 @@ static void *relay_accept(void *arg)
 		fd = accept(relay_lfd, NULL, NULL);
 		if (fd < 0)
 			continue;
-		p = malloc(sizeof(*p));
-		if (!p || atomic_fetch_add(&relay_conns, 1) >= MAX_CONN) {
-			free(p);
+		if (atomic_fetch_add(&relay_conns, 1) >= MAX_CONN) {
 			close(fd);
 			continue;
 		}
-		p->cfd = fd;
 		atomic_fetch_add(&relay_live, 1);
-		if (pthread_create(&th, NULL, relay_conn, p)) {
+		if (pthread_create(&th, NULL, relay_conn, (void *)(intptr_t)fd)) {
 			atomic_fetch_sub(&relay_live, 1);
 			close(fd);
-			free(p);
 			continue;
 		}
 		pthread_detach(th);
