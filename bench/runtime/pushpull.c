@@ -270,6 +270,8 @@ struct result {
 };
 
 static const char *protocol = "auto", *placement = "any";
+/* --push-part-kib for the client (NULL: the runtime's default). */
+static const char *push_part;
 
 static int ps_bench(struct result *res, const char *runtime, size_t h, int reps,
 		    size_t *bytes_out)
@@ -306,6 +308,10 @@ static int ps_bench(struct result *res, const char *runtime, size_t h, int reps,
 	argv[n++] = "127.0.0.1:1";
 	argv[n++] = "--protocol";
 	argv[n++] = (char *)protocol;
+	if (push_part) {
+		argv[n++] = "--push-part-kib";
+		argv[n++] = (char *)push_part;
+	}
 	n += model_args(argv + n, hidden, sizeof(hidden), h);
 	rc = tfj_rtconfig_parse(&cfg, n, argv, NULL);
 	if (rc)
@@ -375,6 +381,8 @@ int main(int argc, char **argv)
 			protocol = argv[i + 1];
 		} else if (strcmp(argv[i], "--placement") == 0) {
 			placement = argv[i + 1];
+		} else if (strcmp(argv[i], "--push-part-kib") == 0) {
+			push_part = argv[i + 1];
 		} else if (strcmp(argv[i], "--sizes") == 0) {
 			sizes = argv[i + 1];
 		} else if (strcmp(argv[i], "--reps") == 0) {
@@ -391,7 +399,8 @@ int main(int argc, char **argv)
 	}
 	if (i != argc || !runtime) {
 		fprintf(stderr, "usage: %s --runtime PATH [--sizes 1,4,16,64] [--reps N] "
-			"[--protocol auto|1|2] [--placement any|split|same]\n", argv[0]);
+			"[--protocol auto|1|2] [--placement any|split|same] [--push-part-kib N]\n",
+			argv[0]);
 		return 2;
 	}
 	if (choose_cpus(placement) || pin(client_cpu)) {

@@ -137,7 +137,7 @@ int tfj_optim_apply(enum tfj_optim_kind kind, const struct tfj_optim_hparams *h,
 	 */
 	if (n && !tfj_optim_finite(grad, n))
 		return tfj_err_set(TFJ_ENUMERIC, "optim: gradient holds NaN or Inf");
-	tfj_optim_update(kind, h, param, grad, state, n, step);
+	tfj_optim_update(kind, h, param, grad, state, state ? state + n : NULL, n, step);
 	return 0;
 }
 
@@ -151,10 +151,10 @@ static inline float grad_at(const unsigned char *g, size_t i)
 }
 
 void tfj_optim_update(enum tfj_optim_kind kind, const struct tfj_optim_hparams *h, float *param_,
-		      const void *grad, float *state_, size_t n, int64_t step)
+		      const void *grad, float *m_, float *v_, size_t n, int64_t step)
 {
 	/* Distinct arrays (optim.h): restrict lets the loops vectorise without alias checks. */
-	float *restrict param = param_, *restrict state = state_;
+	float *restrict param = param_, *restrict state = m_;
 	const unsigned char *restrict gb = grad;
 	const float lr = h->lr, wd = h->weight_decay;
 	size_t i;
@@ -188,7 +188,7 @@ void tfj_optim_update(enum tfj_optim_kind kind, const struct tfj_optim_hparams *
 		break;
 	}
 	case TFJ_OPTIM_ADAM: {
-		float *restrict m = state, *restrict v = state + n;
+		float *restrict m = m_, *restrict v = v_;
 		/* Bias correction for update number t = step + 1. */
 		double t = (double)step + 1.0;
 		const float c1 = (float)(1.0 - pow(h->beta1, t));

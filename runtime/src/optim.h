@@ -60,12 +60,16 @@ int tfj_optim_apply(enum tfj_optim_kind kind, const struct tfj_optim_hparams *h,
  * The update of tfj_optim_apply() without its checks, for a caller that
  * applies one gradient in many pieces and has checked once for all of them:
  * h passed tfj_optim_validate(), every piece passed tfj_optim_finite(),
- * state is there when kind needs it, step >= 0. grad is n floats in host
- * byte order at any alignment (the parameter server applies pushes straight
- * from gRPC's receive buffers, where a tensor starts wherever the message
- * put it).
+ * step >= 0. The state comes as its blocks: m is momentum's velocity or
+ * Adam's first moment, v Adam's second moment (n floats each; NULL where
+ * kind keeps none). For a state array laid out as above that is
+ * m = state, v = state + n; apart, a piece [o, o + k) of a variable of n
+ * floats updates with m = state + o, v = state + n + o. grad is n floats in
+ * host byte order at any alignment (the parameter server applies pushes
+ * straight from gRPC's receive buffers, where a tensor starts wherever the
+ * message put it).
  */
 void tfj_optim_update(enum tfj_optim_kind kind, const struct tfj_optim_hparams *h, float *param,
-		      const void *grad, float *state, size_t n, int64_t step);
+		      const void *grad, float *m, float *v, size_t n, int64_t step);
 
 #endif

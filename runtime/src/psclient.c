@@ -20,7 +20,7 @@
 #define PS_CONNECT_MIN_MS 2000
 
 /* What a completion of the client's queue was (the first member of every tag). */
-enum tag_kind { TAG_UNARY = 1, TAG_EXCHANGE, TAG_STATUS };
+enum tag_kind { TAG_UNARY = 1, TAG_EXCHANGE, TAG_STATUS, TAG_SEND };
 
 /* A unary call (protocol v1). */
 struct rpc {
@@ -37,19 +37,31 @@ struct stag {
 };
 
 /*
- * The stream to one ps (protocol v2). At most one request is on it at a
- * time (a call waits for every shard's answer), so a request is one batch
- * (send it, receive the answer) and done when that batch completed; `ended` says the status batch
- * completed: the stream is over and gs.status says why.
+ * The stream to one ps (protocol v2). A call puts one request on it, or
+ * the parts of one (tfj_psclient_call_parts); the next call waits for
+ * every answer of this one. One request is one batch (send it, receive
+ * the answer), done when that batch completed. Parts go out one send after
+ * the other without waiting for answers (gRPC takes one send at a time per
+ * stream), while one receive at a time collects their answers in order;
+ * an answer before the last is only checked, the last is the call's.
+ * `ended` says the status batch completed: the stream is over and
+ * gs.status says why.
  */
 struct pstream {
 	size_t shard;
 	struct tfj_grpc_call gs;      /* the call and its final status */
-	struct stag recv_tag, status_tag;
+	struct stag recv_tag, send_tag, status_tag;
 	int open, ended;
-	int recv_pending;             /* the request's batch (send + receive) */
+	int recv_pending;             /* a receive (with the send of a single request) */
+	int send_pending;             /* the send of a part */
 	grpc_byte_buffer *req, *rx;
-	uint64_t next_id, want_id;
+	uint64_t next_id, want_id;    /* want_id: the answer the call returns */
+	/* A call in parts (nparts > 0 only during one). */
+	const ProtobufCMessage *const *parts;
+	size_t nparts, nsent, nanswered;
+	enum tfj_rpc_method method;
+	int perr;                     /* an earlier part's failure (no more parts go) */
+	char pdetail[TFJ_ERR_DETAIL_MAX];
 };
 
 struct tfj_psclient {
@@ -142,6 +154,7 @@ int tfj_psclient_new(struct tfj_psclient **out, const struct tfj_rtconfig *cfg)
 
 		ps->shard = i;
 		ps->recv_tag = (struct stag){ TAG_EXCHANGE, ps };
+		ps->send_tag = (struct stag){ TAG_SEND, ps };
 		ps->status_tag = (struct stag){ TAG_STATUS, ps };
 	}
 	cl->cq = grpc_completion_queue_create_for_next(NULL);
@@ -167,7 +180,7 @@ static void streams_close(struct tfj_psclient *cl)
 		for (i = 0; i < cl->n; i++) {
 			struct pstream *ps = &cl->streams[i];
 
-			if (ps->open && (!ps->ended || ps->recv_pending))
+			if (ps->open && (!ps->ended || ps->recv_pending || ps->send_pending))
 				busy = 1;
 		}
 		if (busy)
@@ -281,17 +294,114 @@ static void finish_rpc(struct rpc *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* The answers a call in parts waits for: every part's, or those sent before one failed. */
+static size_t parts_expected(const struct pstream *ps)
+{
+	return ps->perr ? ps->nsent : ps->nparts;
+}
+
+/*
+ * Sends the next part, once the one before left (gRPC takes one send at a
+ * time per stream); `ok` false: that send failed, the stream is going and
+ * its status will say why. 0, or why the part could not be encoded (then
+ * no further part goes and the stream is cancelled, so that no receive
+ * waits for an answer that cannot come).
+ */
+static int part_send_next(struct tfj_psclient *cl, struct pstream *ps, int ok)
+{
+	uint64_t id = ps->want_id - (ps->nparts - 1) + ps->nsent;
+	int rc;
+
+	if (ps->req)
+		grpc_byte_buffer_destroy(ps->req);
+	ps->req = NULL;
+	if (!ok || ps->perr || ps->nsent >= ps->nparts)
+		return 0;
+	rc = encode(cl, &ps->req, id, ps->method, ps->parts[ps->nsent], 1);
+	if (rc) {
+		ps->perr = rc;
+		snprintf(ps->pdetail, sizeof(ps->pdetail), "ps %zu (%s): part %zu of %zu: %s",
+			 ps->shard, cl->hosts[ps->shard], ps->nsent + 1, ps->nparts,
+			 tfj_err_detail());
+		grpc_call_cancel(ps->gs.call, NULL);
+		return rc;
+	}
+	if (tfj_grpc_stream_send(ps->gs.call, ps->req, &ps->send_tag) != 0) {
+		grpc_call_cancel(ps->gs.call, NULL); /* its status tells the caller */
+		return 0;
+	}
+	ps->send_pending = 1;
+	ps->nsent++;
+	return 0;
+}
+
+/*
+ * An answer to a part came (rx), or the stream ended (rx NULL: its status
+ * is the call's). The last part's answer stays in rx for stream_result();
+ * an earlier one is checked here and dropped: a refusal stops the parts
+ * not sent yet (perr), the others' answers are still collected.
+ */
+static void part_answer(struct tfj_psclient *cl, struct pstream *ps)
+{
+	uint64_t id = ps->want_id - (ps->nparts - 1) + ps->nanswered;
+	struct tfj_psframe f;
+	int e;
+
+	if (!ps->rx || ps->nanswered + 1 == ps->nparts)
+		return;
+	cl->stats.frames++;
+	tfj_wire_arena_reset(&cl->arenas[ps->shard]);
+	e = tfj_psframe_decode(&f, ps->rx, &cl->arenas[ps->shard]);
+	grpc_byte_buffer_destroy(ps->rx);
+	ps->rx = NULL;
+	if (!e && (f.id != id || f.method != (uint32_t)ps->method)) {
+		e = tfj_err_set(TFJ_EINTERNAL, "answer %" PRIu64 " to part %" PRIu64, f.id, id);
+	}
+	if (e) {
+		/* Out of step with the ps: this stream cannot be trusted any more. */
+		if (!ps->perr) {
+			ps->perr = TFJ_EINTERNAL;
+			snprintf(ps->pdetail, sizeof(ps->pdetail), "ps %zu (%s) %s: %s", ps->shard,
+				 cl->hosts[ps->shard], TFJ_PSFRAME_PATH, tfj_err_detail());
+		}
+		grpc_call_cancel(ps->gs.call, NULL);
+		return;
+	}
+	if (f.status != GRPC_STATUS_OK && !ps->perr) {
+		ps->perr = err_of((grpc_status_code)f.status);
+		snprintf(ps->pdetail, sizeof(ps->pdetail), "ps %zu (%s) %s over the stream, part "
+			 "%zu of %zu: %s: %s", ps->shard, cl->hosts[ps->shard],
+			 tfj_rpc_methods[ps->method].path, ps->nanswered + 1, ps->nparts,
+			 tfj_grpc_status_name((grpc_status_code)f.status), f.detail);
+	}
+	ps->nanswered++;
+	if (ps->nanswered >= parts_expected(ps))
+		return;
+	if (tfj_grpc_stream_recv(ps->gs.call, &ps->rx, &ps->recv_tag) == 0)
+		ps->recv_pending = 1;
+	else
+		grpc_call_cancel(ps->gs.call, NULL);
+}
+
 /* Records one completion of the client's queue. */
 static void dispatch(struct tfj_psclient *cl, grpc_event ev)
 {
 	struct stag *t = ev.tag;
 
-	(void)cl;
 	if (ev.type != GRPC_OP_COMPLETE)
 		return;
 	switch (*(int *)ev.tag) {
 	case TAG_UNARY: ((struct rpc *)ev.tag)->done = 1; break;
-	case TAG_EXCHANGE: t->ps->recv_pending = 0; break;
+	case TAG_EXCHANGE:
+		t->ps->recv_pending = 0;
+		if (t->ps->nparts)
+			part_answer(cl, t->ps);
+		break;
+	case TAG_SEND:
+		t->ps->send_pending = 0;
+		if (t->ps->nparts)
+			part_send_next(cl, t->ps, ev.success);
+		break;
 	case TAG_STATUS: t->ps->ended = 1; break;
 	default: break;
 	}
@@ -308,6 +418,58 @@ static void stream_reset(struct pstream *ps)
 	ps->ended = 0;
 }
 
+/* Opens a stream to the ps when there is none (or the last one ended). */
+static int stream_open(struct tfj_psclient *cl, struct pstream *ps)
+{
+	int rc;
+
+	if (ps->open && ps->ended && !ps->recv_pending && !ps->send_pending)
+		stream_reset(ps);
+	if (ps->open)
+		return 0;
+	rc = tfj_grpc_stream_open(&ps->gs, cl->ch[ps->shard], cl->cq, TFJ_PSFRAME_PATH,
+				  cl->auth.secret, &ps->status_tag);
+	if (rc) {
+		tfj_grpc_call_end(&ps->gs);
+		return rc;
+	}
+	ps->open = 1;
+	cl->stats.streams_opened++;
+	tfj_log_fmt(cl->stats.streams_opened <= cl->n ? TFJ_LOG_INFO : TFJ_LOG_DEBUG,
+		    "ps %zu (%s): stream opened (protocol v2)", ps->shard, cl->hosts[ps->shard]);
+	return 0;
+}
+
+/*
+ * Puts the parts[0..n) of one request (n >= 2) on shard i's stream: the
+ * first goes now, each next one when the one before has left
+ * (part_send_next), and one receive collects the answers (part_answer).
+ */
+static int parts_start(struct tfj_psclient *cl, struct pstream *ps, enum tfj_rpc_method method,
+		       const ProtobufCMessage *const *parts, size_t n)
+{
+	int rc;
+
+	rc = stream_open(cl, ps);
+	if (rc)
+		return rc;
+	ps->parts = parts;
+	ps->nparts = n;
+	ps->nsent = ps->nanswered = 0;
+	ps->perr = 0;
+	ps->method = method;
+	ps->want_id = ps->next_id + n;
+	ps->next_id += n;
+	rc = part_send_next(cl, ps, 1);
+	if (rc || !ps->nsent)
+		return rc;
+	if (tfj_grpc_stream_recv(ps->gs.call, &ps->rx, &ps->recv_tag) == 0)
+		ps->recv_pending = 1;
+	else
+		grpc_call_cancel(ps->gs.call, NULL);
+	return 0;
+}
+
 /*
  * Sends one request on shard i's stream, opening the stream first when
  * there is none (or the last one ended). The answer is awaited by the call.
@@ -318,21 +480,9 @@ static int stream_start(struct tfj_psclient *cl, struct pstream *ps, enum tfj_rp
 	grpc_op ops[2];
 	int rc;
 
-	if (ps->open && ps->ended && !ps->recv_pending)
-		stream_reset(ps);
-	if (!ps->open) {
-		rc = tfj_grpc_stream_open(&ps->gs, cl->ch[ps->shard], cl->cq, TFJ_PSFRAME_PATH,
-					  cl->auth.secret, &ps->status_tag);
-		if (rc) {
-			tfj_grpc_call_end(&ps->gs);
-			return rc;
-		}
-		ps->open = 1;
-		cl->stats.streams_opened++;
-		tfj_log_fmt(cl->stats.streams_opened <= cl->n ? TFJ_LOG_INFO : TFJ_LOG_DEBUG,
-			    "ps %zu (%s): stream opened (protocol v2)", ps->shard,
-			    cl->hosts[ps->shard]);
-	}
+	rc = stream_open(cl, ps);
+	if (rc)
+		return rc;
 	ps->want_id = ++ps->next_id;
 	rc = encode(cl, &ps->req, ps->want_id, method, req, 1);
 	if (rc)
@@ -357,7 +507,8 @@ static int shard_done(const struct tfj_psclient *cl, size_t i)
 	if (cl->use[i] == 1)
 		return cl->rpcs[i].done || !cl->rpcs[i].c.call;
 	if (cl->use[i] == 2)
-		return !ps->recv_pending && (ps->rx || ps->ended);
+		return !ps->recv_pending && !ps->send_pending &&
+		       (ps->rx || ps->ended || (ps->nparts && ps->nanswered >= parts_expected(ps)));
 	return 1;
 }
 
@@ -420,6 +571,14 @@ static int stream_result(struct tfj_psclient *cl, size_t i, enum tfj_rpc_method 
 	if (ps->req)
 		grpc_byte_buffer_destroy(ps->req);
 	ps->req = NULL;
+	if (ps->nparts && ps->perr) {
+		/* A part failed: that is the call's outcome, whatever the others got. */
+		if (ps->rx)
+			grpc_byte_buffer_destroy(ps->rx);
+		ps->rx = NULL;
+		snprintf(detail, cap, "%s", ps->pdetail);
+		return ps->perr;
+	}
 	if (ps->rx) {
 		cl->stats.frames++;
 		/* Kept to the shard's next call: the answer's tensors point into it. */
@@ -559,9 +718,26 @@ static int choose(const struct tfj_psclient *cl, size_t i, enum tfj_rpc_method m
 	return 2;
 }
 
-int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
-		      const ProtobufCMessage *const *reqs, ProtobufCMessage **resps,
-		      double timeout_s)
+/*
+ * Shard i's requests of this call: nparts[i] parts, or (nparts NULL) the one
+ * request reqs[i]; none when it is NULL.
+ */
+static size_t shard_parts(const ProtobufCMessage *const **list, const ProtobufCMessage *const *reqs,
+			  const ProtobufCMessage *const *const *parts, const size_t *nparts,
+			  size_t i)
+{
+	if (nparts) {
+		*list = parts[i];
+		return parts[i] ? nparts[i] : 0;
+	}
+	*list = &reqs[i];
+	return reqs[i] != NULL;
+}
+
+/* tfj_psclient_call() and tfj_psclient_call_parts(): see shard_parts(). */
+static int call(struct tfj_psclient *cl, enum tfj_rpc_method method,
+		const ProtobufCMessage *const *reqs, const ProtobufCMessage *const *const *parts,
+		const size_t *nparts, ProtobufCMessage **resps, double timeout_s)
 {
 	gpr_timespec deadline = tfj_grpc_deadline_ms((int64_t)(timeout_s * 1000));
 	size_t i;
@@ -586,15 +762,16 @@ int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 	}
 	for (i = 0; i < cl->n; i++) {
 		struct pstream *ps = &cl->streams[i];
+		const ProtobufCMessage *const *list;
 
 		resps[i] = NULL;
 		cl->use[i] = 0;
-		if (ps->open && ps->ended && !ps->recv_pending) {
+		if (ps->open && ps->ended && !ps->recv_pending && !ps->send_pending) {
 			stream_reset(ps);
 			if (!cl->forced)
 				cl->proto[i] = 0;
 		}
-		if (!reqs[i])
+		if (!shard_parts(&list, reqs, parts, nparts, i))
 			continue;
 		/* Not negotiated yet (or the stream broke since): ask first. */
 		if (!cl->forced && !cl->proto[i] && method != TFJ_RPC_STATUS) {
@@ -612,6 +789,9 @@ int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 	/* Pass 1 goes as chosen; pass 2 only repeats, unary, what a ps without the stream refused. */
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < cl->n; i++) {
+			const ProtobufCMessage *const *list;
+			size_t np = shard_parts(&list, reqs, parts, nparts, i);
+
 			memset(&cl->rpcs[i], 0, sizeof(cl->rpcs[i]));
 			cl->rpcs[i].shard = (int)i;
 			tout[i] = 0;
@@ -622,10 +802,16 @@ int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 			if (cl->kept[i])
 				grpc_byte_buffer_destroy(cl->kept[i]);
 			cl->kept[i] = NULL;
-			if (cl->use[i] == 2)
-				rc = stream_start(cl, &cl->streams[i], method, reqs[i]);
+			if (cl->use[i] == 2 && np > 1)
+				rc = parts_start(cl, &cl->streams[i], method, list, np);
+			else if (cl->use[i] == 2)
+				rc = stream_start(cl, &cl->streams[i], method, list[0]);
+			else if (np > 1)
+				/* Parts travel on a stream only; the caller sends the request whole. */
+				rc = tfj_err_set(TFJ_EUNAVAIL, "ps %zu (%s) serves no stream now: "
+						 "the request goes again whole", i, cl->hosts[i]);
 			else
-				rc = unary_start(cl, &cl->rpcs[i], method, reqs[i], deadline);
+				rc = unary_start(cl, &cl->rpcs[i], method, list[0], deadline);
 			if (rc) {
 				if (!first) {
 					first = rc;
@@ -646,8 +832,16 @@ int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 
 			cl->use[i] = 0;
 			if (use == 2) {
+				struct pstream *ps = &cl->streams[i];
+				size_t np = ps->nparts;
+
 				e = stream_result(cl, i, method, resps, tout[i], d, sizeof(d));
-				if (e == 1) {
+				ps->nparts = 0;
+				ps->parts = NULL;
+				if (e == 1 && np) {
+					/* Parts cannot go unary: the caller's retry sends them whole. */
+					e = TFJ_EUNAVAIL;
+				} else if (e == 1) {
 					cl->use[i] = 1;
 					again = 1;
 					continue;
@@ -675,4 +869,28 @@ int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 	if (first)
 		return tfj_err_set(first, "%s", detail);
 	return 0;
+}
+
+int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
+		      const ProtobufCMessage *const *reqs, ProtobufCMessage **resps,
+		      double timeout_s)
+{
+	return call(cl, method, reqs, NULL, NULL, resps, timeout_s);
+}
+
+int tfj_psclient_call_parts(struct tfj_psclient *cl, enum tfj_rpc_method method,
+			    const ProtobufCMessage *const *const *parts, const size_t *nparts,
+			    ProtobufCMessage **resps, double timeout_s)
+{
+	return call(cl, method, NULL, parts, nparts, resps, timeout_s);
+}
+
+int tfj_psclient_streaming(const struct tfj_psclient *cl)
+{
+	size_t i;
+
+	for (i = 0; i < cl->n; i++)
+		if (cl->forced != 2 && cl->proto[i] != 2)
+			return 0;
+	return 1;
 }

@@ -72,6 +72,31 @@ int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 		      const ProtobufCMessage *const *reqs, ProtobufCMessage **resps,
 		      double timeout_s);
 
+/*
+ * Like tfj_psclient_call() for a request that comes in parts (a Push cut
+ * into pieces, docs/runtime-protocol.md): shard i gets parts[i][0..nparts[i])
+ * (parts[i] NULL or nparts[i] 0: skip shard i), in order on its stream,
+ * each part sent as soon as the one before has left, without waiting for
+ * its answer, so the ps takes in one part while it works on the one
+ * before. resps[i] is the answer to shard i's last part. A refused part
+ * fails the call with that part's error (the parts after it are not sent;
+ * those before stay applied). A shard with one part goes as
+ * tfj_psclient_call() would send it; parts go only over streams: a shard
+ * that serves none (see tfj_psclient_streaming) fails with TFJ_EUNAVAIL,
+ * after which the caller sends the request whole.
+ */
+int tfj_psclient_call_parts(struct tfj_psclient *cl, enum tfj_rpc_method method,
+			    const ProtobufCMessage *const *const *parts, const size_t *nparts,
+			    ProtobufCMessage **resps, double timeout_s);
+
+/*
+ * 1 when every ps is known to serve the stream (protocol v2 negotiated,
+ * or --protocol 2), so that tfj_psclient_call_parts() may send parts; 0
+ * before the first negotiation, after a stream broke (until the next call
+ * asked again) and with protocol v1.
+ */
+int tfj_psclient_streaming(const struct tfj_psclient *cl);
+
 void tfj_psclient_get_stats(struct tfj_psclient_stats *out, const struct tfj_psclient *cl);
 
 /*

@@ -224,6 +224,7 @@ void tfj_pssrv_handle(struct tfj_pssrv *s, int method, struct tfj_pssrv_call *c,
 		r.protocol = s->sslot.reg ? TFJ_PSFRAME_PROTOCOL : 1;
 		/* Parts are an async rule: a sync ps says no, and its clients push whole. */
 		r.partial_push = !s->cfg->sync;
+		r.piece_parts = r.partial_push;
 		tfj_pssrv_respond(s, c, GRPC_STATUS_OK, NULL, &r.base);
 		return;
 	}

@@ -57,6 +57,7 @@ void tfj_rtconfig_defaults(struct tfj_rtconfig *cfg)
 	cfg->peer_timeout_s = 60.0;
 	cfg->rpc_timeout_s = 30.0;
 	cfg->max_message_bytes = 256u << 20;
+	cfg->push_part_kib = TFJ_RT_PUSH_PART_KIB;
 	cfg->ps_linger_s = 3.0;
 	cfg->lr_cosine = 1;
 }
@@ -224,6 +225,10 @@ int64_t tfj_rtconfig_steps_for(const struct tfj_rtconfig *cfg, size_t train_n)
 	return (int64_t)steps;
 }
 
+/* A numeric default in the usage text, from the macro that sets it. */
+#define VALUE_STR_(x) #x
+#define VALUE_STR(x) VALUE_STR_(x)
+
 const char *tfj_rtconfig_usage(void)
 {
 	return
@@ -247,7 +252,10 @@ const char *tfj_rtconfig_usage(void)
 	"  --eval-secs X (5)  --progress-steps N (100)\n"
 	"transport:\n"
 	"  --peer-timeout X (60 s)  --rpc-timeout X (30 s)  --max-message-mb N (256)\n"
-	"  --ps-linger X (3 s)  --protocol auto|1|2 (auto)  --log-level debug|info|warn|error\n";
+	"  --ps-linger X (3 s)  --protocol auto|1|2 (auto)  --log-level debug|info|warn|error\n"
+	"  --push-part-kib N (" VALUE_STR(TFJ_RT_PUSH_PART_KIB) ")  async: a larger push goes as parts "
+	"of N KiB, each\n"
+	"             applied while the next arrives; 0 = whole pushes\n";
 }
 
 /* One flag: name, and whether it takes a value. */
@@ -267,6 +275,7 @@ static const struct {
 	{ "checkpoint-dir", 1 }, { "checkpoint-steps", 1 }, { "checkpoint-secs", 1 },
 	{ "eval-secs", 1 }, { "progress-steps", 1 }, { "peer-timeout", 1 },
 	{ "rpc-timeout", 1 }, { "max-message-mb", 1 }, { "ps-linger", 1 }, { "protocol", 1 },
+	{ "push-part-kib", 1 },
 	{ "log-level", 1 }, { "fail-after", 1 }, { "inject-nan-at", 1 },
 };
 
@@ -372,6 +381,7 @@ static int apply_training(struct tfj_rtconfig *cfg, const char **v)
 	NUM_I("max-steps", 0, (int64_t)1 << 40, cfg->max_steps);
 	NUM_I("seed", 0, INT64_MAX, cfg->seed);
 	NUM_I("min-slice", 1, (int64_t)1 << 30, cfg->min_slice);
+	NUM_I("push-part-kib", 0, (int64_t)1 << 20, cfg->push_part_kib);
 	NUM_I("checkpoint-steps", 0, (int64_t)1 << 40, cfg->checkpoint_steps);
 	NUM_D("checkpoint-secs", 0, 1e7, cfg->checkpoint_secs);
 	NUM_D("eval-secs", 0.05, 1e6, cfg->eval_secs);

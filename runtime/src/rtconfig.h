@@ -37,6 +37,7 @@
 #define TFJ_RT_MAX_ARGLEN 4096    /* bytes of one argument */
 #define TFJ_RT_MAX_TASKS 256      /* tasks of one type */
 #define TFJ_RT_PATH_MAX 1024
+#define TFJ_RT_PUSH_PART_KIB 4096 /* --push-part-kib default */
 
 enum tfj_role { TFJ_ROLE_PS = 0, TFJ_ROLE_WORKER, TFJ_ROLE_CHIEF, TFJ_ROLE_EVALUATOR };
 
@@ -95,6 +96,7 @@ struct tfj_rtconfig {
 	double rpc_timeout_s;        /* deadline of one call */
 	size_t max_message_bytes;    /* gRPC send/receive cap */
 	int protocol;                /* --protocol: 0 auto (v2 where the ps has it), 1, 2 */
+	size_t push_part_kib;        /* async: cut pushes into parts of this size (0 = whole) */
 	double ps_linger_s;          /* ps: keep serving this long after Finish */
 	double fail_after_s;         /* test hook: exit 138 after this long (0 = off) */
 	int64_t inject_nan_at;       /* test hook: poison the local copy at this local step */

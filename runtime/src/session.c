@@ -60,10 +60,37 @@ void tfj_session_free(struct tfj_session *s)
 	free(s->first_slice);
 	free(s->reqs);
 	free(s->resps);
+	for (i = 0; s->pparts && i < s->nps; i++)
+		tfj_pushparts_free(&s->pparts[i]);
+	free(s->pparts);
+	free(s->plists);
+	free(s->pcounts);
 	tfj_model_free(s->model);
 	tfj_compute_free(s->comp);
 	tfj_psclient_free(s->cl);
 	tfj_layout_free(&s->plan);
+}
+
+/* Room to cut each shard's push into parts of --push-part-kib (async only). */
+static int parts_init(struct tfj_session *s)
+{
+	size_t j, elems = s->cfg->push_part_kib * (1024 / sizeof(float));
+	int rc;
+
+	if (s->cfg->sync || elems == 0)
+		return 0;
+	s->pparts = calloc(s->nps, sizeof(*s->pparts));
+	s->plists = calloc(s->nps, sizeof(*s->plists));
+	s->pcounts = calloc(s->nps, sizeof(*s->pcounts));
+	if (!s->pparts || !s->plists || !s->pcounts)
+		return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
+	for (j = 0; j < s->nps; j++) {
+		rc = tfj_pushparts_init(&s->pparts[j], s->plan.place.ps_size[j],
+					s->first_slice[j + 1] - s->first_slice[j], elems);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 int tfj_session_init(struct tfj_session *s, const struct tfj_rtconfig *cfg)
@@ -147,7 +174,7 @@ int tfj_session_init(struct tfj_session *s, const struct tfj_rtconfig *cfg)
 		}
 		s->first_slice[s->nps] = k;
 	}
-	return 0;
+	return parts_init(s);
 }
 
 /* Points shard j's slice messages at `arrays` (params or grads). */
@@ -240,10 +267,15 @@ int tfj_session_ensure_ready(struct tfj_session *s, const float *const *init_val
 	if (rc)
 		goto out;
 	/* Pushes in parts only when every ps takes them (an older ps says nothing). */
-	s->parts_ok = 1;
-	for (j = 0; j < s->nps; j++)
-		if (!((Tfj__Runtime__V1__StatusResponse *)s->resps[j])->partial_push)
+	s->parts_ok = s->pieces_ok = 1;
+	for (j = 0; j < s->nps; j++) {
+		const Tfj__Runtime__V1__StatusResponse *r = (const void *)s->resps[j];
+
+		if (!r->partial_push)
 			s->parts_ok = 0;
+		if (!r->partial_push || !r->piece_parts)
+			s->pieces_ok = 0;
+	}
 	for (j = 0; j < s->nps; j++) {
 		Tfj__Runtime__V1__StatusResponse *r = (Tfj__Runtime__V1__StatusResponse *)s->resps[j];
 
@@ -435,6 +467,38 @@ static int shard_run(const struct tfj_session *s, size_t j, size_t lo, size_t hi
 	return *a > s->first_slice[j];
 }
 
+/*
+ * Cuts this push's requests (s->reqs) into parts where a shard's is larger
+ * than --push-part-kib: 1 when some shard's push goes in parts (s->plists,
+ * s->pcounts), 0 when every one goes whole, or an error. Parts need every
+ * ps to take them cut anywhere (async, piece_parts at its last Status)
+ * over a stream; otherwise the push goes whole, as it does before the
+ * first negotiation, after a stream broke and to an older ps.
+ */
+static int cut_parts(struct tfj_session *s)
+{
+	size_t j;
+	int rc, cut = 0;
+
+	if (!s->pparts || !s->pieces_ok || !tfj_psclient_streaming(s->cl))
+		return 0;
+	for (j = 0; j < s->nps; j++) {
+		const Tfj__Runtime__V1__PushRequest *q = &s->pushq[j];
+
+		s->plists[j] = NULL;
+		s->pcounts[j] = 0;
+		if (!s->reqs[j])
+			continue;
+		rc = tfj_pushparts_cut(&s->pparts[j], q, q->slices, q->n_slices);
+		if (rc)
+			return rc;
+		s->plists[j] = s->pparts[j].list;
+		s->pcounts[j] = s->pparts[j].n;
+		cut |= s->pparts[j].n > 1;
+	}
+	return cut;
+}
+
 int tfj_session_push_vars(struct tfj_session *s, size_t lo, size_t hi, int64_t max_steps,
 			  int *stale)
 {
@@ -464,7 +528,13 @@ int tfj_session_push_vars(struct tfj_session *s, size_t lo, size_t hi, int64_t m
 	*stale = 0;
 	if (!sent)
 		return 0;
-	rc = tfj_psclient_call(s->cl, TFJ_RPC_PUSH, s->reqs, s->resps, s->cfg->rpc_timeout_s);
+	rc = cut_parts(s);
+	if (rc > 0)
+		rc = tfj_psclient_call_parts(s->cl, TFJ_RPC_PUSH, s->plists, s->pcounts, s->resps,
+					     s->cfg->rpc_timeout_s);
+	else if (rc == 0)
+		rc = tfj_psclient_call(s->cl, TFJ_RPC_PUSH, s->reqs, s->resps,
+				       s->cfg->rpc_timeout_s);
 	if (rc)
 		return rc;
 	for (j = 0; j < s->nps; j++) {

@@ -24,6 +24,7 @@
 #include "model.h"
 #include "layout.h"
 #include "psclient.h"
+#include "pushparts.h"
 #include "rtconfig.h"
 #include "tfj_runtime.pb-c.h"
 
@@ -39,6 +40,7 @@ struct tfj_session {
 	int64_t gstep;               /* global step = ps 0's */
 	int finished;                /* a ps reported the chief's Finish */
 	int parts_ok;                /* every ps takes pushes in parts (last Status) */
+	int pieces_ok;               /* ... and parts cut inside a slice (piece_parts) */
 	unsigned char *finish_acked; /* per shard: acknowledged our Finish (retries skip it) */
 	/*
 	 * Optimizer state (checkpoints): per variable, state_k blocks of its
@@ -63,6 +65,14 @@ struct tfj_session {
 	size_t *first_slice;                  /* per shard: index of its first slice */
 	const ProtobufCMessage **reqs;
 	ProtobufCMessage **resps;
+	/*
+	 * Async: a shard's push larger than --push-part-kib goes as parts
+	 * (pushparts.h) when every ps takes parts over a stream; per shard,
+	 * NULL when the flag is 0 or training is sync.
+	 */
+	struct tfj_pushparts *pparts;
+	const ProtobufCMessage *const **plists;
+	size_t *pcounts;
 	char task[32];                        /* "worker:1" */
 	double t0;                            /* start, tfj_session_now() */
 	int exit_hint;                        /* exit code for a failure, when known */

@@ -74,50 +74,50 @@ void tfj_shard_free(struct tfj_shard *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/*
- * Checks that t[0..n) matches the run of this shard's slices that starts at
- * `first` (var, offset, count, bytes), which must lie inside the table.
- */
-static int check_run(const struct tfj_shard *s, const struct tfj_wire_tensor *t, size_t first,
-		     size_t n)
+int tfj_shard_check_slices(const struct tfj_shard *s, const struct tfj_wire_tensor *t,
+			   size_t n)
 {
 	size_t i;
 
-	if (n == 0 || first > s->nslices || n > s->nslices - first)
-		return tfj_err_set(TFJ_EINVAL, "ps %u: %zu slices sent from slice %zu, it holds "
-				   "%zu", s->id, n, first, s->nslices);
+	if (n != s->nslices)
+		return tfj_err_set(TFJ_EINVAL, "ps %u: %zu slices sent, it holds %zu", s->id, n,
+				   s->nslices);
 	for (i = 0; i < n; i++) {
-		const struct tfj_place_slice *p = s->slices[first + i];
+		const struct tfj_place_slice *p = s->slices[i];
 
 		if (t[i].var != p->var || t[i].offset != p->offset || t[i].count != p->count)
 			return tfj_err_set(TFJ_EINVAL, "ps %u: slice %zu does not match the "
-					   "placement", s->id, first + i);
+					   "placement", s->id, i);
 		if (t[i].data.len != p->count * sizeof(float))
 			return tfj_err_set(TFJ_EINVAL, "ps %u: slice %zu carries %zu bytes, want %zu",
-					   s->id, first + i, t[i].data.len,
-					   p->count * sizeof(float));
+					   s->id, i, t[i].data.len, p->count * sizeof(float));
 	}
 	return 0;
 }
 
-int tfj_shard_check_slices(const struct tfj_shard *s, const struct tfj_wire_tensor *t,
-			   size_t n)
-{
-	if (n != s->nslices)
-		return tfj_err_set(TFJ_EINVAL, "ps %u: %zu slices sent, it holds %zu", s->id, n,
-				   s->nslices);
-	return n ? check_run(s, t, 0, n) : 0;
-}
+/*
+ * Where a part starts: slice k of the table, element o inside it. A part
+ * is a run of the shard's buffer (the slices laid end to end in table
+ * order), so a position advances from the end of one slice to the start of
+ * the next.
+ */
+struct pos {
+	size_t k, o;
+};
 
 /*
- * Where the run that a part carries starts: the slice whose var and offset
- * t[0] names (binary search; the table is ordered by var, offset), then
- * checked whole by check_run().
+ * Checks that t[0..n) is one contiguous run of the shard's buffer: every
+ * tensor lies inside one table slice (same var, an offset and count inside
+ * it, count * 4 bytes) and starts where the one before ended. *at is where
+ * the run starts: the slice that holds t[0] (binary search; the table is
+ * ordered by var, offset). A whole slice list is the run from (0, 0) with
+ * every tensor a whole slice.
  */
-static int find_run(size_t *first, const struct tfj_shard *s, const struct tfj_wire_tensor *t,
-		    size_t n)
+static int check_part(struct pos *at, const struct tfj_shard *s, const struct tfj_wire_tensor *t,
+		      size_t n)
 {
-	size_t lo = 0, hi = s->nslices;
+	size_t lo = 0, hi = s->nslices, i;
+	struct pos c;
 
 	if (n == 0)
 		return tfj_err_set(TFJ_EINVAL, "ps %u: a push part without slices", s->id);
@@ -125,22 +125,52 @@ static int find_run(size_t *first, const struct tfj_shard *s, const struct tfj_w
 		size_t mid = lo + (hi - lo) / 2;
 		const struct tfj_place_slice *p = s->slices[mid];
 
-		if (p->var < t[0].var || (p->var == t[0].var && p->offset < t[0].offset))
+		if (p->var < t[0].var || (p->var == t[0].var && p->offset <= t[0].offset))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	*first = lo;
-	return check_run(s, t, lo, n);
+	/* lo - 1 is the last slice that starts at or before t[0]. */
+	if (lo == 0 || s->slices[lo - 1]->var != t[0].var ||
+	    t[0].offset - s->slices[lo - 1]->offset >= s->slices[lo - 1]->count)
+		return tfj_err_set(TFJ_EINVAL, "ps %u: it holds no element %llu of variable %u",
+				   s->id, (unsigned long long)t[0].offset, t[0].var);
+	c.k = lo - 1;
+	c.o = (size_t)(t[0].offset - s->slices[c.k]->offset);
+	*at = c;
+	for (i = 0; i < n; i++) {
+		const struct tfj_place_slice *p = c.k < s->nslices ? s->slices[c.k] : NULL;
+
+		if (!p || t[i].var != p->var || t[i].offset != p->offset + c.o)
+			return tfj_err_set(TFJ_EINVAL, "ps %u: slice %zu of the push (variable %u "
+					   "from %llu) does not continue the run%s", s->id, i,
+					   t[i].var, (unsigned long long)t[i].offset,
+					   p ? "" : ": it ran past the shard's last slice");
+		if (t[i].count == 0 || t[i].count > p->count - c.o)
+			return tfj_err_set(TFJ_EINVAL, "ps %u: slice %zu of the push (variable %u "
+					   "from %llu) has %llu elements, %zu fit", s->id, i,
+					   t[i].var, (unsigned long long)t[i].offset,
+					   (unsigned long long)t[i].count, p->count - c.o);
+		if (t[i].data.len != t[i].count * sizeof(float))
+			return tfj_err_set(TFJ_EINVAL, "ps %u: slice %zu of the push carries %zu "
+					   "bytes, want %llu", s->id, i, t[i].data.len,
+					   (unsigned long long)t[i].count * sizeof(float));
+		c.o += (size_t)t[i].count;
+		if (c.o == p->count) {
+			c.k++;
+			c.o = 0;
+		}
+	}
+	return 0;
 }
 
-/* Copies the run's tensors into the gradient scratch, in shard order (checked first). */
-static void gather(struct tfj_shard *s, const struct tfj_wire_tensor *t, size_t first, size_t n)
+/* Copies a whole slice list's tensors into the gradient scratch, in shard order (checked first). */
+static void gather(struct tfj_shard *s, const struct tfj_wire_tensor *t, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		tfj_wire_bytes_copy(s->grad + s->slices[first + i]->shard_off, &t[i].data);
+		tfj_wire_bytes_copy(s->grad + s->slices[i]->shard_off, &t[i].data);
 }
 
 /* The run's floats of v (laid out like param) are all finite. */
@@ -269,7 +299,7 @@ int tfj_shard_load(struct tfj_shard *s, const struct tfj_wire_tensor *t, size_t 
 	if (nst && (rc = check_state(s, st, nst)) != 0)
 		return rc;
 	/* Through the scratch buffer, so a bad value leaves the parameters as they were. */
-	gather(s, t, 0, n);
+	gather(s, t, n);
 	if (!all_finite(s, s->grad, 0, n))
 		return tfj_err_set(TFJ_ENUMERIC, "ps %u: initial value not finite", s->id);
 	rc = prewrite(s);
@@ -416,48 +446,50 @@ static int apply(struct tfj_shard *s, const float *grad, size_t first, size_t n,
 	for (i = first; i < first + n; i++) {
 		const struct tfj_place_slice *p = s->slices[i];
 
+		float *m = s->state ? s->state + s->state_off[i] : NULL;
+
 		tfj_optim_update(s->cfg->optim, &hp, s->param + p->shard_off, grad + p->shard_off,
-				 s->state ? s->state + s->state_off[i] : NULL, p->count, s->opt_t);
+				 m, m ? m + p->count : NULL, p->count, s->opt_t);
 	}
 	updated(s, more);
 	return 0;
 }
 
 /*
- * Applies a push (or a part of one: the run [first, first + n)) in place
- * from the received slices (gRPC's receive buffers; no copy of the
- * gradient), after a first pass refused NaN/Inf: two reads of the gradient
- * in all. SGD and momentum update element by element, so each run of
- * floats is a complete update of its elements. Adam keeps m and v as the
- * two halves of a slice's state, which a run cannot address: it gathers
- * the gradient and uses apply().
+ * Applies a push or a part of one (the run of the buffer that starts at
+ * `at`, checked by check_part) in place from the received slices (gRPC's
+ * receive buffers; no copy of the gradient), after a first pass refused
+ * NaN/Inf: two reads of the gradient in all. Every optimizer updates
+ * element by element, so each run of floats is a complete update of its
+ * elements; a slice's state is its blocks of count floats (momentum's
+ * velocity; Adam's m, then v), addressed at the run's offset in each.
  */
-static int apply_tensors(struct tfj_shard *s, const struct tfj_wire_tensor *t, size_t first,
-			 size_t n, int64_t max_steps, int more)
+static int apply_tensors(struct tfj_shard *s, const struct tfj_wire_tensor *t, size_t n,
+			 struct pos at, int64_t max_steps, int more)
 {
 	struct tfj_optim_hparams hp;
 	size_t i, k;
 	int rc;
 
-	if (s->cfg->optim == TFJ_OPTIM_ADAM) {
-		gather(s, t, first, n);
-		return apply(s, s->grad, first, n, max_steps, more);
-	}
 	rc = begin_update(s, &hp, max_steps, tensors_finite(t, n));
 	if (rc)
 		return rc;
 	for (i = 0; i < n; i++) {
-		const struct tfj_place_slice *p = s->slices[first + i];
+		const struct tfj_place_slice *p = s->slices[at.k];
+		float *m = s->state ? s->state + s->state_off[at.k] : NULL;
 		struct tfj_wire_bytes b = t[i].data;
-		size_t done = 0;
 		const void *g;
 		float tmp;
 
 		while ((k = tfj_wire_bytes_floats(&b, &g, &tmp, TFJ_SHARD_CHUNK)) > 0) {
-			tfj_optim_update(s->cfg->optim, &hp, s->param + p->shard_off + done, g,
-					 s->state ? s->state + s->state_off[first + i] + done
-						  : NULL, k, s->opt_t);
-			done += k;
+			tfj_optim_update(s->cfg->optim, &hp, s->param + p->shard_off + at.o, g,
+					 m ? m + at.o : NULL, m ? m + p->count + at.o : NULL, k,
+					 s->opt_t);
+			at.o += k;
+		}
+		if (at.o == p->count) {
+			at.k++;
+			at.o = 0;
 		}
 	}
 	updated(s, more);
@@ -465,25 +497,22 @@ static int apply_tensors(struct tfj_shard *s, const struct tfj_wire_tensor *t, s
 }
 
 /*
- * A part of a step's push (PushRequest.more, or any push that is not the
- * whole slice list): async only, one contiguous run of the table. The last
- * part of a step (more false) counts the step, whichever run it carries.
+ * An async push: the whole slice list, or a part of a step's push
+ * (PushRequest.more, or any run of the buffer that is not the whole slice
+ * list, down to a piece of one slice). The last part of a step (more
+ * false) counts the step, whichever run it carries.
  */
-static int push_part(struct tfj_shard *s, const Tfj__Runtime__V1__PushRequest *req,
-		     const struct tfj_wire_tensor *t, size_t n,
-		     Tfj__Runtime__V1__PushResult *result)
+static int push_async(struct tfj_shard *s, const Tfj__Runtime__V1__PushRequest *req,
+		      const struct tfj_wire_tensor *t, size_t n,
+		      Tfj__Runtime__V1__PushResult *result)
 {
-	size_t first = 0;
+	struct pos at = { 0, 0 };
 	int rc;
 
-	if (s->cfg->sync)
-		return tfj_err_set(TFJ_EINVAL, "ps %u: a push in parts (%zu of %zu slices%s) in "
-				   "sync training; sync pushes carry every slice", s->id, n,
-				   s->nslices, req->more ? ", more to come" : "");
-	rc = find_run(&first, s, t, n);
+	rc = check_part(&at, s, t, n);
 	if (rc)
 		return rc;
-	rc = apply_tensors(s, t, first, n, req->max_steps, req->more);
+	rc = apply_tensors(s, t, n, at, req->max_steps, req->more);
 	if (rc)
 		return rc;
 	*result = TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_APPLIED;
@@ -506,18 +535,16 @@ int tfj_shard_push(struct tfj_shard *s, const Tfj__Runtime__V1__PushRequest *req
 	if (req->replica >= (uint32_t)s->cfg->nreplicas)
 		return tfj_err_set(TFJ_EINVAL, "ps %u: replica %u of %d", s->id, req->replica,
 				   s->cfg->nreplicas);
+	if (!s->cfg->sync)
+		return push_async(s, req, t, n, result);
+	/* The aggregator takes one whole gradient per replica and step. */
 	if (req->more || n != s->nslices)
-		return push_part(s, req, t, n, result);
+		return tfj_err_set(TFJ_EINVAL, "ps %u: a push in parts (%zu of %zu slices%s) in "
+				   "sync training; sync pushes carry every slice", s->id, n,
+				   s->nslices, req->more ? ", more to come" : "");
 	rc = tfj_shard_check_slices(s, t, n);
 	if (rc)
 		return rc;
-	if (!s->cfg->sync) {
-		rc = apply_tensors(s, t, 0, n, req->max_steps, 0);
-		if (rc)
-			return rc;
-		*result = TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_APPLIED;
-		return 0;
-	}
 	switch (tfj_syncagg_check(&s->agg, req->step, req->replica)) {
 	case TFJ_SYNCAGG_STALE:
 		s->stale++;

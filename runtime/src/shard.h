@@ -6,9 +6,11 @@
  *
  * Async mode applies every valid gradient on arrival and counts a step per
  * push. A push may come in parts (PushRequest.more, docs/runtime-protocol.md):
- * each part is a contiguous run of the shard's slices, applied at once; the
- * step is counted by the part that has `more` false. Sync mode hands gradients to the aggregator (syncagg.h) and applies
- * the mean once replicas_to_aggregate of them are in.
+ * each part is a contiguous run of the shard's buffer (its slices laid end
+ * to end; a part may begin or end inside a slice), applied at once; the
+ * step is counted by the part that has `more` false. Sync mode hands
+ * gradients to the aggregator (syncagg.h) and applies the mean once
+ * replicas_to_aggregate of them are in.
  *
  * Tensors arrive as split-decoded wire tensors (wire.h), still in the
  * received gRPC slices. A push is read from there twice, in place (runs of
@@ -103,9 +105,10 @@ int tfj_shard_restore(int *with_state, struct tfj_shard *s, const struct tfj_ckp
  * Handles one gradient push: req carries the header fields (its own slices
  * list is ignored), t the n gradient tensors; *result is the PushResult. A
  * NaN/Inf gradient is refused with TFJ_ENUMERIC before anything changes.
- * In async training a push may be a part (req->more, or fewer tensors than
- * the shard holds): t must then be one contiguous run of the shard's
- * slices; a refused part leaves earlier parts of the same step applied.
+ * In async training a push may be a part (req->more, or anything but the
+ * whole slice list): t must then be one contiguous run of the shard's
+ * buffer, each tensor inside one slice (a piece of a slice, or a whole
+ * one); a refused part leaves earlier parts of the same step applied.
  * Sync training refuses parts (TFJ_EINVAL).
  */
 int tfj_shard_push(struct tfj_shard *s, const Tfj__Runtime__V1__PushRequest *req,

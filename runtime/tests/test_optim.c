@@ -217,7 +217,7 @@ static void test_unaligned_update(void)
 				memcpy(raw + off, g, sizeof(g));
 				TFJ_CHECK(tfj_optim_finite(raw + off, N));
 				TFJ_CHECK_INT(tfj_optim_apply(kinds[k], &h, pa, g, sa, N, s), 0);
-				tfj_optim_update(kinds[k], &h, pb, raw + off, sb, N, s);
+				tfj_optim_update(kinds[k], &h, pb, raw + off, sb, sb + N, N, s);
 			}
 			TFJ_CHECK(memcmp(pa, pb, sizeof(pa)) == 0);
 			TFJ_CHECK(memcmp(sa, sb, sizeof(sa)) == 0);

@@ -1,0 +1,414 @@
+/*
+ * itest_pushparts.c - large async pushes in parts (--push-part-kib),
+ * pipelined on the stream, against real ps processes over gRPC on
+ * 127.0.0.1 (docs/runtime-protocol.md, "Push in parts").
+ *
+ *  1. Two ps pairs from the same start get the same five gradients, one
+ *     pair as whole pushes, the other cut into parts of 16 KiB (each
+ *     shard's push of ~100 KiB in several parts, pieces of the first
+ *     kernel among them): the parameters pulled back are bitwise the
+ *     same. The client received one answer per part (psclient's count),
+ *     and each ps counted the parts before a step's last as early parts.
+ *  2. NaN in the third part of ps 0's push: the push fails with
+ *     TFJ_ENUMERIC naming that part; the part is not applied, the parts
+ *     before it are, and no NaN reaches the parameters.
+ *  3. A client forced to protocol v1 (no stream) and a sync job send whole
+ *     pushes whatever --push-part-kib says: no early part on any ps.
+ *  4. Training with small parts while ps:1 is SIGKILLed mid-run: the
+ *     streams break in the middle of pipelined pushes, the workers retry
+ *     by the usual rules, and the job ends at max_steps with a usable model.
+ */
+#include "itest_util.h"
+
+#include <inttypes.h>
+#include <math.h>
+
+#include <grpc/grpc.h>
+
+#include <tfj/err.h>
+#include <tfj/exitcode.h>
+
+#include "psclient.h"
+#include "pushparts.h"
+#include "rtconfig.h"
+#include "session.h"
+
+#define NPS 2
+#define STEPS 5
+#define PART_KIB 16
+
+static char dir[128], wk[64];
+
+/* The model every task of these jobs agrees on: ~200 KiB of parameters. */
+#define MODEL_FLAGS "--model", "mlp", "--hidden", "64", "--optimizer", "sgd", \
+	"--lr_schedule", "constant", "--learning_rate", "0.01", "--dataset", "synthetic"
+
+struct pair {
+	char hosts[64];
+	pid_t pid[NPS];
+	char out[NPS][192], err[NPS][192];
+};
+
+/* Starts NPS ps tasks on free ports; `sync` adds --sync. */
+static int pair_start(struct pair *p, const char *name, int sync)
+{
+	size_t i;
+
+	snprintf(p->hosts, sizeof(p->hosts), "127.0.0.1:%d,127.0.0.1:%d",
+		 tfj_testutil_free_port(), tfj_testutil_free_port());
+	for (i = 0; i < NPS; i++) {
+		char idx[8];
+		char *args[] = { "train", "--job_name", "ps", "--task_index", idx, "--ps_hosts",
+				 p->hosts, "--worker_hosts", wk, "--bind_address", "127.0.0.1",
+				 "--ps_linger", "0.1", MODEL_FLAGS, sync ? "--sync" : NULL, NULL };
+
+		snprintf(idx, sizeof(idx), "%zu", i);
+		snprintf(p->out[i], sizeof(p->out[i]), "%s/%s-%zu.out", dir, name, i);
+		snprintf(p->err[i], sizeof(p->err[i]), "%s/%s-%zu.err", dir, name, i);
+		p->pid[i] = itest_spawn_env(args, NULL, p->out[i], p->err[i]);
+		if (p->pid[i] < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* "early parts N" from ps i's closing line, or -1 when it has none. */
+static long long early_parts(const struct pair *p, size_t i)
+{
+	const char *paths[2] = { p->out[i], p->err[i] };
+	char line[4096];
+	long long n = -1;
+	size_t k;
+
+	for (k = 0; k < 2; k++) {
+		FILE *f = fopen(paths[k], "r");
+		const char *q;
+
+		while (f && fgets(line, sizeof(line), f))
+			if ((q = strstr(line, "early parts ")) && sscanf(q, "early parts %lld", &n) != 1)
+				n = -1;
+		if (f)
+			fclose(f);
+	}
+	return n;
+}
+
+/* Waits for both ps to end (after Finish and their linger: exit 0). */
+static void pair_wait(struct pair *p, int want)
+{
+	size_t i;
+
+	for (i = 0; i < NPS; i++) {
+		TFJ_CHECK_INT(tfj_testutil_wait(p->pid[i], 60), want);
+		p->pid[i] = -1;
+	}
+}
+
+static void pair_kill(struct pair *p)
+{
+	size_t i;
+
+	for (i = 0; i < NPS; i++)
+		if (p->pid[i] > 0) {
+			tfj_testutil_kill(p->pid[i], SIGTERM);
+			tfj_testutil_wait(p->pid[i], 60);
+			p->pid[i] = -1;
+		}
+}
+
+/*
+ * A worker-0 session (the coordinator) on pair p with --push-part-kib
+ * `part_kib` and --protocol `proto` (--sync when `sync`); the shards are
+ * initialised with the same values for every session (waiting up to 30 s
+ * for the ps to listen).
+ */
+static int session_start(struct tfj_session *s, struct tfj_rtconfig *cfg, const struct pair *p,
+			 const char *part_kib, const char *proto, int sync)
+{
+	char *args[] = { "--job_name", "worker", "--task_index", "0", "--ps_hosts",
+			 (char *)p->hosts, "--worker_hosts", wk, "--push-part-kib", (char *)part_kib,
+			 "--protocol", (char *)proto, MODEL_FLAGS, "--sync", NULL };
+	int argc = (int)(sizeof(args) / sizeof(args[0]) - 1) - !sync;
+	double t0;
+	size_t v, e;
+	int rc;
+
+	rc = tfj_rtconfig_parse(cfg, argc, args, NULL);
+	if (rc)
+		return rc;
+	rc = tfj_session_init(s, cfg);
+	if (rc)
+		return rc;
+	for (v = 0; v < s->plan.nvars; v++)
+		for (e = 0; e < s->plan.counts[v]; e++)
+			s->params[v][e] = 0.001f * (float)((int)((e * 31u + v * 7u) % 199) - 99);
+	t0 = tfj_testutil_now_s();
+	while ((rc = tfj_session_ensure_ready(s, (const float *const *)s->params, 0)) ==
+	       TFJ_EUNAVAIL && tfj_testutil_now_s() - t0 < 30)
+		usleep(100 * 1000);
+	return rc;
+}
+
+/* The gradient of step t, the same for every session. */
+static void fill_grads(struct tfj_session *s, int t)
+{
+	size_t v, e;
+
+	for (v = 0; v < s->plan.nvars; v++)
+		for (e = 0; e < s->plan.counts[v]; e++)
+			s->grads[v][e] = 0.01f * (float)((int)((e * 7919u + (size_t)t * 104729u + v) %
+							       201) - 100);
+}
+
+/* Pulls, then pushes step t's gradient; 0 or the push's error. */
+static int step(struct tfj_session *s, int t)
+{
+	int stale = 0, rc;
+
+	rc = tfj_session_pull(s, NULL, 0);
+	if (rc)
+		return rc;
+	fill_grads(s, t);
+	rc = tfj_session_push(s, 1000, &stale);
+	if (!rc && stale)
+		return -1;
+	return rc;
+}
+
+static uint64_t frames(const struct tfj_session *s)
+{
+	struct tfj_psclient_stats st;
+
+	tfj_psclient_get_stats(&st, s->cl);
+	return st.frames;
+}
+
+static void test_parts_equal_whole(void)
+{
+	struct pair pa, pb;
+	struct tfj_rtconfig ca, cb;
+	struct tfj_session sa, sb;
+	size_t j, v, nparts = 0, per_ps[NPS] = { 0 };
+	uint64_t fa, fb;
+	int t, same = 1, moved = 0, started;
+
+	started = pair_start(&pa, "parts", 0) == 0 && pair_start(&pb, "whole", 0) == 0;
+	TFJ_CHECK(started);
+	if (!started)
+		goto out;
+	TFJ_CHECK_OK(session_start(&sa, &ca, &pa, "16", "auto", 0));
+	TFJ_CHECK_OK(session_start(&sb, &cb, &pb, "0", "auto", 0));
+	for (t = 0; t < STEPS; t++) {
+		TFJ_CHECK_OK(step(&sa, t));
+		TFJ_CHECK_OK(step(&sb, t));
+	}
+	for (j = 0; j < NPS; j++) {
+		size_t want = tfj_pushparts_count(sa.plan.place.ps_size[j], PART_KIB * 256);
+
+		printf("ps %zu: %zu floats, %zu parts per push\n", j, sa.plan.place.ps_size[j],
+		       sa.pparts[j].n);
+		TFJ_CHECK_INT((long long)sa.pparts[j].n, (long long)want);
+		TFJ_CHECK_GE(want, 5);
+		per_ps[j] = sa.pparts[j].n;
+		nparts += sa.pparts[j].n;
+	}
+	TFJ_CHECK_OK(tfj_session_pull(&sa, NULL, 0));
+	TFJ_CHECK_OK(tfj_session_pull(&sb, NULL, 0));
+	for (v = 0; v < sa.plan.nvars; v++) {
+		size_t e;
+
+		same &= memcmp(sa.params[v], sb.params[v], sa.plan.counts[v] * sizeof(float)) == 0;
+		for (e = 0; e < sa.plan.counts[v]; e++)
+			moved |= sa.params[v][e] !=
+				 0.001f * (float)((int)((e * 31u + v * 7u) % 199) - 99);
+	}
+	TFJ_CHECK(same);
+	TFJ_CHECK(moved);
+	/* One answer per part: the parts client got STEPS * (parts - shards) more. */
+	fa = frames(&sa);
+	fb = frames(&sb);
+	printf("answers: parts %" PRIu64 ", whole %" PRIu64 "\n", fa, fb);
+	TFJ_CHECK_INT((long long)(fa - fb), (long long)(STEPS * (nparts - NPS)));
+	TFJ_CHECK_OK(tfj_session_finish(&sa));
+	TFJ_CHECK_OK(tfj_session_finish(&sb));
+	tfj_session_free(&sa);
+	tfj_session_free(&sb);
+	tfj_rtconfig_free(&ca);
+	tfj_rtconfig_free(&cb);
+	pair_wait(&pa, 0);
+	pair_wait(&pb, 0);
+	/* Every part but a step's last had more to come. */
+	for (j = 0; j < NPS; j++) {
+		TFJ_CHECK_INT(early_parts(&pa, j), STEPS * ((long long)per_ps[j] - 1));
+		TFJ_CHECK_INT(early_parts(&pb, j), 0);
+	}
+out:
+	pair_kill(&pa);
+	pair_kill(&pb);
+}
+
+static void test_nan_part(void)
+{
+	struct pair p;
+	struct tfj_rtconfig c;
+	struct tfj_session s;
+	float **before = NULL;
+	const Tfj__Runtime__V1__PushRequest *q;
+	size_t v, k, i, nvars = 0;
+	int nan_seen = 0, kept = 1, moved = 0;
+
+	if (pair_start(&p, "nan", 0) != 0) {
+		TFJ_CHECK_OK(-1);
+		goto out;
+	}
+	TFJ_CHECK_OK(session_start(&s, &c, &p, "16", "auto", 0));
+	/* A clean push first: s.pparts[0] then shows how ps 0's push is cut. */
+	TFJ_CHECK_OK(step(&s, 0));
+	TFJ_CHECK_GE((long long)s.pparts[0].n, 4);
+	TFJ_CHECK_OK(tfj_session_pull(&s, NULL, 0));
+	nvars = s.plan.nvars;
+	before = calloc(nvars, sizeof(*before));
+	for (v = 0; before && v < s.plan.nvars; v++) {
+		before[v] = malloc(s.plan.counts[v] * sizeof(float));
+		if (before[v])
+			memcpy(before[v], s.params[v], s.plan.counts[v] * sizeof(float));
+	}
+	if (!before || !before[s.plan.nvars - 1] || s.pparts[0].n < 4)
+		goto done;
+	fill_grads(&s, 1);
+	q = &s.pparts[0].reqs[2];
+	s.grads[q->slices[0]->var][q->slices[0]->offset + 1] = NAN;
+	{
+		int stale = 0;
+
+		TFJ_CHECK_INT(tfj_session_push(&s, 1000, &stale), TFJ_ENUMERIC);
+		printf("refused: %s\n", tfj_err_detail());
+		TFJ_CHECK(strstr(tfj_err_detail(), "part 3 of ") != NULL);
+	}
+	TFJ_CHECK_OK(tfj_session_pull(&s, NULL, 0));
+	for (v = 0; v < s.plan.nvars; v++)
+		for (i = 0; i < s.plan.counts[v]; i++)
+			nan_seen |= !isfinite(s.params[v][i]);
+	TFJ_CHECK(!nan_seen);
+	/* The refused part changed nothing; the two before it were applied. */
+	for (k = 0; k < 3; k++) {
+		q = &s.pparts[0].reqs[k];
+		for (i = 0; i < q->n_slices; i++) {
+			const Tfj__Runtime__V1__Slice *m = q->slices[i];
+			int same = memcmp(before[m->var] + m->offset, s.params[m->var] + m->offset,
+					  m->count * sizeof(float)) == 0;
+
+			if (k == 2)
+				kept &= same;
+			else
+				moved |= !same;
+		}
+	}
+	TFJ_CHECK(kept);
+	TFJ_CHECK(moved);
+done:
+	TFJ_CHECK_OK(tfj_session_finish(&s));
+	tfj_session_free(&s);
+	tfj_rtconfig_free(&c);
+	pair_wait(&p, 0);
+	/* The session is gone: its layout with it. */
+	for (v = 0; before && v < nvars; v++)
+		free(before[v]);
+	free(before);
+out:
+	pair_kill(&p);
+}
+
+/* Three steps of a client that must send whole pushes; no ps sees an early part. */
+static void check_whole(const char *name, int sync, const char *proto)
+{
+	struct pair p;
+	struct tfj_rtconfig c;
+	struct tfj_session s;
+	int t;
+
+	if (pair_start(&p, name, sync) != 0) {
+		TFJ_CHECK_OK(-1);
+		pair_kill(&p);
+		return;
+	}
+	TFJ_CHECK_OK(session_start(&s, &c, &p, "16", proto, sync));
+	for (t = 0; t < 3; t++)
+		TFJ_CHECK_OK(step(&s, t));
+	printf("%s: parts_ok %d, streaming %d, answers over streams %" PRIu64 "\n", name,
+	       s.parts_ok, tfj_psclient_streaming(s.cl), frames(&s));
+	if (sync)
+		TFJ_CHECK_INT(s.parts_ok, 0);
+	else
+		TFJ_CHECK_INT(frames(&s), 0);
+	TFJ_CHECK_OK(tfj_session_finish(&s));
+	tfj_session_free(&s);
+	tfj_rtconfig_free(&c);
+	pair_wait(&p, 0);
+	TFJ_CHECK_INT(early_parts(&p, 0), 0);
+	TFJ_CHECK_INT(early_parts(&p, 1), 0);
+	pair_kill(&p);
+}
+
+static void test_whole_without_stream_or_in_sync(void)
+{
+	check_whole("v1", 0, "1");
+	check_whole("sync", 1, "auto");
+}
+
+/* "early parts N" of `task`'s closing line in a launch's output, or -1. */
+static long long launch_early_parts(FILE *out, const char *task)
+{
+	char line[4096];
+	const char *q;
+	long long n = -1;
+
+	rewind(out);
+	while (fgets(line, sizeof(line), out))
+		if (strncmp(line, task, strlen(task)) == 0 && (q = strstr(line, "early parts ")) &&
+		    sscanf(q, "early parts %lld", &n) != 1)
+			n = -1;
+	return n;
+}
+
+static void test_ps_killed_mid_parts(void)
+{
+	char *flags[] = { "--model", "mlp", "--hidden", "32", "--max_steps", "2000",
+			  "--push-part-kib", "8", "--peer_timeout", "60", NULL };
+	struct tfj_launch_result r;
+	FILE *out = tmpfile();
+
+	TFJ_CHECK_NOT_NULL(out);
+	if (!out)
+		return;
+	TFJ_CHECK_INT(itest_launch_to(&r, out, 2, 2, 1, 0, "ps:1", 600, flags), 0);
+	printf("exit %d, restarts %d, step %lld, accuracy %.4f, %.0f examples/s, %.1f s\n",
+	       r.exit_code, r.restarts, (long long)r.step, r.test_accuracy, r.examples_per_sec,
+	       r.wall_s);
+	TFJ_CHECK_INT(r.exit_code, 0);
+	TFJ_CHECK(r.have_final);
+	TFJ_CHECK_GE(r.restarts, 1);
+	TFJ_CHECK_GE(r.step, 2000);
+	TFJ_CHECK_GT(r.test_accuracy, 0.7);
+	/* ps:0 lived through the run: every push reached it in parts. */
+	printf("ps:0 early parts %lld\n", launch_early_parts(out, "[ps:0]"));
+	TFJ_CHECK_GT(launch_early_parts(out, "[ps:0]"), 2000);
+	fclose(out);
+}
+
+int main(int argc, char **argv)
+{
+	ITEST_DISPATCH(argc, argv);
+	if (tfj_testutil_tmpdir(dir, sizeof(dir), "tfj-itest-pushparts") != 0)
+		return 1;
+	snprintf(wk, sizeof(wk), "127.0.0.1:%d", tfj_testutil_free_port());
+	grpc_init();
+	TFJ_RUN(test_parts_equal_whole);
+	TFJ_RUN(test_nan_part);
+	TFJ_RUN(test_whole_without_stream_or_in_sync);
+	grpc_shutdown();
+	itest_require_data();
+	TFJ_RUN(test_ps_killed_mid_parts);
+	tfj_testutil_rmtree(dir);
+	return tfj_test_finish();
+}
