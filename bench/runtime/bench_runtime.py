@@ -5,8 +5,9 @@ push and wait (the compute standing still for transfers) and the step's
 wall time against max(compute, pull + push), and push/pull bandwidth
 against raw loopback TCP (tfj-bench-pushpull) with both ends on two CPUs
 (placement split, as on two nodes) and on one CPU (placement same), each
-against raw TCP placed the same way. Writes OUT/runtime.json and
-OUT/runtime.md.
+against raw TCP placed the same way, with pushes whole (--push-part-kib 0)
+and in the runtime's default parts (4 MiB, pipelined on the stream). Writes
+OUT/runtime.json and OUT/runtime.md.
 
 Usage: bench_runtime.py BUILD_DIR OUT_DIR [--quick] [--models a,b|none] [--no-pushpull]
 """
@@ -51,25 +52,32 @@ def main():
     sizes = "1,4,16" if quick else "1,4,16,64"
     # The CPUs this process may use (a cpuset or container may allow fewer than the host has).
     placements = ("split", "same") if len(os.sched_getaffinity(0)) >= 2 else ("same",)
+    # Pushes whole ("0") and in the default parts (None: no flag), alternating.
+    push_parts = ("0", None)
     for r in range(0 if "--no-pushpull" in sys.argv else 2 if quick else 3):
         for placement in placements:
-            load = procmon.loadavg()
-            # One BLAS thread, as every runtime task has in the images and
-            # under launch: the ps never multiplies matrices, and idle
-            # OpenBLAS threads spinning on sched_yield would take the cores
-            # from gRPC.
-            p = subprocess.run([pushpull, "--runtime", runtime, "--sizes", sizes,
-                                "--reps", "10" if quick else "20", "--placement", placement],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               timeout=600, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
-            if p.returncode != 0:
-                raise SystemExit("tfj-bench-pushpull --placement %s failed: %s%s" % (
-                    placement, p.stdout, p.stderr[-4000:]))
-            for line in p.stdout.splitlines():
-                rec = json.loads(line)
-                rec["run"], rec["load"] = r, load
-                results["pushpull"].append(rec)
-                print("pushpull", json.dumps(rec), flush=True)
+            for part in push_parts:
+                load = procmon.loadavg()
+                # One BLAS thread, as every runtime task has in the images and
+                # under launch: the ps never multiplies matrices, and idle
+                # OpenBLAS threads spinning on sched_yield would take the cores
+                # from gRPC.
+                cmd = [pushpull, "--runtime", runtime, "--sizes", sizes,
+                       "--reps", "10" if quick else "20", "--placement", placement]
+                if part is not None:
+                    cmd += ["--push-part-kib", part]
+                p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True, timeout=600,
+                                   env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+                if p.returncode != 0:
+                    raise SystemExit("%s failed: %s%s" % (" ".join(cmd[2:]), p.stdout,
+                                                          p.stderr[-4000:]))
+                for line in p.stdout.splitlines():
+                    rec = json.loads(line)
+                    rec["run"], rec["load"] = r, load
+                    rec["push_parts"] = "whole" if part == "0" else "default"
+                    results["pushpull"].append(rec)
+                    print("pushpull", json.dumps(rec), flush=True)
 
     for model in models:
         for r in range(reps):
@@ -107,17 +115,19 @@ def main():
                           med(rs, "pull_ms"), med(rs, "compute_ms"), med(rs, "push_ms"),
                           med(rs, "wait_ms"), med(rs, "step_ms"), ratio[0], ratio[1], ratio[2],
                           med(rs, "test_accuracy"), ", ".join("%.1f" % x["load"][0] for x in rs)))
-    md += ["", "| placement | tensor MiB | pull MiB/s | push MiB/s | raw TCP MiB/s | pull/TCP | "
-           "push/TCP | load 1m |", "|---|---|---|---|---|---|---|---|"]
+    md += ["", "| placement | pushes | tensor MiB | pull MiB/s | push MiB/s | raw TCP MiB/s | "
+           "pull/TCP | push/TCP | load 1m |", "|---|---|---|---|---|---|---|---|---|"]
     pp = results["pushpull"]
-    for placement in placements:
+    for placement, parts in [(pl, pa) for pl in placements for pa in ("whole", "default")]:
         for size in sorted({x["size_mib"] for x in pp}):
-            rs = [x for x in pp if x["size_mib"] == size and x["placement"] == placement]
+            rs = [x for x in pp if x["size_mib"] == size and x["placement"] == placement and
+                  x["push_parts"] == parts]
             pr = med_spread([x["pull_ratio"] for x in rs])
             sr = med_spread([x["push_ratio"] for x in rs])
-            md.append("| %s | %.1f | %.0f | %.0f | %.0f | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | "
-                      "%s |" % (
-                          placement, size, statistics.median([x["pull_mib_s"] for x in rs]),
+            md.append("| %s | %s | %.1f | %.0f | %.0f | %.0f | %.2f (%.2f-%.2f) | "
+                      "%.2f (%.2f-%.2f) | %s |" % (
+                          placement, "whole" if parts == "whole" else "4 MiB parts", size,
+                          statistics.median([x["pull_mib_s"] for x in rs]),
                           statistics.median([x["push_mib_s"] for x in rs]),
                           statistics.median([x["tcp_mib_s"] for x in rs]), pr[0], pr[1], pr[2],
                           sr[0], sr[1], sr[2], ", ".join("%.1f" % x["load"][0] for x in rs)))

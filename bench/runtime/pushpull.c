@@ -20,8 +20,11 @@
  * repetitions). Usage:
  *   tfj-bench-pushpull --runtime PATH [--sizes 1,4,16,64] [--reps 20]
  *                      [--protocol auto|1|2] [--placement any|split|same]
+ *                      [--push-part-kib N]
  * --protocol is the client's (the ps serves both): v2, one stream per ps, by
  * default; 1 measures the unary calls of protocol v1 in the same run.
+ * --push-part-kib is the client's flag of that name (the runtime's default
+ * when not given; 0 sends every push whole).
  *
  * --placement pins the two ends, because on a small machine where they run
  * decides the figure: `split` puts the client on one CPU and the ps (or the
