@@ -483,6 +483,7 @@ static int stream_start(struct tfj_psclient *cl, struct pstream *ps, enum tfj_rp
 	rc = stream_open(cl, ps);
 	if (rc)
 		return rc;
+	ps->nparts = 0; /* its answer ends the exchange batch, not part_answer() */
 	ps->want_id = ++ps->next_id;
 	rc = encode(cl, &ps->req, ps->want_id, method, req, 1);
 	if (rc)
