@@ -1,5 +1,6 @@
 /*
- * psclient.c - parallel unary calls to the ps tasks (psclient.h).
+ * psclient.c - calls to every ps task at once, unary (v1) or each over its
+ * stream (v2, pscstream.c); see psclient.h.
  */
 #include "psclient.h"
 
@@ -14,13 +15,14 @@
 
 #include "psauth.h"
 #include "psframe.h"
+#include "pscstream.h"
 #include "wire.h"
 
 /* Least time one connection attempt to a ps gets (see tfj_psclient_new). */
 #define PS_CONNECT_MIN_MS 2000
 
 /* What a completion of the client's queue was (the first member of every tag). */
-enum tag_kind { TAG_UNARY = 1, TAG_EXCHANGE, TAG_STATUS, TAG_SEND };
+enum tag_kind { TAG_UNARY = 1 }; /* the streams' tags: pscstream.h */
 
 /* A unary call (protocol v1). */
 struct rpc {
@@ -29,39 +31,6 @@ struct rpc {
 	grpc_byte_buffer *req;
 	struct tfj_grpc_call c; /* c.reply: the answer */
 	int done;
-};
-
-struct stag {
-	int kind;
-	struct pstream *ps;
-};
-
-/*
- * The stream to one ps (protocol v2). A call puts one request on it, or
- * the parts of one (tfj_psclient_call_parts); the next call waits for
- * every answer of this one. One request is one batch (send it, receive
- * the answer), done when that batch completed. Parts go out one send after
- * the other without waiting for answers (gRPC takes one send at a time per
- * stream), while one receive at a time collects their answers in order;
- * an answer before the last is only checked, the last is the call's.
- * `ended` says the status batch completed: the stream is over and
- * gs.status says why.
- */
-struct pstream {
-	size_t shard;
-	struct tfj_grpc_call gs;      /* the call and its final status */
-	struct stag recv_tag, send_tag, status_tag;
-	int open, ended;
-	int recv_pending;             /* a receive (with the send of a single request) */
-	int send_pending;             /* the send of a part */
-	grpc_byte_buffer *req, *rx;
-	uint64_t next_id, want_id;    /* want_id: the answer the call returns */
-	/* A call in parts (nparts > 0 only during one). */
-	const ProtobufCMessage *const *parts;
-	size_t nparts, nsent, nanswered;
-	enum tfj_rpc_method method;
-	int perr;                     /* an earlier part's failure (no more parts go) */
-	char pdetail[TFJ_ERR_DETAIL_MAX];
 };
 
 struct tfj_psclient {
@@ -73,12 +42,13 @@ struct tfj_psclient {
 	struct tfj_wire_msg *msgs;   /* last decoded answer per shard */
 	grpc_byte_buffer **kept;     /* its payload, which msgs[i] points into */
 	struct rpc *rpcs;
-	struct pstream *streams;
+	struct tfj_pscstream *streams;
 	int *proto;                  /* per shard: 0 not negotiated yet, 1, 2 */
 	int *use;                    /* per shard, this call: 1 unary, 2 stream */
 	int forced;                  /* --protocol: 0 auto, 1, 2 */
 	struct tfj_psclient_stats stats;
 	struct tfj_wire_lease lease;
+	struct tfj_wire_lease *zc;   /* &lease, or NULL with TFJ_NOZC set (copy instead) */
 	struct tfj_psauth auth;      /* the job's ps secret, sent on every call */
 };
 
@@ -149,20 +119,16 @@ int tfj_psclient_new(struct tfj_psclient **out, const struct tfj_rtconfig *cfg)
 			return tfj_err_set(TFJ_ENOMEM, "psclient: cannot create channel %zu", i);
 		}
 	}
-	for (i = 0; i < cl->n; i++) {
-		struct pstream *ps = &cl->streams[i];
-
-		ps->shard = i;
-		ps->recv_tag = (struct stag){ TAG_EXCHANGE, ps };
-		ps->send_tag = (struct stag){ TAG_SEND, ps };
-		ps->status_tag = (struct stag){ TAG_STATUS, ps };
-	}
 	cl->cq = grpc_completion_queue_create_for_next(NULL);
+	cl->zc = getenv("TFJ_NOZC") ? NULL : &cl->lease;
+	for (i = 0; i < cl->n; i++)
+		tfj_pscstream_init(&cl->streams[i], i, cl->hosts[i], cl->ch[i], cl->cq,
+				   cl->auth.secret, cl->zc, &cl->arenas[i]);
 	*out = cl;
 	return 0;
 }
 
-static void dispatch(struct tfj_psclient *cl, grpc_event ev);
+static void dispatch(grpc_event ev);
 
 /* Ends every open stream (cancel, then wait for its batches) and releases it. */
 static void streams_close(struct tfj_psclient *cl)
@@ -174,17 +140,13 @@ static void streams_close(struct tfj_psclient *cl)
 		return;
 	for (i = 0; i < cl->n; i++)
 		if (cl->streams[i].open && !cl->streams[i].ended)
-			grpc_call_cancel(cl->streams[i].gs.call, NULL);
+			tfj_pscstream_cancel(&cl->streams[i]);
 	do {
 		busy = 0;
-		for (i = 0; i < cl->n; i++) {
-			struct pstream *ps = &cl->streams[i];
-
-			if (ps->open && (!ps->ended || ps->recv_pending || ps->send_pending))
-				busy = 1;
-		}
+		for (i = 0; i < cl->n; i++)
+			busy |= tfj_pscstream_busy(&cl->streams[i]);
 		if (busy)
-			dispatch(cl, grpc_completion_queue_next(
+			dispatch(grpc_completion_queue_next(
 				cl->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL));
 	} while (busy);
 }
@@ -193,14 +155,16 @@ void tfj_psclient_free(struct tfj_psclient *cl)
 {
 	size_t i;
 
+	struct tfj_psclient_stats st;
+
 	if (!cl)
 		return;
-	if (cl->stats.frames || cl->stats.unary || cl->stats.status_unary)
+	tfj_psclient_get_stats(&st, cl);
+	if (st.frames || st.unary || st.status_unary)
 		tfj_log_fmt(TFJ_LOG_INFO, "psclient: %" PRIu64 " requests over streams (protocol v2), "
 			    "%" PRIu64 " unary calls (v1) besides %" PRIu64 " unary Status, %" PRIu64
-			    " streams opened, %" PRIu64 " fell back to v1", cl->stats.frames,
-			    cl->stats.unary, cl->stats.status_unary, cl->stats.streams_opened,
-			    cl->stats.fallbacks);
+			    " streams opened, %" PRIu64 " fell back to v1", st.frames, st.unary,
+			    st.status_unary, st.streams_opened, st.fallbacks);
 	streams_close(cl);
 	/* No call is in flight between tfj_psclient_call()s: the queue drains at once. */
 	tfj_grpc_cq_destroy(cl->cq);
@@ -217,13 +181,8 @@ void tfj_psclient_free(struct tfj_psclient *cl)
 	free(cl->ch);
 	free(cl->hosts);
 	free(cl->arenas);
-	for (i = 0; cl->streams && i < cl->n; i++) {
-		tfj_grpc_call_end(&cl->streams[i].gs);
-		if (cl->streams[i].rx)
-			grpc_byte_buffer_destroy(cl->streams[i].rx);
-		if (cl->streams[i].req)
-			grpc_byte_buffer_destroy(cl->streams[i].req);
-	}
+	for (i = 0; cl->streams && i < cl->n; i++)
+		tfj_pscstream_free(&cl->streams[i]);
 	free(cl->streams);
 	free(cl->proto);
 	free(cl->use);
@@ -236,7 +195,13 @@ void tfj_psclient_free(struct tfj_psclient *cl)
 
 void tfj_psclient_get_stats(struct tfj_psclient_stats *out, const struct tfj_psclient *cl)
 {
+	size_t i;
+
 	*out = cl->stats;
+	for (i = 0; cl->streams && i < cl->n; i++) {
+		out->frames += cl->streams[i].frames;
+		out->streams_opened += cl->streams[i].opened;
+	}
 }
 
 const struct tfj_wire_msg *tfj_psclient_tensors(const struct tfj_psclient *cl, size_t i)
@@ -244,7 +209,7 @@ const struct tfj_wire_msg *tfj_psclient_tensors(const struct tfj_psclient *cl, s
 	return &cl->msgs[i];
 }
 
-static int err_of(grpc_status_code st)
+int tfj_psclient_err_of(grpc_status_code st)
 {
 	switch (st) {
 	case GRPC_STATUS_OK: return 0;
@@ -263,23 +228,13 @@ static int err_of(grpc_status_code st)
 }
 
 
-static int encode(struct tfj_psclient *cl, grpc_byte_buffer **out, uint64_t id,
-		  enum tfj_rpc_method method, const ProtobufCMessage *req, int stream)
-{
-	struct tfj_wire_lease *lease = getenv("TFJ_NOZC") ? NULL : &cl->lease;
-
-	if (stream)
-		return tfj_psframe_encode(out, id, (uint32_t)method, 0, NULL, req, lease);
-	return tfj_wire_encode(out, req, lease);
-}
-
 static int unary_start(struct tfj_psclient *cl, struct rpc *r, enum tfj_rpc_method method,
 		       const ProtobufCMessage *req, gpr_timespec deadline)
 {
 	int rc;
 
 	r->kind = TAG_UNARY;
-	rc = encode(cl, &r->req, 0, method, req, 0);
+	rc = tfj_wire_encode(&r->req, req, cl->zc);
 	if (rc)
 		return rc;
 	return tfj_grpc_call_start(&r->c, cl->ch[r->shard], cl->cq, tfj_rpc_methods[method].path,
@@ -294,222 +249,23 @@ static void finish_rpc(struct rpc *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* The answers a call in parts waits for: every part's, or those sent before one failed. */
-static size_t parts_expected(const struct pstream *ps)
-{
-	return ps->perr ? ps->nsent : ps->nparts;
-}
-
-/*
- * Sends the next part, once the one before left (gRPC takes one send at a
- * time per stream); `ok` false: that send failed, the stream is going and
- * its status will say why. 0, or why the part could not be encoded (then
- * no further part goes and the stream is cancelled, so that no receive
- * waits for an answer that cannot come).
- */
-static int part_send_next(struct tfj_psclient *cl, struct pstream *ps, int ok)
-{
-	uint64_t id = ps->want_id - (ps->nparts - 1) + ps->nsent;
-	int rc;
-
-	if (ps->req)
-		grpc_byte_buffer_destroy(ps->req);
-	ps->req = NULL;
-	if (!ok || ps->perr || ps->nsent >= ps->nparts)
-		return 0;
-	rc = encode(cl, &ps->req, id, ps->method, ps->parts[ps->nsent], 1);
-	if (rc) {
-		ps->perr = rc;
-		snprintf(ps->pdetail, sizeof(ps->pdetail), "ps %zu (%s): part %zu of %zu: %s",
-			 ps->shard, cl->hosts[ps->shard], ps->nsent + 1, ps->nparts,
-			 tfj_err_detail());
-		grpc_call_cancel(ps->gs.call, NULL);
-		return rc;
-	}
-	if (tfj_grpc_stream_send(ps->gs.call, ps->req, &ps->send_tag) != 0) {
-		grpc_call_cancel(ps->gs.call, NULL); /* its status tells the caller */
-		return 0;
-	}
-	ps->send_pending = 1;
-	ps->nsent++;
-	return 0;
-}
-
-/*
- * An answer to a part came (rx), or the stream ended (rx NULL: its status
- * is the call's). The last part's answer stays in rx for stream_result();
- * an earlier one is checked here and dropped: a refusal stops the parts
- * not sent yet (perr), the others' answers are still collected.
- */
-static void part_answer(struct tfj_psclient *cl, struct pstream *ps)
-{
-	uint64_t id = ps->want_id - (ps->nparts - 1) + ps->nanswered;
-	struct tfj_psframe f;
-	int e;
-
-	if (!ps->rx || ps->nanswered + 1 == ps->nparts)
-		return;
-	cl->stats.frames++;
-	tfj_wire_arena_reset(&cl->arenas[ps->shard]);
-	e = tfj_psframe_decode(&f, ps->rx, &cl->arenas[ps->shard]);
-	grpc_byte_buffer_destroy(ps->rx);
-	ps->rx = NULL;
-	if (!e && (f.id != id || f.method != (uint32_t)ps->method)) {
-		e = tfj_err_set(TFJ_EINTERNAL, "answer %" PRIu64 " to part %" PRIu64, f.id, id);
-	}
-	if (e) {
-		/* Out of step with the ps: this stream cannot be trusted any more. */
-		if (!ps->perr) {
-			ps->perr = TFJ_EINTERNAL;
-			snprintf(ps->pdetail, sizeof(ps->pdetail), "ps %zu (%s) %s: %s", ps->shard,
-				 cl->hosts[ps->shard], TFJ_PSFRAME_PATH, tfj_err_detail());
-		}
-		grpc_call_cancel(ps->gs.call, NULL);
-		return;
-	}
-	if (f.status != GRPC_STATUS_OK && !ps->perr) {
-		ps->perr = err_of((grpc_status_code)f.status);
-		snprintf(ps->pdetail, sizeof(ps->pdetail), "ps %zu (%s) %s over the stream, part "
-			 "%zu of %zu: %s: %s", ps->shard, cl->hosts[ps->shard],
-			 tfj_rpc_methods[ps->method].path, ps->nanswered + 1, ps->nparts,
-			 tfj_grpc_status_name((grpc_status_code)f.status), f.detail);
-	}
-	ps->nanswered++;
-	if (ps->nanswered >= parts_expected(ps))
-		return;
-	if (tfj_grpc_stream_recv(ps->gs.call, &ps->rx, &ps->recv_tag) == 0)
-		ps->recv_pending = 1;
-	else
-		grpc_call_cancel(ps->gs.call, NULL);
-}
-
 /* Records one completion of the client's queue. */
-static void dispatch(struct tfj_psclient *cl, grpc_event ev)
+static void dispatch(grpc_event ev)
 {
-	struct stag *t = ev.tag;
-
 	if (ev.type != GRPC_OP_COMPLETE)
 		return;
-	switch (*(int *)ev.tag) {
-	case TAG_UNARY: ((struct rpc *)ev.tag)->done = 1; break;
-	case TAG_EXCHANGE:
-		t->ps->recv_pending = 0;
-		if (t->ps->nparts)
-			part_answer(cl, t->ps);
-		break;
-	case TAG_SEND:
-		t->ps->send_pending = 0;
-		if (t->ps->nparts)
-			part_send_next(cl, t->ps, ev.success);
-		break;
-	case TAG_STATUS: t->ps->ended = 1; break;
-	default: break;
-	}
-}
-
-/* Releases an ended stream (nothing of it pending) so the next request opens another. */
-static void stream_reset(struct pstream *ps)
-{
-	tfj_grpc_call_end(&ps->gs);
-	if (ps->rx)
-		grpc_byte_buffer_destroy(ps->rx);
-	ps->rx = NULL;
-	ps->open = 0;
-	ps->ended = 0;
-}
-
-/* Opens a stream to the ps when there is none (or the last one ended). */
-static int stream_open(struct tfj_psclient *cl, struct pstream *ps)
-{
-	int rc;
-
-	if (ps->open && ps->ended && !ps->recv_pending && !ps->send_pending)
-		stream_reset(ps);
-	if (ps->open)
-		return 0;
-	rc = tfj_grpc_stream_open(&ps->gs, cl->ch[ps->shard], cl->cq, TFJ_PSFRAME_PATH,
-				  cl->auth.secret, &ps->status_tag);
-	if (rc) {
-		tfj_grpc_call_end(&ps->gs);
-		return rc;
-	}
-	ps->open = 1;
-	cl->stats.streams_opened++;
-	tfj_log_fmt(cl->stats.streams_opened <= cl->n ? TFJ_LOG_INFO : TFJ_LOG_DEBUG,
-		    "ps %zu (%s): stream opened (protocol v2)", ps->shard, cl->hosts[ps->shard]);
-	return 0;
-}
-
-/*
- * Puts the parts[0..n) of one request (n >= 2) on shard i's stream: the
- * first goes now, each next one when the one before has left
- * (part_send_next), and one receive collects the answers (part_answer).
- */
-static int parts_start(struct tfj_psclient *cl, struct pstream *ps, enum tfj_rpc_method method,
-		       const ProtobufCMessage *const *parts, size_t n)
-{
-	int rc;
-
-	rc = stream_open(cl, ps);
-	if (rc)
-		return rc;
-	ps->parts = parts;
-	ps->nparts = n;
-	ps->nsent = ps->nanswered = 0;
-	ps->perr = 0;
-	ps->method = method;
-	ps->want_id = ps->next_id + n;
-	ps->next_id += n;
-	rc = part_send_next(cl, ps, 1);
-	if (rc || !ps->nsent)
-		return rc;
-	if (tfj_grpc_stream_recv(ps->gs.call, &ps->rx, &ps->recv_tag) == 0)
-		ps->recv_pending = 1;
+	if (*(int *)ev.tag == TAG_UNARY)
+		((struct rpc *)ev.tag)->done = 1;
 	else
-		grpc_call_cancel(ps->gs.call, NULL);
-	return 0;
-}
-
-/*
- * Sends one request on shard i's stream, opening the stream first when
- * there is none (or the last one ended). The answer is awaited by the call.
- */
-static int stream_start(struct tfj_psclient *cl, struct pstream *ps, enum tfj_rpc_method method,
-			const ProtobufCMessage *req)
-{
-	grpc_op ops[2];
-	int rc;
-
-	rc = stream_open(cl, ps);
-	if (rc)
-		return rc;
-	ps->nparts = 0; /* its answer ends the exchange batch, not part_answer() */
-	ps->want_id = ++ps->next_id;
-	rc = encode(cl, &ps->req, ps->want_id, method, req, 1);
-	if (rc)
-		return rc;
-	/* One batch, one completion: the request out and its answer in. */
-	memset(ops, 0, sizeof(ops));
-	ops[0].op = GRPC_OP_SEND_MESSAGE;
-	ops[0].data.send_message.send_message = ps->req;
-	ops[1].op = GRPC_OP_RECV_MESSAGE;
-	ops[1].data.recv_message.recv_message = &ps->rx;
-	if (grpc_call_start_batch(ps->gs.call, ops, 2, &ps->recv_tag, NULL) == GRPC_CALL_OK)
-		ps->recv_pending = 1;
-	else /* the batch could not start: end the stream; its status tells the caller */
-		grpc_call_cancel(ps->gs.call, NULL);
-	return 0;
+		tfj_pscstream_complete(ev.tag, ev.success);
 }
 
 static int shard_done(const struct tfj_psclient *cl, size_t i)
 {
-	const struct pstream *ps = &cl->streams[i];
-
 	if (cl->use[i] == 1)
 		return cl->rpcs[i].done || !cl->rpcs[i].c.call;
 	if (cl->use[i] == 2)
-		return !ps->recv_pending && !ps->send_pending &&
-		       (ps->rx || ps->ended || (ps->nparts && ps->nanswered >= parts_expected(ps)));
+		return tfj_pscstream_done(&cl->streams[i]);
 	return 1;
 }
 
@@ -534,12 +290,12 @@ static void wait_all(struct tfj_psclient *cl, gpr_timespec deadline, int *timed_
 			for (i = 0; i < cl->n; i++)
 				if (cl->use[i] == 2 && !shard_done(cl, i)) {
 					timed_out[i] = 1;
-					grpc_call_cancel(cl->streams[i].gs.call, NULL);
+					tfj_pscstream_cancel(&cl->streams[i]);
 				}
 			deadline = gpr_inf_future(GPR_CLOCK_MONOTONIC);
 			continue;
 		}
-		dispatch(cl, ev);
+		dispatch(ev);
 	}
 }
 
@@ -559,82 +315,34 @@ static void negotiate(struct tfj_psclient *cl, size_t i, const ProtobufCMessage 
 /*
  * The outcome of shard i's request on its stream: 0 with resps[i] set, an
  * error with `detail`, or 1 when the ps turned out to have no stream and
- * the request must go again as a unary call (auto mode only).
+ * the request must go again as a unary call (auto mode; a request in parts
+ * cannot, and fails with TFJ_EUNAVAIL so that the caller sends it whole).
  */
 static int stream_result(struct tfj_psclient *cl, size_t i, enum tfj_rpc_method method,
 			 ProtobufCMessage **resps, int timed_out, char *detail, size_t cap)
 {
-	struct pstream *ps = &cl->streams[i];
-	grpc_status_code st;
-	struct tfj_psframe f;
-	int e;
+	struct tfj_pscstream *ps = &cl->streams[i];
+	grpc_status_code ended;
+	int parts = ps->nparts > 0, e;
 
-	if (ps->req)
-		grpc_byte_buffer_destroy(ps->req);
-	ps->req = NULL;
-	if (ps->nparts && ps->perr) {
-		/* A part failed: that is the call's outcome, whatever the others got. */
-		if (ps->rx)
-			grpc_byte_buffer_destroy(ps->rx);
-		ps->rx = NULL;
-		snprintf(detail, cap, "%s", ps->pdetail);
-		return ps->perr;
-	}
-	if (ps->rx) {
-		cl->stats.frames++;
-		/* Kept to the shard's next call: the answer's tensors point into it. */
-		cl->kept[i] = ps->rx;
-		ps->rx = NULL;
-		e = tfj_psframe_decode(&f, cl->kept[i], &cl->arenas[i]);
-		if (!e && (f.id != ps->want_id || f.method != (uint32_t)method)) {
-			/* Out of step with the ps: this stream cannot be trusted any more. */
-			e = tfj_err_set(TFJ_EINTERNAL, "answer %" PRIu64 " to request %" PRIu64,
-					f.id, ps->want_id);
-			grpc_call_cancel(ps->gs.call, NULL);
-		}
-		if (e) {
-			snprintf(detail, cap, "ps %zu (%s) %s: %s", i, cl->hosts[i], TFJ_PSFRAME_PATH,
-				 tfj_err_detail());
-			return TFJ_EINTERNAL;
-		}
-		if (f.status != GRPC_STATUS_OK) {
-			snprintf(detail, cap, "ps %zu (%s) %s over the stream: %s: %s", i,
-				 cl->hosts[i], tfj_rpc_methods[method].path,
-				 tfj_grpc_status_name((grpc_status_code)f.status), f.detail);
-			return err_of((grpc_status_code)f.status);
-		}
-		/* Tensors stay in the frame's slices (no copy here), as with v1. */
-		e = tfj_psframe_body(&cl->msgs[i], &f, tfj_rpc_methods[method].resp, &cl->arenas[i]);
+	e = tfj_pscstream_result(ps, method, timed_out, &cl->kept[i], &cl->msgs[i], &ended,
+				 detail, cap);
+	if (!e)
 		resps[i] = cl->msgs[i].head;
-		if (e) {
-			snprintf(detail, cap, "ps %zu (%s) %s: %s", i, cl->hosts[i], TFJ_PSFRAME_PATH,
-				 tfj_err_detail());
-			return TFJ_EINTERNAL;
-		}
-		return 0;
-	}
-	/* The stream ended before the answer: its status is the request's. */
-	st = timed_out ? GRPC_STATUS_DEADLINE_EXCEEDED : ps->gs.status;
-	if (st == GRPC_STATUS_OK)
-		st = GRPC_STATUS_UNAVAILABLE; /* closed by the ps without answering */
-	snprintf(detail, cap, "ps %zu (%s) %s: %s: %.*s", i, cl->hosts[i], TFJ_PSFRAME_PATH,
-		 tfj_grpc_status_name(st), (int)GRPC_SLICE_LENGTH(ps->gs.details),
-		 (const char *)GRPC_SLICE_START_PTR(ps->gs.details));
-	stream_reset(ps);
-	if (!cl->forced)
-		cl->proto[i] = 0; /* the ps may come back as another version: ask again */
-	if (st == GRPC_STATUS_UNIMPLEMENTED && !cl->forced) {
-		/* A ps without the stream never saw the request: it goes again, unary. */
-		cl->proto[i] = 1;
-		cl->stats.fallbacks++;
-		tfj_log_fmt(TFJ_LOG_INFO, "ps %zu (%s): no stream (UNIMPLEMENTED); protocol v1", i,
-			    cl->hosts[i]);
-		return 1;
-	}
-	return err_of(st);
+	if (ended == GRPC_STATUS_OK || cl->forced)
+		return e;
+	cl->proto[i] = 0; /* the ps may come back as another version: ask again */
+	if (ended != GRPC_STATUS_UNIMPLEMENTED)
+		return e;
+	/* A ps without the stream never saw the request: it goes again, unary. */
+	cl->proto[i] = 1;
+	cl->stats.fallbacks++;
+	tfj_log_fmt(TFJ_LOG_INFO, "ps %zu (%s): no stream (UNIMPLEMENTED); protocol v1", i,
+		    cl->hosts[i]);
+	return parts ? TFJ_EUNAVAIL : 1;
 }
 
-/* The outcome of shard i's unary call, as stream_result. */
+/* The outcome of shard i's unary call, as stream_result() (never 1). */
 static int unary_result(struct tfj_psclient *cl, size_t i, enum tfj_rpc_method method,
 			ProtobufCMessage **resps, char *detail, size_t cap)
 {
@@ -647,7 +355,7 @@ static int unary_result(struct tfj_psclient *cl, size_t i, enum tfj_rpc_method m
 		cl->stats.status_unary++;
 	else
 		cl->stats.unary++;
-	e = err_of(r->c.status);
+	e = tfj_psclient_err_of(r->c.status);
 	if (!e) {
 		/* Tensors stay in the reply's slices (no copy here). */
 		e = tfj_wire_decode_split(&cl->msgs[i], tfj_rpc_methods[method].resp, r->c.reply,
@@ -689,7 +397,7 @@ static int renegotiate(struct tfj_psclient *cl, size_t i, gpr_timespec deadline,
 			    cl->auth.secret, buf, n, deadline, 1 << 16);
 	cl->stats.status_unary++;
 	if (!rc && res.status != GRPC_STATUS_OK)
-		rc = err_of(res.status);
+		rc = tfj_psclient_err_of(res.status);
 	if (rc) {
 		snprintf(detail, cap, "ps %zu (%s) %s: %s: %s", i, cl->hosts[i],
 			 tfj_rpc_methods[TFJ_RPC_STATUS].path, tfj_grpc_status_name(res.status),
@@ -759,19 +467,15 @@ static int call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 
 		if (ev.type != GRPC_OP_COMPLETE)
 			break;
-		dispatch(cl, ev);
+		dispatch(ev);
 	}
 	for (i = 0; i < cl->n; i++) {
-		struct pstream *ps = &cl->streams[i];
 		const ProtobufCMessage *const *list;
 
 		resps[i] = NULL;
 		cl->use[i] = 0;
-		if (ps->open && ps->ended && !ps->recv_pending && !ps->send_pending) {
-			stream_reset(ps);
-			if (!cl->forced)
-				cl->proto[i] = 0;
-		}
+		if (tfj_pscstream_reap(&cl->streams[i]) && !cl->forced)
+			cl->proto[i] = 0;
 		if (!shard_parts(&list, reqs, parts, nparts, i))
 			continue;
 		/* Not negotiated yet (or the stream broke since): ask first. */
@@ -804,9 +508,9 @@ static int call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 				grpc_byte_buffer_destroy(cl->kept[i]);
 			cl->kept[i] = NULL;
 			if (cl->use[i] == 2 && np > 1)
-				rc = parts_start(cl, &cl->streams[i], method, list, np);
+				rc = tfj_pscstream_start_parts(&cl->streams[i], method, list, np);
 			else if (cl->use[i] == 2)
-				rc = stream_start(cl, &cl->streams[i], method, list[0]);
+				rc = tfj_pscstream_start(&cl->streams[i], method, list[0]);
 			else if (np > 1)
 				/* Parts travel on a stream only; the caller sends the request whole. */
 				rc = tfj_err_set(TFJ_EUNAVAIL, "ps %zu (%s) serves no stream now: "
@@ -820,8 +524,8 @@ static int call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 				}
 				if (cl->use[i] == 1)
 					finish_rpc(&cl->rpcs[i]);
-				else if (cl->streams[i].open)
-					grpc_call_cancel(cl->streams[i].gs.call, NULL);
+				else
+					tfj_pscstream_cancel(&cl->streams[i]);
 				if (cl->use[i] == 1 || !cl->streams[i].open)
 					cl->use[i] = 0;
 			}
@@ -833,16 +537,8 @@ static int call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 
 			cl->use[i] = 0;
 			if (use == 2) {
-				struct pstream *ps = &cl->streams[i];
-				size_t np = ps->nparts;
-
 				e = stream_result(cl, i, method, resps, tout[i], d, sizeof(d));
-				ps->nparts = 0;
-				ps->parts = NULL;
-				if (e == 1 && np) {
-					/* Parts cannot go unary: the caller's retry sends them whole. */
-					e = TFJ_EUNAVAIL;
-				} else if (e == 1) {
+				if (e == 1) {
 					cl->use[i] = 1;
 					again = 1;
 					continue;

@@ -97,6 +97,12 @@ int tfj_psclient_call_parts(struct tfj_psclient *cl, enum tfj_rpc_method method,
  */
 int tfj_psclient_streaming(const struct tfj_psclient *cl);
 
+/*
+ * The TFJ_E* code of a gRPC status, as above (0 for OK); the streams'
+ * answers use it too (pscstream.c).
+ */
+int tfj_psclient_err_of(grpc_status_code st);
+
 void tfj_psclient_get_stats(struct tfj_psclient_stats *out, const struct tfj_psclient *cl);
 
 /*
