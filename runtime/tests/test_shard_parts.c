@@ -249,6 +249,19 @@ out:
 	job_free(&j);
 }
 
+/* q, as the ps receives it, is refused as invalid (TFJ_EINVAL). */
+static void expect_refused(struct tfj_shard *s, const Tfj__Runtime__V1__PushRequest *q)
+{
+	Tfj__Runtime__V1__PushResult res;
+	struct rx x;
+
+	TFJ_CHECK_INT(rx_decode(&x, &q->base), 0);
+	TFJ_CHECK_INT(tfj_shard_push(s, (Tfj__Runtime__V1__PushRequest *)x.m.head, x.m.t, x.m.nt,
+				     &res), TFJ_EINVAL);
+	printf("refused: %s\n", tfj_err_detail());
+	rx_free(&x);
+}
+
 static void test_refused(void)
 {
 	Tfj__Runtime__V1__PushResult res;
@@ -270,7 +283,6 @@ static void test_refused(void)
 	{
 		Tfj__Runtime__V1__PushRequest q = TFJ__RUNTIME__V1__PUSH_REQUEST__INIT;
 		Tfj__Runtime__V1__Slice m[6], *p[6];
-		struct rx x;
 
 		/* Slices 1 and 3: not one run. */
 		point(s, m, p, g);
@@ -278,21 +290,13 @@ static void test_refused(void)
 		q.n_slices = 2;
 		q.slices = p + 1;
 		q.more = 1;
-		TFJ_CHECK_INT(rx_decode(&x, &q.base), 0);
-		TFJ_CHECK_INT(tfj_shard_push(s, (Tfj__Runtime__V1__PushRequest *)x.m.head, x.m.t,
-					     x.m.nt, &res), TFJ_EINVAL);
-		printf("refused: %s\n", tfj_err_detail());
-		rx_free(&x);
+		expect_refused(s, &q);
 		/* A piece that starts inside slice 2 and runs past its end. */
 		point(s, m, p, g);
 		m[2].offset = 1;
 		q.n_slices = 1;
 		q.slices = p + 2;
-		TFJ_CHECK_INT(rx_decode(&x, &q.base), 0);
-		TFJ_CHECK_INT(tfj_shard_push(s, (Tfj__Runtime__V1__PushRequest *)x.m.head, x.m.t,
-					     x.m.nt, &res), TFJ_EINVAL);
-		printf("refused: %s\n", tfj_err_detail());
-		rx_free(&x);
+		expect_refused(s, &q);
 		/* Two pieces of slice 2 with a gap between them (elements 0-1, then 3-). */
 		point(s, m, p, g);
 		m[1] = m[2];
@@ -303,11 +307,7 @@ static void test_refused(void)
 		m[2].data.len -= 3 * sizeof(float);
 		q.n_slices = 2;
 		q.slices = p + 1;
-		TFJ_CHECK_INT(rx_decode(&x, &q.base), 0);
-		TFJ_CHECK_INT(tfj_shard_push(s, (Tfj__Runtime__V1__PushRequest *)x.m.head, x.m.t,
-					     x.m.nt, &res), TFJ_EINVAL);
-		printf("refused: %s\n", tfj_err_detail());
-		rx_free(&x);
+		expect_refused(s, &q);
 		/* A piece of a variable past its last element, and a variable it does not hold. */
 		point(s, m, p, g);
 		m[5].offset = m[5].count;
@@ -315,28 +315,16 @@ static void test_refused(void)
 		m[5].data.len = sizeof(float);
 		q.n_slices = 1;
 		q.slices = p + 5;
-		TFJ_CHECK_INT(rx_decode(&x, &q.base), 0);
-		TFJ_CHECK_INT(tfj_shard_push(s, (Tfj__Runtime__V1__PushRequest *)x.m.head, x.m.t,
-					     x.m.nt, &res), TFJ_EINVAL);
-		printf("refused: %s\n", tfj_err_detail());
-		rx_free(&x);
+		expect_refused(s, &q);
 		m[5].var = 6;
 		m[5].offset = 0;
-		TFJ_CHECK_INT(rx_decode(&x, &q.base), 0);
-		TFJ_CHECK_INT(tfj_shard_push(s, (Tfj__Runtime__V1__PushRequest *)x.m.head, x.m.t,
-					     x.m.nt, &res), TFJ_EINVAL);
-		printf("refused: %s\n", tfj_err_detail());
-		rx_free(&x);
+		expect_refused(s, &q);
 		/* A piece whose bytes do not match its count. */
 		point(s, m, p, g);
 		m[2].count--;
 		q.n_slices = 1;
 		q.slices = p + 2;
-		TFJ_CHECK_INT(rx_decode(&x, &q.base), 0);
-		TFJ_CHECK_INT(tfj_shard_push(s, (Tfj__Runtime__V1__PushRequest *)x.m.head, x.m.t,
-					     x.m.nt, &res), TFJ_EINVAL);
-		printf("refused: %s\n", tfj_err_detail());
-		rx_free(&x);
+		expect_refused(s, &q);
 	}
 	TFJ_CHECK(s->version == version);
 	/* NaN in a part: refused before anything of that part changes. */
