@@ -137,7 +137,8 @@ int tfj_optim_apply(enum tfj_optim_kind kind, const struct tfj_optim_hparams *h,
 	 */
 	if (n && !tfj_optim_finite(grad, n))
 		return tfj_err_set(TFJ_ENUMERIC, "optim: gradient holds NaN or Inf");
-	tfj_optim_update(kind, h, param, grad, state, state ? state + n : NULL, n, step);
+	tfj_optim_update(kind, h, param, grad, state,
+			 kind == TFJ_OPTIM_ADAM && state ? state + n : NULL, n, step);
 	return 0;
 }
 

@@ -44,6 +44,7 @@ struct tfj_psclient {
 	struct rpc *rpcs;
 	struct tfj_pscstream *streams;
 	int *proto;                  /* per shard: 0 not negotiated yet, 1, 2 */
+	int *pieces;                 /* per shard: its last Status announced piece_parts */
 	int *use;                    /* per shard, this call: 1 unary, 2 stream */
 	int forced;                  /* --protocol: 0 auto, 1, 2 */
 	struct tfj_psclient_stats stats;
@@ -82,10 +83,11 @@ int tfj_psclient_new(struct tfj_psclient **out, const struct tfj_rtconfig *cfg)
 	cl->kept = calloc(cl->n, sizeof(*cl->kept));
 	cl->streams = calloc(cl->n, sizeof(*cl->streams));
 	cl->proto = calloc(cl->n, sizeof(*cl->proto));
+	cl->pieces = calloc(cl->n, sizeof(*cl->pieces));
 	cl->use = calloc(cl->n, sizeof(*cl->use));
 	cl->forced = cfg->protocol;
 	if (!cl->ch || !cl->hosts || !cl->arenas || !cl->rpcs || !cl->msgs || !cl->kept ||
-	    !cl->streams || !cl->proto || !cl->use) {
+	    !cl->streams || !cl->proto || !cl->pieces || !cl->use) {
 		tfj_psclient_free(cl);
 		return tfj_err_set(TFJ_ENOMEM, "psclient: out of memory");
 	}
@@ -185,6 +187,7 @@ void tfj_psclient_free(struct tfj_psclient *cl)
 		tfj_pscstream_free(&cl->streams[i]);
 	free(cl->streams);
 	free(cl->proto);
+	free(cl->pieces);
 	free(cl->use);
 	free(cl->rpcs);
 	free(cl->msgs);
@@ -305,6 +308,8 @@ static void negotiate(struct tfj_psclient *cl, size_t i, const ProtobufCMessage 
 	const Tfj__Runtime__V1__StatusResponse *r = (const void *)resp;
 	int p = r->protocol >= TFJ_PSFRAME_PROTOCOL ? 2 : 1;
 
+	/* Whether it takes parts cut anywhere: asked again with every Status, like the version. */
+	cl->pieces[i] = r->partial_push && r->piece_parts;
 	if (cl->forced || cl->proto[i] == p)
 		return;
 	cl->proto[i] = p;
@@ -446,7 +451,8 @@ static size_t shard_parts(const ProtobufCMessage *const **list, const ProtobufCM
 /* tfj_psclient_call() and tfj_psclient_call_parts(): see shard_parts(). */
 static int call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 		const ProtobufCMessage *const *reqs, const ProtobufCMessage *const *const *parts,
-		const size_t *nparts, ProtobufCMessage **resps, double timeout_s)
+		const size_t *nparts, unsigned char *const *applied, ProtobufCMessage **resps,
+		double timeout_s)
 {
 	gpr_timespec deadline = tfj_grpc_deadline_ms((int64_t)(timeout_s * 1000));
 	size_t i;
@@ -491,6 +497,27 @@ static int call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 		}
 		cl->use[i] = choose(cl, i, method);
 	}
+	/*
+	 * A request in parts goes to every shard or to none: a shard that
+	 * cannot take its parts now (no stream, or a ps that takes no pieces,
+	 * as negotiated again above after a stream broke) fails the call
+	 * before anything is sent, and the caller sends the request whole.
+	 */
+	for (i = 0; nparts && i < cl->n; i++) {
+		const ProtobufCMessage *const *list;
+
+		if (shard_parts(&list, reqs, parts, nparts, i) > 1 &&
+		    (cl->use[i] != 2 || !cl->pieces[i]) && !first) {
+			first = TFJ_EUNAVAIL;
+			snprintf(detail, sizeof(detail), "ps %zu (%s) takes no push in pieces now "
+				 "(%s): the push goes again whole", i, cl->hosts[i],
+				 cl->use[i] == 2 ? "an older ps" : "no stream");
+		}
+	}
+	if (nparts && first) {
+		memset(cl->use, 0, cl->n * sizeof(*cl->use));
+		goto out;
+	}
 	/* Pass 1 goes as chosen; pass 2 only repeats, unary, what a ps without the stream refused. */
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < cl->n; i++) {
@@ -508,13 +535,10 @@ static int call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 				grpc_byte_buffer_destroy(cl->kept[i]);
 			cl->kept[i] = NULL;
 			if (cl->use[i] == 2 && np > 1)
-				rc = tfj_pscstream_start_parts(&cl->streams[i], method, list, np);
+				rc = tfj_pscstream_start_parts(&cl->streams[i], method, list, np,
+							       applied ? applied[i] : NULL);
 			else if (cl->use[i] == 2)
 				rc = tfj_pscstream_start(&cl->streams[i], method, list[0]);
-			else if (np > 1)
-				/* Parts travel on a stream only; the caller sends the request whole. */
-				rc = tfj_err_set(TFJ_EUNAVAIL, "ps %zu (%s) serves no stream now: "
-						 "the request goes again whole", i, cl->hosts[i]);
 			else
 				rc = unary_start(cl, &cl->rpcs[i], method, list[0], deadline);
 			if (rc) {
@@ -548,6 +572,9 @@ static int call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 			}
 			if (!e && use && method == TFJ_RPC_STATUS && resps[i])
 				negotiate(cl, i, resps[i]);
+			/* Answered: its last part (or its only one) was applied. */
+			if (!e && use && applied && applied[i] && nparts[i])
+				applied[i][nparts[i] - 1] = 1;
 			if (e && !first) {
 				first = e;
 				snprintf(detail, sizeof(detail), "%s", d);
@@ -556,6 +583,7 @@ static int call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 		if (!again)
 			break;
 	}
+out:
 	if (tout != timed_out)
 		free(tout);
 	/* The caller may reuse its tensors once gRPC has let go of them. */
@@ -572,14 +600,15 @@ int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 		      const ProtobufCMessage *const *reqs, ProtobufCMessage **resps,
 		      double timeout_s)
 {
-	return call(cl, method, reqs, NULL, NULL, resps, timeout_s);
+	return call(cl, method, reqs, NULL, NULL, NULL, resps, timeout_s);
 }
 
 int tfj_psclient_call_parts(struct tfj_psclient *cl, enum tfj_rpc_method method,
 			    const ProtobufCMessage *const *const *parts, const size_t *nparts,
-			    ProtobufCMessage **resps, double timeout_s)
+			    unsigned char *const *applied, ProtobufCMessage **resps,
+			    double timeout_s)
 {
-	return call(cl, method, NULL, parts, nparts, resps, timeout_s);
+	return call(cl, method, NULL, parts, nparts, applied, resps, timeout_s);
 }
 
 int tfj_psclient_streaming(const struct tfj_psclient *cl)
@@ -590,4 +619,14 @@ int tfj_psclient_streaming(const struct tfj_psclient *cl)
 		if (cl->forced != 2 && cl->proto[i] != 2)
 			return 0;
 	return 1;
+}
+
+int tfj_psclient_pieces(const struct tfj_psclient *cl)
+{
+	size_t i;
+
+	for (i = 0; i < cl->n; i++)
+		if (!cl->pieces[i])
+			return 0;
+	return tfj_psclient_streaming(cl);
 }

@@ -79,23 +79,34 @@ int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
  * each part sent as soon as the one before has left, without waiting for
  * its answer, so the ps takes in one part while it works on the one
  * before. resps[i] is the answer to shard i's last part. A refused part
- * fails the call with that part's error (the parts after it are not sent;
- * those before stay applied). A shard with one part goes as
- * tfj_psclient_call() would send it; parts go only over streams: a shard
- * that serves none (see tfj_psclient_streaming) fails with TFJ_EUNAVAIL,
- * after which the caller sends the request whole.
+ * fails the call with that part's error; parts not sent by then are not
+ * sent, those already on the wire are applied as any part is. applied
+ * (NULL, or per shard nparts[i] entries the caller zeroed) gets 1 for every
+ * part the ps answered OK, so that a retry after a refusal need not send
+ * those again. A shard with one part goes as tfj_psclient_call() would
+ * send it. Parts go only over streams, to a ps that takes pieces: when a
+ * shard cannot take them now (see tfj_psclient_pieces), the call fails
+ * with TFJ_EUNAVAIL before anything is sent, and the caller sends the
+ * request whole.
  */
 int tfj_psclient_call_parts(struct tfj_psclient *cl, enum tfj_rpc_method method,
 			    const ProtobufCMessage *const *const *parts, const size_t *nparts,
-			    ProtobufCMessage **resps, double timeout_s);
+			    unsigned char *const *applied, ProtobufCMessage **resps,
+			    double timeout_s);
 
 /*
  * 1 when every ps is known to serve the stream (protocol v2 negotiated,
- * or --protocol 2), so that tfj_psclient_call_parts() may send parts; 0
- * before the first negotiation, after a stream broke (until the next call
- * asked again) and with protocol v1.
+ * or --protocol 2); 0 before the first negotiation, after a stream broke
+ * (until the next call asked again) and with protocol v1.
  */
 int tfj_psclient_streaming(const struct tfj_psclient *cl);
+
+/*
+ * 1 when every ps serves the stream and announced piece_parts at its last
+ * Status (an async ps that takes parts cut anywhere), so that
+ * tfj_psclient_call_parts() may send them.
+ */
+int tfj_psclient_pieces(const struct tfj_psclient *cl);
 
 /*
  * The TFJ_E* code of a gRPC status, as above (0 for OK); the streams'

@@ -165,7 +165,8 @@ static int part_send_next(struct tfj_pscstream *ps, int ok)
 }
 
 int tfj_pscstream_start_parts(struct tfj_pscstream *ps, enum tfj_rpc_method method,
-			      const ProtobufCMessage *const *parts, size_t n)
+			      const ProtobufCMessage *const *parts, size_t n,
+			      unsigned char *applied)
 {
 	int rc;
 
@@ -173,6 +174,7 @@ int tfj_pscstream_start_parts(struct tfj_pscstream *ps, enum tfj_rpc_method meth
 	if (rc)
 		return rc;
 	ps->parts = parts;
+	ps->applied = applied;
 	ps->nparts = n;
 	ps->nsent = ps->nanswered = 0;
 	ps->perr = 0;
@@ -221,6 +223,8 @@ static void part_answer(struct tfj_pscstream *ps)
 		grpc_call_cancel(ps->gs.call, NULL);
 		return;
 	}
+	if (f.status == GRPC_STATUS_OK && ps->applied)
+		ps->applied[ps->nanswered] = 1;
 	if (f.status != GRPC_STATUS_OK && !ps->perr) {
 		ps->perr = tfj_psclient_err_of((grpc_status_code)f.status);
 		snprintf(ps->pdetail, sizeof(ps->pdetail), "ps %zu (%s) %s over the stream, part "
@@ -263,10 +267,15 @@ int tfj_pscstream_done(const struct tfj_pscstream *ps)
 	       (ps->rx || ps->ended || (ps->nparts && ps->nanswered >= parts_expected(ps)));
 }
 
-/* The answer in rx, decoded: 0 with *msg set, or an error with `detail`. */
-static int take_answer(struct tfj_pscstream *ps, enum tfj_rpc_method method,
+/*
+ * The answer in rx (to the last of nparts parts, or to a single request:
+ * nparts 0), decoded: 0 with *msg set, or an error with `detail`.
+ */
+static int take_answer(struct tfj_pscstream *ps, enum tfj_rpc_method method, size_t nparts,
 		       grpc_byte_buffer **kept, struct tfj_wire_msg *msg, char *detail, size_t cap)
 {
+	char part[48] = "";
+
 	struct tfj_psframe f;
 	int e;
 
@@ -287,8 +296,10 @@ static int take_answer(struct tfj_pscstream *ps, enum tfj_rpc_method method,
 		return TFJ_EINTERNAL;
 	}
 	if (f.status != GRPC_STATUS_OK) {
-		snprintf(detail, cap, "ps %zu (%s) %s over the stream: %s: %s", ps->shard, ps->host,
-			 tfj_rpc_methods[method].path,
+		if (nparts)
+			snprintf(part, sizeof(part), ", part %zu of %zu", nparts, nparts);
+		snprintf(detail, cap, "ps %zu (%s) %s over the stream%s: %s: %s", ps->shard,
+			 ps->host, tfj_rpc_methods[method].path, part,
 			 tfj_grpc_status_name((grpc_status_code)f.status), f.detail);
 		return tfj_psclient_err_of((grpc_status_code)f.status);
 	}
@@ -305,26 +316,40 @@ int tfj_pscstream_result(struct tfj_pscstream *ps, enum tfj_rpc_method method, i
 			 grpc_byte_buffer **kept, struct tfj_wire_msg *msg,
 			 grpc_status_code *ended, char *detail, size_t cap)
 {
-	grpc_status_code st;
+	unsigned char *applied = ps->nparts ? ps->applied : NULL;
 	size_t nparts = ps->nparts;
-	int perr = ps->perr;
+	int perr = ps->perr, e;
+	grpc_status_code st;
+	struct tfj_psframe f;
 
 	*ended = GRPC_STATUS_OK;
 	ps->nparts = 0;
 	ps->parts = NULL;
+	ps->applied = NULL;
 	if (ps->req)
 		grpc_byte_buffer_destroy(ps->req);
 	ps->req = NULL;
 	if (nparts && perr) {
-		/* A part failed: that is the request's outcome, whatever the others got. */
+		/*
+		 * A part failed: that is the request's outcome, whatever the
+		 * others got; the last part's answer still says whether it was
+		 * applied.
+		 */
+		if (ps->rx && applied && tfj_psframe_decode(&f, ps->rx, ps->arena) == 0 &&
+		    f.id == ps->want_id && f.status == GRPC_STATUS_OK)
+			applied[nparts - 1] = 1;
 		if (ps->rx)
 			grpc_byte_buffer_destroy(ps->rx);
 		ps->rx = NULL;
 		snprintf(detail, cap, "%s", ps->pdetail);
 		return perr;
 	}
-	if (ps->rx)
-		return take_answer(ps, method, kept, msg, detail, cap);
+	if (ps->rx) {
+		e = take_answer(ps, method, nparts, kept, msg, detail, cap);
+		if (!e && applied)
+			applied[nparts - 1] = 1;
+		return e;
+	}
 	/* The stream ended before the answer: its status is the request's. */
 	st = timed_out ? GRPC_STATUS_DEADLINE_EXCEEDED : ps->gs.status;
 	if (st == GRPC_STATUS_OK)

@@ -61,6 +61,7 @@ struct tfj_pscstream {
 	uint64_t next_id, want_id;    /* want_id: the answer the request returns */
 	/* A request in parts (nparts > 0 only while one is on the stream). */
 	const ProtobufCMessage *const *parts;
+	unsigned char *applied;       /* NULL, or per part: 1 once answered OK */
 	size_t nparts, nsent, nanswered;
 	enum tfj_rpc_method method;
 	int perr;                     /* an earlier part's failure (no more parts go) */
@@ -77,9 +78,15 @@ void tfj_pscstream_free(struct tfj_pscstream *ps);
 int tfj_pscstream_start(struct tfj_pscstream *ps, enum tfj_rpc_method method,
 			const ProtobufCMessage *req);
 
-/* Puts the parts[0..n) of one request (n >= 2) on the stream, as above; borrowed until done. */
+/*
+ * Puts the parts[0..n) of one request (n >= 2) on the stream, as above;
+ * borrowed until its result. applied (NULL, or n entries the caller
+ * zeroed) gets 1 for every part whose answer said OK: applied by the ps,
+ * whatever the request's outcome.
+ */
 int tfj_pscstream_start_parts(struct tfj_pscstream *ps, enum tfj_rpc_method method,
-			      const ProtobufCMessage *const *parts, size_t n);
+			      const ProtobufCMessage *const *parts, size_t n,
+			      unsigned char *applied);
 
 /* Handles a completion of one of this module's tags. */
 void tfj_pscstream_complete(void *tag, int success);

@@ -30,7 +30,12 @@ int tfj_pushparts_init(struct tfj_pushparts *pp, size_t elems, size_t nslices, s
 	pp->list = calloc(pp->cap, sizeof(*pp->list));
 	pp->msgs = calloc(pp->cap_slices, sizeof(*pp->msgs));
 	pp->ptrs = calloc(pp->cap_slices, sizeof(*pp->ptrs));
-	if (!pp->reqs || !pp->list || !pp->msgs || !pp->ptrs) {
+	pp->applied = calloc(pp->cap, sizeof(*pp->applied));
+	pp->send = calloc(pp->cap, sizeof(*pp->send));
+	pp->idx = calloc(pp->cap, sizeof(*pp->idx));
+	pp->now = calloc(pp->cap, sizeof(*pp->now));
+	if (!pp->reqs || !pp->list || !pp->msgs || !pp->ptrs || !pp->applied || !pp->send ||
+	    !pp->idx || !pp->now) {
 		tfj_pushparts_free(pp);
 		return tfj_err_set(TFJ_ENOMEM, "pushparts: out of memory");
 	}
@@ -45,7 +50,40 @@ void tfj_pushparts_free(struct tfj_pushparts *pp)
 	free(pp->list);
 	free(pp->msgs);
 	free(pp->ptrs);
+	free(pp->applied);
+	free(pp->send);
+	free(pp->idx);
+	free(pp->now);
 	memset(pp, 0, sizeof(*pp));
+}
+
+void tfj_pushparts_forget(struct tfj_pushparts *pp)
+{
+	memset(pp->applied, 0, pp->cap * sizeof(*pp->applied));
+}
+
+size_t tfj_pushparts_pending(struct tfj_pushparts *pp)
+{
+	size_t k;
+
+	pp->nsend = 0;
+	for (k = 0; k < pp->n; k++)
+		if (!pp->applied[k]) {
+			pp->send[pp->nsend] = pp->list[k];
+			pp->idx[pp->nsend] = k;
+			pp->now[pp->nsend] = 0;
+			pp->nsend++;
+		}
+	return pp->nsend;
+}
+
+void tfj_pushparts_record(struct tfj_pushparts *pp)
+{
+	size_t c;
+
+	for (c = 0; c < pp->nsend; c++)
+		if (pp->now[c])
+			pp->applied[pp->idx[c]] = 1;
 }
 
 /* Starts part k as a copy of head without slices; its slices begin at ptrs[first]. */

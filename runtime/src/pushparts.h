@@ -10,6 +10,12 @@
  * nothing is copied. A part is a run of the shard's buffer, so a part may
  * begin or end inside a slice.
  *
+ * A push whose parts were refused in part is tried again without the parts
+ * the ps already applied: the cut keeps, over the tries of one push, which
+ * parts the ps answered OK (`applied`), and tfj_pushparts_pending() lists
+ * the others (`send`) for the next try; tfj_pushparts_record() takes in
+ * what that try's answers said (`now`, filled by psclient).
+ *
  * Ownership: a struct tfj_pushparts owns its arrays; tfj_pushparts_free().
  * The requests of a cut borrow the gradient memory the slices pointed at
  * and are valid until the next cut.
@@ -29,6 +35,12 @@ struct tfj_pushparts {
 	Tfj__Runtime__V1__Slice **ptrs;      /* cap_slices */
 	const ProtobufCMessage **list;       /* reqs[0..n) as messages (psclient) */
 	size_t n;                            /* parts of the last cut */
+	/* The tries of one push (all cap entries). */
+	unsigned char *applied;              /* part k: the ps answered OK in some try */
+	const ProtobufCMessage **send;       /* this try's parts: those not applied */
+	size_t *idx;                         /* send[c] is part idx[c] of the cut */
+	unsigned char *now;                  /* send[c] answered OK in this try */
+	size_t nsend;
 };
 
 /* Parts a run of `elems` floats is cut into, at most part_elems (> 0) each. */
@@ -50,5 +62,17 @@ void tfj_pushparts_free(struct tfj_pushparts *pp);
  */
 int tfj_pushparts_cut(struct tfj_pushparts *pp, const Tfj__Runtime__V1__PushRequest *head,
 		      Tfj__Runtime__V1__Slice *const *src, size_t n);
+
+/* A new push: no part applied yet. */
+void tfj_pushparts_forget(struct tfj_pushparts *pp);
+
+/*
+ * Lists the parts of the last cut that no try has applied (send, idx),
+ * clears `now` for them and returns how many (pp->nsend).
+ */
+size_t tfj_pushparts_pending(struct tfj_pushparts *pp);
+
+/* Marks applied the parts that this try's answers said OK (now[c] = 1). */
+void tfj_pushparts_record(struct tfj_pushparts *pp);
 
 #endif

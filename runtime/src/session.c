@@ -65,6 +65,7 @@ void tfj_session_free(struct tfj_session *s)
 	free(s->pparts);
 	free(s->plists);
 	free(s->pcounts);
+	free(s->pnow);
 	tfj_model_free(s->model);
 	tfj_compute_free(s->comp);
 	tfj_psclient_free(s->cl);
@@ -82,7 +83,8 @@ static int parts_init(struct tfj_session *s)
 	s->pparts = calloc(s->nps, sizeof(*s->pparts));
 	s->plists = calloc(s->nps, sizeof(*s->plists));
 	s->pcounts = calloc(s->nps, sizeof(*s->pcounts));
-	if (!s->pparts || !s->plists || !s->pcounts)
+	s->pnow = calloc(s->nps, sizeof(*s->pnow));
+	if (!s->pparts || !s->plists || !s->pcounts || !s->pnow)
 		return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
 	for (j = 0; j < s->nps; j++) {
 		rc = tfj_pushparts_init(&s->pparts[j], s->plan.place.ps_size[j],
@@ -267,15 +269,10 @@ int tfj_session_ensure_ready(struct tfj_session *s, const float *const *init_val
 	if (rc)
 		goto out;
 	/* Pushes in parts only when every ps takes them (an older ps says nothing). */
-	s->parts_ok = s->pieces_ok = 1;
-	for (j = 0; j < s->nps; j++) {
-		const Tfj__Runtime__V1__StatusResponse *r = (const void *)s->resps[j];
-
-		if (!r->partial_push)
+	s->parts_ok = 1;
+	for (j = 0; j < s->nps; j++)
+		if (!((Tfj__Runtime__V1__StatusResponse *)s->resps[j])->partial_push)
 			s->parts_ok = 0;
-		if (!r->partial_push || !r->piece_parts)
-			s->pieces_ok = 0;
-	}
 	for (j = 0; j < s->nps; j++) {
 		Tfj__Runtime__V1__StatusResponse *r = (Tfj__Runtime__V1__StatusResponse *)s->resps[j];
 
@@ -470,40 +467,79 @@ static int shard_run(const struct tfj_session *s, size_t j, size_t lo, size_t hi
 /*
  * Cuts this push's requests (s->reqs) into parts where a shard's is larger
  * than --push-part-kib: 1 when some shard's push goes in parts (s->plists,
- * s->pcounts), 0 when every one goes whole, or an error. Parts need every
- * ps to take them cut anywhere (async, piece_parts at its last Status)
- * over a stream; otherwise the push goes whole, as it does before the
- * first negotiation, after a stream broke and to an older ps.
+ * s->pcounts: the parts no earlier try of this push had applied, see
+ * s->push_retry), 0 when every one goes whole, or an error. Parts need
+ * every ps to take them cut anywhere (async, piece_parts at its last
+ * Status) over a stream; otherwise the push goes whole, as it does before
+ * the first negotiation, after a stream broke and to an older ps.
  */
 static int cut_parts(struct tfj_session *s)
 {
 	size_t j;
 	int rc, cut = 0;
 
-	if (!s->pparts || !s->pieces_ok || !tfj_psclient_streaming(s->cl))
+	if (!s->pparts || !tfj_psclient_pieces(s->cl))
 		return 0;
 	for (j = 0; j < s->nps; j++) {
+		struct tfj_pushparts *pp = &s->pparts[j];
 		const Tfj__Runtime__V1__PushRequest *q = &s->pushq[j];
 
 		s->plists[j] = NULL;
 		s->pcounts[j] = 0;
 		if (!s->reqs[j])
 			continue;
-		rc = tfj_pushparts_cut(&s->pparts[j], q, q->slices, q->n_slices);
+		/* The same gradient and layout: a retry cuts the same parts. */
+		rc = tfj_pushparts_cut(pp, q, q->slices, q->n_slices);
 		if (rc)
 			return rc;
-		s->plists[j] = s->pparts[j].list;
-		s->pcounts[j] = s->pparts[j].n;
-		cut |= s->pparts[j].n > 1;
+		if (!s->push_retry)
+			tfj_pushparts_forget(pp);
+		s->pcounts[j] = tfj_pushparts_pending(pp);
+		s->plists[j] = s->pcounts[j] ? pp->send : NULL;
+		s->pnow[j] = pp->now;
+		cut |= pp->n > 1;
 	}
 	return cut;
+}
+
+/* Shard j's push in parts was answered (an empty answer: every part was applied before). */
+static int parts_answered(const struct tfj_session *s, size_t j)
+{
+	return s->pcounts[j] > 0;
+}
+
+/*
+ * A push in parts: only the parts not applied yet go. What this try's
+ * answers said is kept for the next try (the ps applied those parts),
+ * unless a stream broke: its ps may be another one by the next try.
+ */
+static int push_parts(struct tfj_session *s)
+{
+	size_t j, left = 0;
+	int rc;
+
+	for (j = 0; j < s->nps; j++)
+		left += s->pcounts[j];
+	if (!left)
+		return 0;
+	rc = tfj_psclient_call_parts(s->cl, TFJ_RPC_PUSH, s->plists, s->pcounts, s->pnow,
+				     s->resps, s->cfg->rpc_timeout_s);
+	for (j = 0; j < s->nps; j++) {
+		if (!s->reqs[j])
+			continue;
+		if (tfj_psclient_streaming(s->cl))
+			tfj_pushparts_record(&s->pparts[j]);
+		else
+			tfj_pushparts_forget(&s->pparts[j]);
+	}
+	return rc;
 }
 
 int tfj_session_push_vars(struct tfj_session *s, size_t lo, size_t hi, int64_t max_steps,
 			  int *stale)
 {
 	size_t j, a, b, sent = 0;
-	int rc, whole = lo == 0 && hi >= s->plan.nvars;
+	int rc, parts, whole = lo == 0 && hi >= s->plan.nvars;
 
 	if (!whole && !s->parts_ok)
 		return tfj_err_set(TFJ_EINVAL, "push: a ps does not take pushes in parts");
@@ -529,9 +565,9 @@ int tfj_session_push_vars(struct tfj_session *s, size_t lo, size_t hi, int64_t m
 	if (!sent)
 		return 0;
 	rc = cut_parts(s);
-	if (rc > 0)
-		rc = tfj_psclient_call_parts(s->cl, TFJ_RPC_PUSH, s->plists, s->pcounts, s->resps,
-					     s->cfg->rpc_timeout_s);
+	parts = rc > 0;
+	if (parts)
+		rc = push_parts(s);
 	else if (rc == 0)
 		rc = tfj_psclient_call(s->cl, TFJ_RPC_PUSH, s->reqs, s->resps,
 				       s->cfg->rpc_timeout_s);
@@ -540,7 +576,7 @@ int tfj_session_push_vars(struct tfj_session *s, size_t lo, size_t hi, int64_t m
 	for (j = 0; j < s->nps; j++) {
 		Tfj__Runtime__V1__PushResponse *r = (Tfj__Runtime__V1__PushResponse *)s->resps[j];
 
-		if (!s->reqs[j])
+		if (!s->reqs[j] || (parts && !parts_answered(s, j)))
 			continue;
 		if (r->result == TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_STALE ||
 		    r->result == TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_DUPLICATE)
@@ -654,12 +690,17 @@ int tfj_session_push_vars_retry(struct tfj_session *s, size_t lo, size_t hi, int
 	struct tfj_retry r = { 0, 0 };
 	int rc, d;
 
+	/* Tries after the first skip the parts an earlier one got applied (cut_parts). */
+	s->push_retry = 0;
 	for (;;) {
 		rc = tfj_session_push_vars(s, lo, hi, max_steps, stale);
 		d = tfj_session_retry(s, &r, rc, "pushing gradients");
 		if (d != 1)
-			return d;
+			break;
+		s->push_retry = 1;
 		if (reinit)
 			(void)tfj_session_ensure_ready(s, reinit, reinit_step);
 	}
+	s->push_retry = 0;
+	return d;
 }

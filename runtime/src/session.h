@@ -40,7 +40,6 @@ struct tfj_session {
 	int64_t gstep;               /* global step = ps 0's */
 	int finished;                /* a ps reported the chief's Finish */
 	int parts_ok;                /* every ps takes pushes in parts (last Status) */
-	int pieces_ok;               /* ... and parts cut inside a slice (piece_parts) */
 	unsigned char *finish_acked; /* per shard: acknowledged our Finish (retries skip it) */
 	/*
 	 * Optimizer state (checkpoints): per variable, state_k blocks of its
@@ -73,6 +72,8 @@ struct tfj_session {
 	struct tfj_pushparts *pparts;
 	const ProtobufCMessage *const **plists;
 	size_t *pcounts;
+	unsigned char **pnow;        /* per shard: pparts[j].now (answers of this try) */
+	int push_retry;              /* a retry of the same push (tfj_session_push_vars_retry) */
 	char task[32];                        /* "worker:1" */
 	double t0;                            /* start, tfj_session_now() */
 	int exit_hint;                        /* exit code for a failure, when known */

@@ -449,7 +449,8 @@ static int apply(struct tfj_shard *s, const float *grad, size_t first, size_t n,
 		float *m = s->state ? s->state + s->state_off[i] : NULL;
 
 		tfj_optim_update(s->cfg->optim, &hp, s->param + p->shard_off, grad + p->shard_off,
-				 m, m ? m + p->count : NULL, p->count, s->opt_t);
+				 m, m && s->cfg->optim == TFJ_OPTIM_ADAM ? m + p->count : NULL,
+				 p->count, s->opt_t);
 	}
 	updated(s, more);
 	return 0;
@@ -477,13 +478,15 @@ static int apply_tensors(struct tfj_shard *s, const struct tfj_wire_tensor *t, s
 	for (i = 0; i < n; i++) {
 		const struct tfj_place_slice *p = s->slices[at.k];
 		float *m = s->state ? s->state + s->state_off[at.k] : NULL;
+		/* Adam's second block; momentum keeps one block only. */
+		float *v = m && s->cfg->optim == TFJ_OPTIM_ADAM ? m + p->count : NULL;
 		struct tfj_wire_bytes b = t[i].data;
 		const void *g;
 		float tmp;
 
 		while ((k = tfj_wire_bytes_floats(&b, &g, &tmp, TFJ_SHARD_CHUNK)) > 0) {
 			tfj_optim_update(s->cfg->optim, &hp, s->param + p->shard_off + at.o, g,
-					 m ? m + at.o : NULL, m ? m + p->count + at.o : NULL, k,
+					 m ? m + at.o : NULL, v ? v + at.o : NULL, k,
 					 s->opt_t);
 			at.o += k;
 		}

@@ -11,7 +11,10 @@
  *     and each ps counted the parts before a step's last as early parts.
  *  2. NaN in the third part of ps 0's push: the push fails with
  *     TFJ_ENUMERIC naming that part; the part is not applied, the parts
- *     before it are, and no NaN reaches the parameters.
+ *     before it are, and no NaN reaches the parameters. A retry of that
+ *     push (the gradient mended; session.push_retry, as
+ *     tfj_session_push_vars_retry sets it) sends only the parts no try
+ *     had applied: the parameters end as one whole push would leave them.
  *  3. A client forced to protocol v1 (no stream) and a sync job send whole
  *     pushes whatever --push-part-kib says: no early part on any ps.
  *  4. Training with small parts while ps:1 is SIGKILLed mid-run: the
@@ -306,6 +309,32 @@ static void test_nan_part(void)
 	}
 	TFJ_CHECK(kept);
 	TFJ_CHECK(moved);
+	/*
+	 * A retry of the same push (the gradient mended) sends only the parts
+	 * no try had applied: in the end every part was applied once, as by
+	 * one whole push from `before`.
+	 */
+	fill_grads(&s, 1);
+	{
+		uint64_t f0 = frames(&s);
+		int stale = 0, same = 1;
+
+		s.push_retry = 1;
+		TFJ_CHECK_OK(tfj_session_push(&s, 1000, &stale));
+		s.push_retry = 0;
+		printf("the retry sent %llu of %zu parts\n", (unsigned long long)(frames(&s) - f0),
+		       s.pparts[0].n + s.pparts[1].n);
+		TFJ_CHECK_GE((long long)(frames(&s) - f0), 1);
+		/* Parts 1 and 2 of ps 0 and every part of ps 1 had been applied. */
+		TFJ_CHECK_LE((long long)(frames(&s) - f0), (long long)s.pparts[0].n - 2);
+		TFJ_CHECK_OK(tfj_session_pull(&s, NULL, 0));
+		for (v = 0; v < nvars; v++) {
+			TFJ_CHECK_OK(tfj_optim_apply(TFJ_OPTIM_SGD, &c.hp, before[v], s.grads[v], NULL,
+						     s.plan.counts[v], 0));
+			same &= memcmp(before[v], s.params[v], s.plan.counts[v] * sizeof(float)) == 0;
+		}
+		TFJ_CHECK(same);
+	}
 done:
 	TFJ_CHECK_OK(tfj_session_finish(&s));
 	tfj_session_free(&s);

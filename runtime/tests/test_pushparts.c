@@ -7,7 +7,9 @@
  * header but for its slices, `more` set on all but the last, which keeps
  * the header's. A part size at least the run's gives the run itself.
  * Refused: parts of 0 floats, an empty run, a run larger than the room
- * made at init. (That parts cut anywhere update a shard exactly as the
+ * made at init. Over the tries of one push, the parts a try got applied
+ * are not listed for the next (pending/record), and a new push forgets
+ * them. (That parts cut anywhere update a shard exactly as the
  * whole push does is test_shard_parts.c's.)
  */
 #include <stdio.h>
@@ -148,10 +150,46 @@ static void test_refused(void)
 	tfj_pushparts_free(&pp);
 }
 
+static void test_tries(void)
+{
+	Tfj__Runtime__V1__PushRequest head = TFJ__RUNTIME__V1__PUSH_REQUEST__INIT;
+	struct tfj_pushparts pp;
+
+	setup();
+	TFJ_CHECK_OK(tfj_pushparts_init(&pp, 18, 3, 4));
+	TFJ_CHECK_OK(tfj_pushparts_cut(&pp, &head, src, 3));
+	tfj_pushparts_forget(&pp);
+	/* First try: everything goes; the ps answers parts 0, 1 and 3 OK (2 refused, 4 lost). */
+	TFJ_CHECK_INT((long long)tfj_pushparts_pending(&pp), 5);
+	TFJ_CHECK(pp.send[2] == pp.list[2]);
+	pp.now[0] = pp.now[1] = pp.now[3] = 1;
+	tfj_pushparts_record(&pp);
+	/* The retry cuts the same parts and sends 2 and 4 only. */
+	TFJ_CHECK_OK(tfj_pushparts_cut(&pp, &head, src, 3));
+	TFJ_CHECK_INT((long long)tfj_pushparts_pending(&pp), 2);
+	TFJ_CHECK(pp.send[0] == pp.list[2] && pp.send[1] == pp.list[4]);
+	TFJ_CHECK_INT((long long)pp.idx[0], 2);
+	TFJ_CHECK_INT((long long)pp.idx[1], 4);
+	TFJ_CHECK_INT(pp.now[0] + pp.now[1], 0);
+	/* Its answer for part 4 (send[1]) came OK: only part 2 is left. */
+	pp.now[1] = 1;
+	tfj_pushparts_record(&pp);
+	TFJ_CHECK_INT((long long)tfj_pushparts_pending(&pp), 1);
+	TFJ_CHECK(pp.send[0] == pp.list[2]);
+	pp.now[0] = 1;
+	tfj_pushparts_record(&pp);
+	TFJ_CHECK_INT((long long)tfj_pushparts_pending(&pp), 0);
+	/* The next push starts over. */
+	tfj_pushparts_forget(&pp);
+	TFJ_CHECK_INT((long long)tfj_pushparts_pending(&pp), 5);
+	tfj_pushparts_free(&pp);
+}
+
 int main(void)
 {
 	TFJ_RUN(test_cut);
 	TFJ_RUN(test_one_part);
 	TFJ_RUN(test_refused);
+	TFJ_RUN(test_tries);
 	return tfj_test_finish();
 }
