@@ -274,7 +274,7 @@ int tfj_pscstream_done(const struct tfj_pscstream *ps)
 static int take_answer(struct tfj_pscstream *ps, enum tfj_rpc_method method, size_t nparts,
 		       grpc_byte_buffer **kept, struct tfj_wire_msg *msg, char *detail, size_t cap)
 {
-	char part[48] = "";
+	char part[64] = "";
 
 	struct tfj_psframe f;
 	int e;
