@@ -511,7 +511,7 @@ static int call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 			first = TFJ_EUNAVAIL;
 			snprintf(detail, sizeof(detail), "ps %zu (%s) takes no push in pieces now "
 				 "(%s): the push goes again whole", i, cl->hosts[i],
-				 cl->use[i] == 2 ? "an older ps" : "no stream");
+				 cl->use[i] == 2 ? "it announced no piece_parts" : "no stream");
 		}
 	}
 	if (nparts && first) {

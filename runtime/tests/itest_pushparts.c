@@ -16,7 +16,8 @@
  *     tfj_session_push_vars_retry sets it) sends only the parts no try
  *     had applied: the parameters end as one whole push would leave them.
  *  3. A client forced to protocol v1 (no stream) and a sync job send whole
- *     pushes whatever --push-part-kib says: no early part on any ps.
+ *     pushes whatever --push-part-kib says: no early part on any ps; parts
+ *     handed to psclient anyway fail with TFJ_EUNAVAIL before any is sent.
  *  4. Training with small parts while ps:1 is SIGKILLed mid-run: the
  *     streams break in the middle of pipelined pushes, the workers retry
  *     by the usual rules, and the job ends at max_steps with a usable model.
@@ -370,6 +371,25 @@ static void check_whole(const char *name, int sync, const char *proto)
 		TFJ_CHECK_INT(s.parts_ok, 0);
 	else
 		TFJ_CHECK_INT(frames(&s), 0);
+	/* Parts handed to psclient all the same fail before anything is sent. */
+	{
+		Tfj__Runtime__V1__PushRequest q[2] = { TFJ__RUNTIME__V1__PUSH_REQUEST__INIT,
+						       TFJ__RUNTIME__V1__PUSH_REQUEST__INIT };
+		const ProtobufCMessage *two[2] = { &q[0].base, &q[1].base };
+		const ProtobufCMessage *const *lists[NPS] = { two, two };
+		size_t counts[NPS] = { 2, 2 };
+		ProtobufCMessage *resps[NPS];
+		struct tfj_psclient_stats a, b;
+
+		q[0].more = 1;
+		tfj_psclient_get_stats(&a, s.cl);
+		TFJ_CHECK_INT(tfj_psclient_call_parts(s.cl, TFJ_RPC_PUSH, lists, counts, NULL, resps,
+						      10), TFJ_EUNAVAIL);
+		printf("%s: %s\n", name, tfj_err_detail());
+		TFJ_CHECK(strstr(tfj_err_detail(), "takes no push in pieces") != NULL);
+		tfj_psclient_get_stats(&b, s.cl);
+		TFJ_CHECK_INT((long long)(b.frames + b.unary), (long long)(a.frames + a.unary));
+	}
 	TFJ_CHECK_OK(tfj_session_finish(&s));
 	tfj_session_free(&s);
 	tfj_rtconfig_free(&c);
