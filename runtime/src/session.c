@@ -91,6 +91,7 @@ static int parts_init(struct tfj_session *s)
 					s->first_slice[j + 1] - s->first_slice[j], elems);
 		if (rc)
 			return rc;
+		s->pnow[j] = s->pparts[j].now;
 	}
 	return 0;
 }
@@ -496,7 +497,6 @@ static int cut_parts(struct tfj_session *s)
 			tfj_pushparts_forget(pp);
 		s->pcounts[j] = tfj_pushparts_pending(pp);
 		s->plists[j] = s->pcounts[j] ? pp->send : NULL;
-		s->pnow[j] = pp->now;
 		cut |= pp->n > 1;
 	}
 	return cut;

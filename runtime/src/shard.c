@@ -173,17 +173,6 @@ static void gather(struct tfj_shard *s, const struct tfj_wire_tensor *t, size_t 
 		tfj_wire_bytes_copy(s->grad + s->slices[i]->shard_off, &t[i].data);
 }
 
-/* The run's floats of v (laid out like param) are all finite. */
-static int all_finite(const struct tfj_shard *s, const float *v, size_t first, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!tfj_optim_finite(v + s->slices[first + i]->shard_off,
-				      s->slices[first + i]->count))
-			return 0;
-	return 1;
-}
 
 /*
  * 1 when every gradient of the push is finite, read in place from the
@@ -300,7 +289,8 @@ int tfj_shard_load(struct tfj_shard *s, const struct tfj_wire_tensor *t, size_t 
 		return rc;
 	/* Through the scratch buffer, so a bad value leaves the parameters as they were. */
 	gather(s, t, n);
-	if (!all_finite(s, s->grad, 0, n))
+	/* The slices lie end to end in the buffer: its n floats are all of them. */
+	if (!tfj_optim_finite(s->grad, s->n))
 		return tfj_err_set(TFJ_ENUMERIC, "ps %u: initial value not finite", s->id);
 	rc = prewrite(s);
 	if (rc)
@@ -432,18 +422,17 @@ static int begin_update(struct tfj_shard *s, struct tfj_optim_hparams *hp, int64
 	return prewrite(s);
 }
 
-/* One update of the run [first, first + n) from grad, laid out like param. */
-static int apply(struct tfj_shard *s, const float *grad, size_t first, size_t n,
-		 int64_t max_steps, int more)
+/* One update of every slice from grad, laid out like param (sync: the replicas' mean). */
+static int apply(struct tfj_shard *s, const float *grad, int64_t max_steps)
 {
 	struct tfj_optim_hparams hp;
 	size_t i;
 	int rc;
 
-	rc = begin_update(s, &hp, max_steps, all_finite(s, grad, first, n));
+	rc = begin_update(s, &hp, max_steps, tfj_optim_finite(grad, s->n));
 	if (rc)
 		return rc;
-	for (i = first; i < first + n; i++) {
+	for (i = 0; i < s->nslices; i++) {
 		const struct tfj_place_slice *p = s->slices[i];
 
 		float *m = s->state ? s->state + s->state_off[i] : NULL;
@@ -452,7 +441,7 @@ static int apply(struct tfj_shard *s, const float *grad, size_t first, size_t n,
 				 m, m && s->cfg->optim == TFJ_OPTIM_ADAM ? m + p->count : NULL,
 				 p->count, s->opt_t);
 	}
-	updated(s, more);
+	updated(s, 0);
 	return 0;
 }
 
@@ -576,7 +565,7 @@ int tfj_shard_push(struct tfj_shard *s, const Tfj__Runtime__V1__PushRequest *req
 	}
 	*result = TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_AGGREGATED;
 	if (tfj_syncagg_commit(&s->agg, req->replica)) {
-		rc = apply(s, tfj_syncagg_mean(&s->agg), 0, s->nslices, req->max_steps, 0);
+		rc = apply(s, tfj_syncagg_mean(&s->agg), req->max_steps);
 		tfj_syncagg_reset(&s->agg, s->step);
 		if (rc)
 			return rc;
