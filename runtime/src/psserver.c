@@ -318,10 +318,12 @@ int tfj_psserver_main(const struct tfj_rtconfig *cfg)
 		code = TFJ_EXIT_INTERNAL;
 		goto out;
 	}
-	tfj_log_fmt(TFJ_LOG_INFO, "ps %d listening on %s: %zu slices, %zu floats, %s, protocol %s",
-		    cfg->index, cfg->bind, s->shard.nslices, s->shard.n,
+	tfj_log_fmt(TFJ_LOG_INFO, "ps %d listening on %s: %zu slices, %zu floats, %s, protocol %s, "
+		    "pushes %s", cfg->index, cfg->bind, s->shard.nslices, s->shard.n,
 		    s->shard.initialized ? "restored" : "waiting for the chief's Init",
-		    s->sslot.reg ? "v1 and v2 (stream)" : "v1 only");
+		    s->sslot.reg ? "v1 and v2 (stream)" : "v1 only",
+		    cfg->sync ? "whole (sync)" : cfg->push_part_kib ? "in parts or whole" :
+		    "whole (--push-part-kib 0)");
 	for (;;) {
 		grpc_event ev = grpc_completion_queue_next(s->cq, tfj_grpc_deadline_ms(100), NULL);
 

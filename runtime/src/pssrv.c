@@ -224,7 +224,12 @@ void tfj_pssrv_handle(struct tfj_pssrv *s, int method, struct tfj_pssrv_call *c,
 		r.protocol = s->sslot.reg ? TFJ_PSFRAME_PROTOCOL : 1;
 		/* Parts are an async rule: a sync ps says no, and its clients push whole. */
 		r.partial_push = !s->cfg->sync;
-		r.piece_parts = r.partial_push;
+		/*
+		 * --push-part-kib 0 on a ps declines pushes cut inside slices,
+		 * so its workers push whole: the ps side's switch to turn
+		 * parts off for a job, as an older ps would.
+		 */
+		r.piece_parts = r.partial_push && s->cfg->push_part_kib > 0;
 		tfj_pssrv_respond(s, c, GRPC_STATUS_OK, NULL, &r.base);
 		return;
 	}

@@ -18,7 +18,11 @@
  *  3. A client forced to protocol v1 (no stream) and a sync job send whole
  *     pushes whatever --push-part-kib says: no early part on any ps; parts
  *     handed to psclient anyway fail with TFJ_EUNAVAIL before any is sent.
- *  4. Training with small parts while ps:1 is SIGKILLed mid-run: the
+ *  4. ps 1 restarted with --push-part-kib 0 (a ps that takes no pieces)
+ *     after a push in parts: the next push, cut by the client's earlier
+ *     negotiation, fails before any part is sent once ps 1 is asked again;
+ *     the retry and later steps push whole, and the new ps sees no part.
+ *  5. Training with small parts while ps:1 is SIGKILLed mid-run: the
  *     streams break in the middle of pipelined pushes, the workers retry
  *     by the usual rules, and the job ends at max_steps with a usable model.
  */
@@ -53,6 +57,31 @@ struct pair {
 	char out[NPS][192], err[NPS][192];
 };
 
+/*
+ * Starts ps i of pair p (its outputs named after `name`); `sync` adds
+ * --sync, `no_pieces` --push-part-kib 0 (the ps takes whole pushes only).
+ */
+static int ps_start(struct pair *p, size_t i, const char *name, int sync, int no_pieces)
+{
+	char idx[8];
+	char *args[] = { "train", "--job_name", "ps", "--task_index", idx, "--ps_hosts", p->hosts,
+			 "--worker_hosts", wk, "--bind_address", "127.0.0.1", "--ps_linger", "0.1",
+			 MODEL_FLAGS, NULL, NULL, NULL, NULL };
+	size_t n = sizeof(args) / sizeof(args[0]) - 4;
+
+	if (no_pieces) {
+		args[n++] = "--push-part-kib";
+		args[n++] = "0";
+	}
+	if (sync)
+		args[n++] = "--sync";
+	snprintf(idx, sizeof(idx), "%zu", i);
+	snprintf(p->out[i], sizeof(p->out[i]), "%s/%s-%zu.out", dir, name, i);
+	snprintf(p->err[i], sizeof(p->err[i]), "%s/%s-%zu.err", dir, name, i);
+	p->pid[i] = itest_spawn_env(args, NULL, p->out[i], p->err[i]);
+	return p->pid[i] < 0 ? -1 : 0;
+}
+
 /* Starts NPS ps tasks on free ports; `sync` adds --sync. */
 static int pair_start(struct pair *p, const char *name, int sync)
 {
@@ -60,19 +89,11 @@ static int pair_start(struct pair *p, const char *name, int sync)
 
 	snprintf(p->hosts, sizeof(p->hosts), "127.0.0.1:%d,127.0.0.1:%d",
 		 tfj_testutil_free_port(), tfj_testutil_free_port());
-	for (i = 0; i < NPS; i++) {
-		char idx[8];
-		char *args[] = { "train", "--job_name", "ps", "--task_index", idx, "--ps_hosts",
-				 p->hosts, "--worker_hosts", wk, "--bind_address", "127.0.0.1",
-				 "--ps_linger", "0.1", MODEL_FLAGS, sync ? "--sync" : NULL, NULL };
-
-		snprintf(idx, sizeof(idx), "%zu", i);
-		snprintf(p->out[i], sizeof(p->out[i]), "%s/%s-%zu.out", dir, name, i);
-		snprintf(p->err[i], sizeof(p->err[i]), "%s/%s-%zu.err", dir, name, i);
-		p->pid[i] = itest_spawn_env(args, NULL, p->out[i], p->err[i]);
-		if (p->pid[i] < 0)
+	for (i = 0; i < NPS; i++)
+		p->pid[i] = -1;
+	for (i = 0; i < NPS; i++)
+		if (ps_start(p, i, name, sync, 0) != 0)
 			return -1;
-	}
 	return 0;
 }
 
@@ -405,6 +426,101 @@ static void test_whole_without_stream_or_in_sync(void)
 	check_whole("sync", 1, "auto");
 }
 
+/* Whether ps i's output holds `needle`, waiting up to timeout_s for it. */
+static int wait_output(const struct pair *p, size_t i, const char *needle, double timeout_s)
+{
+	const char *paths[2] = { p->out[i], p->err[i] };
+	double t0 = tfj_testutil_now_s();
+	char line[4096];
+	size_t k;
+
+	do {
+		for (k = 0; k < 2; k++) {
+			FILE *f = fopen(paths[k], "r");
+			int found = 0;
+
+			while (f && !found && fgets(line, sizeof(line), f))
+				found = strstr(line, needle) != NULL;
+			if (f)
+				fclose(f);
+			if (found)
+				return 1;
+		}
+		usleep(50 * 1000);
+	} while (tfj_testutil_now_s() - t0 < timeout_s);
+	return 0;
+}
+
+/*
+ * ps 1 dies after a push in parts and comes back on its port with
+ * --push-part-kib 0, as a ps that takes no pieces (an older build, or the
+ * ps side turning parts off). The client still holds ps 1's earlier "yes"
+ * when the next push is cut: asked again once the broken stream is
+ * noticed, ps 1 says no, and the push fails with TFJ_EUNAVAIL before any
+ * part leaves (the detail says why); the retry, the restarted ps refilled
+ * by the coordinator as tfj_session_push_vars_retry does, sends the push
+ * whole, and so does every later step. The restarted ps never sees a part.
+ */
+static void test_ps_restarted_without_pieces(void)
+{
+	struct pair p;
+	struct tfj_rtconfig c;
+	struct tfj_session s;
+	int rc = TFJ_EUNAVAIL, t, refused = 0, stale = 0;
+	uint64_t f0;
+
+	if (pair_start(&p, "renego", 0) != 0) {
+		TFJ_CHECK_OK(-1);
+		goto out;
+	}
+	TFJ_CHECK_OK(session_start(&s, &c, &p, "16", "auto", 0));
+	f0 = frames(&s);
+	TFJ_CHECK_OK(step(&s, 0));
+	TFJ_CHECK_GE((long long)s.pparts[1].n, 2);
+	/* A pull (one answer per ps) and a push in parts (one per part). */
+	TFJ_CHECK_INT((long long)(frames(&s) - f0),
+		      (long long)(NPS + s.pparts[0].n + s.pparts[1].n));
+	TFJ_CHECK_OK(tfj_session_pull(&s, NULL, 0));
+	TFJ_CHECK_INT(tfj_psclient_pieces(s.cl), 1);
+
+	TFJ_CHECK_OK(tfj_testutil_kill(p.pid[1], SIGKILL));
+	tfj_testutil_wait(p.pid[1], 60);
+	p.pid[1] = -1;
+	TFJ_CHECK_OK(ps_start(&p, 1, "renego-again", 0, 1));
+	TFJ_CHECK(wait_output(&p, 1, "whole (--push-part-kib 0)", 30));
+
+	fill_grads(&s, 1);
+	for (t = 0; t < 100 && rc == TFJ_EUNAVAIL; t++) {
+		rc = tfj_session_push(&s, 1000, &stale);
+		if (rc != TFJ_EUNAVAIL)
+			break;
+		printf("try %d: %s\n", t, tfj_err_detail());
+		refused |= strstr(tfj_err_detail(), "takes no push in pieces now (it announced "
+				  "no piece_parts)") != NULL;
+		s.push_retry = 1;
+		(void)tfj_session_ensure_ready(&s, (const float *const *)s.params, 0);
+		usleep(100 * 1000);
+	}
+	s.push_retry = 0;
+	TFJ_CHECK_OK(rc);
+	TFJ_CHECK(refused);
+	TFJ_CHECK_INT(tfj_psclient_pieces(s.cl), 0);
+	/* Later steps push whole: one answer per ps for the pull, one for the push. */
+	f0 = frames(&s);
+	TFJ_CHECK_OK(step(&s, 2));
+	TFJ_CHECK_INT((long long)(frames(&s) - f0), 2 * NPS);
+	TFJ_CHECK_OK(tfj_session_finish(&s));
+	tfj_session_free(&s);
+	tfj_rtconfig_free(&c);
+	pair_wait(&p, 0);
+	printf("early parts: ps 0 %lld, restarted ps 1 %lld\n", early_parts(&p, 0),
+	       early_parts(&p, 1));
+	TFJ_CHECK_GT(early_parts(&p, 0), 0);
+	TFJ_CHECK_INT(early_parts(&p, 1), 0);
+out:
+	pair_kill(&p);
+}
+
 /* "early parts N" of `task`'s closing line in a launch's output, or -1. */
 static long long launch_early_parts(FILE *out, const char *task)
 {
@@ -455,6 +571,7 @@ int main(int argc, char **argv)
 	TFJ_RUN(test_parts_equal_whole);
 	TFJ_RUN(test_nan_part);
 	TFJ_RUN(test_whole_without_stream_or_in_sync);
+	TFJ_RUN(test_ps_restarted_without_pieces);
 	grpc_shutdown();
 	itest_require_data();
 	TFJ_RUN(test_ps_killed_mid_parts);
