@@ -53,6 +53,7 @@ void tfj_session_free(struct tfj_session *s)
 	free(s->grads);
 	free(s->shard_step);
 	free(s->finish_acked);
+	free(s->push_done);
 	free(s->pullq);
 	free(s->pushq);
 	free(s->slice_ptrs);
@@ -131,8 +132,10 @@ int tfj_session_init(struct tfj_session *s, const struct tfj_rtconfig *cfg)
 	s->first_slice = calloc(s->nps + 1, sizeof(*s->first_slice));
 	s->reqs = calloc(s->nps, sizeof(*s->reqs));
 	s->resps = calloc(s->nps, sizeof(*s->resps));
+	s->push_done = calloc(s->nps, 1);
 	if (!s->params || !s->grads || !s->shard_step || !s->pullq || !s->pushq ||
-	    !s->slice_ptrs || !s->slice_msgs || !s->first_slice || !s->reqs || !s->resps)
+	    !s->slice_ptrs || !s->slice_msgs || !s->first_slice || !s->reqs || !s->resps ||
+	    !s->push_done)
 		return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
 	for (i = 0; i < s->plan.nvars; i++) {
 		s->params[i] = calloc(s->plan.counts[i], sizeof(float));
@@ -502,12 +505,6 @@ static int cut_parts(struct tfj_session *s)
 	return cut;
 }
 
-/* Shard j's push in parts was answered (an empty answer: every part was applied before). */
-static int parts_answered(const struct tfj_session *s, size_t j)
-{
-	return s->pcounts[j] > 0;
-}
-
 /*
  * A push in parts: only the parts not applied yet go. What this try's
  * answers said is kept for the next try (the ps applied those parts),
@@ -535,6 +532,30 @@ static int push_parts(struct tfj_session *s)
 	return rc;
 }
 
+/*
+ * What the shards that answered this try said (after a failed call too:
+ * psclient keeps the answers of the shards that succeeded). Each is done
+ * for this push: the ps took the gradient (or counted it stale).
+ */
+static void take_push_answers(struct tfj_session *s)
+{
+	size_t j;
+
+	for (j = 0; j < s->nps; j++) {
+		const Tfj__Runtime__V1__PushResponse *r = (const void *)s->resps[j];
+
+		/* No answer: the shard failed, or none of its parts was left to send. */
+		if (!s->reqs[j] || !r)
+			continue;
+		s->push_done[j] = 1;
+		if (r->result == TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_STALE ||
+		    r->result == TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_DUPLICATE)
+			s->push_stale++;
+		if (r->finished)
+			s->finished = 1;
+	}
+}
+
 int tfj_session_push_vars(struct tfj_session *s, size_t lo, size_t hi, int64_t max_steps,
 			  int *stale)
 {
@@ -543,11 +564,21 @@ int tfj_session_push_vars(struct tfj_session *s, size_t lo, size_t hi, int64_t m
 
 	if (!whole && !s->parts_ok)
 		return tfj_err_set(TFJ_EINVAL, "push: a ps does not take pushes in parts");
+	if (!s->push_retry) {
+		memset(s->push_done, 0, s->nps);
+		s->push_stale = 0;
+	}
+	*stale = 0;
 	for (j = 0; j < s->nps; j++) {
 		int more = shard_run(s, j, lo, hi, &a, &b);
 
 		s->reqs[j] = NULL;
-		if (a == b && !whole)
+		s->resps[j] = NULL;
+		/*
+		 * A shard that answered an earlier try took this gradient: a
+		 * retry after another shard failed must not apply it twice.
+		 */
+		if ((a == b && !whole) || s->push_done[j])
 			continue;
 		tfj__runtime__v1__push_request__init(&s->pushq[j]);
 		s->pushq[j].layout_hash = s->plan.layout_hash;
@@ -561,9 +592,10 @@ int tfj_session_push_vars(struct tfj_session *s, size_t lo, size_t hi, int64_t m
 		s->reqs[j] = &s->pushq[j].base;
 		sent++;
 	}
-	*stale = 0;
-	if (!sent)
+	if (!sent) {
+		*stale = s->push_stale;
 		return 0;
+	}
 	rc = cut_parts(s);
 	parts = rc > 0;
 	if (parts)
@@ -571,19 +603,10 @@ int tfj_session_push_vars(struct tfj_session *s, size_t lo, size_t hi, int64_t m
 	else if (rc == 0)
 		rc = tfj_psclient_call(s->cl, TFJ_RPC_PUSH, s->reqs, s->resps,
 				       s->cfg->rpc_timeout_s);
+	take_push_answers(s);
 	if (rc)
 		return rc;
-	for (j = 0; j < s->nps; j++) {
-		Tfj__Runtime__V1__PushResponse *r = (Tfj__Runtime__V1__PushResponse *)s->resps[j];
-
-		if (!s->reqs[j] || (parts && !parts_answered(s, j)))
-			continue;
-		if (r->result == TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_STALE ||
-		    r->result == TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_DUPLICATE)
-			(*stale)++;
-		if (r->finished)
-			s->finished = 1;
-	}
+	*stale = s->push_stale;
 	return 0;
 }
 

@@ -74,6 +74,13 @@ struct tfj_session {
 	size_t *pcounts;
 	unsigned char **pnow;        /* per shard: pparts[j].now (answers of this try) */
 	int push_retry;              /* a retry of the same push (tfj_session_push_vars_retry) */
+	/*
+	 * The tries of one push: a shard that answered OK took the gradient,
+	 * so a retry (push_retry) skips it rather than apply it twice; its
+	 * stale or duplicate answer is counted once, in push_stale.
+	 */
+	unsigned char *push_done;
+	int push_stale;
 	char task[32];                        /* "worker:1" */
 	double t0;                            /* start, tfj_session_now() */
 	int exit_hint;                        /* exit code for a failure, when known */
@@ -139,7 +146,10 @@ int tfj_session_retry(struct tfj_session *s, struct tfj_retry *r, int rc, const 
 /*
  * tfj_session_push with retries; reinit (coordinator only) refills empty
  * shards, since a ps that restarted without a checkpoint refuses Pushes
- * as well as Pulls until the coordinator's Init.
+ * as well as Pulls until the coordinator's Init. A try after the first
+ * goes only to the shards that have not answered OK yet (and, for a push
+ * in parts, only with the parts not applied yet): each shard takes the
+ * gradient once unless an answer was lost.
  */
 int tfj_session_push_retry(struct tfj_session *s, int64_t max_steps, int *stale,
 			   const float *const *reinit, int64_t reinit_step);

@@ -18,10 +18,13 @@
  *  3. A client forced to protocol v1 (no stream) and a sync job send whole
  *     pushes whatever --push-part-kib says: no early part on any ps; parts
  *     handed to psclient anyway fail with TFJ_EUNAVAIL before any is sent.
- *  4. ps 1 restarted with --push-part-kib 0 (a ps that takes no pieces)
- *     after a push in parts: the next push, cut by the client's earlier
- *     negotiation, fails before any part is sent once ps 1 is asked again;
- *     the retry and later steps push whole, and the new ps sees no part.
+ *  4. ps 1 restarted empty between a pull and a push: the retries go only
+ *     to the shard that has not answered, so ps 0 takes the gradient once.
+ *     Pushing in parts with ps 1 back as a ps that takes no pieces
+ *     (--push-part-kib 0): the next push, cut by the client's earlier
+ *     negotiation, fails before any part is sent once ps 1 is asked again
+ *     (or on the broken stream itself); the retry and later steps push
+ *     whole, and the new ps sees no part.
  *  5. Training with small parts while ps:1 is SIGKILLed mid-run: the
  *     streams break in the middle of pipelined pushes, the workers retry
  *     by the usual rules, and the job ends at max_steps with a usable model.
@@ -452,73 +455,115 @@ static int wait_output(const struct pair *p, size_t i, const char *needle, doubl
 }
 
 /*
- * ps 1 dies after a push in parts and comes back on its port with
+ * ps 1 dies after a push and comes back on its port, empty (the
+ * coordinator refills it, as tfj_session_push_vars_retry does), between
+ * the pull and the push of the next step; ps 0 stays up. The push fails
+ * on ps 1 at least once. Its retries go only to the shards that have not
+ * answered OK: ps 0 takes step 1's gradient once, and its step ends at 3
+ * after steps 0, 1 and 2 (4 or more when a retry sent the push to it
+ * again).
+ *
+ * With `pieces`, pushes go in parts of 16 KiB and ps 1 comes back with
  * --push-part-kib 0, as a ps that takes no pieces (an older build, or the
  * ps side turning parts off). The client still holds ps 1's earlier "yes"
- * when the next push is cut: asked again once the broken stream is
- * noticed, ps 1 says no, and the push fails with TFJ_EUNAVAIL before any
- * part leaves (the detail says why); the retry, the restarted ps refilled
- * by the coordinator as tfj_session_push_vars_retry does, sends the push
- * whole, and so does every later step. The restarted ps never sees a part.
+ * when the next push is cut. Which of two ways it learns better depends
+ * on when gRPC reports the broken stream:
+ *  - at the start of that push's call: ps 1 is asked again, says no, and
+ *    the push fails with TFJ_EUNAVAIL before any part leaves (the detail
+ *    says why), or
+ *  - only when the try sends on it: the try fails on the broken stream,
+ *    and the next one is cut after ps 1 was asked again.
+ * Either way the retries and every later step push whole: no part ever
+ * reaches the restarted ps (a part it got before its refill would fail as
+ * "not initialised", one after would show in its early parts).
  */
-static void test_ps_restarted_without_pieces(void)
+static void restart_between_pushes(const char *name, int pieces)
 {
 	struct pair p;
 	struct tfj_rtconfig c;
 	struct tfj_session s;
-	int rc = TFJ_EUNAVAIL, t, refused = 0, stale = 0;
+	int rc = TFJ_EUNAVAIL, t, refused = 0, part_reached = 0, stale = 0;
+	char again[64];
 	uint64_t f0;
 
-	if (pair_start(&p, "renego", 0) != 0) {
+	if (pair_start(&p, name, 0) != 0) {
 		TFJ_CHECK_OK(-1);
 		goto out;
 	}
-	TFJ_CHECK_OK(session_start(&s, &c, &p, "16", "auto", 0));
+	TFJ_CHECK_OK(session_start(&s, &c, &p, pieces ? "16" : "0", "auto", 0));
 	f0 = frames(&s);
 	TFJ_CHECK_OK(step(&s, 0));
-	TFJ_CHECK_GE((long long)s.pparts[1].n, 2);
-	/* A pull (one answer per ps) and a push in parts (one per part). */
-	TFJ_CHECK_INT((long long)(frames(&s) - f0),
-		      (long long)(NPS + s.pparts[0].n + s.pparts[1].n));
+	/* A pull (one answer per ps) and a push (one answer per part). */
+	if (pieces) {
+		TFJ_CHECK_GE((long long)s.pparts[1].n, 2);
+		TFJ_CHECK_INT((long long)(frames(&s) - f0),
+			      (long long)(NPS + s.pparts[0].n + s.pparts[1].n));
+	} else {
+		TFJ_CHECK_INT((long long)(frames(&s) - f0), 2 * NPS);
+	}
 	TFJ_CHECK_OK(tfj_session_pull(&s, NULL, 0));
 	TFJ_CHECK_INT(tfj_psclient_pieces(s.cl), 1);
 
 	TFJ_CHECK_OK(tfj_testutil_kill(p.pid[1], SIGKILL));
 	tfj_testutil_wait(p.pid[1], 60);
 	p.pid[1] = -1;
-	TFJ_CHECK_OK(ps_start(&p, 1, "renego-again", 0, 1));
-	TFJ_CHECK(wait_output(&p, 1, "whole (--push-part-kib 0)", 30));
+	snprintf(again, sizeof(again), "%s-again", name);
+	TFJ_CHECK_OK(ps_start(&p, 1, again, 0, pieces));
+	TFJ_CHECK(wait_output(&p, 1, pieces ? "whole (--push-part-kib 0)" : "listening on", 30));
 
 	fill_grads(&s, 1);
 	for (t = 0; t < 100 && rc == TFJ_EUNAVAIL; t++) {
+		const char *d;
+
 		rc = tfj_session_push(&s, 1000, &stale);
 		if (rc != TFJ_EUNAVAIL)
 			break;
-		printf("try %d: %s\n", t, tfj_err_detail());
-		refused |= strstr(tfj_err_detail(), "takes no push in pieces now (it announced "
-				  "no piece_parts)") != NULL;
+		d = tfj_err_detail();
+		printf("%s: try %d: %s\n", name, t, d);
+		refused |= strstr(d, "takes no push in pieces now (it announced no piece_parts)") !=
+			   NULL;
+		part_reached |= strstr(d, "over the stream, part ") && strstr(d, "not initialised");
 		s.push_retry = 1;
 		(void)tfj_session_ensure_ready(&s, (const float *const *)s.params, 0);
 		usleep(100 * 1000);
 	}
 	s.push_retry = 0;
 	TFJ_CHECK_OK(rc);
-	TFJ_CHECK(refused);
-	TFJ_CHECK_INT(tfj_psclient_pieces(s.cl), 0);
+	TFJ_CHECK_GE(t, 1);
+	TFJ_CHECK_INT(part_reached, 0);
+	if (pieces) {
+		printf("%s: the client learned at %s\n", name, refused ?
+		       "the call's start (refused before sending)" :
+		       "a try that failed on the broken stream");
+		TFJ_CHECK_INT(tfj_psclient_pieces(s.cl), 0);
+	}
 	/* Later steps push whole: one answer per ps for the pull, one for the push. */
 	f0 = frames(&s);
 	TFJ_CHECK_OK(step(&s, 2));
 	TFJ_CHECK_INT((long long)(frames(&s) - f0), 2 * NPS);
+	/* Each ps took each push once: ps 1 since its refill at step 0. */
+	TFJ_CHECK_OK(tfj_session_pull(&s, NULL, 0));
+	printf("%s: steps: ps 0 %" PRId64 ", ps 1 %" PRId64 "\n", name, s.shard_step[0],
+	       s.shard_step[1]);
+	TFJ_CHECK_INT(s.shard_step[0], 3);
+	TFJ_CHECK_INT(s.shard_step[1], 2);
 	TFJ_CHECK_OK(tfj_session_finish(&s));
 	tfj_session_free(&s);
 	tfj_rtconfig_free(&c);
 	pair_wait(&p, 0);
-	printf("early parts: ps 0 %lld, restarted ps 1 %lld\n", early_parts(&p, 0),
+	printf("%s: early parts: ps 0 %lld, restarted ps 1 %lld\n", name, early_parts(&p, 0),
 	       early_parts(&p, 1));
-	TFJ_CHECK_GT(early_parts(&p, 0), 0);
+	if (pieces)
+		TFJ_CHECK_GT(early_parts(&p, 0), 0);
 	TFJ_CHECK_INT(early_parts(&p, 1), 0);
 out:
 	pair_kill(&p);
+}
+
+static void test_ps_restarted_between_pushes(void)
+{
+	restart_between_pushes("restart-whole", 0);
+	restart_between_pushes("restart-pieces", 1);
 }
 
 /* "early parts N" of `task`'s closing line in a launch's output, or -1. */
@@ -571,7 +616,7 @@ int main(int argc, char **argv)
 	TFJ_RUN(test_parts_equal_whole);
 	TFJ_RUN(test_nan_part);
 	TFJ_RUN(test_whole_without_stream_or_in_sync);
-	TFJ_RUN(test_ps_restarted_without_pieces);
+	TFJ_RUN(test_ps_restarted_between_pushes);
 	grpc_shutdown();
 	itest_require_data();
 	TFJ_RUN(test_ps_killed_mid_parts);
