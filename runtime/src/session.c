@@ -53,7 +53,6 @@ void tfj_session_free(struct tfj_session *s)
 	free(s->grads);
 	free(s->shard_step);
 	free(s->finish_acked);
-	free(s->push_done);
 	free(s->pullq);
 	free(s->pushq);
 	free(s->slice_ptrs);
@@ -61,40 +60,36 @@ void tfj_session_free(struct tfj_session *s)
 	free(s->first_slice);
 	free(s->reqs);
 	free(s->resps);
-	for (i = 0; s->pparts && i < s->nps; i++)
-		tfj_pushparts_free(&s->pparts[i]);
-	free(s->pparts);
-	free(s->plists);
-	free(s->pcounts);
-	free(s->pnow);
+	tfj_pushtrack_free(&s->push);
 	tfj_model_free(s->model);
 	tfj_compute_free(s->comp);
 	tfj_psclient_free(s->cl);
 	tfj_layout_free(&s->plan);
 }
 
-/* Room to cut each shard's push into parts of --push-part-kib (async only). */
-static int parts_init(struct tfj_session *s)
+/*
+ * Room to follow a push over its tries; to cut each shard's push into
+ * parts of --push-part-kib where training is async.
+ */
+static int push_init(struct tfj_session *s)
 {
-	size_t j, elems = s->cfg->push_part_kib * (1024 / sizeof(float));
+	size_t j, *elems = calloc(s->nps, sizeof(*elems)), *nsl = calloc(s->nps, sizeof(*nsl));
+	size_t part = s->cfg->sync ? 0 : s->cfg->push_part_kib * (1024 / sizeof(float));
 	int rc;
 
-	if (s->cfg->sync || elems == 0)
-		return 0;
-	s->pparts = calloc(s->nps, sizeof(*s->pparts));
-	s->plists = calloc(s->nps, sizeof(*s->plists));
-	s->pcounts = calloc(s->nps, sizeof(*s->pcounts));
-	s->pnow = calloc(s->nps, sizeof(*s->pnow));
-	if (!s->pparts || !s->plists || !s->pcounts || !s->pnow)
-		return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
-	for (j = 0; j < s->nps; j++) {
-		rc = tfj_pushparts_init(&s->pparts[j], s->plan.place.ps_size[j],
-					s->first_slice[j + 1] - s->first_slice[j], elems);
-		if (rc)
-			return rc;
-		s->pnow[j] = s->pparts[j].now;
+	if (!elems || !nsl) {
+		rc = tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
+		goto out;
 	}
-	return 0;
+	for (j = 0; j < s->nps; j++) {
+		elems[j] = s->plan.place.ps_size[j];
+		nsl[j] = s->first_slice[j + 1] - s->first_slice[j];
+	}
+	rc = tfj_pushtrack_init(&s->push, s->nps, elems, nsl, part);
+out:
+	free(elems);
+	free(nsl);
+	return rc;
 }
 
 int tfj_session_init(struct tfj_session *s, const struct tfj_rtconfig *cfg)
@@ -132,10 +127,8 @@ int tfj_session_init(struct tfj_session *s, const struct tfj_rtconfig *cfg)
 	s->first_slice = calloc(s->nps + 1, sizeof(*s->first_slice));
 	s->reqs = calloc(s->nps, sizeof(*s->reqs));
 	s->resps = calloc(s->nps, sizeof(*s->resps));
-	s->push_done = calloc(s->nps, 1);
 	if (!s->params || !s->grads || !s->shard_step || !s->pullq || !s->pushq ||
-	    !s->slice_ptrs || !s->slice_msgs || !s->first_slice || !s->reqs || !s->resps ||
-	    !s->push_done)
+	    !s->slice_ptrs || !s->slice_msgs || !s->first_slice || !s->reqs || !s->resps)
 		return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
 	for (i = 0; i < s->plan.nvars; i++) {
 		s->params[i] = calloc(s->plan.counts[i], sizeof(float));
@@ -180,7 +173,7 @@ int tfj_session_init(struct tfj_session *s, const struct tfj_rtconfig *cfg)
 		}
 		s->first_slice[s->nps] = k;
 	}
-	return parts_init(s);
+	return push_init(s);
 }
 
 /* Points shard j's slice messages at `arrays` (params or grads). */
@@ -468,117 +461,26 @@ static int shard_run(const struct tfj_session *s, size_t j, size_t lo, size_t hi
 	return *a > s->first_slice[j];
 }
 
-/*
- * Cuts this push's requests (s->reqs) into parts where a shard's is larger
- * than --push-part-kib: 1 when some shard's push goes in parts (s->plists,
- * s->pcounts: the parts no earlier try of this push had applied, see
- * s->push_retry), 0 when every one goes whole, or an error. Parts need
- * every ps to take them cut anywhere (async, piece_parts at its last
- * Status) over a stream; otherwise the push goes whole, as it does before
- * the first negotiation, after a stream broke and to an older ps.
- */
-static int cut_parts(struct tfj_session *s)
-{
-	size_t j;
-	int rc, cut = 0;
-
-	if (!s->pparts || !tfj_psclient_pieces(s->cl))
-		return 0;
-	for (j = 0; j < s->nps; j++) {
-		struct tfj_pushparts *pp = &s->pparts[j];
-		const Tfj__Runtime__V1__PushRequest *q = &s->pushq[j];
-
-		s->plists[j] = NULL;
-		s->pcounts[j] = 0;
-		if (!s->reqs[j])
-			continue;
-		/* The same gradient and layout: a retry cuts the same parts. */
-		rc = tfj_pushparts_cut(pp, q, q->slices, q->n_slices);
-		if (rc)
-			return rc;
-		if (!s->push_retry)
-			tfj_pushparts_forget(pp);
-		s->pcounts[j] = tfj_pushparts_pending(pp);
-		s->plists[j] = s->pcounts[j] ? pp->send : NULL;
-		cut |= pp->n > 1;
-	}
-	return cut;
-}
-
-/*
- * A push in parts: only the parts not applied yet go. What this try's
- * answers said is kept for the next try (the ps applied those parts),
- * unless a stream broke: its ps may be another one by the next try.
- */
-static int push_parts(struct tfj_session *s)
-{
-	size_t j, left = 0;
-	int rc;
-
-	for (j = 0; j < s->nps; j++)
-		left += s->pcounts[j];
-	if (!left)
-		return 0;
-	rc = tfj_psclient_call_parts(s->cl, TFJ_RPC_PUSH, s->plists, s->pcounts, s->pnow,
-				     s->resps, s->cfg->rpc_timeout_s);
-	for (j = 0; j < s->nps; j++) {
-		if (!s->reqs[j])
-			continue;
-		if (tfj_psclient_streaming(s->cl))
-			tfj_pushparts_record(&s->pparts[j]);
-		else
-			tfj_pushparts_forget(&s->pparts[j]);
-	}
-	return rc;
-}
-
-/*
- * What the shards that answered this try said (after a failed call too:
- * psclient keeps the answers of the shards that succeeded). Each is done
- * for this push: the ps took the gradient (or counted it stale).
- */
-static void take_push_answers(struct tfj_session *s)
-{
-	size_t j;
-
-	for (j = 0; j < s->nps; j++) {
-		const Tfj__Runtime__V1__PushResponse *r = (const void *)s->resps[j];
-
-		/* No answer: the shard failed, or none of its parts was left to send. */
-		if (!s->reqs[j] || !r)
-			continue;
-		s->push_done[j] = 1;
-		if (r->result == TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_STALE ||
-		    r->result == TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_DUPLICATE)
-			s->push_stale++;
-		if (r->finished)
-			s->finished = 1;
-	}
-}
-
 int tfj_session_push_vars(struct tfj_session *s, size_t lo, size_t hi, int64_t max_steps,
 			  int *stale)
 {
 	size_t j, a, b, sent = 0;
-	int rc, parts, whole = lo == 0 && hi >= s->plan.nvars;
+	int rc, whole = lo == 0 && hi >= s->plan.nvars;
 
 	if (!whole && !s->parts_ok)
 		return tfj_err_set(TFJ_EINVAL, "push: a ps does not take pushes in parts");
-	if (!s->push_retry) {
-		memset(s->push_done, 0, s->nps);
-		s->push_stale = 0;
-	}
+	if (!s->push_retry)
+		tfj_pushtrack_begin(&s->push);
 	*stale = 0;
 	for (j = 0; j < s->nps; j++) {
 		int more = shard_run(s, j, lo, hi, &a, &b);
 
 		s->reqs[j] = NULL;
-		s->resps[j] = NULL;
 		/*
 		 * A shard that answered an earlier try took this gradient: a
 		 * retry after another shard failed must not apply it twice.
 		 */
-		if ((a == b && !whole) || s->push_done[j])
+		if ((a == b && !whole) || tfj_pushtrack_done(&s->push, j))
 			continue;
 		tfj__runtime__v1__push_request__init(&s->pushq[j]);
 		s->pushq[j].layout_hash = s->plan.layout_hash;
@@ -592,21 +494,13 @@ int tfj_session_push_vars(struct tfj_session *s, size_t lo, size_t hi, int64_t m
 		s->reqs[j] = &s->pushq[j].base;
 		sent++;
 	}
-	if (!sent) {
-		*stale = s->push_stale;
-		return 0;
-	}
-	rc = cut_parts(s);
-	parts = rc > 0;
-	if (parts)
-		rc = push_parts(s);
-	else if (rc == 0)
-		rc = tfj_psclient_call(s->cl, TFJ_RPC_PUSH, s->reqs, s->resps,
-				       s->cfg->rpc_timeout_s);
-	take_push_answers(s);
+	rc = sent ? tfj_pushtrack_send(&s->push, s->cl, s->reqs, s->resps, s->cfg->rpc_timeout_s)
+		  : 0;
+	if (s->push.finished)
+		s->finished = 1;
 	if (rc)
 		return rc;
-	*stale = s->push_stale;
+	*stale = s->push.stale;
 	return 0;
 }
 

@@ -24,7 +24,7 @@
 #include "model.h"
 #include "layout.h"
 #include "psclient.h"
-#include "pushparts.h"
+#include "pushtrack.h"
 #include "rtconfig.h"
 #include "tfj_runtime.pb-c.h"
 
@@ -65,22 +65,12 @@ struct tfj_session {
 	const ProtobufCMessage **reqs;
 	ProtobufCMessage **resps;
 	/*
-	 * Async: a shard's push larger than --push-part-kib goes as parts
-	 * (pushparts.h) when every ps takes parts over a stream; per shard,
-	 * NULL when the flag is 0 or training is sync.
+	 * The tries of the push under way (pushtrack.h): the shards that took
+	 * it, and the parts of each shard's push where it goes in parts
+	 * (async; --push-part-kib).
 	 */
-	struct tfj_pushparts *pparts;
-	const ProtobufCMessage *const **plists;
-	size_t *pcounts;
-	unsigned char **pnow;        /* per shard: pparts[j].now (answers of this try) */
+	struct tfj_pushtrack push;
 	int push_retry;              /* a retry of the same push (tfj_session_push_vars_retry) */
-	/*
-	 * The tries of one push: a shard that answered OK took the gradient,
-	 * so a retry (push_retry) skips it rather than apply it twice; its
-	 * stale or duplicate answer is counted once, in push_stale.
-	 */
-	unsigned char *push_done;
-	int push_stale;
 	char task[32];                        /* "worker:1" */
 	double t0;                            /* start, tfj_session_now() */
 	int exit_hint;                        /* exit code for a failure, when known */

@@ -234,11 +234,11 @@ static void test_parts_equal_whole(void)
 		size_t want = tfj_pushparts_count(sa.plan.place.ps_size[j], PART_KIB * 256);
 
 		printf("ps %zu: %zu floats, %zu parts per push\n", j, sa.plan.place.ps_size[j],
-		       sa.pparts[j].n);
-		TFJ_CHECK_INT((long long)sa.pparts[j].n, (long long)want);
+		       sa.push.pparts[j].n);
+		TFJ_CHECK_INT((long long)sa.push.pparts[j].n, (long long)want);
 		TFJ_CHECK_GE(want, 5);
-		per_ps[j] = sa.pparts[j].n;
-		nparts += sa.pparts[j].n;
+		per_ps[j] = sa.push.pparts[j].n;
+		nparts += sa.push.pparts[j].n;
 	}
 	TFJ_CHECK_OK(tfj_session_pull(&sa, NULL, 0));
 	TFJ_CHECK_OK(tfj_session_pull(&sb, NULL, 0));
@@ -290,9 +290,9 @@ static void test_nan_part(void)
 		goto out;
 	}
 	TFJ_CHECK_OK(session_start(&s, &c, &p, "16", "auto", 0));
-	/* A clean push first: s.pparts[0] then shows how ps 0's push is cut. */
+	/* A clean push first: s.push.pparts[0] then shows how ps 0's push is cut. */
 	TFJ_CHECK_OK(step(&s, 0));
-	TFJ_CHECK_GE((long long)s.pparts[0].n, 4);
+	TFJ_CHECK_GE((long long)s.push.pparts[0].n, 4);
 	TFJ_CHECK_OK(tfj_session_pull(&s, NULL, 0));
 	nvars = s.plan.nvars;
 	before = calloc(nvars, sizeof(*before));
@@ -301,10 +301,10 @@ static void test_nan_part(void)
 		if (before[v])
 			memcpy(before[v], s.params[v], s.plan.counts[v] * sizeof(float));
 	}
-	if (!before || !before[s.plan.nvars - 1] || s.pparts[0].n < 4)
+	if (!before || !before[s.plan.nvars - 1] || s.push.pparts[0].n < 4)
 		goto done;
 	fill_grads(&s, 1);
-	q = &s.pparts[0].reqs[2];
+	q = &s.push.pparts[0].reqs[2];
 	s.grads[q->slices[0]->var][q->slices[0]->offset + 1] = NAN;
 	{
 		int stale = 0;
@@ -320,7 +320,7 @@ static void test_nan_part(void)
 	TFJ_CHECK(!nan_seen);
 	/* The refused part changed nothing; the two before it were applied. */
 	for (k = 0; k < 3; k++) {
-		q = &s.pparts[0].reqs[k];
+		q = &s.push.pparts[0].reqs[k];
 		for (i = 0; i < q->n_slices; i++) {
 			const Tfj__Runtime__V1__Slice *m = q->slices[i];
 			int same = memcmp(before[m->var] + m->offset, s.params[m->var] + m->offset,
@@ -348,10 +348,10 @@ static void test_nan_part(void)
 		TFJ_CHECK_OK(tfj_session_push(&s, 1000, &stale));
 		s.push_retry = 0;
 		printf("the retry sent %llu of %zu parts\n", (unsigned long long)(frames(&s) - f0),
-		       s.pparts[0].n + s.pparts[1].n);
+		       s.push.pparts[0].n + s.push.pparts[1].n);
 		TFJ_CHECK_GE((long long)(frames(&s) - f0), 1);
 		/* Parts 1 and 2 of ps 0 and every part of ps 1 had been applied. */
-		TFJ_CHECK_LE((long long)(frames(&s) - f0), (long long)s.pparts[0].n - 2);
+		TFJ_CHECK_LE((long long)(frames(&s) - f0), (long long)s.push.pparts[0].n - 2);
 		TFJ_CHECK_OK(tfj_session_pull(&s, NULL, 0));
 		for (v = 0; v < nvars; v++) {
 			TFJ_CHECK_OK(tfj_optim_apply(TFJ_OPTIM_SGD, &c.hp, before[v], s.grads[v], NULL,
@@ -495,9 +495,9 @@ static void restart_between_pushes(const char *name, int pieces)
 	TFJ_CHECK_OK(step(&s, 0));
 	/* A pull (one answer per ps) and a push (one answer per part). */
 	if (pieces) {
-		TFJ_CHECK_GE((long long)s.pparts[1].n, 2);
+		TFJ_CHECK_GE((long long)s.push.pparts[1].n, 2);
 		TFJ_CHECK_INT((long long)(frames(&s) - f0),
-			      (long long)(NPS + s.pparts[0].n + s.pparts[1].n));
+			      (long long)(NPS + s.push.pparts[0].n + s.push.pparts[1].n));
 	} else {
 		TFJ_CHECK_INT((long long)(frames(&s) - f0), 2 * NPS);
 	}
