@@ -607,7 +607,7 @@ int tfj_session_push_vars_retry(struct tfj_session *s, size_t lo, size_t hi, int
 	struct tfj_retry r = { 0, 0 };
 	int rc, d;
 
-	/* Tries after the first skip the parts an earlier one got applied (cut_parts). */
+	/* Tries after the first skip what an earlier one got applied (pushtrack.h). */
 	s->push_retry = 0;
 	for (;;) {
 		rc = tfj_session_push_vars(s, lo, hi, max_steps, stale);
