@@ -505,8 +505,9 @@ static int call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 	 */
 	for (i = 0; nparts && i < cl->n; i++) {
 		const ProtobufCMessage *const *list;
+		size_t np = shard_parts(&list, reqs, parts, nparts, i);
 
-		if (shard_parts(&list, reqs, parts, nparts, i) > 1 &&
+		if ((np > 1 || (np && applied && applied[i])) &&
 		    (cl->use[i] != 2 || !cl->pieces[i]) && !first) {
 			first = TFJ_EUNAVAIL;
 			snprintf(detail, sizeof(detail), "ps %zu (%s) takes no push in pieces now "
@@ -611,14 +612,24 @@ int tfj_psclient_call_parts(struct tfj_psclient *cl, enum tfj_rpc_method method,
 	return call(cl, method, NULL, parts, nparts, applied, resps, timeout_s);
 }
 
+int tfj_psclient_streaming_of(const struct tfj_psclient *cl, size_t i)
+{
+	return cl->forced == 2 || cl->proto[i] == 2;
+}
+
 int tfj_psclient_streaming(const struct tfj_psclient *cl)
 {
 	size_t i;
 
 	for (i = 0; i < cl->n; i++)
-		if (cl->forced != 2 && cl->proto[i] != 2)
+		if (!tfj_psclient_streaming_of(cl, i))
 			return 0;
 	return 1;
+}
+
+int tfj_psclient_pieces_of(const struct tfj_psclient *cl, size_t i)
+{
+	return cl->pieces[i] && tfj_psclient_streaming_of(cl, i);
 }
 
 int tfj_psclient_pieces(const struct tfj_psclient *cl)
@@ -626,7 +637,7 @@ int tfj_psclient_pieces(const struct tfj_psclient *cl)
 	size_t i;
 
 	for (i = 0; i < cl->n; i++)
-		if (!cl->pieces[i])
+		if (!tfj_psclient_pieces_of(cl, i))
 			return 0;
-	return tfj_psclient_streaming(cl);
+	return 1;
 }

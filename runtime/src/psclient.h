@@ -81,13 +81,14 @@ int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
  * before. resps[i] is the answer to shard i's last part. A refused part
  * fails the call with that part's error; parts not sent by then are not
  * sent, those already on the wire are applied as any part is. applied
- * (NULL, or per shard nparts[i] entries the caller zeroed) gets 1 for every
- * part the ps answered OK, so that a retry after a refusal need not send
- * those again. A shard with one part goes as tfj_psclient_call() would
- * send it. Parts go only over streams, to a ps that takes pieces: when a
- * shard cannot take them now (see tfj_psclient_pieces), the call fails
- * with TFJ_EUNAVAIL before anything is sent, and the caller sends the
- * request whole.
+ * (NULL, or per shard NULL or nparts[i] entries the caller zeroed) gets 1
+ * for every part the ps answered OK, so that a retry after a refusal need
+ * not send those again. A shard with one part and no applied[i] is a
+ * whole request and goes as tfj_psclient_call() would send it. Parts
+ * (more than one, or one with applied[i]: what is left of a cut) go only
+ * over streams, to a ps that takes pieces: when a shard cannot take them
+ * now (see tfj_psclient_pieces_of), the call fails with TFJ_EUNAVAIL
+ * before anything is sent, and the caller sends the request whole.
  */
 int tfj_psclient_call_parts(struct tfj_psclient *cl, enum tfj_rpc_method method,
 			    const ProtobufCMessage *const *const *parts, const size_t *nparts,
@@ -95,17 +96,23 @@ int tfj_psclient_call_parts(struct tfj_psclient *cl, enum tfj_rpc_method method,
 			    double timeout_s);
 
 /*
- * 1 when every ps is known to serve the stream (protocol v2 negotiated,
- * or --protocol 2); 0 before the first negotiation, after a stream broke
- * (until the next call asked again) and with protocol v1.
+ * 1 when ps i is known to serve the stream (protocol v2 negotiated, or
+ * --protocol 2); 0 before the first negotiation, after its stream broke
+ * (until a call to it asked again) and with protocol v1.
  */
+int tfj_psclient_streaming_of(const struct tfj_psclient *cl, size_t i);
+
+/* tfj_psclient_streaming_of() for every ps. */
 int tfj_psclient_streaming(const struct tfj_psclient *cl);
 
 /*
- * 1 when every ps serves the stream and announced piece_parts at its last
+ * 1 when ps i serves the stream and announced piece_parts at its last
  * Status (an async ps that takes parts cut anywhere), so that
- * tfj_psclient_call_parts() may send them.
+ * tfj_psclient_call_parts() may send it parts.
  */
+int tfj_psclient_pieces_of(const struct tfj_psclient *cl, size_t i);
+
+/* tfj_psclient_pieces_of() for every ps. */
 int tfj_psclient_pieces(const struct tfj_psclient *cl);
 
 /*

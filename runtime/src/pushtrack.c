@@ -34,7 +34,6 @@ int tfj_pushtrack_init(struct tfj_pushtrack *t, size_t n, const size_t *elems,
 		rc = tfj_pushparts_init(&t->pparts[j], elems[j], nslices[j], part_elems);
 		if (rc)
 			return rc;
-		t->now[j] = t->pparts[j].now;
 	}
 	return 0;
 }
@@ -66,10 +65,12 @@ void tfj_pushtrack_begin(struct tfj_pushtrack *t)
 
 /*
  * Cuts this try's requests into parts where a shard's is larger than a
- * part: 1 when some shard's push goes in parts (lists, counts: the parts
- * no earlier try applied), 0 when every one goes whole, or an error.
- * Parts need every ps to take them cut anywhere (async, piece_parts at
- * its last Status) over a stream.
+ * part and its ps takes pieces over a stream: 1 when some shard's push
+ * goes in parts (lists, counts: the parts no earlier try applied; now:
+ * where psclient notes the answers), 0 when every one goes whole, or an
+ * error. A shard whose ps takes no pieces now goes whole, and what was
+ * noted of its parts is forgotten: its stream broke, and its ps may be
+ * another one.
  */
 static int cut(struct tfj_pushtrack *t, const struct tfj_psclient *cl,
 	       const ProtobufCMessage *const *reqs)
@@ -77,7 +78,7 @@ static int cut(struct tfj_pushtrack *t, const struct tfj_psclient *cl,
 	size_t j;
 	int rc, any = 0;
 
-	if (!t->pparts || !tfj_psclient_pieces(cl))
+	if (!t->pparts)
 		return 0;
 	for (j = 0; j < t->n; j++) {
 		struct tfj_pushparts *pp = &t->pparts[j];
@@ -85,15 +86,25 @@ static int cut(struct tfj_pushtrack *t, const struct tfj_psclient *cl,
 
 		t->lists[j] = NULL;
 		t->counts[j] = 0;
+		t->now[j] = NULL;
 		if (!q)
 			continue;
+		if (!tfj_psclient_pieces_of(cl, j)) {
+			tfj_pushparts_forget(pp);
+			t->lists[j] = &reqs[j];
+			t->counts[j] = 1;
+			continue;
+		}
 		/* The same gradient and layout: a retry cuts the same parts. */
 		rc = tfj_pushparts_cut(pp, q, q->slices, q->n_slices);
 		if (rc)
 			return rc;
 		t->counts[j] = tfj_pushparts_pending(pp);
 		t->lists[j] = t->counts[j] ? pp->send : NULL;
-		any |= pp->n > 1;
+		if (pp->n > 1) {
+			t->now[j] = pp->now;
+			any = 1;
+		}
 	}
 	return any;
 }
@@ -101,10 +112,9 @@ static int cut(struct tfj_pushtrack *t, const struct tfj_psclient *cl,
 /*
  * A push in parts: only the parts not applied yet go. What this try's
  * answers said is kept for the next try (the ps applied those parts),
- * unless a stream broke: its ps may be another one by the next try.
+ * unless the shard's stream broke: its ps may be another one by then.
  */
-static int send_parts(struct tfj_pushtrack *t, struct tfj_psclient *cl,
-		      const ProtobufCMessage *const *reqs, ProtobufCMessage **resps,
+static int send_parts(struct tfj_pushtrack *t, struct tfj_psclient *cl, ProtobufCMessage **resps,
 		      double timeout_s)
 {
 	size_t j, left = 0;
@@ -117,9 +127,9 @@ static int send_parts(struct tfj_pushtrack *t, struct tfj_psclient *cl,
 	rc = tfj_psclient_call_parts(cl, TFJ_RPC_PUSH, t->lists, t->counts, t->now, resps,
 				     timeout_s);
 	for (j = 0; j < t->n; j++) {
-		if (!reqs[j])
+		if (!t->now[j])
 			continue;
-		if (tfj_psclient_streaming(cl))
+		if (tfj_psclient_streaming_of(cl, j))
 			tfj_pushparts_record(&t->pparts[j]);
 		else
 			tfj_pushparts_forget(&t->pparts[j]);
@@ -138,7 +148,7 @@ int tfj_pushtrack_send(struct tfj_pushtrack *t, struct tfj_psclient *cl,
 		resps[j] = NULL;
 	rc = cut(t, cl, reqs);
 	if (rc > 0)
-		rc = send_parts(t, cl, reqs, resps, timeout_s);
+		rc = send_parts(t, cl, resps, timeout_s);
 	else if (rc == 0)
 		rc = tfj_psclient_call(cl, TFJ_RPC_PUSH, reqs, resps, timeout_s);
 	tfj_pushtrack_take(t, reqs, resps);

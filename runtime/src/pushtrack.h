@@ -8,10 +8,11 @@
  * in parts (pushparts.h) is sent again only the parts no try had applied.
  * Its stale or duplicate answer is counted once.
  *
- * Large async pushes are cut into parts when every ps takes pieces over
- * a stream (psclient's negotiation); otherwise each shard's push goes
- * whole, as before the first negotiation, after a stream broke and to an
- * older ps.
+ * A large async push to a ps that takes pieces over a stream (psclient's
+ * negotiation) is cut into parts; to any other ps it goes whole, as before
+ * the first negotiation, after that ps's stream broke and to an older ps.
+ * Each shard is decided on its own, so a shard that is done or down does
+ * not change how the others' pushes go.
  *
  * Ownership: a struct tfj_pushtrack owns its arrays; tfj_pushtrack_free()
  * (safe on a zeroed or half-initialised one). The requests it sends are
@@ -35,7 +36,7 @@ struct tfj_pushtrack {
 	struct tfj_pushparts *pparts;        /* per shard */
 	const ProtobufCMessage *const **lists;
 	size_t *counts;                      /* per shard: parts this try sends */
-	unsigned char **now;                 /* per shard: pparts[j].now */
+	unsigned char **now;                 /* per shard: pparts[j].now if cut, else NULL */
 };
 
 /*
@@ -52,8 +53,8 @@ void tfj_pushtrack_begin(struct tfj_pushtrack *t);
 /*
  * One try of the push: shard j's whole request is reqs[j] (a
  * PushRequest; NULL = nothing for shard j, which callers set for the
- * shards tfj_pushtrack_done() names). Where every ps takes pieces over a
- * stream, a shard's request larger than a part goes as the parts no
+ * shards tfj_pushtrack_done() names). A shard's request larger than a
+ * part goes, where its ps takes pieces over a stream, as the parts no
  * earlier try applied; otherwise it goes whole. Returns 0 when every
  * shard sent answered OK, else the first failing shard's error (its
  * detail names the ps). The answers that came are taken in either way

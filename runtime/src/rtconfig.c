@@ -255,8 +255,8 @@ const char *tfj_rtconfig_usage(void)
 	"  --ps-linger X (3 s)  --protocol auto|1|2 (auto)  --log-level debug|info|warn|error\n"
 	"  --push-part-kib N (" VALUE_STR(TFJ_RT_PUSH_PART_KIB) ")  async: a larger push goes as parts "
 	"of N KiB, each\n"
-	"             applied while the next arrives; 0 = whole pushes (on a ps: take\n"
-	"             whole pushes only)\n";
+	"             applied while the next arrives; 0 = whole pushes (on a ps: ask\n"
+	"             workers not to cut their pushes to it)\n";
 }
 
 /* One flag: name, and whether it takes a value. */

@@ -15,17 +15,20 @@
  *     push (the gradient mended; session.push_retry, as
  *     tfj_session_push_vars_retry sets it) sends only the parts no try
  *     had applied: the parameters end as one whole push would leave them.
- *  3. A client forced to protocol v1 (no stream) and a sync job send whole
+ *  3. Each shard's push is decided on its own: after ps 0 refused a part
+ *     and ps 1 took its push and then died, ps 0's retries still go in
+ *     parts, and only the refused part goes again.
+ *  4. A client forced to protocol v1 (no stream) and a sync job send whole
  *     pushes whatever --push-part-kib says: no early part on any ps; parts
  *     handed to psclient anyway fail with TFJ_EUNAVAIL before any is sent.
- *  4. ps 1 restarted empty between a pull and a push: the retries go only
+ *  5. ps 1 restarted empty between a pull and a push: the retries go only
  *     to the shard that has not answered, so ps 0 takes the gradient once.
  *     Pushing in parts with ps 1 back as a ps that takes no pieces
  *     (--push-part-kib 0): the next push, cut by the client's earlier
  *     negotiation, fails before any part is sent once ps 1 is asked again
  *     (or on the broken stream itself); the retry and later steps push
- *     whole, and the new ps sees no part.
- *  5. Training with small parts while ps:1 is SIGKILLed mid-run: the
+ *     whole to it (in parts to ps 0), and the new ps sees no part.
+ *  6. Training with small parts while ps:1 is SIGKILLed mid-run: the
  *     streams break in the middle of pipelined pushes, the workers retry
  *     by the usual rules, and the job ends at max_steps with a usable model.
  */
@@ -373,6 +376,120 @@ out:
 	pair_kill(&p);
 }
 
+/* Copies of every variable's values (NULL when out of memory). */
+static float **copy_params(const struct tfj_session *s)
+{
+	float **c = calloc(s->plan.nvars, sizeof(*c));
+	size_t v;
+
+	for (v = 0; c && v < s->plan.nvars; v++) {
+		c[v] = malloc(s->plan.counts[v] * sizeof(float));
+		if (!c[v]) {
+			while (v-- > 0)
+				free(c[v]);
+			free(c);
+			return NULL;
+		}
+		memcpy(c[v], s->params[v], s->plan.counts[v] * sizeof(float));
+	}
+	return c;
+}
+
+/*
+ * Each shard's push is decided on its own. ps 0 refuses part 3 of a push
+ * in parts (NaN) while ps 1 takes its push (done); then ps 1 dies and
+ * stays down, and a Pull fails on it, so the client no longer streams to
+ * ps 1. The push's retries go to ps 0 only, still in parts (its stream is
+ * fine): the second try (NaN still there) is refused again, and the third
+ * (mended) sends part 3 alone. ps 0's values end as one whole push would
+ * leave them. Had ps 1's state decided for ps 0 too, the tries would have
+ * gone whole and applied parts 1 and 2 a second time.
+ */
+static void test_other_shard_down(void)
+{
+	struct pair p;
+	struct tfj_rtconfig c;
+	struct tfj_session s;
+	float **before = NULL;
+	const Tfj__Runtime__V1__PushRequest *q;
+	size_t v, k, nvars = 0;
+	int stale = 0, same = 1, t;
+	uint64_t f0;
+
+	if (pair_start(&p, "down", 0) != 0) {
+		TFJ_CHECK_OK(-1);
+		goto out;
+	}
+	TFJ_CHECK_OK(session_start(&s, &c, &p, "16", "auto", 0));
+	TFJ_CHECK_OK(step(&s, 0));
+	TFJ_CHECK_OK(tfj_session_pull(&s, NULL, 0));
+	nvars = s.plan.nvars;
+	before = copy_params(&s);
+	TFJ_CHECK_NOT_NULL(before);
+	if (!before || s.push.pparts[0].n < 4)
+		goto done;
+	fill_grads(&s, 1);
+	q = &s.push.pparts[0].reqs[2];
+	s.grads[q->slices[0]->var][q->slices[0]->offset + 1] = NAN;
+	TFJ_CHECK_INT(tfj_session_push(&s, 1000, &stale), TFJ_ENUMERIC);
+	TFJ_CHECK(!tfj_pushtrack_done(&s.push, 0));
+	TFJ_CHECK(tfj_pushtrack_done(&s.push, 1));
+
+	TFJ_CHECK_OK(tfj_testutil_kill(p.pid[1], SIGKILL));
+	tfj_testutil_wait(p.pid[1], 60);
+	p.pid[1] = -1;
+	{
+		int rc = tfj_session_pull(&s, NULL, 0);
+
+		printf("pull with ps 1 down: %s\n", rc ? tfj_err_detail() : "ok");
+		TFJ_CHECK_INT(rc, TFJ_EUNAVAIL);
+	}
+	s.push_retry = 1;
+	f0 = frames(&s);
+	TFJ_CHECK_INT(tfj_session_push(&s, 1000, &stale), TFJ_ENUMERIC);
+	printf("second try: %s (%llu answers)\n", tfj_err_detail(),
+	       (unsigned long long)(frames(&s) - f0));
+	TFJ_CHECK(strstr(tfj_err_detail(), "ps 0 (") != NULL);
+	TFJ_CHECK(strstr(tfj_err_detail(), "NaN") != NULL);
+	TFJ_CHECK_INT((long long)(frames(&s) - f0), 1);
+	fill_grads(&s, 1);
+	f0 = frames(&s);
+	TFJ_CHECK_OK(tfj_session_push(&s, 1000, &stale));
+	printf("third try: %llu answers\n", (unsigned long long)(frames(&s) - f0));
+	TFJ_CHECK_INT((long long)(frames(&s) - f0), 1);
+	s.push_retry = 0;
+
+	/* ps 1 back and refilled, so that a pull can read ps 0's values. */
+	TFJ_CHECK_OK(ps_start(&p, 1, "down-again", 0, 0));
+	for (t = 0; t < 300; t++) {
+		if (tfj_session_ensure_ready(&s, (const float *const *)before, 0) == 0 &&
+		    tfj_session_pull(&s, NULL, 0) == 0)
+			break;
+		usleep(100 * 1000);
+	}
+	TFJ_CHECK(t < 300);
+	for (v = 0; v < nvars; v++)
+		TFJ_CHECK_OK(tfj_optim_apply(TFJ_OPTIM_SGD, &c.hp, before[v], s.grads[v], NULL,
+					     s.plan.counts[v], 0));
+	for (k = s.first_slice[0]; k < s.first_slice[1]; k++) {
+		const Tfj__Runtime__V1__Slice *m = &s.slice_msgs[k];
+
+		same &= memcmp(before[m->var] + m->offset, s.params[m->var] + m->offset,
+			       m->count * sizeof(float)) == 0;
+	}
+	TFJ_CHECK(same);
+done:
+	TFJ_CHECK_OK(tfj_session_finish(&s));
+	tfj_session_free(&s);
+	tfj_rtconfig_free(&c);
+	pair_wait(&p, 0);
+	for (v = 0; before && v < nvars; v++)
+		free(before[v]);
+	free(before);
+out:
+	pair_kill(&p);
+}
+
 /* Three steps of a client that must send whole pushes; no ps sees an early part. */
 static void check_whole(const char *name, int sync, const char *proto)
 {
@@ -473,9 +590,10 @@ static int wait_output(const struct pair *p, size_t i, const char *needle, doubl
  *    says why), or
  *  - only when the try sends on it: the try fails on the broken stream,
  *    and the next one is cut after ps 1 was asked again.
- * Either way the retries and every later step push whole: no part ever
- * reaches the restarted ps (a part it got before its refill would fail as
- * "not initialised", one after would show in its early parts).
+ * Either way the retries and every later step push whole to ps 1, while
+ * ps 0 still gets its pushes in parts: no part ever reaches the restarted
+ * ps (a part it got before its refill would fail as "not initialised",
+ * one after would show in its early parts).
  */
 static void restart_between_pushes(const char *name, int pieces)
 {
@@ -537,10 +655,14 @@ static void restart_between_pushes(const char *name, int pieces)
 		       "a try that failed on the broken stream");
 		TFJ_CHECK_INT(tfj_psclient_pieces(s.cl), 0);
 	}
-	/* Later steps push whole: one answer per ps for the pull, one for the push. */
+	/*
+	 * Later steps push whole to ps 1 (and to ps 0 without pieces): one
+	 * answer per ps for the pull, one per part for the push.
+	 */
 	f0 = frames(&s);
 	TFJ_CHECK_OK(step(&s, 2));
-	TFJ_CHECK_INT((long long)(frames(&s) - f0), 2 * NPS);
+	TFJ_CHECK_INT((long long)(frames(&s) - f0),
+		      (long long)(NPS + (pieces ? s.push.pparts[0].n : 1) + 1));
 	/* Each ps took each push once: ps 1 since its refill at step 0. */
 	TFJ_CHECK_OK(tfj_session_pull(&s, NULL, 0));
 	printf("%s: steps: ps 0 %" PRId64 ", ps 1 %" PRId64 "\n", name, s.shard_step[0],
@@ -615,6 +737,7 @@ int main(int argc, char **argv)
 	grpc_init();
 	TFJ_RUN(test_parts_equal_whole);
 	TFJ_RUN(test_nan_part);
+	TFJ_RUN(test_other_shard_down);
 	TFJ_RUN(test_whole_without_stream_or_in_sync);
 	TFJ_RUN(test_ps_restarted_between_pushes);
 	grpc_shutdown();
