@@ -101,6 +101,9 @@ static int cut(struct tfj_pushtrack *t, const struct tfj_psclient *cl,
 			return rc;
 		t->counts[j] = tfj_pushparts_pending(pp);
 		t->lists[j] = t->counts[j] ? pp->send : NULL;
+		/* Every part applied, though no try ended OK for the shard: it has the push. */
+		if (!t->counts[j])
+			t->done[j] = 1;
 		if (pp->n > 1) {
 			t->now[j] = pp->now;
 			any = 1;
