@@ -278,6 +278,76 @@ out:
 	pair_kill(&pb);
 }
 
+/* Copies of every variable's values (NULL when out of memory). */
+static float **copy_params(const struct tfj_session *s)
+{
+	float **c = calloc(s->plan.nvars, sizeof(*c));
+	size_t v;
+
+	for (v = 0; c && v < s->plan.nvars; v++) {
+		c[v] = malloc(s->plan.counts[v] * sizeof(float));
+		if (!c[v]) {
+			while (v-- > 0)
+				free(c[v]);
+			free(c);
+			return NULL;
+		}
+		memcpy(c[v], s->params[v], s->plan.counts[v] * sizeof(float));
+	}
+	return c;
+}
+
+static void free_params(float **c, size_t nvars)
+{
+	size_t v;
+
+	for (v = 0; c && v < nvars; v++)
+		free(c[v]);
+	free(c);
+}
+
+/* `before` as one whole SGD push of s's gradients would leave it. */
+static void apply_whole(float **before, const struct tfj_session *s, const struct tfj_rtconfig *c)
+{
+	size_t v;
+
+	for (v = 0; v < s->plan.nvars; v++)
+		TFJ_CHECK_OK(tfj_optim_apply(TFJ_OPTIM_SGD, &c->hp, before[v], s->grads[v], NULL,
+					     s->plan.counts[v], 0));
+}
+
+/* Finish, then the session gone and both ps ended by their own Finish. */
+static void session_end(struct tfj_session *s, struct tfj_rtconfig *c, struct pair *p)
+{
+	TFJ_CHECK_OK(tfj_session_finish(s));
+	tfj_session_free(s);
+	tfj_rtconfig_free(c);
+	pair_wait(p, 0);
+}
+
+/*
+ * A clean step 0 (s->push.pparts[0] then shows how ps 0's push is cut),
+ * *before = the values pulled after it, and step 1's gradient with NaN in
+ * the third part of ps 0's push; 0 when set up.
+ */
+static int nan_in_part3(struct tfj_session *s, float ***before)
+{
+	const Tfj__Runtime__V1__PushRequest *q;
+
+	*before = NULL;
+	TFJ_CHECK_OK(step(s, 0));
+	TFJ_CHECK_GE((long long)s->push.pparts[0].n, 4);
+	TFJ_CHECK_OK(tfj_session_pull(s, NULL, 0));
+	*before = copy_params(s);
+	TFJ_CHECK_NOT_NULL(*before);
+	if (!*before || s->push.pparts[0].n < 4)
+		return -1;
+	fill_grads(s, 1);
+	q = &s->push.pparts[0].reqs[2];
+	s->grads[q->slices[0]->var][q->slices[0]->offset + 1] = NAN;
+	return 0;
+}
+
 static void test_nan_part(void)
 {
 	struct pair p;
@@ -293,22 +363,9 @@ static void test_nan_part(void)
 		goto out;
 	}
 	TFJ_CHECK_OK(session_start(&s, &c, &p, "16", "auto", 0));
-	/* A clean push first: s.push.pparts[0] then shows how ps 0's push is cut. */
-	TFJ_CHECK_OK(step(&s, 0));
-	TFJ_CHECK_GE((long long)s.push.pparts[0].n, 4);
-	TFJ_CHECK_OK(tfj_session_pull(&s, NULL, 0));
 	nvars = s.plan.nvars;
-	before = calloc(nvars, sizeof(*before));
-	for (v = 0; before && v < s.plan.nvars; v++) {
-		before[v] = malloc(s.plan.counts[v] * sizeof(float));
-		if (before[v])
-			memcpy(before[v], s.params[v], s.plan.counts[v] * sizeof(float));
-	}
-	if (!before || !before[s.plan.nvars - 1] || s.push.pparts[0].n < 4)
+	if (nan_in_part3(&s, &before) != 0)
 		goto done;
-	fill_grads(&s, 1);
-	q = &s.push.pparts[0].reqs[2];
-	s.grads[q->slices[0]->var][q->slices[0]->offset + 1] = NAN;
 	{
 		int stale = 0;
 
@@ -356,43 +413,16 @@ static void test_nan_part(void)
 		/* Parts 1 and 2 of ps 0 and every part of ps 1 had been applied. */
 		TFJ_CHECK_LE((long long)(frames(&s) - f0), (long long)s.push.pparts[0].n - 2);
 		TFJ_CHECK_OK(tfj_session_pull(&s, NULL, 0));
-		for (v = 0; v < nvars; v++) {
-			TFJ_CHECK_OK(tfj_optim_apply(TFJ_OPTIM_SGD, &c.hp, before[v], s.grads[v], NULL,
-						     s.plan.counts[v], 0));
+		apply_whole(before, &s, &c);
+		for (v = 0; v < nvars; v++)
 			same &= memcmp(before[v], s.params[v], s.plan.counts[v] * sizeof(float)) == 0;
-		}
 		TFJ_CHECK(same);
 	}
 done:
-	TFJ_CHECK_OK(tfj_session_finish(&s));
-	tfj_session_free(&s);
-	tfj_rtconfig_free(&c);
-	pair_wait(&p, 0);
-	/* The session is gone: its layout with it. */
-	for (v = 0; before && v < nvars; v++)
-		free(before[v]);
-	free(before);
+	session_end(&s, &c, &p);
+	free_params(before, nvars);
 out:
 	pair_kill(&p);
-}
-
-/* Copies of every variable's values (NULL when out of memory). */
-static float **copy_params(const struct tfj_session *s)
-{
-	float **c = calloc(s->plan.nvars, sizeof(*c));
-	size_t v;
-
-	for (v = 0; c && v < s->plan.nvars; v++) {
-		c[v] = malloc(s->plan.counts[v] * sizeof(float));
-		if (!c[v]) {
-			while (v-- > 0)
-				free(c[v]);
-			free(c);
-			return NULL;
-		}
-		memcpy(c[v], s->params[v], s->plan.counts[v] * sizeof(float));
-	}
-	return c;
 }
 
 /*
@@ -411,8 +441,7 @@ static void test_other_shard_down(void)
 	struct tfj_rtconfig c;
 	struct tfj_session s;
 	float **before = NULL;
-	const Tfj__Runtime__V1__PushRequest *q;
-	size_t v, k, nvars = 0;
+	size_t k, nvars = 0;
 	int stale = 0, same = 1, t;
 	uint64_t f0;
 
@@ -421,16 +450,9 @@ static void test_other_shard_down(void)
 		goto out;
 	}
 	TFJ_CHECK_OK(session_start(&s, &c, &p, "16", "auto", 0));
-	TFJ_CHECK_OK(step(&s, 0));
-	TFJ_CHECK_OK(tfj_session_pull(&s, NULL, 0));
 	nvars = s.plan.nvars;
-	before = copy_params(&s);
-	TFJ_CHECK_NOT_NULL(before);
-	if (!before || s.push.pparts[0].n < 4)
+	if (nan_in_part3(&s, &before) != 0)
 		goto done;
-	fill_grads(&s, 1);
-	q = &s.push.pparts[0].reqs[2];
-	s.grads[q->slices[0]->var][q->slices[0]->offset + 1] = NAN;
 	TFJ_CHECK_INT(tfj_session_push(&s, 1000, &stale), TFJ_ENUMERIC);
 	TFJ_CHECK(!tfj_pushtrack_done(&s.push, 0));
 	TFJ_CHECK(tfj_pushtrack_done(&s.push, 1));
@@ -468,9 +490,7 @@ static void test_other_shard_down(void)
 		usleep(100 * 1000);
 	}
 	TFJ_CHECK(t < 300);
-	for (v = 0; v < nvars; v++)
-		TFJ_CHECK_OK(tfj_optim_apply(TFJ_OPTIM_SGD, &c.hp, before[v], s.grads[v], NULL,
-					     s.plan.counts[v], 0));
+	apply_whole(before, &s, &c);
 	for (k = s.first_slice[0]; k < s.first_slice[1]; k++) {
 		const Tfj__Runtime__V1__Slice *m = &s.slice_msgs[k];
 
@@ -479,13 +499,8 @@ static void test_other_shard_down(void)
 	}
 	TFJ_CHECK(same);
 done:
-	TFJ_CHECK_OK(tfj_session_finish(&s));
-	tfj_session_free(&s);
-	tfj_rtconfig_free(&c);
-	pair_wait(&p, 0);
-	for (v = 0; before && v < nvars; v++)
-		free(before[v]);
-	free(before);
+	session_end(&s, &c, &p);
+	free_params(before, nvars);
 out:
 	pair_kill(&p);
 }
@@ -531,10 +546,7 @@ static void check_whole(const char *name, int sync, const char *proto)
 		tfj_psclient_get_stats(&b, s.cl);
 		TFJ_CHECK_INT((long long)(b.frames + b.unary), (long long)(a.frames + a.unary));
 	}
-	TFJ_CHECK_OK(tfj_session_finish(&s));
-	tfj_session_free(&s);
-	tfj_rtconfig_free(&c);
-	pair_wait(&p, 0);
+	session_end(&s, &c, &p);
 	TFJ_CHECK_INT(early_parts(&p, 0), 0);
 	TFJ_CHECK_INT(early_parts(&p, 1), 0);
 	pair_kill(&p);
@@ -669,10 +681,7 @@ static void restart_between_pushes(const char *name, int pieces)
 	       s.shard_step[1]);
 	TFJ_CHECK_INT(s.shard_step[0], 3);
 	TFJ_CHECK_INT(s.shard_step[1], 2);
-	TFJ_CHECK_OK(tfj_session_finish(&s));
-	tfj_session_free(&s);
-	tfj_rtconfig_free(&c);
-	pair_wait(&p, 0);
+	session_end(&s, &c, &p);
 	printf("%s: early parts: ps 0 %lld, restarted ps 1 %lld\n", name, early_parts(&p, 0),
 	       early_parts(&p, 1));
 	if (pieces)
