@@ -226,8 +226,8 @@ void tfj_pssrv_handle(struct tfj_pssrv *s, int method, struct tfj_pssrv_call *c,
 		r.partial_push = !s->cfg->sync;
 		/*
 		 * --push-part-kib 0 on a ps declines pushes cut inside slices,
-		 * so its workers push whole: the ps side's switch to turn
-		 * parts off for a job, as an older ps would.
+		 * so workers push to it whole (each ps is decided on its own):
+		 * the ps side's switch to turn them off, as an older ps would.
 		 */
 		r.piece_parts = r.partial_push && s->cfg->push_part_kib > 0;
 		tfj_pssrv_respond(s, c, GRPC_STATUS_OK, NULL, &r.base);
