@@ -498,26 +498,26 @@ static int call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 		cl->use[i] = choose(cl, i, method);
 	}
 	/*
-	 * A request in parts goes to every shard or to none: a shard that
-	 * cannot take its parts now (no stream, or a ps that takes no pieces,
-	 * as negotiated again above after a stream broke) fails the call
-	 * before anything is sent, and the caller sends the request whole.
+	 * A shard that cannot take its parts now (no stream, or a ps that
+	 * takes no pieces, as negotiated again above after a stream broke)
+	 * is sent nothing and fails the call, so that the caller sends it the
+	 * request whole; the other shards get theirs (the caller keeps which
+	 * shards answered, pushtrack.h, and does not send them it again).
 	 */
 	for (i = 0; nparts && i < cl->n; i++) {
 		const ProtobufCMessage *const *list;
 		size_t np = shard_parts(&list, reqs, parts, nparts, i);
 
-		if ((np > 1 || (np && applied && applied[i])) &&
-		    (cl->use[i] != 2 || !cl->pieces[i]) && !first) {
+		if (!cl->use[i] || !(np > 1 || (np && applied && applied[i])) ||
+		    (cl->use[i] == 2 && cl->pieces[i]))
+			continue;
+		if (!first) {
 			first = TFJ_EUNAVAIL;
 			snprintf(detail, sizeof(detail), "ps %zu (%s) takes no push in pieces now "
 				 "(%s): the push goes again whole", i, cl->hosts[i],
 				 cl->use[i] == 2 ? "it announced no piece_parts" : "no stream");
 		}
-	}
-	if (nparts && first) {
-		memset(cl->use, 0, cl->n * sizeof(*cl->use));
-		goto out;
+		cl->use[i] = 0;
 	}
 	/* Pass 1 goes as chosen; pass 2 only repeats, unary, what a ps without the stream refused. */
 	for (pass = 0; pass < 2; pass++) {
@@ -584,7 +584,6 @@ static int call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 		if (!again)
 			break;
 	}
-out:
 	if (tout != timed_out)
 		free(tout);
 	/* The caller may reuse its tensors once gRPC has let go of them. */

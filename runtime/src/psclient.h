@@ -86,9 +86,10 @@ int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
  * not send those again. A shard with one part and no applied[i] is a
  * whole request and goes as tfj_psclient_call() would send it. Parts
  * (more than one, or one with applied[i]: what is left of a cut) go only
- * over streams, to a ps that takes pieces: when a shard cannot take them
- * now (see tfj_psclient_pieces_of), the call fails with TFJ_EUNAVAIL
- * before anything is sent, and the caller sends the request whole.
+ * over streams, to a ps that takes pieces: a shard that cannot take them
+ * now (see tfj_psclient_pieces_of) is sent nothing and fails the call
+ * with TFJ_EUNAVAIL, so that the caller sends it the request whole; the
+ * other shards get theirs.
  */
 int tfj_psclient_call_parts(struct tfj_psclient *cl, enum tfj_rpc_method method,
 			    const ProtobufCMessage *const *const *parts, const size_t *nparts,

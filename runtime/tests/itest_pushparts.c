@@ -20,14 +20,16 @@
  *     parts, and only the refused part goes again.
  *  4. A client forced to protocol v1 (no stream) and a sync job send whole
  *     pushes whatever --push-part-kib says: no early part on any ps; parts
- *     handed to psclient anyway fail with TFJ_EUNAVAIL before any is sent.
+ *     handed to psclient anyway fail with TFJ_EUNAVAIL, and no ps is sent
+ *     any.
  *  5. ps 1 restarted empty between a pull and a push: the retries go only
  *     to the shard that has not answered, so ps 0 takes the gradient once.
  *     Pushing in parts with ps 1 back as a ps that takes no pieces
  *     (--push-part-kib 0): the next push, cut by the client's earlier
- *     negotiation, fails before any part is sent once ps 1 is asked again
- *     (or on the broken stream itself); the retry and later steps push
- *     whole to it (in parts to ps 0), and the new ps sees no part.
+ *     negotiation, sends ps 1 nothing once it is asked again (or fails
+ *     on the broken stream itself) while ps 0 takes its parts; the retry
+ *     and later steps push whole to ps 1 (in parts to ps 0), and the new
+ *     ps sees no part.
  *  6. Training with small parts while ps:1 is SIGKILLed mid-run: the
  *     streams break in the middle of pipelined pushes, the workers retry
  *     by the usual rules, and the job ends at max_steps with a usable model.
@@ -587,10 +589,10 @@ static int wait_output(const struct pair *p, size_t i, const char *needle, doubl
  * ps 1 dies after a push and comes back on its port, empty (the
  * coordinator refills it, as tfj_session_push_vars_retry does), between
  * the pull and the push of the next step; ps 0 stays up. The push fails
- * on ps 1 at least once. Its retries go only to the shards that have not
- * answered OK: ps 0 takes step 1's gradient once, and its step ends at 3
- * after steps 0, 1 and 2 (4 or more when a retry sent the push to it
- * again).
+ * on ps 1 at least once, while ps 0 takes it in the first try. The
+ * retries go only to the shards that have not answered OK: ps 0 takes
+ * step 1's gradient once, and its step ends at 3 after steps 0, 1 and 2
+ * (4 or more when a retry sent the push to it again).
  *
  * With `pieces`, pushes go in parts of 16 KiB and ps 1 comes back with
  * --push-part-kib 0, as a ps that takes no pieces (an older build, or the
@@ -598,8 +600,8 @@ static int wait_output(const struct pair *p, size_t i, const char *needle, doubl
  * when the next push is cut. Which of two ways it learns better depends
  * on when gRPC reports the broken stream:
  *  - at the start of that push's call: ps 1 is asked again, says no, and
- *    the push fails with TFJ_EUNAVAIL before any part leaves (the detail
- *    says why), or
+ *    is sent nothing (the try fails with TFJ_EUNAVAIL, the detail says
+ *    why; ps 0 gets its parts), or
  *  - only when the try sends on it: the try fails on the broken stream,
  *    and the next one is cut after ps 1 was asked again.
  * Either way the retries and every later step push whole to ps 1, while
@@ -650,6 +652,9 @@ static void restart_between_pushes(const char *name, int pieces)
 			break;
 		d = tfj_err_detail();
 		printf("%s: try %d: %s\n", name, t, d);
+		/* The failure was ps 1's: ps 0 took its push (in parts or whole) at once. */
+		if (t == 0)
+			TFJ_CHECK(tfj_pushtrack_done(&s.push, 0));
 		refused |= strstr(d, "takes no push in pieces now (it announced no piece_parts)") !=
 			   NULL;
 		part_reached |= strstr(d, "over the stream, part ") && strstr(d, "not initialised");
