@@ -616,27 +616,7 @@ int tfj_psclient_streaming_of(const struct tfj_psclient *cl, size_t i)
 	return cl->forced == 2 || cl->proto[i] == 2;
 }
 
-int tfj_psclient_streaming(const struct tfj_psclient *cl)
-{
-	size_t i;
-
-	for (i = 0; i < cl->n; i++)
-		if (!tfj_psclient_streaming_of(cl, i))
-			return 0;
-	return 1;
-}
-
 int tfj_psclient_pieces_of(const struct tfj_psclient *cl, size_t i)
 {
 	return cl->pieces[i] && tfj_psclient_streaming_of(cl, i);
-}
-
-int tfj_psclient_pieces(const struct tfj_psclient *cl)
-{
-	size_t i;
-
-	for (i = 0; i < cl->n; i++)
-		if (!tfj_psclient_pieces_of(cl, i))
-			return 0;
-	return 1;
 }

@@ -103,18 +103,12 @@ int tfj_psclient_call_parts(struct tfj_psclient *cl, enum tfj_rpc_method method,
  */
 int tfj_psclient_streaming_of(const struct tfj_psclient *cl, size_t i);
 
-/* tfj_psclient_streaming_of() for every ps. */
-int tfj_psclient_streaming(const struct tfj_psclient *cl);
-
 /*
  * 1 when ps i serves the stream and announced piece_parts at its last
  * Status (an async ps that takes parts cut anywhere), so that
  * tfj_psclient_call_parts() may send it parts.
  */
 int tfj_psclient_pieces_of(const struct tfj_psclient *cl, size_t i);
-
-/* tfj_psclient_pieces_of() for every ps. */
-int tfj_psclient_pieces(const struct tfj_psclient *cl);
 
 /*
  * The TFJ_E* code of a gRPC status, as above (0 for OK); the streams'

@@ -12,7 +12,7 @@
 #include "rpcnames.h"
 
 int tfj_pushtrack_init(struct tfj_pushtrack *t, size_t n, const size_t *elems,
-		       const size_t *nslices, size_t part_elems)
+		       const size_t *first, size_t part_elems)
 {
 	size_t j;
 	int rc;
@@ -31,7 +31,7 @@ int tfj_pushtrack_init(struct tfj_pushtrack *t, size_t n, const size_t *elems,
 	if (!t->pparts || !t->lists || !t->counts || !t->now)
 		return tfj_err_set(TFJ_ENOMEM, "push: out of memory");
 	for (j = 0; j < n; j++) {
-		rc = tfj_pushparts_init(&t->pparts[j], elems[j], nslices[j], part_elems);
+		rc = tfj_pushparts_init(&t->pparts[j], elems[j], first[j + 1] - first[j], part_elems);
 		if (rc)
 			return rc;
 	}

@@ -41,10 +41,11 @@ struct tfj_pushtrack {
 
 /*
  * Room for n shards; with part_elems > 0, for cutting shard j's push of
- * elems[j] floats in nslices[j] slices into parts of part_elems floats.
+ * elems[j] floats in its slices first[j] .. first[j + 1] (n + 1 offsets,
+ * as the session groups them) into parts of part_elems floats.
  */
 int tfj_pushtrack_init(struct tfj_pushtrack *t, size_t n, const size_t *elems,
-		       const size_t *nslices, size_t part_elems);
+		       const size_t *first, size_t part_elems);
 void tfj_pushtrack_free(struct tfj_pushtrack *t);
 
 /* A new push: no shard done, nothing applied, nothing counted. */

@@ -67,31 +67,6 @@ void tfj_session_free(struct tfj_session *s)
 	tfj_layout_free(&s->plan);
 }
 
-/*
- * Room to follow a push over its tries; to cut each shard's push into
- * parts of --push-part-kib where training is async.
- */
-static int push_init(struct tfj_session *s)
-{
-	size_t j, *elems = calloc(s->nps, sizeof(*elems)), *nsl = calloc(s->nps, sizeof(*nsl));
-	size_t part = s->cfg->sync ? 0 : s->cfg->push_part_kib * (1024 / sizeof(float));
-	int rc;
-
-	if (!elems || !nsl) {
-		rc = tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
-		goto out;
-	}
-	for (j = 0; j < s->nps; j++) {
-		elems[j] = s->plan.place.ps_size[j];
-		nsl[j] = s->first_slice[j + 1] - s->first_slice[j];
-	}
-	rc = tfj_pushtrack_init(&s->push, s->nps, elems, nsl, part);
-out:
-	free(elems);
-	free(nsl);
-	return rc;
-}
-
 int tfj_session_init(struct tfj_session *s, const struct tfj_rtconfig *cfg)
 {
 	size_t i, np;
@@ -173,7 +148,9 @@ int tfj_session_init(struct tfj_session *s, const struct tfj_rtconfig *cfg)
 		}
 		s->first_slice[s->nps] = k;
 	}
-	return push_init(s);
+	/* Room to follow a push over its tries; parts of --push-part-kib where async. */
+	return tfj_pushtrack_init(&s->push, s->nps, s->plan.place.ps_size, s->first_slice,
+				  cfg->sync ? 0 : cfg->push_part_kib * (1024 / sizeof(float)));
 }
 
 /* Points shard j's slice messages at `arrays` (params or grads). */

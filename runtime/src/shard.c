@@ -173,7 +173,6 @@ static void gather(struct tfj_shard *s, const struct tfj_wire_tensor *t, size_t 
 		tfj_wire_bytes_copy(s->grad + s->slices[i]->shard_off, &t[i].data);
 }
 
-
 /*
  * 1 when every gradient of the push is finite, read in place from the
  * received slices (branch-free and vectorised, optim.c).

@@ -208,6 +208,17 @@ static int step(struct tfj_session *s, int t)
 	return rc;
 }
 
+/* psclient's per-ps `of` query (streaming or pieces) for every ps. */
+static int every_ps(int (*of)(const struct tfj_psclient *, size_t), const struct tfj_session *s)
+{
+	size_t j;
+
+	for (j = 0; j < s->nps; j++)
+		if (!of(s->cl, j))
+			return 0;
+	return 1;
+}
+
 static uint64_t frames(const struct tfj_session *s)
 {
 	struct tfj_psclient_stats st;
@@ -524,7 +535,7 @@ static void check_whole(const char *name, int sync, const char *proto)
 	for (t = 0; t < 3; t++)
 		TFJ_CHECK_OK(step(&s, t));
 	printf("%s: parts_ok %d, streaming %d, answers over streams %" PRIu64 "\n", name,
-	       s.parts_ok, tfj_psclient_streaming(s.cl), frames(&s));
+	       s.parts_ok, every_ps(tfj_psclient_streaming_of, &s), frames(&s));
 	if (sync)
 		TFJ_CHECK_INT(s.parts_ok, 0);
 	else
@@ -634,7 +645,7 @@ static void restart_between_pushes(const char *name, int pieces)
 		TFJ_CHECK_INT((long long)(frames(&s) - f0), 2 * NPS);
 	}
 	TFJ_CHECK_OK(tfj_session_pull(&s, NULL, 0));
-	TFJ_CHECK_INT(tfj_psclient_pieces(s.cl), 1);
+	TFJ_CHECK_INT(every_ps(tfj_psclient_pieces_of, &s), 1);
 
 	TFJ_CHECK_OK(tfj_testutil_kill(p.pid[1], SIGKILL));
 	tfj_testutil_wait(p.pid[1], 60);
@@ -670,7 +681,7 @@ static void restart_between_pushes(const char *name, int pieces)
 		printf("%s: the client learned at %s\n", name, refused ?
 		       "the call's start (refused before sending)" :
 		       "a try that failed on the broken stream");
-		TFJ_CHECK_INT(tfj_psclient_pieces(s.cl), 0);
+		TFJ_CHECK_INT(every_ps(tfj_psclient_pieces_of, &s), 0);
 	}
 	/*
 	 * Later steps push whole to ps 1 (and to ps 0 without pieces): one

@@ -46,13 +46,13 @@ static void try_with(const int res[N])
 static void test_tries(void)
 {
 	static const size_t elems[N] = { 10, 10, 10 };
-	static const size_t nsl[N] = { 1, 1, 1 };
+	static const size_t slices[N + 1] = { 0, 1, 2, 3 };
 	const int first[N] = { TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_APPLIED,
 			       TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_STALE, -1 };
 	const int second[N] = { -1, -1, TFJ__RUNTIME__V1__PUSH_RESULT__PUSH_APPLIED };
 	struct tfj_pushtrack t;
 
-	TFJ_CHECK_OK(tfj_pushtrack_init(&t, N, elems, nsl, 0));
+	TFJ_CHECK_OK(tfj_pushtrack_init(&t, N, elems, slices, 0));
 	TFJ_CHECK(t.pparts == NULL);
 	tfj_pushtrack_begin(&t);
 	try_with(first);
@@ -90,10 +90,10 @@ static void test_tries(void)
 static void test_parts(void)
 {
 	static const size_t elems[2] = { 10, 3 };
-	static const size_t nsl[2] = { 2, 1 };
+	static const size_t slices[3] = { 0, 2, 3 };
 	struct tfj_pushtrack t;
 
-	TFJ_CHECK_OK(tfj_pushtrack_init(&t, 2, elems, nsl, 4));
+	TFJ_CHECK_OK(tfj_pushtrack_init(&t, 2, elems, slices, 4));
 	TFJ_CHECK(t.pparts != NULL);
 	if (t.pparts) {
 		TFJ_CHECK_INT((long long)t.pparts[0].cap, 3);
