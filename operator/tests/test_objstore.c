@@ -437,12 +437,63 @@ static void test_readers_beside_writer(void)
 	tfj_objstore_free(r.s);
 }
 
+/*
+ * The text reader hands out the cached bytes (the caller's copy), and the
+ * byte count follows puts, replacements and deletes back to zero.
+ */
+static void test_text_and_bytes(void)
+{
+	struct tfj_objstore *s = NULL;
+	struct tfj_objstore_entry *prev = NULL;
+	char *text = NULL, big[4096];
+	size_t len = 1, small_bytes, big_bytes;
+	cJSON *o;
+
+	TFJ_CHECK_INT(tfj_objstore_new(&s, JOB_LABEL), 0);
+	if (!s)
+		return;
+	TFJ_CHECK_INT(tfj_objstore_bytes(s), 0);
+	TFJ_CHECK_INT(tfj_objstore_get_text(&text, &len, s, "ns", "x"), TFJ_ENOTFOUND);
+	TFJ_CHECK(text == NULL && len == 0);
+
+	TFJ_CHECK_INT(put(s, obj("ns", "x", "job", "7")), 0);
+	TFJ_CHECK_INT(tfj_objstore_get_text(&text, &len, s, "ns", "x"), 0);
+	TFJ_CHECK_STR(text, "{\"metadata\":{\"name\":\"x\",\"namespace\":\"ns\","
+		      "\"resourceVersion\":\"7\",\"labels\":{\"" JOB_LABEL "\":\"job\"}}}");
+	TFJ_CHECK_INT(len, text ? strlen(text) : 0);
+	small_bytes = tfj_objstore_bytes(s);
+	/* The text, its resourceVersion and index key, and the entry itself. */
+	TFJ_CHECK(small_bytes >= len + 1 + 2 + 7);
+	TFJ_CHECK(small_bytes < len + 256);
+	free(text);
+
+	/* A bigger version replaces the smaller one's bytes, not adds to them. */
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	o = obj("ns", "x", "job", "8");
+	cJSON_AddStringToObject(o, "data", big);
+	TFJ_CHECK_INT(put(s, o), 0);
+	big_bytes = tfj_objstore_bytes(s);
+	TFJ_CHECK(big_bytes >= small_bytes + sizeof(big) - 1);
+	TFJ_CHECK(big_bytes < small_bytes + sizeof(big) + 64);
+
+	TFJ_CHECK_INT(put(s, obj("ns", "y", NULL, "9")), 0);
+	TFJ_CHECK(tfj_objstore_bytes(s) > big_bytes);
+	TFJ_CHECK_INT(tfj_objstore_delete(&prev, s, "ns/x"), 0);
+	tfj_objstore_entry_free(prev);
+	TFJ_CHECK_INT(tfj_objstore_delete(&prev, s, "ns/y"), 0);
+	tfj_objstore_entry_free(prev);
+	TFJ_CHECK_INT(tfj_objstore_bytes(s), 0);
+	tfj_objstore_free(s);
+}
+
 int main(void)
 {
 	TFJ_RUN(test_key);
 	TFJ_RUN(test_put_get_delete);
 	TFJ_RUN(test_index);
 	TFJ_RUN(test_prune);
+	TFJ_RUN(test_text_and_bytes);
 	TFJ_RUN(test_free_null);
 	TFJ_RUN(test_readers_beside_writer);
 	return tfj_test_finish();

@@ -639,6 +639,12 @@ cJSON *tfj_controller_get_job(struct tfj_controller *c, const char *ns, const ch
 	return tfj_nsinformer_get(c->jobs, ns, name);
 }
 
+int tfj_controller_get_job_text(char **out, size_t *len, struct tfj_controller *c,
+				const char *ns, const char *name)
+{
+	return tfj_nsinformer_get_text(out, len, c->jobs, ns, name);
+}
+
 cJSON *tfj_controller_get_pod(struct tfj_controller *c, const char *ns, const char *name)
 {
 	return tfj_nsinformer_get(c->pods, ns, name);
@@ -754,12 +760,14 @@ int tfj_controller_metrics(struct tfj_controller *c, struct tfj_buf *out)
 		qs.depth, qs.delayed, (unsigned long long)qs.adds, (unsigned long long)qs.retries,
 		(double)qs.wait_us_sum / 1e6, (unsigned long long)qs.wait_count);
 	{
-		static const char *fam[3][3] = {
+		static const char *fam[4][3] = {
 			{ "informer_objects", "gauge", "Objects in an informer cache." },
+			{ "informer_cache_bytes", "gauge",
+			  "Bytes an informer cache holds (the trimmed objects' JSON text)." },
 			{ "informer_relists_total", "counter", "Relists forced by 410 or bad events." },
 			{ "informer_errors_total", "counter", "Failed LIST or WATCH calls." },
 		};
-		for (int f = 0; f < 3; f++) {
+		for (int f = 0; f < 4; f++) {
 			rc |= tfj_buf_printf(out, "# HELP tfjob_operator_%s %s\n"
 					     "# TYPE tfjob_operator_%s %s\n",
 					     fam[f][0], fam[f][2], fam[f][0], fam[f][1]);
@@ -767,7 +775,7 @@ int tfj_controller_metrics(struct tfj_controller *c, struct tfj_buf *out)
 				struct tfj_informer_stats s;
 				unsigned long long v;
 				tfj_nsinformer_stats(infs[i], &s);
-				v = f == 0 ? s.size : f == 1 ? s.relists : s.errors;
+				v = f == 0 ? s.size : f == 1 ? s.bytes : f == 2 ? s.relists : s.errors;
 				rc |= tfj_buf_printf(out, "tfjob_operator_%s{informer=\"%s\"} %llu\n",
 						     fam[f][0], tfj_nsinformer_name(infs[i]), v);
 			}

@@ -120,6 +120,13 @@ void tfj_controller_set_capublish(struct tfj_controller *c, struct tfj_capublish
 /* Copies from the caches (NULL when absent); the caller deletes them. */
 cJSON *tfj_controller_get_job(struct tfj_controller *c, const char *ns, const char *name);
 cJSON *tfj_controller_get_pod(struct tfj_controller *c, const char *ns, const char *name);
+/*
+ * The cached TFJob as its compact JSON text (the caller frees *out), for
+ * readers that want a few fields without a tree of the whole object.
+ * TFJ_ENOTFOUND when not cached.
+ */
+int tfj_controller_get_job_text(char **out, size_t *len, struct tfj_controller *c,
+				const char *ns, const char *name);
 
 /* Reconciles key "ns/name" after delay_ms (0: now). */
 void tfj_controller_enqueue(struct tfj_controller *c, const char *key, uint64_t delay_ms);

@@ -671,6 +671,12 @@ cJSON *tfj_informer_get(struct tfj_informer *inf, const char *ns, const char *na
 	return copy;
 }
 
+int tfj_informer_get_text(char **out, size_t *len, struct tfj_informer *inf, const char *ns,
+			  const char *name)
+{
+	return tfj_objstore_get_text(out, len, inf->store, ns, name);
+}
+
 int tfj_informer_select(struct tfj_informer *inf, cJSON ***out, size_t *n, const char *ns,
 			const char *value)
 {
@@ -697,6 +703,7 @@ void tfj_informer_stats(struct tfj_informer *inf, struct tfj_informer_stats *out
 	*out = inf->st;
 	pthread_mutex_unlock(&inf->mu);
 	out->size = tfj_objstore_size(inf->store);
+	out->bytes = tfj_objstore_bytes(inf->store);
 	out->last_ok_ms = atomic_load(&inf->last_ok_ms);
 }
 

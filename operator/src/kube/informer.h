@@ -93,6 +93,7 @@ struct tfj_informer_stats {
 	uint64_t events;      /* watch events applied */
 	uint64_t errors;      /* failed LIST/WATCH calls */
 	size_t size;          /* objects in the cache */
+	size_t bytes;         /* bytes they hold (tfj_objstore_bytes) */
 	uint64_t rejected[TFJ_OBJDECODE_NREASONS]; /* objects not decoded, by reason */
 	uint64_t last_ok_ms;  /* monotonic ms of the last sign of a working LIST/WATCH, 0 never */
 };
@@ -117,6 +118,13 @@ int tfj_informer_wait_synced(struct tfj_informer *inf, long timeout_ms);
 /* A copy of the cached object ns/name (ns "" for cluster-scoped), or NULL. */
 cJSON *tfj_informer_get(struct tfj_informer *inf, const char *ns, const char *name);
 
+/*
+ * The cached object ns/name as compact JSON text (objstore.h's
+ * tfj_objstore_get_text): *out is the caller's (free()). TFJ_ENOTFOUND when
+ * not cached.
+ */
+int tfj_informer_get_text(char **out, size_t *len, struct tfj_informer *inf, const char *ns,
+			  const char *name);
 /*
  * Copies of all cached objects in namespace ns whose index label equals
  * `value` (needs opts.index_label). *out is a malloc'd array of *n trees;

@@ -193,6 +193,19 @@ cJSON *tfj_nsinformer_get(struct tfj_nsinformer *s, const char *ns, const char *
 	return inf ? tfj_informer_get(inf, ns, name) : NULL;
 }
 
+int tfj_nsinformer_get_text(char **out, size_t *len, struct tfj_nsinformer *s, const char *ns,
+			    const char *name)
+{
+	struct tfj_informer *inf = route(s, ns);
+
+	if (!inf) {
+		*out = NULL;
+		*len = 0;
+		return TFJ_ENOTFOUND;
+	}
+	return tfj_informer_get_text(out, len, inf, ns, name);
+}
+
 int tfj_nsinformer_select(struct tfj_nsinformer *s, cJSON ***out, size_t *n, const char *ns,
 			  const char *value)
 {
@@ -221,6 +234,7 @@ void tfj_nsinformer_stats(struct tfj_nsinformer *s, struct tfj_informer_stats *o
 		out->events += one.events;
 		out->errors += one.errors;
 		out->size += one.size;
+		out->bytes += one.bytes;
 		for (r = 0; r < TFJ_OBJDECODE_NREASONS; r++)
 			out->rejected[r] += one.rejected[r];
 		/* The stalest namespace speaks for the set. */

@@ -52,6 +52,9 @@ void tfj_nsinformer_free(struct tfj_nsinformer *s);
 int tfj_nsinformer_synced(struct tfj_nsinformer *s);
 int tfj_nsinformer_wait_synced(struct tfj_nsinformer *s, long timeout_ms);
 cJSON *tfj_nsinformer_get(struct tfj_nsinformer *s, const char *ns, const char *name);
+/* tfj_informer_get_text of the namespace's informer; TFJ_ENOTFOUND when unwatched. */
+int tfj_nsinformer_get_text(char **out, size_t *len, struct tfj_nsinformer *s, const char *ns,
+			    const char *name);
 int tfj_nsinformer_select(struct tfj_nsinformer *s, cJSON ***out, size_t *n, const char *ns,
 			  const char *value);
 void tfj_nsinformer_stats(struct tfj_nsinformer *s, struct tfj_informer_stats *out);

@@ -30,6 +30,7 @@ struct tfj_objstore {
 	pthread_rwlock_t lock;      /* guards cache and index */
 	struct tfj_strmap cache;    /* key -> struct tfj_objstore_entry* */
 	struct tfj_strmap index;    /* idx -> struct tfj_strmap* (set of keys) */
+	size_t bytes;               /* what the cached entries hold (entry_bytes) */
 };
 
 int tfj_objstore_key(char *out, size_t outlen, const cJSON *obj)
@@ -110,6 +111,17 @@ void tfj_objstore_entry_free(struct tfj_objstore_entry *e)
 	free(e->rv);
 	free(e->idx);
 	free(e);
+}
+
+/*
+ * What one entry costs the process, for /metrics: its text, resourceVersion,
+ * index key and the struct. The map's own slot and key are left out (a few
+ * dozen bytes, the same for every object), so the figure tracks what the
+ * objects' authors control.
+ */
+static size_t entry_bytes(const struct tfj_objstore_entry *e)
+{
+	return sizeof(*e) + e->len + 1 + strlen(e->rv) + 1 + (e->idx ? strlen(e->idx) + 1 : 0);
 }
 
 static void entry_destroy(void *p)
@@ -201,12 +213,15 @@ int tfj_objstore_put(struct tfj_objstore_entry **prev, struct tfj_objstore *s,
 		tfj_objstore_entry_free(e);
 		goto out;
 	}
-	if (old)
+	if (old) {
 		index_del(s, old->idx, key);
+		s->bytes -= entry_bytes(old);
+	}
 	if (e->idx && index_add(s, e->idx, key)) {
 		free(e->idx); /* still cached; only missing from the index */
 		e->idx = NULL;
 	}
+	s->bytes += entry_bytes(e);
 	*prev = old;
 out:
 	pthread_rwlock_unlock(&s->lock);
@@ -220,8 +235,10 @@ int tfj_objstore_delete(struct tfj_objstore_entry **prev, struct tfj_objstore *s
 
 	pthread_rwlock_wrlock(&s->lock);
 	old = tfj_strmap_del(&s->cache, key);
-	if (old)
+	if (old) {
 		index_del(s, old->idx, key);
+		s->bytes -= entry_bytes(old);
+	}
 	pthread_rwlock_unlock(&s->lock);
 	*prev = old;
 	return 0;
@@ -297,17 +314,50 @@ out:
 
 /* ---- readers ---- */
 
+static int read_key(char *key, size_t keylen, const char *ns, const char *name)
+{
+	int n = ns && *ns ? snprintf(key, keylen, "%s/%s", ns, name)
+			  : snprintf(key, keylen, "%s", name);
+
+	if (n < 0 || (size_t)n >= keylen)
+		return tfj_err_set(TFJ_EINVAL, "object store: key too long");
+	return 0;
+}
+
+int tfj_objstore_get_text(char **out, size_t *len, struct tfj_objstore *s, const char *ns,
+			  const char *name)
+{
+	char key[TFJ_OBJSTORE_KEY_MAX];
+	struct tfj_objstore_entry *e;
+	int rc = 0;
+
+	*out = NULL;
+	*len = 0;
+	if ((rc = read_key(key, sizeof(key), ns, name)))
+		return rc;
+	pthread_rwlock_rdlock(&s->lock);
+	e = tfj_strmap_get(&s->cache, key);
+	if (!e) {
+		rc = TFJ_ENOTFOUND;
+	} else if (!(*out = malloc(e->len + 1))) {
+		rc = tfj_err_set(TFJ_ENOMEM, "object store: copy of %s", key);
+	} else {
+		memcpy(*out, e->text, e->len + 1);
+		*len = e->len;
+	}
+	pthread_rwlock_unlock(&s->lock);
+	return rc;
+}
+
 int tfj_objstore_get(cJSON **out, struct tfj_objstore *s, const char *ns, const char *name)
 {
 	char key[TFJ_OBJSTORE_KEY_MAX];
 	struct tfj_objstore_entry *e;
 	int rc = 0;
-	int n = ns && *ns ? snprintf(key, sizeof(key), "%s/%s", ns, name)
-			  : snprintf(key, sizeof(key), "%s", name);
 
 	*out = NULL;
-	if (n < 0 || (size_t)n >= sizeof(key))
-		return tfj_err_set(TFJ_EINVAL, "object store: key too long");
+	if ((rc = read_key(key, sizeof(key), ns, name)))
+		return rc;
 	pthread_rwlock_rdlock(&s->lock);
 	e = tfj_strmap_get(&s->cache, key);
 	rc = e ? tfj_objstore_entry_parse(out, e) : TFJ_ENOTFOUND;
@@ -416,6 +466,16 @@ size_t tfj_objstore_size(struct tfj_objstore *s)
 
 	pthread_rwlock_rdlock(&s->lock);
 	n = s->cache.n;
+	pthread_rwlock_unlock(&s->lock);
+	return n;
+}
+
+size_t tfj_objstore_bytes(struct tfj_objstore *s)
+{
+	size_t n;
+
+	pthread_rwlock_rdlock(&s->lock);
+	n = s->bytes;
 	pthread_rwlock_unlock(&s->lock);
 	return n;
 }

@@ -89,6 +89,14 @@ int tfj_objstore_prune(struct tfj_objstore *s, const struct tfj_strmap *keep,
  */
 int tfj_objstore_get(cJSON **out, struct tfj_objstore *s, const char *ns, const char *name);
 /*
+ * Reader. The same object as its cached compact JSON text: *out (the
+ * caller's, free()) holds *len bytes and a NUL. For readers that need a few
+ * fields of a large object (jscan.h) or decode it their own way, so no tree
+ * of the whole object is built. Errors as tfj_objstore_get.
+ */
+int tfj_objstore_get_text(char **out, size_t *len, struct tfj_objstore *s, const char *ns,
+			  const char *name);
+/*
  * Reader. Copies of the objects in namespace ns whose index label equals
  * value: *out is a malloc'd array of *n trees, free with
  * tfj_objstore_free_list (NULL and 0 when none). TFJ_ESTATE when the store
@@ -102,6 +110,11 @@ int tfj_objstore_list(cJSON ***out, size_t *n, struct tfj_objstore *s);
 void tfj_objstore_free_list(cJSON **list, size_t n);
 /* Reader. Number of cached objects. */
 size_t tfj_objstore_size(struct tfj_objstore *s);
+/*
+ * Reader. Bytes the cached objects hold: their text, resourceVersions,
+ * index keys and entry structs (not the hash map's slots).
+ */
+size_t tfj_objstore_bytes(struct tfj_objstore *s);
 
 /* The entry's metadata.resourceVersion, "" when it had none. */
 const char *tfj_objstore_entry_rv(const struct tfj_objstore_entry *e);
