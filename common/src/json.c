@@ -2,6 +2,8 @@
  * json.c - type-checked getters over cJSON.
  */
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +23,83 @@ size_t tfj_json_depth(const cJSON *item)
 			max = d;
 	}
 	return max + 1;
+}
+
+/* Bytes of s as cJSON prints a string: quotes, escapes and \\uXXXX for controls. */
+static size_t string_size(const char *s)
+{
+	size_t n = 2;
+
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (*p == '"' || *p == '\\' || *p == '\b' || *p == '\f' || *p == '\n' ||
+		    *p == '\r' || *p == '\t')
+			n += 2;
+		else if (*p < 32)
+			n += 6;
+		else
+			n++;
+	}
+	return n;
+}
+
+/* Bytes of a number as cJSON prints it (print_number's three forms). */
+static size_t number_size(double d, int i)
+{
+	char buf[32];
+	int n;
+
+	if (d != d || d - d != 0)
+		n = 4; /* NaN and infinities print as null */
+	else if (d == (double)i)
+		n = snprintf(buf, sizeof(buf), "%d", i);
+	else {
+		n = snprintf(buf, sizeof(buf), "%1.15g", d);
+		if (n > 0 && strtod(buf, NULL) != d)
+			n = snprintf(buf, sizeof(buf), "%1.17g", d);
+	}
+	return n > 0 ? (size_t)n : 0;
+}
+
+static size_t text_size(const cJSON *item, size_t cap, size_t depth)
+{
+	const cJSON *c;
+	size_t n;
+
+	if (depth > TFJ_JSON_MAX_DEPTH * 16)
+		return SIZE_MAX; /* not a tree tfj_json_parse made: call it too big */
+	if (cJSON_IsString(item))
+		return string_size(item->valuestring);
+	if (cJSON_IsNumber(item))
+		return number_size(item->valuedouble, item->valueint);
+	if (cJSON_IsTrue(item) || cJSON_IsNull(item))
+		return 4;
+	if (cJSON_IsFalse(item))
+		return 5;
+	if (cJSON_IsRaw(item))
+		return item->valuestring ? strlen(item->valuestring) : 0;
+	/* An object or an array: brackets, commas, and per member its key and colon. */
+	n = 2;
+	for (c = item->child; c && n <= cap; c = c->next) {
+		size_t v = text_size(c, cap - n, depth + 1);
+		if (v > cap - n)
+			return cap + 1;
+		n += v + (c != item->child);
+		if (cJSON_IsObject(item))
+			n += string_size(c->string) + 1;
+	}
+	return n;
+}
+
+size_t tfj_json_text_size(const cJSON *item, size_t cap)
+{
+	size_t n;
+
+	if (!item)
+		return 0;
+	if (cap == SIZE_MAX)
+		cap--;
+	n = text_size(item, cap, 0);
+	return n > cap ? cap + 1 : n;
 }
 
 int tfj_json_parse(cJSON **out, const char *text, size_t len, size_t max_len)

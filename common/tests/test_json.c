@@ -2,6 +2,8 @@
 #include <string.h>
 
 #include "tfj/err.h"
+#include <stdint.h>
+
 #include "tfj/json.h"
 #include "tfj_test.h"
 
@@ -110,11 +112,53 @@ static void test_print(void)
 	cJSON_Delete(root);
 }
 
+/* The counted size is the printed size, for every kind of value and escape. */
+static void test_text_size(void)
+{
+	static const char *docs[] = {
+		"{}", "[]", "null", "true", "false", "0", "-12", "3.5", "1e300", "0.1",
+		"\"\"", "\"a\\\"b\\\\c\\n\\t\\u0001\\u001f\\u00e9\"",
+		"{\"a\":1,\"b\":[1,2,{\"c\":null}],\"d\\\"e\":\"x\"}",
+		"[[[[]]],{},\"\",-0.000123456789012345678]",
+	};
+	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		cJSON *root = NULL;
+		char *out = NULL;
+
+		TFJ_CHECK_INT(tfj_json_parse(&root, docs[i], strlen(docs[i]), 1 << 20), 0);
+		TFJ_CHECK_INT(tfj_json_print(&out, root), 0);
+		if (out) {
+			TFJ_CHECK_INT(tfj_json_text_size(root, 1 << 20), strlen(out));
+			/* At the exact size it fits; one byte less and it says cap + 1. */
+			TFJ_CHECK_INT(tfj_json_text_size(root, strlen(out)), strlen(out));
+			TFJ_CHECK_INT(tfj_json_text_size(root, strlen(out) - 1), strlen(out));
+		}
+		free(out);
+		cJSON_Delete(root);
+	}
+	TFJ_CHECK_INT(tfj_json_text_size(NULL, 10), 0);
+}
+
+/* A large tree stops counting at the cap. */
+static void test_text_size_cap(void)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (int i = 0; i < 10000; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString("0123456789"));
+	TFJ_CHECK_INT(tfj_json_text_size(arr, 1 << 20), 2 + 10000 * 12 + 9999);
+	TFJ_CHECK_INT(tfj_json_text_size(arr, 100), 101);
+	TFJ_CHECK_INT(tfj_json_text_size(arr, SIZE_MAX), 2 + 10000 * 12 + 9999);
+	cJSON_Delete(arr);
+}
+
 int main(void)
 {
 	TFJ_RUN(test_parse_limits);
 	TFJ_RUN(test_getters);
 	TFJ_RUN(test_int_precision_boundary);
 	TFJ_RUN(test_print);
+	TFJ_RUN(test_text_size);
+	TFJ_RUN(test_text_size_cap);
 	return tfj_test_finish();
 }

@@ -3,6 +3,7 @@
  * TFJob keeps, what it loses, and that every reader gets the same answers
  * from the trimmed copy as from the object the API server sent.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include <tfj/err.h>
+#include <tfj/json.h>
 
 #include "app/controller.h"
 #include "tfjob/podstate.h"
@@ -28,7 +30,9 @@ static const char POD[] =
 	"\"training.kubeflow.org/replica-type\":\"worker\","
 	"\"training.kubeflow.org/replica-index\":\"1\",\"app\":\"mnist\"},"
 	"\"annotations\":{\"note\":\"big\",\"kubectl.kubernetes.io/last-applied-configuration\":\"{}\"},"
-	"\"ownerReferences\":[{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\","
+	"\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+	"\"name\":\"other\",\"uid\":\"cm-uid\"},"
+	"{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\","
 	"\"name\":\"mnist\",\"uid\":\"job-uid-1\",\"controller\":true,"
 	"\"blockOwnerDeletion\":true}],"
 	"\"finalizers\":[\"x/y\"],"
@@ -117,8 +121,18 @@ static void test_pod_kept_and_dropped(void)
 	TFJ_CHECK_STR(cJSON_GetStringValue(at(m, "resourceVersion", NULL)), "4711");
 	TFJ_CHECK(at(m, "deletionTimestamp", NULL) != NULL);
 	TFJ_CHECK(at(m, "creationTimestamp", NULL) != NULL);
-	TFJ_CHECK_STR(cJSON_GetStringValue(at(m, "labels", "app")), "mnist");
+	/* Only the operator's labels: the author's are not read. */
+	TFJ_CHECK_STR(cJSON_GetStringValue(at(m, "labels", "training.kubeflow.org/job-name")),
+		      "mnist");
+	TFJ_CHECK_STR(cJSON_GetStringValue(at(m, "labels", "training.kubeflow.org/replica-index")),
+		      "1");
+	TFJ_CHECK(at(m, "labels", "app") == NULL);
+	/* Only the controller reference, cut to what readers look at. */
 	TFJ_CHECK_INT(cJSON_GetArraySize(at(m, "ownerReferences", NULL)), 1);
+	TFJ_CHECK_STR(cJSON_GetStringValue(at(cJSON_GetArrayItem(at(m, "ownerReferences", NULL), 0),
+					      "uid", NULL)), "job-uid-1");
+	TFJ_CHECK(at(cJSON_GetArrayItem(at(m, "ownerReferences", NULL), 0), "blockOwnerDeletion",
+		     NULL) == NULL);
 	/* Never read: gone. */
 	TFJ_CHECK(at(m, "managedFields", NULL) == NULL);
 	TFJ_CHECK(at(m, "annotations", NULL) == NULL);
@@ -330,6 +344,96 @@ static void test_tfjob(void)
 	cJSON_Delete(full);
 }
 
+/*
+ * A pod that carries a job's name label and a megabyte of other labels and
+ * owner references (issue 27): the cached copy costs what a plain pod does.
+ */
+static void test_pod_fat_metadata(void)
+{
+	cJSON *full = parse(POD), *labels, *refs, *slim;
+	char key[64], *text = NULL;
+	size_t plain;
+
+	slim = tfj_slim_pod(full);
+	TFJ_CHECK(slim && (text = cJSON_PrintUnformatted(slim)) != NULL);
+	plain = text ? strlen(text) : 0;
+	free(text);
+	cJSON_Delete(slim);
+
+	labels = mut(mut(full, "metadata"), "labels");
+	refs = mut(mut(full, "metadata"), "ownerReferences");
+	for (int i = 0; i < 10000; i++) {
+		snprintf(key, sizeof(key), "example.com/label-%05d", i);
+		cJSON_AddStringToObject(labels, key, "0123456789012345678901234567890123456789"
+					"01234567890123456789012");
+		cJSON_AddItemToArray(refs, cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"Secret\","
+						       "\"name\":\"s\",\"uid\":\"u\"}"));
+	}
+	/* A second controller reference is refused by the API server; it is
+	 * the first that readers take, so the first is kept. */
+	cJSON_AddItemToArray(refs, cJSON_Parse("{\"apiVersion\":\"kubeflow.org/v1\","
+					       "\"kind\":\"TFJob\",\"name\":\"x\",\"uid\":\"x\","
+					       "\"controller\":true}"));
+	TFJ_CHECK(tfj_json_text_size(full, SIZE_MAX - 1) > (1u << 20));
+	slim = tfj_slim_pod(full);
+	TFJ_CHECK(slim && (text = cJSON_PrintUnformatted(slim)) != NULL);
+	TFJ_CHECK_INT(text ? strlen(text) : 0, plain);
+	free(text);
+	cJSON_Delete(slim);
+	cJSON_Delete(full);
+}
+
+/*
+ * A TFJob whose spec is over the size the operator serves: the cache keeps
+ * everything else and the spec's size, and the decoder fails it the same
+ * way as from the whole object, with InvalidSpec's message.
+ */
+static void test_tfjob_oversize_spec(void)
+{
+	cJSON *full = parse("{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{"
+			    "\"name\":\"fat\",\"namespace\":\"team\",\"uid\":\"job-uid-2\","
+			    "\"resourceVersion\":\"5\"},"
+			    "\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":64,\"template\":{"
+			    "\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"i\","
+			    "\"env\":[]}]}}}}},\"status\":{\"conditions\":[]}}");
+	cJSON *tmpl = mut(mut(mut(mut(full, "spec"), "tfReplicaSpecs"), "Worker"), "template");
+	cJSON *env = cJSON_GetArrayItem(mut(mut(tmpl, "spec"), "containers"), 0);
+	cJSON *slim, *e;
+	struct tfj_tfjob a, b;
+	char name[32];
+	size_t bytes = 0;
+
+	env = mut(env, "env");
+	for (int i = 0; i < 12000; i++) {
+		snprintf(name, sizeof(name), "E%d", i);
+		e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "name", name);
+		cJSON_AddStringToObject(e, "value", "");
+		cJSON_AddItemToArray(env, e);
+	}
+	TFJ_CHECK_INT(tfj_tfjob_spec_oversize(&bytes, full), 1);
+	TFJ_CHECK_INT(bytes, TFJ_TFJOB_MAX_SPEC_BYTES + 1);
+	slim = tfj_slim_tfjob(full);
+	TFJ_CHECK(slim != NULL);
+	TFJ_CHECK(at(slim, "spec", NULL) == NULL);
+	TFJ_CHECK(cJSON_IsNumber(at(slim, TFJ_TFJOB_OVERSIZE_KEY, NULL)));
+	TFJ_CHECK(at(slim, "status", "conditions") != NULL);
+	TFJ_CHECK(tfj_json_text_size(slim, 4096) < 4096);
+	TFJ_CHECK_INT(tfj_tfjob_from_json(&a, full), 0);
+	TFJ_CHECK_INT(tfj_tfjob_from_json(&b, slim), 0);
+	TFJ_CHECK_INT(a.spec_valid, 0);
+	TFJ_CHECK_INT(b.spec_valid, 0);
+	TFJ_CHECK_STR(a.spec_error, b.spec_error);
+	TFJ_CHECK(strstr(a.spec_error, "more than 262144 bytes") != NULL);
+	TFJ_CHECK_STR(a.uid, "job-uid-2");
+	/* The decoded job does not keep the spec it refused. */
+	TFJ_CHECK(cJSON_GetObjectItem(a.doc, "spec") == NULL);
+	tfj_tfjob_free(&a);
+	tfj_tfjob_free(&b);
+	cJSON_Delete(slim);
+	cJSON_Delete(full);
+}
+
 int main(void)
 {
 	TFJ_RUN(test_pod_kept_and_dropped);
@@ -337,5 +441,7 @@ int main(void)
 	TFJ_RUN(test_pod_bad_types);
 	TFJ_RUN(test_service);
 	TFJ_RUN(test_tfjob);
+	TFJ_RUN(test_pod_fat_metadata);
+	TFJ_RUN(test_tfjob_oversize_spec);
 	return tfj_test_finish();
 }

@@ -3,6 +3,7 @@
  * that fail the job visibly, and hostile input that is rejected outright.
  */
 #include <tfj/err.h>
+#include <tfj/json.h>
 
 #include "plan_fixtures.h"
 
@@ -326,6 +327,70 @@ static void test_type_names(void)
 	TFJ_CHECK(tfj_tfjob_type_is_chief(TFJ_RT_MASTER) && !tfj_tfjob_type_is_chief(TFJ_RT_PS));
 }
 
+/* Adds n env entries {"name": "E<i>", "value": ""} to the worker's first container. */
+static void add_env(cJSON *replica, int n)
+{
+	cJSON *ctr = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(replica, "template"), "spec"), "containers"), 0);
+	cJSON *env = cJSON_GetObjectItem(ctr, "env"), *e;
+	char name[32];
+
+	if (!env)
+		env = cJSON_AddArrayToObject(ctr, "env");
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "E%d", i);
+		e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "name", name);
+		cJSON_AddStringToObject(e, "value", "");
+		cJSON_AddItemToArray(env, e);
+	}
+}
+
+/*
+ * Issue 27's job: 64 workers whose template has 12,000 env entries (385 KB).
+ * Its spec is over the size the operator serves: decoded from text, the
+ * spec is never parsed, the job is invalid with a message that says what to
+ * do, and metadata and status are still there for the status write. A spec
+ * under the size decodes as usual.
+ */
+static void test_spec_size_cap(void)
+{
+	struct tfj_tfjob job;
+	cJSON *j = fx_job("fat"), *r;
+
+	r = fx_replica(j, "Worker", 64, NULL);
+	add_env(r, 12000);
+	cJSON_AddItemToObject(j, "status", cJSON_Parse("{\"conditions\":[{\"type\":\"Created\","
+						       "\"status\":\"True\"}]}"));
+	TFJ_CHECK_INT(decode_obj(&job, j), 0);
+	TFJ_CHECK_INT(job.spec_valid, 0);
+	TFJ_CHECK(strstr(job.spec_error, "spec: more than 262144 bytes of JSON") != NULL);
+	TFJ_CHECK(strstr(job.spec_error, "envFrom") != NULL);
+	TFJ_CHECK(cJSON_GetObjectItem(job.doc, "spec") == NULL);
+	TFJ_CHECK(tfj_json_text_size(job.doc, 1 << 20) < 1024);
+	TFJ_CHECK_STR(job.uid, "job-uid-1");
+	TFJ_CHECK(tfj_jobstatus_is(&job.status, TFJ_COND_CREATED));
+	TFJ_CHECK_INT(job.total_replicas, 0);
+	tfj_tfjob_free(&job);
+
+	/* 4,000 entries (about 128 KB) are served. */
+	j = fx_job("fine");
+	r = fx_replica(j, "Worker", 64, NULL);
+	add_env(r, 4000);
+	TFJ_CHECK_INT(decode_obj(&job, j), 0);
+	TFJ_CHECK_INT(job.spec_valid, 1);
+	TFJ_CHECK_INT(job.total_replicas, 64);
+	tfj_tfjob_free(&job);
+
+	/* The informer's mark alone (no spec) fails the job the same way. */
+	TFJ_CHECK_INT(decode_text(&job, "{\"kind\":\"TFJob\",\"metadata\":{\"name\":\"m\","
+				  "\"namespace\":\"n\",\"uid\":\"u\"},"
+				  "\"" TFJ_TFJOB_OVERSIZE_KEY "\":300000}"), 0);
+	TFJ_CHECK_INT(job.spec_valid, 0);
+	TFJ_CHECK(strstr(job.spec_error, "more than 262144 bytes") != NULL);
+	tfj_tfjob_free(&job);
+}
+
 int main(void)
 {
 	TFJ_RUN(test_normalises_and_defaults);
@@ -335,5 +400,6 @@ int main(void)
 	TFJ_RUN(test_hostile_input_rejected);
 	TFJ_RUN(test_status_and_deletion_read);
 	TFJ_RUN(test_type_names);
+	TFJ_RUN(test_spec_size_cap);
 	return tfj_test_finish();
 }

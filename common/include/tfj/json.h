@@ -31,6 +31,14 @@ int tfj_json_parse(cJSON **out, const char *text, size_t len, size_t max_len);
 /* Depth of a tree (a scalar is 1). */
 size_t tfj_json_depth(const cJSON *item);
 
+/*
+ * Bytes of item's compact serialisation (what tfj_json_print writes), counted
+ * without printing or allocating, and at most up to cap: a tree larger than
+ * cap returns cap + 1 as soon as that is known, so the cost is bounded by
+ * cap, not by the tree. 0 for NULL.
+ */
+size_t tfj_json_text_size(const cJSON *item, size_t cap);
+
 /* Object members. Missing key: TFJ_ENOTFOUND; wrong type: TFJ_ETYPE. */
 int tfj_json_get_object(const cJSON **out, const cJSON *obj, const char *key);
 int tfj_json_get_array(const cJSON **out, const cJSON *obj, const char *key);

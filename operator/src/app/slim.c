@@ -5,6 +5,9 @@
 
 #include <string.h>
 
+#include "tfjob/podspec.h"
+#include "tfjob/tfjob.h"
+
 /* Readers look at no more than this many conditions or container statuses. */
 #define LIST_CAP 64
 
@@ -50,6 +53,61 @@ static cJSON *add_obj(cJSON *dst, const char *key)
 	return cJSON_AddObjectToObject(dst, key);
 }
 
+/*
+ * The labels the operator reads: its own five (podspec.h). Any other label
+ * is the pod author's (a tenant may put a megabyte of them on a pod that
+ * carries a job's name label), so it is not kept.
+ */
+static int slim_labels(cJSON *dst, const cJSON *meta)
+{
+	static const char *const keys[] = {
+		TFJ_LABEL_JOB_NAME, TFJ_LABEL_REPLICA_TYPE, TFJ_LABEL_REPLICA_INDEX,
+		TFJ_LABEL_OPERATOR, TFJ_LABEL_JOB_ROLE,
+	};
+	const cJSON *labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
+	cJSON *out;
+
+	if (!cJSON_IsObject(labels))
+		return 0;
+	if (!(out = add_obj(dst, "labels")))
+		return -1;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (copy(out, labels, keys[i], K_STRING))
+			return -1;
+	return 0;
+}
+
+/*
+ * The controller ownerReference, the only one readers look at (the first
+ * with controller true: the API server allows one), cut to the fields they
+ * read. Other references are the object author's and unbounded in number.
+ */
+static int slim_owner(cJSON *dst, const cJSON *meta)
+{
+	const cJSON *refs = cJSON_GetObjectItemCaseSensitive(meta, "ownerReferences"), *r;
+	cJSON *out, *o;
+
+	if (!cJSON_IsArray(refs))
+		return 0;
+	cJSON_ArrayForEach(r, refs) {
+		if (cJSON_IsObject(r) && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "controller")))
+			break;
+	}
+	if (!(out = cJSON_AddArrayToObject(dst, "ownerReferences")))
+		return -1;
+	if (!r)
+		return 0;
+	if (!(o = cJSON_CreateObject()) || !cJSON_AddItemToArray(out, o)) {
+		cJSON_Delete(o);
+		return -1;
+	}
+	if (copy(o, r, "apiVersion", K_STRING) || copy(o, r, "kind", K_STRING) ||
+	    copy(o, r, "name", K_STRING) || copy(o, r, "uid", K_STRING) ||
+	    !cJSON_AddTrueToObject(o, "controller"))
+		return -1;
+	return 0;
+}
+
 /* metadata as every reader of pods and services needs it. */
 static int slim_meta(cJSON *dst, const cJSON *obj)
 {
@@ -64,8 +122,8 @@ static int slim_meta(cJSON *dst, const cJSON *obj)
 	    copy(o, m, "uid", K_STRING) || copy(o, m, "resourceVersion", K_STRING) ||
 	    copy(o, m, "generation", K_NUMBER) || copy(o, m, "creationTimestamp", K_STRING) ||
 	    copy(o, m, "deletionTimestamp", K_STRING) ||
-	    copy(o, m, "deletionGracePeriodSeconds", K_NUMBER) || copy(o, m, "labels", K_OBJECT) ||
-	    copy(o, m, "ownerReferences", K_ARRAY))
+	    copy(o, m, "deletionGracePeriodSeconds", K_NUMBER) || slim_labels(o, m) ||
+	    slim_owner(o, m))
 		return -1;
 	return 0;
 }
@@ -197,16 +255,50 @@ cJSON *tfj_slim_service(const cJSON *obj)
 	return out;
 }
 
+/*
+ * A TFJob whose spec the operator will never serve (tfjob.h's
+ * TFJ_TFJOB_MAX_SPEC_BYTES): everything but the spec, and the spec's size
+ * under TFJ_TFJOB_OVERSIZE_KEY, so the decoder still fails it with
+ * InvalidSpec and the cache does not hold a spec nobody will read.
+ */
+static cJSON *without_spec(const cJSON *obj, size_t bytes)
+{
+	cJSON *out = cJSON_CreateObject(), *c;
+	const cJSON *m;
+
+	if (!out)
+		return NULL;
+	for (m = obj->child; m; m = m->next) {
+		if (!m->string || !strcmp(m->string, "spec") ||
+		    !strcmp(m->string, TFJ_TFJOB_OVERSIZE_KEY))
+			continue;
+		if (!(c = cJSON_Duplicate(m, 1)) || !cJSON_AddItemToObject(out, m->string, c)) {
+			cJSON_Delete(c);
+			goto fail;
+		}
+	}
+	if (!cJSON_AddNumberToObject(out, TFJ_TFJOB_OVERSIZE_KEY, (double)bytes))
+		goto fail;
+	return out;
+fail:
+	cJSON_Delete(out);
+	return NULL;
+}
+
 cJSON *tfj_slim_tfjob(const cJSON *obj)
 {
 	cJSON *out, *meta, *ann;
+	size_t bytes;
 
-	if (!cJSON_IsObject(obj) || !(out = cJSON_Duplicate(obj, 1)))
+	if (!cJSON_IsObject(obj))
 		return NULL;
 	/*
 	 * The copy is made whole and then trimmed: a TFJob is mostly spec and
 	 * status, which are kept, so trimming first would save little.
 	 */
+	out = tfj_tfjob_spec_oversize(&bytes, obj) ? without_spec(obj, bytes) : cJSON_Duplicate(obj, 1);
+	if (!out)
+		return NULL;
 	meta = cJSON_GetObjectItemCaseSensitive(out, "metadata");
 	if (cJSON_IsObject(meta)) {
 		cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");

@@ -11,7 +11,9 @@
  * "Memory"); a reader that needs another field must add it here:
  *   pods      metadata (name, namespace, uid, resourceVersion, generation,
  *             creationTimestamp, deletionTimestamp, deletionGracePeriodSeconds,
- *             labels, ownerReferences)
+ *             the operator's five labels (tfjob/podspec.h's TFJ_LABEL_*),
+ *             and the controller ownerReference's
+ *             apiVersion, kind, name and uid)
  *             and status.phase, .reason, .conditions[].{type,status,reason},
  *             .containerStatuses[].{name,restartCount,state,lastState} with
  *             the states cut to running.startedAt and terminated.{exitCode,
@@ -19,9 +21,10 @@
  *             controller.c).
  *   services  the same metadata; no spec or status (podstate.c).
  *   TFJobs    everything but metadata.managedFields and the
- *             kubectl.kubernetes.io/last-applied-configuration annotation:
- *             the status write PUTs the cached document back (apply.c), and
- *             the API server takes both from the stored object anyway.
+ *             kubectl.kubernetes.io/last-applied-configuration annotation;
+ *             a spec over TFJ_TFJOB_MAX_SPEC_BYTES is replaced by its size
+ *             (tfjob.h's TFJ_TFJOB_OVERSIZE_KEY), so the job still fails
+ *             with InvalidSpec and the cache holds no spec nobody serves.
  *
  * Fields of the wrong JSON type are left out rather than copied, so the
  * cache holds nothing the readers' type-checked getters would refuse.

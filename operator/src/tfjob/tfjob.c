@@ -9,6 +9,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -16,6 +17,7 @@
 #include <tfj/json.h>
 #include <tfj/tfconfig.h>
 
+#include "kube/jscan.h"
 #include "tfjob/podspec.h"
 #include "tfjob/tfjob.h"
 
@@ -338,6 +340,33 @@ static int decode_agent(struct tfj_tfjob *job)
 	return 0;
 }
 
+int tfj_tfjob_spec_oversize(size_t *bytes, const cJSON *obj)
+{
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+
+	*bytes = tfj_json_text_size(spec, TFJ_TFJOB_MAX_SPEC_BYTES);
+	return *bytes > TFJ_TFJOB_MAX_SPEC_BYTES;
+}
+
+/*
+ * A spec over the size the operator serves (tfjob.h), whether it is here or
+ * only its size is (the informer's copy, or decode's text path): the job is
+ * invalid, and the spec's tree is freed at once.
+ */
+static int oversize_fail(struct tfj_tfjob *job)
+{
+	const cJSON *mark = cJSON_GetObjectItemCaseSensitive(job->doc, TFJ_TFJOB_OVERSIZE_KEY);
+	size_t bytes = 0;
+
+	if (!cJSON_IsNumber(mark) && !tfj_tfjob_spec_oversize(&bytes, job->doc))
+		return 0;
+	cJSON_DeleteItemFromObjectCaseSensitive(job->doc, "spec");
+	return spec_fail(job, "spec: more than %u bytes of JSON; the operator serves specs up to "
+			 "that size (docs/reliability.md): make the pod templates smaller, e.g. "
+			 "move long env lists into a ConfigMap with envFrom",
+			 TFJ_TFJOB_MAX_SPEC_BYTES);
+}
+
 static void decode_spec(struct tfj_tfjob *job)
 {
 	const cJSON *spec;
@@ -349,6 +378,8 @@ static void decode_spec(struct tfj_tfjob *job)
 			  strlen(job->name), TFJ_TFJOB_MAX_NAME);
 		return;
 	}
+	if (oversize_fail(job))
+		return;
 	if (tfj_json_get_object(&spec, job->doc, "spec")) {
 		spec_fail(job, "spec: %s", tfj_err_detail());
 		return;
@@ -414,12 +445,47 @@ static int decode_doc(struct tfj_tfjob *job)
 	return 0;
 }
 
+/*
+ * Parses text with its spec, when that is over the size the operator serves,
+ * replaced by null and marked (TFJ_TFJOB_OVERSIZE_KEY): the tree of a spec
+ * that will only be refused is never built. The scanner finds the spec's
+ * range without a tree; text the scanner cannot read is parsed as it is, and
+ * the parser says what is wrong with it.
+ */
+static int parse_without_big_spec(cJSON **out, const char *text, size_t len)
+{
+	struct tfj_jscan_span doc = { text, len }, spec;
+	size_t head, tail;
+	char *cut = NULL;
+	int rc;
+
+	if (len > TFJ_TFJOB_MAX_BYTES || tfj_jscan_member(&spec, doc, "spec") ||
+	    spec.n <= TFJ_TFJOB_MAX_SPEC_BYTES)
+		return tfj_json_parse(out, text, len, TFJ_TFJOB_MAX_BYTES);
+	head = (size_t)(spec.p - text);
+	tail = len - head - spec.n;
+	if (!(cut = malloc(head + 4 + tail)))
+		return tfj_err_set(TFJ_ENOMEM, "TFJob without its spec");
+	memcpy(cut, text, head);
+	memcpy(cut + head, "null", 4);
+	memcpy(cut + head + 4, spec.p + spec.n, tail);
+	rc = tfj_json_parse(out, cut, head + 4 + tail, TFJ_TFJOB_MAX_BYTES);
+	free(cut);
+	if (rc == 0 && cJSON_IsObject(*out) &&
+	    !cJSON_AddNumberToObject(*out, TFJ_TFJOB_OVERSIZE_KEY, (double)spec.n)) {
+		cJSON_Delete(*out);
+		*out = NULL;
+		rc = tfj_err_set(TFJ_ENOMEM, "TFJob without its spec");
+	}
+	return rc;
+}
+
 int tfj_tfjob_decode(struct tfj_tfjob *out, const char *text, size_t len)
 {
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = tfj_json_parse(&out->doc, text, len, TFJ_TFJOB_MAX_BYTES)))
+	if ((rc = parse_without_big_spec(&out->doc, text, len)))
 		return rc;
 	rc = decode_doc(out);
 	if (rc)

@@ -32,6 +32,23 @@
 #define TFJ_TFJOB_MAX_BYTES (3u << 20)
 
 /*
+ * Largest spec the operator serves, in bytes of compact JSON. Every pod of
+ * the job is built from its replica's template, and a parsed template costs
+ * ten times its text or more (a node and two allocations per field), so the
+ * spec's size bounds what one job may cost a reconcile. A TFJob over it is
+ * Failed with InvalidSpec before any pod body is built, and its spec is not
+ * kept in memory (docs/reliability.md).
+ */
+#define TFJ_TFJOB_MAX_SPEC_BYTES (256u << 10)
+/*
+ * Where the informer's cached copy of a TFJob whose spec is over that size
+ * says so: the spec is dropped and this top-level member holds its size (at
+ * least TFJ_TFJOB_MAX_SPEC_BYTES + 1). The API server prunes unknown fields,
+ * so no stored TFJob carries it.
+ */
+#define TFJ_TFJOB_OVERSIZE_KEY "tfjobOperatorOversizeSpecBytes"
+
+/*
  * Replicas per replica type: 0..TFJ_TFJOB_MAX_REPLICAS. The same number is
  * TFJ_TFCONFIG_MAX_HOSTS (hosts per task type in TF_CONFIG) and the CRD's
  * `maximum` on replicas, so admission, decoder and codec agree. The sum over
@@ -172,7 +189,9 @@ int tfj_tfjob_chief_type(const struct tfj_tfjob *job);
 
 /*
  * Decodes `len` bytes of TFJob JSON. On success *out owns the parsed tree.
- * On failure *out is left zeroed (safe to tfj_tfjob_free()).
+ * On failure *out is left zeroed (safe to tfj_tfjob_free()). A spec over
+ * TFJ_TFJOB_MAX_SPEC_BYTES is never parsed: the tree holds everything else,
+ * and the job is invalid (spec_valid 0).
  */
 int tfj_tfjob_decode(struct tfj_tfjob *out, const char *text, size_t len);
 
@@ -184,5 +203,12 @@ int tfj_tfjob_from_json(struct tfj_tfjob *out, const cJSON *obj);
 
 /* Releases the document and zeroes the struct. Accepts NULL. */
 void tfj_tfjob_free(struct tfj_tfjob *job);
+
+/*
+ * Pure. 1 when the TFJob object's spec is over TFJ_TFJOB_MAX_SPEC_BYTES
+ * (*bytes gets the counted size, at most the cap + 1), else 0. Costs at most
+ * the cap's worth of counting, whatever the spec's size.
+ */
+int tfj_tfjob_spec_oversize(size_t *bytes, const cJSON *obj);
 
 #endif
