@@ -159,6 +159,7 @@ struct fx_world {
 	size_t nsvcs;
 	int64_t now_ms;
 	struct tfj_plan plan;
+	struct tfj_tfjob planned;  /* the job the plan was computed from (it points there) */
 	struct tfj_plan_config cfg;
 	const struct tfj_plan_progress *progress; /* report channel input; NULL = off */
 	const struct tfj_createfail *create_failure; /* createfail.h input; NULL = none */
@@ -178,6 +179,7 @@ static inline void fx_world_free(struct fx_world *w)
 	size_t i;
 
 	tfj_plan_free(&w->plan);
+	tfj_tfjob_free(&w->planned);
 	for (i = 0; i < w->npods; i++)
 		cJSON_Delete(w->pods[i]);
 	for (i = 0; i < w->nsvcs; i++)
@@ -188,17 +190,17 @@ static inline void fx_world_free(struct fx_world *w)
 /* Decodes the job and plans; the plan stays in w->plan. Returns the rc. */
 static inline int fx_plan(struct fx_world *w)
 {
-	struct tfj_tfjob job;
 	struct tfj_plan_input in;
 	int rc;
 
 	tfj_plan_free(&w->plan);
-	rc = tfj_tfjob_from_json(&job, w->job);
+	tfj_tfjob_free(&w->planned);
+	rc = tfj_tfjob_from_json(&w->planned, w->job);
 	TFJ_CHECK_INT(rc, 0);
 	if (rc)
 		return rc;
 	memset(&in, 0, sizeof(in));
-	in.job = &job;
+	in.job = &w->planned;
 	in.pods = (const cJSON *const *)w->pods;
 	in.npods = w->npods;
 	in.services = (const cJSON *const *)w->svcs;
@@ -209,9 +211,16 @@ static inline int fx_plan(struct fx_world *w)
 	in.create_failure = w->create_failure;
 	in.gang_block_reason = w->gang_block_reason;
 	in.gang_block_message = w->gang_block_message;
-	rc = tfj_plan_compute(&w->plan, &in);
-	tfj_tfjob_free(&job);
-	return rc;
+	return tfj_plan_compute(&w->plan, &in);
+}
+
+/* The body of create action a of the world's plan (the caller's), as apply.c builds it. */
+static inline cJSON *fx_body(struct fx_world *w, const struct tfj_action *a)
+{
+	cJSON *body = NULL;
+
+	TFJ_CHECK_INT(tfj_plan_child_body(&body, &w->plan, a), 0);
+	return body;
 }
 
 static inline int fx_find(cJSON **arr, size_t n, const char *name)
@@ -261,7 +270,8 @@ static inline void fx_apply(struct fx_world *w)
 			break;
 		case TFJ_ACT_CREATE_POD:
 		case TFJ_ACT_CREATE_SERVICE:
-			obj = cJSON_Duplicate(a->body, 1);
+			if (!(obj = fx_body(w, a)))
+				break;
 			snprintf(uid, sizeof(uid), "uid-%s-%d", a->name, ++w->uid_seq);
 			cJSON_AddStringToObject(cJSON_GetObjectItem(obj, "metadata"), "uid", uid);
 			if (a->kind == TFJ_ACT_CREATE_POD) {

@@ -2,6 +2,8 @@
  * test_plan.c - the planner's rules, one scenario each, run against the
  * in-memory cluster of plan_fixtures.h.
  */
+#include <tfj/json.h>
+
 #include "plan_fixtures.h"
 
 static cJSON *ps_worker_job(const char *policy)
@@ -61,11 +63,26 @@ static void test_creates_children_in_order(void)
 	fx_world_free(&w);
 }
 
+/* Action i of the world's plan as text: its body, or the child it creates. */
+static char *action_text(struct fx_world *w, size_t i)
+{
+	const struct tfj_action *a = &w->plan.actions[i];
+	cJSON *child;
+	char *s;
+
+	if (a->kind != TFJ_ACT_CREATE_POD && a->kind != TFJ_ACT_CREATE_SERVICE)
+		return a->body ? cJSON_PrintUnformatted(a->body) : NULL;
+	child = fx_body(w, a);
+	s = child ? cJSON_PrintUnformatted(child) : NULL;
+	cJSON_Delete(child);
+	return s;
+}
+
 static void test_same_input_same_plan(void)
 {
 	struct fx_world w;
-	char *a, *b;
-	size_t i;
+	char *texts[64] = { NULL }, *b;
+	size_t i, n;
 	struct tfj_plan first;
 
 	fx_world_init(&w, ps_worker_job("ExitCode"));
@@ -73,17 +90,20 @@ static void test_same_input_same_plan(void)
 	fx_pod_phase(fx_pod_named(&w, "mnist-worker-1"), "Failed");
 	fx_pod_exit(fx_pod_named(&w, "mnist-worker-1"), "tensorflow", 137, "OOMKilled", 0);
 	TFJ_CHECK_INT(fx_plan(&w), 0);
+	/* The first plan's children are built before its job is decoded again. */
+	n = w.plan.n < 64 ? w.plan.n : 64;
+	for (i = 0; i < n; i++)
+		texts[i] = action_text(&w, i);
 	first = w.plan;
 	memset(&w.plan, 0, sizeof(w.plan));
 	TFJ_CHECK_INT(fx_plan(&w), 0);
 	TFJ_CHECK_INT(first.n, w.plan.n);
-	for (i = 0; i < first.n && i < w.plan.n; i++) {
+	for (i = 0; i < n && i < w.plan.n; i++) {
 		TFJ_CHECK_INT(first.actions[i].kind, w.plan.actions[i].kind);
 		TFJ_CHECK_STR(first.actions[i].name, w.plan.actions[i].name);
-		a = first.actions[i].body ? cJSON_PrintUnformatted(first.actions[i].body) : NULL;
-		b = w.plan.actions[i].body ? cJSON_PrintUnformatted(w.plan.actions[i].body) : NULL;
-		TFJ_CHECK((!a && !b) || (a && b && !strcmp(a, b)));
-		free(a);
+		b = action_text(&w, i);
+		TFJ_CHECK((!texts[i] && !b) || (texts[i] && b && !strcmp(texts[i], b)));
+		free(texts[i]);
 		free(b);
 	}
 	tfj_plan_free(&first);
@@ -778,6 +798,58 @@ static void test_creates_in_batches(void)
 	fx_world_free(&w);
 }
 
+/*
+ * A plan holds no child bodies, and its creates are bounded by bytes as
+ * well as by count: 200 workers whose template is about 200 KB (under the
+ * spec cap) are created about 16 MiB of bodies per plan, each body built
+ * on demand from the plan alone.
+ */
+static void test_creates_bounded_by_bytes(void)
+{
+	struct fx_world w;
+	cJSON *j = fx_job("wide"), *r, *ctr, *env, *e, *pod;
+	size_t i, pods, tmpl_bytes;
+	char name[32];
+
+	r = fx_replica(j, "Worker", 200, NULL);
+	ctr = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r,
+		"template"), "spec"), "containers"), 0);
+	env = cJSON_AddArrayToObject(ctr, "env");
+	for (i = 0; i < 4800; i++) {
+		snprintf(name, sizeof(name), "VARIABLE_%05zu", i);
+		e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "name", name);
+		cJSON_AddStringToObject(e, "value", "0123456");
+		cJSON_AddItemToArray(env, e);
+	}
+	tmpl_bytes = tfj_json_text_size(cJSON_GetObjectItem(r, "template"), 1 << 20);
+	TFJ_CHECK(tmpl_bytes > 200000 && tmpl_bytes < TFJ_TFJOB_MAX_SPEC_BYTES);
+	fx_world_init(&w, j);
+	w.cfg.max_creates = 1000;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	pods = fx_count(&w.plan, TFJ_ACT_CREATE_POD);
+	TFJ_CHECK(pods >= TFJ_PLAN_MAX_CREATE_BYTES / (tmpl_bytes + 200 * 64 + 6000));
+	TFJ_CHECK(pods <= TFJ_PLAN_MAX_CREATE_BYTES / tmpl_bytes + 1);
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_REQUEUE, NULL) != NULL);
+	for (i = 0; i < w.plan.n; i++) {
+		const struct tfj_action *a = &w.plan.actions[i];
+
+		if (a->kind != TFJ_ACT_CREATE_POD)
+			continue;
+		TFJ_CHECK(a->body == NULL);
+		pod = fx_body(&w, a);
+		TFJ_CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(pod,
+			"metadata"), "name")), a->name);
+		TFJ_CHECK(tfj_json_text_size(pod, 1 << 20) >= tmpl_bytes);
+		cJSON_Delete(pod);
+	}
+	/* Reconciles go on until every replica has its pod. */
+	for (i = 0; i < 10 && w.npods < 200; i++)
+		fx_step(&w);
+	TFJ_CHECK_INT(w.npods, 200);
+	fx_world_free(&w);
+}
+
 /* The API server returns status keys sorted; that is not a change. */
 static void test_status_key_order_is_not_a_change(void)
 {
@@ -868,6 +940,7 @@ int main(void)
 	TFJ_RUN(test_failure_wins_over_restart);
 	TFJ_RUN(test_status_key_order_is_not_a_change);
 	TFJ_RUN(test_creates_in_batches);
+	TFJ_RUN(test_creates_bounded_by_bytes);
 	TFJ_RUN(test_creates_children_in_order);
 	TFJ_RUN(test_same_input_same_plan);
 	TFJ_RUN(test_running_condition);

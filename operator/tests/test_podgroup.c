@@ -283,8 +283,11 @@ static void test_planner_pods_carry_the_marks(void)
 		if (w.plan.actions[i].kind != TFJ_ACT_CREATE_POD)
 			continue;
 		n++;
-		TFJ_CHECK_STR(str_at(w.plan.actions[i].body, "spec", "schedulerName"), "scheduler-plugins");
-		TFJ_CHECK_STR(meta_at(w.plan.actions[i].body, "labels", TFJ_PODGROUP_SP_LABEL), "mnist");
+		pod = fx_body(&w, &w.plan.actions[i]);
+		TFJ_CHECK_STR(str_at(pod, "spec", "schedulerName"), "scheduler-plugins");
+		TFJ_CHECK_STR(meta_at(pod, "labels", TFJ_PODGROUP_SP_LABEL), "mnist");
+		cJSON_Delete(pod);
+		pod = NULL;
 	}
 	TFJ_CHECK_INT(n, 4);
 	fx_world_free(&w);

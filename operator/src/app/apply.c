@@ -17,6 +17,7 @@
 #include <tfj/log.h>
 
 #include "kube/apipath.h"
+#include "kube/jscan.h"
 #include "kube/objmeta.h"
 #include "tfjob/adopt.h"
 #include "tfjob/jobstatus.h"
@@ -39,42 +40,65 @@ void tfj_apply_event(struct tfj_apply *c, const struct tfj_tfjob *job,
 
 /* ---- status ---- */
 
-/* PUTs job->doc with .status replaced; *new_rv (size RV) gets the result's version. */
-static int write_status(struct tfj_apply *c, const struct tfj_tfjob *job,
-			const cJSON *status, char *new_rv, size_t rvlen)
+/*
+ * The body of a status write: the job's identity and the new status, not the
+ * whole object. On the status subresource the API server takes everything
+ * but .status from the stored object (and refuses a changed uid or a stale
+ * resourceVersion with 409), so the spec need not travel, nor be copied.
+ */
+static int status_body(char **out, const struct tfj_tfjob *job, const cJSON *status)
 {
-	char path[PATH_MAX_];
-	cJSON *doc = NULL, *st = NULL, *res = NULL;
-	const char *rv;
-	int rc;
+	cJSON *doc = cJSON_CreateObject(), *meta, *st = cJSON_Duplicate(status, 1);
+	int rc = TFJ_ENOMEM;
 
-	new_rv[0] = '\0';
-	if ((rc = tfj_apipath_obj(path, sizeof(path), TFJ_TFJOB_API_PATH, job->ns, "tfjobs",
-				  job->name, "status")))
-		return rc;
-	doc = cJSON_Duplicate(job->doc, 1);
-	st = cJSON_Duplicate(status, 1);
-	if (!doc || !st) {
-		rc = tfj_err_set(TFJ_ENOMEM, "status copy");
+	*out = NULL;
+	if (!doc || !st || !cJSON_AddStringToObject(doc, "apiVersion", TFJ_TFJOB_API_VERSION) ||
+	    !cJSON_AddStringToObject(doc, "kind", TFJ_TFJOB_KIND) ||
+	    !(meta = cJSON_AddObjectToObject(doc, "metadata")) ||
+	    !cJSON_AddStringToObject(meta, "name", job->name) ||
+	    !cJSON_AddStringToObject(meta, "namespace", job->ns) ||
+	    !cJSON_AddStringToObject(meta, "uid", job->uid) ||
+	    !cJSON_AddStringToObject(meta, "resourceVersion", job->resource_version) ||
+	    !cJSON_AddItemToObject(doc, "status", st))
 		goto out;
-	}
-	cJSON_DeleteItemFromObjectCaseSensitive(doc, "status");
-	if (!cJSON_AddItemToObject(doc, "status", st)) {
-		rc = tfj_err_set(TFJ_ENOMEM, "status copy");
-		goto out;
-	}
 	st = NULL;
-	rc = tfj_kube_replace(c->k, &res, path, doc);
-	if (rc == 0) {
-		atomic_fetch_add(&c->status_writes, 1);
-		rv = tfj_objmeta_str(res, "resourceVersion");
-		if (rv)
-			snprintf(new_rv, rvlen, "%s", rv);
-	}
+	rc = tfj_json_print(out, doc);
 out:
 	cJSON_Delete(doc);
 	cJSON_Delete(st);
-	cJSON_Delete(res);
+	return rc ? tfj_err_set(TFJ_ENOMEM, "status body") : 0;
+}
+
+/*
+ * PUTs the job's new status; *new_rv (size rvlen) gets the result's version.
+ * The answer (the whole object) is only scanned for it, not parsed.
+ */
+static int write_status(struct tfj_apply *c, const struct tfj_tfjob *job,
+			const cJSON *status, char *new_rv, size_t rvlen)
+{
+	static const char *const rv_path[] = { "metadata", "resourceVersion", NULL };
+	char path[PATH_MAX_], *body = NULL;
+	struct tfj_buf resp;
+	int rc;
+
+	new_rv[0] = '\0';
+	tfj_buf_init(&resp, TFJ_TFJOB_MAX_BYTES);
+	if ((rc = tfj_apipath_obj(path, sizeof(path), TFJ_TFJOB_API_PATH, job->ns, "tfjobs",
+				  job->name, "status")) ||
+	    (rc = status_body(&body, job, status)))
+		goto out;
+	rc = tfj_kube_do(c->k, TFJ_KUBE_PUT, path, "application/json", body, strlen(body), &resp,
+			 NULL);
+	if (rc == 0) {
+		struct tfj_jscan_span doc = { tfj_buf_cstr(&resp), resp.len };
+
+		atomic_fetch_add(&c->status_writes, 1);
+		if (tfj_jscan_path_string(new_rv, rvlen, doc, rv_path))
+			new_rv[0] = '\0';
+	}
+out:
+	free(body);
+	tfj_buf_free(&resp);
 	return rc;
 }
 
@@ -103,6 +127,7 @@ static void count_transitions(struct tfj_apply *c, const struct tfj_tfjob *job,
 
 struct apply_ctx {
 	struct tfj_apply *c;
+	const struct tfj_plan *plan;
 	const struct tfj_tfjob *job;
 	const char *key;
 	struct tfj_apply_result *res;
@@ -159,8 +184,8 @@ static void creates_work(struct apply_ctx *a)
  * decides with adopt.h: ours -> done; an orphan -> adopted; a stale one ->
  * wait (transient); a foreign one -> Warning event and a permanent failure.
  */
-static int name_taken(struct apply_ctx *a, const struct tfj_action *act, const char *kind,
-		      const char *res)
+static int name_taken(struct apply_ctx *a, const struct tfj_action *act, const cJSON *body,
+		      const char *kind, const char *res)
 {
 	struct tfj_apply *c = a->c;
 	char path[PATH_MAX_], why[512], msg[600];
@@ -178,7 +203,7 @@ static int name_taken(struct apply_ctx *a, const struct tfj_action *act, const c
 		return tfj_err_set(TFJ_EUNAVAIL, "%s %s: 409 on create, then gone", kind, act->name);
 	if (rc)
 		return rc;
-	v = tfj_adopt_decide(why, sizeof(why), obj, act->body, a->job);
+	v = tfj_adopt_decide(why, sizeof(why), obj, body, a->job);
 	tfj_log_info("create found the name taken", "job", a->key, "kind", kind, "name",
 		     act->name, "verdict", tfj_adopt_name(v), "why", why);
 	switch (v) {
@@ -211,26 +236,36 @@ static int name_taken(struct apply_ctx *a, const struct tfj_action *act, const c
 	return rc;
 }
 
+/*
+ * Builds the child's body (plan.h: one at a time, just before its POST, so
+ * a plan never holds more than one), creates it and frees it.
+ */
 static int do_create(struct apply_ctx *a, const struct tfj_action *act, const char *kind,
 		     const char *res)
 {
 	struct tfj_apply *c = a->c;
 	char path[PATH_MAX_];
+	cJSON *body = NULL;
 	int rc;
 
 	if ((rc = tfj_apipath_coll(path, sizeof(path), TFJ_APIPATH_CORE, a->job->ns, res)))
 		return rc;
-	if ((rc = tfj_expect_create(c->exp, a->key, kind, act->name)))
+	if ((rc = tfj_plan_child_body(&body, a->plan, act))) {
+		atomic_fetch_add(&c->create_errors, 1);
+		write_failed(a, act, kind, 0);
 		return rc;
-	rc = tfj_kube_create(c->k, NULL, path, act->body);
+	}
+	if ((rc = tfj_expect_create(c->exp, a->key, kind, act->name)))
+		goto out;
+	rc = tfj_kube_create(c->k, NULL, path, body);
 	if (rc == TFJ_EEXIST) {
 		/* Nothing was created, so no ADD event will come for us. */
 		tfj_expect_cancel_create(c->exp, a->key, kind, act->name);
 		atomic_fetch_add(&c->name_conflicts, 1);
-		rc = name_taken(a, act, kind, res);
+		rc = name_taken(a, act, body, kind, res);
 		if (rc == 0)
 			creates_work(a);
-		return rc;
+		goto out;
 	}
 	if (rc) {
 		char msg[TFJ_JOBSTATUS_MESSAGE_MAX];
@@ -242,12 +277,14 @@ static int do_create(struct apply_ctx *a, const struct tfj_action *act, const ch
 		write_failed(a, act, kind, 0);
 		count_create_failure(a, rc, strcmp(kind, "pod") == 0 ? "FailedCreatePod" :
 				     "FailedCreateService", msg);
-		return rc;
+		goto out;
 	}
 	atomic_fetch_add(&c->creates, 1);
 	creates_work(a);
 	tfj_apply_event(c, a->job, act->ev_type, act->ev_reason, act->ev_message);
-	return 0;
+out:
+	cJSON_Delete(body);
+	return rc;
 }
 
 /*
@@ -487,6 +524,7 @@ int tfj_apply_plan(struct tfj_apply *ap, const struct tfj_tfjob *job, const char
 	memset(&a, 0, sizeof(a));
 	a.now_ms = tfj_clock_unix_ms();
 	a.c = ap;
+	a.plan = plan;
 	a.job = job;
 	a.key = key;
 	a.res = res;

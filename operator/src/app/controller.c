@@ -287,6 +287,27 @@ static void observe_duration(struct tfj_controller *c, uint64_t t0)
 			atomic_fetch_add(&c->rec_buckets[i], 1);
 }
 
+/* GET path's body as text (*out the caller's); errors as tfj_kube_do. */
+static int get_text(struct tfj_controller *c, char **out, size_t *len, const char *path)
+{
+	struct tfj_buf b;
+	int rc;
+
+	*out = NULL;
+	*len = 0;
+	tfj_buf_init(&b, TFJ_TFJOB_MAX_BYTES);
+	rc = tfj_kube_do(c->k, TFJ_KUBE_GET, path, NULL, NULL, 0, &b, NULL);
+	if (rc == 0 && b.len == 0)
+		rc = tfj_err_set(TFJ_EPARSE, "TFJob: empty response");
+	if (rc == 0) {
+		*len = b.len;
+		if (!(*out = tfj_buf_detach(&b)))
+			rc = tfj_err_set(TFJ_ENOMEM, "TFJob text");
+	}
+	tfj_buf_free(&b);
+	return rc;
+}
+
 int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			     uint64_t *requeue_after_ms)
 {
@@ -308,17 +329,22 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		struct tfj_createfail cf;
 		struct tfj_gang_block block = { NULL, "" };
 		uint64_t gang_wait_ms;
-		cJSON *doc = NULL, **pods = NULL, **svcs = NULL;
-		size_t npods = 0, nsvcs = 0;
+		cJSON **pods = NULL, **svcs = NULL;
+		char *text = NULL;
+		size_t npods = 0, nsvcs = 0, len = 0;
 		int have_cf;
 
 		memset(&job, 0, sizeof(job));
 		memset(&prog, 0, sizeof(prog));
 		memset(&plan, 0, sizeof(plan));
 		memset(&a, 0, sizeof(a));
+		/*
+		 * The job is decoded from its text, once: a tree of it is built
+		 * only here, and a spec over the size the operator serves is
+		 * never parsed at all (tfjob.h).
+		 */
 		if (attempt == 0) {
-			doc = tfj_nsinformer_get(c->jobs, ns, name);
-			if (!doc) {
+			if (tfj_nsinformer_get_text(&text, &len, c->jobs, ns, name)) {
 				int poisoned = 0;
 				/* Not cached because it cannot be decoded: say so on it. */
 				rc = tfj_poison_write(c->poison, key, &poisoned);
@@ -331,7 +357,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			if (!tfj_expect_satisfied(c->exp, key)) {
 				/* Our last writes are not in the cache yet: planning now
 				 * would repeat them. Their events enqueue the key. */
-				cJSON_Delete(doc);
+				free(text);
 				atomic_fetch_add(&c->rec_skipped, 1);
 				*requeue_after_ms = EXPECT_RECHECK_MS;
 				goto done;
@@ -340,7 +366,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			/* A status conflict: read the TFJob fresh from the API server. */
 			if ((rc = tfj_apipath_obj(path, sizeof(path), TFJ_TFJOB_API_PATH, ns, "tfjobs", name, NULL)))
 				goto done;
-			rc = tfj_kube_get(c->k, &doc, path);
+			rc = get_text(c, &text, &len, path);
 			if (rc == TFJ_ENOTFOUND) {
 				rc = 0;
 				goto done;
@@ -348,8 +374,8 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			if (rc)
 				goto done;
 		}
-		rc = tfj_tfjob_from_json(&job, doc);
-		cJSON_Delete(doc);
+		rc = tfj_tfjob_decode(&job, text, len);
+		free(text);
 		if (rc) {
 			tfj_log_warn("undecodable TFJob dropped", "job", key,
 				     "error", tfj_err_detail());

@@ -321,20 +321,44 @@ static int64_t persisted_restarts(const struct tfj_job_status *st)
 	return n;
 }
 
+/* A service body, about: metadata, labels, owner and one or two ports. */
+#define SERVICE_BYTES 1024
+
+/*
+ * About how many bytes the pod body of a replica of type t is: its template,
+ * a TF_CONFIG that names every host of the job (hosts "<job>-<type>-<i>.<ns>
+ * .svc<domain>:<port>", escaped once more inside the env value) and the
+ * operator's own additions. Only for the plan's byte budget: it never needs
+ * to be exact, and counting stops at the budget.
+ */
+static size_t pod_bytes(const struct tfj_planctx *c, int t)
+{
+	const struct tfj_tfjob *job = c->job;
+	const char *domain = c->opts.cluster_domain ? c->opts.cluster_domain : "";
+	size_t host = strlen(job->name) + strlen(job->ns) + strlen(domain) + 32;
+
+	return tfj_json_text_size(job->rs[t].tmpl, TFJ_PLAN_MAX_CREATE_BYTES) +
+	       (size_t)job->total_replicas * host + 4096;
+}
+
 static int create_missing(struct tfj_planctx *c, int done)
 {
 	const struct tfj_tfjob *job = c->job;
 	int max = (c->in->cfg && c->in->cfg->max_creates > 0) ? c->in->cfg->max_creates :
 								 TFJ_PLAN_MAX_CREATES;
+	size_t bytes = 0, cost, pod_cost;
 	int t, k, rc, n = 0;
 
 	for (t = 0; t < TFJ_RT_COUNT; t++) {
+		pod_cost = job->rs[t].present && job->rs[t].replicas ? pod_bytes(c, t) : 0;
 		for (k = 0; k < (job->rs[t].present ? job->rs[t].replicas : 0); k++) {
 			int svc = c->svc_slot[t][k] < 0;
 			int pod = c->pod_slot[t][k] < 0 && !tfj_jobstatus_completed(&c->st.rs[t], k) &&
 				  !(done && tfj_stoprule_of(job, t) != TFJ_STOP_NONE);
 
-			if (svc + pod && n + svc + pod > max) {
+			cost = (svc ? SERVICE_BYTES : 0) + (pod ? pod_cost : 0);
+			if (svc + pod && (n + svc + pod > max ||
+					  (n && cost > TFJ_PLAN_MAX_CREATE_BYTES - bytes))) {
 				/* Batch full: the next reconcile goes on from here. */
 				int64_t ms = TFJ_PLAN_BATCH_REQUEUE_MS;
 
@@ -343,6 +367,8 @@ static int create_missing(struct tfj_planctx *c, int done)
 				return 0;
 			}
 			n += svc + pod;
+			bytes += cost > TFJ_PLAN_MAX_CREATE_BYTES - bytes ? TFJ_PLAN_MAX_CREATE_BYTES - bytes
+									  : cost;
 			if (svc && (rc = tfj_planact_create(c, TFJ_ACT_CREATE_SERVICE, (enum tfj_rtype)t, k)))
 				return rc;
 			if (pod && (rc = tfj_planact_create(c, TFJ_ACT_CREATE_POD, (enum tfj_rtype)t, k)))
@@ -545,6 +571,8 @@ int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in)
 		c.opts.agent_image = in->cfg->agent_image;
 		c.opts.agent_inject_default = in->cfg->agent_inject_default;
 	}
+	out->job = in->job;
+	out->opts = c.opts;
 	out->phase = tfj_jobstatus_phase(&c.st);
 	out->finished = tfj_jobstatus_finished(&c.st);
 	/* Being deleted: the garbage collector removes the children. */
@@ -571,6 +599,16 @@ int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in)
 	out->phase = tfj_jobstatus_phase(&c.st);
 	out->finished = tfj_jobstatus_finished(&c.st);
 	return 0;
+}
+
+int tfj_plan_child_body(cJSON **out, const struct tfj_plan *p, const struct tfj_action *a)
+{
+	*out = NULL;
+	if (!p || !p->job || !a || (a->kind != TFJ_ACT_CREATE_POD && a->kind != TFJ_ACT_CREATE_SERVICE))
+		return tfj_err_set(TFJ_EINVAL, "plan: not a create action");
+	if (a->kind == TFJ_ACT_CREATE_POD)
+		return tfj_podspec_pod(out, p->job, (enum tfj_rtype)a->rtype, a->index, &p->opts);
+	return tfj_podspec_service(out, p->job, (enum tfj_rtype)a->rtype, a->index, &p->opts);
 }
 
 void tfj_plan_free(struct tfj_plan *plan)

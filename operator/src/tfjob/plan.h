@@ -17,7 +17,11 @@
  *  - If the WRITE_STATUS fails (conflict or anything else), stop: skip the
  *    remaining actions and requeue. The next plan is computed from fresh
  *    state.
- *  - CREATE_*: POST `body` to the namespace; 409 AlreadyExists is success.
+ *  - CREATE_*: build the object with tfj_plan_child_body just before it is
+ *    sent, POST it to the namespace and free it; 409 AlreadyExists is
+ *    success. A plan holds no child bodies: a pod is a full copy of its
+ *    template plus a TF_CONFIG naming the whole cluster, so building them
+ *    all at once would cost the plan's creates times that.
  *  - DELETE_*: DELETE `name` with preconditions.uid = `uid` (so a pod that
  *    was already recreated under the same name is never deleted by mistake),
  *    propagationPolicy Background; 404 NotFound and 409 Conflict (uid
@@ -33,7 +37,8 @@
  *    activeDeadlineSeconds or ttlSecondsAfterFinished).
  *
  * Ownership: the plan owns every action and every body; tfj_plan_free()
- * releases them. The input is only read.
+ * releases them. The input is only read; the plan points at its job until
+ * the plan is freed (tfj_plan_child_body reads it).
  */
 #ifndef TFJ_PLAN_H
 #define TFJ_PLAN_H
@@ -43,6 +48,7 @@
 #include <cjson/cJSON.h>
 
 #include "tfjob/createfail.h"
+#include "tfjob/podspec.h"
 #include "tfjob/tfjob.h"
 
 struct tfj_gang;
@@ -75,7 +81,9 @@ struct tfj_action {
 	enum tfj_delete_reason reason;  /* DELETE_POD / DELETE_SERVICE */
 	char name[64];                  /* child or job name ("" for status/event/requeue) */
 	char uid[128];                  /* delete precondition ("" when unknown) */
-	cJSON *body;                    /* CREATE_*: the object; WRITE_STATUS: .status */
+	int rtype, index;               /* CREATE_*: the replica (enum tfj_rtype, index) */
+	cJSON *body;                    /* WRITE_STATUS: .status; NULL for CREATE_*, whose
+					 * object tfj_plan_child_body builds when it is sent */
 	const char *ev_type;            /* "Normal" or "Warning"; NULL if no event */
 	const char *ev_reason;          /* static string, e.g. "SuccessfulCreatePod" */
 	char *ev_message;               /* owned */
@@ -95,6 +103,12 @@ struct tfj_plan {
 	 * held progress back, or the plan did not look at it.
 	 */
 	int progress_durable;
+	/*
+	 * What tfj_plan_child_body builds the children from: the input's job
+	 * (not owned; it must outlive the plan's use) and the pod options.
+	 */
+	const struct tfj_tfjob *job;
+	struct tfj_podspec_opts opts;
 };
 
 struct tfj_plan_config {
@@ -120,6 +134,13 @@ struct tfj_plan_config {
  */
 #define TFJ_PLAN_MAX_CREATES 128
 #define TFJ_PLAN_BATCH_REQUEUE_MS 1000
+/*
+ * And at most about this many bytes of child bodies per plan (estimated
+ * from the template's size and the TF_CONFIG's host count), so the work and
+ * the traffic one reconcile makes are bounded whatever the templates hold;
+ * one create always fits.
+ */
+#define TFJ_PLAN_MAX_CREATE_BYTES (16u << 20)
 
 /*
  * What the report channel knows about a job (report.h, progress.h); the
@@ -188,6 +209,14 @@ struct tfj_plan_input {
  * to do": the job is in its desired state.
  */
 int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in);
+
+/*
+ * The object a CREATE_POD or CREATE_SERVICE action of plan p creates, built
+ * from the plan's job and options (*out the caller's, cJSON_Delete). Build
+ * it just before sending it and free it right after: a pod body is a full
+ * copy of its template. TFJ_EINVAL for any other action.
+ */
+int tfj_plan_child_body(cJSON **out, const struct tfj_plan *p, const struct tfj_action *a);
 
 /* Releases the actions and bodies and zeroes the plan. Accepts NULL. */
 void tfj_plan_free(struct tfj_plan *plan);

@@ -125,19 +125,21 @@ int tfj_planact_delete_service(struct tfj_planctx *c, size_t i, enum tfj_delete_
 int tfj_planact_create(struct tfj_planctx *c, enum tfj_action_kind kind, enum tfj_rtype t, int idx)
 {
 	struct tfj_action *a;
-	const cJSON *name;
 	char msg[256];
 	int rc;
 
+	/* The body is built when the action is sent (plan.h); the name now. */
+	if (t < 0 || t >= TFJ_RT_COUNT || !c->job->rs[t].present || idx < 0 ||
+	    idx >= c->job->rs[t].replicas)
+		return tfj_err_set(TFJ_EINVAL, "no replica %s %d in this job",
+				   tfj_tfjob_type_lower(t), idx);
 	if (!(a = tfj_planact_push(c, kind)))
 		return TFJ_ENOMEM;
-	rc = kind == TFJ_ACT_CREATE_POD ? tfj_podspec_pod(&a->body, c->job, t, idx, &c->opts) :
-					  tfj_podspec_service(&a->body, c->job, t, idx, &c->opts);
-	if (rc)
+	a->rtype = (int)t;
+	a->index = idx;
+	if ((rc = tfj_names_replica(a->name, sizeof(a->name), c->job->name, tfj_tfjob_type_lower(t),
+				    idx)))
 		return rc;
-	name = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(a->body, "metadata"),
-						"name");
-	tfj_planact_fmt(a->name, sizeof(a->name), "%s", cJSON_IsString(name) ? name->valuestring : "");
 	tfj_planact_fmt(msg, sizeof(msg), "Created %s: %s", kind == TFJ_ACT_CREATE_POD ? "pod" : "service",
 	    a->name);
 	return tfj_planact_set_event(a, "Normal", kind == TFJ_ACT_CREATE_POD ? "SuccessfulCreatePod" :
