@@ -31,6 +31,7 @@
 #include "app/config.h"
 #include "app/controller.h"
 #include "app/httpd.h"
+#include "app/procmem.h"
 #include "report/capublish.h"
 #include "report/progress.h"
 #include "report/servingcert.h"
@@ -78,6 +79,9 @@ static int collect(void *ud, struct tfj_buf *out)
 {
 	struct app *a = ud;
 	int rc = tfj_kube_metrics(a->kube, out);
+
+	if (rc == 0)
+		rc = tfj_procmem_metrics(out);
 	/* Events spend a client of their own: counted apart (events.h). */
 	if (rc == 0 && a->event_kube)
 		rc = tfj_kube_requests_metric(a->event_kube, out,
