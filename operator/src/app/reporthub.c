@@ -13,6 +13,7 @@
 #include <tfj/json.h>
 #include <tfj/log.h>
 
+#include "kube/objmeta.h"
 #include "tfjob/jobstatus.h"
 #include "tfjob/stoprule.h"
 
@@ -81,6 +82,18 @@ int tfj_reporthub_known(void *ud, const char *token)
 	return tfj_tokenreviewer_known(h->tr, token, tfj_clock_unix_ms());
 }
 
+/* 1 when the pod the report names is cached with the uid its token had. */
+static int pod_cached(struct tfj_reporthub *h, const struct tfj_reportmsg *m,
+		      const char *pod_uid)
+{
+	cJSON *pod = tfj_controller_get_pod(h->ctl, m->ref.ns, m->ref.pod);
+	const char *uid = pod ? tfj_objmeta_str(pod, "uid") : NULL;
+	int same = uid && !strcmp(uid, pod_uid);
+
+	cJSON_Delete(pod);
+	return same;
+}
+
 enum tfj_report_code tfj_reporthub_deliver(void *ud, const struct tfj_reportmsg *m,
 					   const char *subject, const char **reason)
 {
@@ -90,7 +103,7 @@ enum tfj_report_code tfj_reporthub_deliver(void *ud, const struct tfj_reportmsg 
 	const char *uid;
 	cJSON *job;
 	char key[160];
-	int finished;
+	int finished, created = 0;
 
 	job = tfj_controller_get_job(h->ctl, m->ref.ns, m->ref.job);
 	if (!job || tfj_json_get_object(&meta, job, "metadata") ||
@@ -112,10 +125,18 @@ enum tfj_report_code tfj_reporthub_deliver(void *ud, const struct tfj_reportmsg 
 		*reason = "job_finished";
 		return TFJ_REPORT_FAILED_PRECONDITION;
 	}
-	if (tfj_progress_record(h->prog, m, subject, tfj_clock_unix_ms())) {
+	if (tfj_progress_record(&created, h->prog, m, subject, tfj_clock_unix_ms())) {
 		*reason = "unavailable";
 		return TFJ_REPORT_UNAVAILABLE;
 	}
+	/*
+	 * The pod was cached when auth looked, but its deletion may have come
+	 * since, and forgotten its record before this one was stored (the
+	 * controller's pod DELETE, progress.h): a record nobody would forget
+	 * again. Looked at only for a pod's first record, so once per pod.
+	 */
+	if (created && !pod_cached(h, m, subject))
+		tfj_progress_forget_pod(h->prog, m->ref.job_uid, subject);
 	snprintf(key, sizeof(key), "%s/%s", m->ref.ns, m->ref.job);
 	if (m->kind == TFJ_RM_EXIT)
 		tfj_controller_enqueue(h->ctl, key, 0);
