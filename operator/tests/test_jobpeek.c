@@ -3,7 +3,8 @@
  * text (app/jobpeek.h): the uid and status as the whole tree gives them,
  * and the brief decode against the full one on random jobs, valid and not
  * (the replica fields, the status and stoprule.h's answers must agree),
- * without carrying the templates.
+ * an oversize spec or its mark failing both, without carrying the
+ * templates.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,27 +231,70 @@ static void test_brief_agrees(void)
 	TFJ_CHECK_GT(stops, 100);
 }
 
-/* The brief leaves the templates behind: a 400 KB one costs nothing. */
+/* A job whose PS template carries n env variables of about 60 bytes each. */
+static int big_job(struct tfj_buf *b, int n)
+{
+	int rc = 0, i;
+
+	rc |= tfj_buf_puts(b, "{\"kind\":\"TFJob\",\"metadata\":{\"name\":\"big\","
+			   "\"namespace\":\"ml\",\"uid\":\"u-2\",\"labels\":{\"x\":\"y\"}},"
+			   "\"spec\":{\"runPolicy\":{\"cleanPodPolicy\":\"None\"},"
+			   "\"tfReplicaSpecs\":{\"PS\":{\"replicas\":1,\"template\":"
+			   "{\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"i\","
+			   "\"command\":[\"python\"],\"env\":[");
+	for (i = 0; i < n; i++)
+		rc |= tfj_buf_printf(b, "%s{\"name\":\"VAR_%d\",\"value\":\"%040d\"}",
+				     i ? "," : "", i, i);
+	return rc | tfj_buf_puts(b, "]}]}}},\"Chief\":{\"template\":{\"spec\":{\"containers\":"
+				 "[{\"name\":\"tensorflow\",\"image\":\"i\"}]}}}}},"
+				 "\"status\":" SUCCEEDED "}");
+}
+
+/*
+ * A spec over the size the operator serves, or the informer's mark of
+ * one: the job is invalid either way, and stops nothing.
+ */
+static void test_brief_oversize(void)
+{
+	static const char *const marked =
+		"{\"kind\":\"TFJob\",\"tfjobOperatorOversizeSpecBytes\":300000,"
+		"\"metadata\":{\"name\":\"big\",\"namespace\":\"ml\",\"uid\":\"u-3\"},"
+		"\"spec\":{\"tfReplicaSpecs\":{\"PS\":{\"template\":{\"spec\":{\"containers\":"
+		"[{\"name\":\"tensorflow\",\"image\":\"i\"}]}}},\"Chief\":{\"template\":"
+		"{\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"i\"}]}}}}},"
+		"\"status\":" SUCCEEDED "}";
+	struct tfj_buf b = TFJ_BUF_INIT(1 << 20);
+	struct tfj_tfjob full, brief;
+
+	TFJ_CHECK_OK(big_job(&b, 6000));
+	TFJ_CHECK_GT(b.len, TFJ_TFJOB_MAX_SPEC_BYTES);
+	TFJ_CHECK_OK(tfj_tfjob_decode(&full, b.ptr, b.len));
+	TFJ_CHECK_OK(tfj_jobpeek_brief(&brief, b.ptr, b.len));
+	TFJ_CHECK_INT(full.spec_valid, 0);
+	TFJ_CHECK_STR(differs(&full, &brief), "");
+	TFJ_CHECK_INT(tfj_stoprule_stop_now(&brief, TFJ_RT_PS), 0);
+	tfj_tfjob_free(&full);
+	tfj_tfjob_free(&brief);
+	TFJ_CHECK_OK(tfj_tfjob_decode(&full, marked, strlen(marked)));
+	TFJ_CHECK_OK(tfj_jobpeek_brief(&brief, marked, strlen(marked)));
+	TFJ_CHECK_INT(full.spec_valid, 0);
+	TFJ_CHECK_STR(differs(&full, &brief), "");
+	TFJ_CHECK_INT(tfj_stoprule_stop_now(&brief, TFJ_RT_PS), 0);
+	tfj_tfjob_free(&full);
+	tfj_tfjob_free(&brief);
+	tfj_buf_free(&b);
+}
+
+/* The brief leaves the templates behind: a 240 KB one costs nothing. */
 static void test_brief_is_brief(void)
 {
 	struct tfj_buf b = TFJ_BUF_INIT(1 << 20);
 	struct tfj_tfjob job;
 	char *doc;
-	int i;
 
-	TFJ_CHECK_OK(tfj_buf_puts(&b, "{\"kind\":\"TFJob\",\"metadata\":{\"name\":\"big\","
-				  "\"namespace\":\"ml\",\"uid\":\"u-2\",\"labels\":{\"x\":\"y\"}},"
-				  "\"spec\":{\"runPolicy\":{\"cleanPodPolicy\":\"None\"},"
-				  "\"tfReplicaSpecs\":{\"PS\":{\"replicas\":1,\"template\":"
-				  "{\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"i\","
-				  "\"command\":[\"python\"],\"env\":["));
-	for (i = 0; i < 8000; i++)
-		TFJ_CHECK_OK(tfj_buf_printf(&b, "%s{\"name\":\"VAR_%d\",\"value\":\"%040d\"}",
-					    i ? "," : "", i, i));
-	TFJ_CHECK_OK(tfj_buf_puts(&b, "]}]}}},\"Chief\":{\"template\":{\"spec\":{\"containers\":"
-				  "[{\"name\":\"tensorflow\",\"image\":\"i\"}]}}}}},"
-				  "\"status\":" SUCCEEDED "}"));
-	TFJ_CHECK_GT(b.len, 400000);
+	TFJ_CHECK_OK(big_job(&b, 3400));
+	TFJ_CHECK_GT(b.len, 230000);
+	TFJ_CHECK_LT(b.len, TFJ_TFJOB_MAX_SPEC_BYTES);
 	TFJ_CHECK_OK(tfj_jobpeek_brief(&job, b.ptr, b.len));
 	TFJ_CHECK_INT(job.spec_valid, 1);
 	TFJ_CHECK_INT(job.rs[TFJ_RT_PS].present, 1);
@@ -273,6 +317,7 @@ int main(void)
 {
 	TFJ_RUN(test_uid_status);
 	TFJ_RUN(test_brief_agrees);
+	TFJ_RUN(test_brief_oversize);
 	TFJ_RUN(test_brief_is_brief);
 	return tfj_test_finish();
 }

@@ -258,6 +258,24 @@ static int put_meta(struct tfj_buf *b, struct tfj_jscan_span meta)
 	return tfj_buf_putc(b, '}');
 }
 
+/*
+ * The spec, or null when it is over the size the operator serves: the
+ * decoder fails such a spec (InvalidSpec) before it reads a replica type,
+ * and so does it fail null. Its length here is its compact size as the
+ * decoder counts it for text cJSON printed, as the cache's is.
+ */
+static int put_spec_member(struct tfj_buf *b, int *n, struct tfj_jscan_span doc)
+{
+	struct tfj_jscan_span v;
+	int rc;
+
+	if ((rc = member(&v, doc, "spec")) <= 0 || (rc = put_key(b, n, "spec")))
+		return rc;
+	if (v.n > TFJ_TFJOB_MAX_SPEC_BYTES)
+		return tfj_buf_puts(b, "null");
+	return is_object(v) ? put_spec(b, v) : tfj_buf_putc(b, '0');
+}
+
 int tfj_jobpeek_brief(struct tfj_tfjob *out, const char *text, size_t len)
 {
 	struct tfj_jscan_span doc = whole(text, len);
@@ -266,17 +284,23 @@ int tfj_jobpeek_brief(struct tfj_tfjob *out, const char *text, size_t len)
 	int rc, n = 0;
 
 	memset(out, 0, sizeof(*out));
-	/* Never larger than the text but for a few bytes: bounded like a TFJob. */
+	/* The brief is never larger than the text: bounded like a TFJob. */
 	tfj_buf_init(&b, TFJ_TFJOB_MAX_BYTES);
 	while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
 		i++;
+	if (len > TFJ_TFJOB_MAX_BYTES) {
+		rc = tfj_err_set(TFJ_ETOOBIG, "TFJob of %zu bytes", len);
+		goto out;
+	}
 	if (i == len || text[i] != '{') {
 		rc = tfj_err_set(TFJ_ETYPE, "TFJob: expected a JSON object");
 		goto out;
 	}
+	/* The informer's mark of a spec it dropped for its size (tfjob.h) goes along. */
 	if ((rc = tfj_buf_putc(&b, '{')) || (rc = copy_member(&b, &n, doc, "kind")) ||
+	    (rc = copy_member(&b, &n, doc, TFJ_TFJOB_OVERSIZE_KEY)) ||
 	    (rc = put_nested(&b, &n, doc, "metadata", 0, put_meta)) ||
-	    (rc = put_nested(&b, &n, doc, "spec", 0, put_spec)) ||
+	    (rc = put_spec_member(&b, &n, doc)) ||
 	    (rc = copy_member(&b, &n, doc, "status")) || (rc = tfj_buf_putc(&b, '}')))
 		goto out;
 	rc = tfj_tfjob_decode(out, b.ptr, b.len);

@@ -45,10 +45,13 @@ int tfj_jobpeek_status(struct tfj_job_status *out, const char *text, size_t len)
  * rs[t]'s present, replicas, restart, port and has_command,
  * total_replicas and the status come out as decoding the whole text gives
  * them (an invalid replica spec included, which hides the types after it),
- * so stoprule.h answers the same. The rest of the spec is absent (spec_valid
- * says only whether metadata and the replica types are valid) and rs[t].tmpl
- * is the trimmed template: not for planning. Errors as tfj_tfjob_decode,
- * and TFJ_ETYPE when text is not an object.
+ * so stoprule.h answers the same. A spec over TFJ_TFJOB_MAX_SPEC_BYTES, or
+ * the informer's mark of one (TFJ_TFJOB_OVERSIZE_KEY), fails it as it fails
+ * the full decode; the spec's length in text is taken for its compact size,
+ * which it is in text cJSON printed (the cache's). The rest of the spec is
+ * absent (spec_valid says only whether metadata and the replica types are
+ * valid) and rs[t].tmpl is the trimmed template: not for planning. Errors
+ * as tfj_tfjob_decode, and TFJ_ETYPE when text is not an object.
  */
 int tfj_jobpeek_brief(struct tfj_tfjob *out, const char *text, size_t len);
 
