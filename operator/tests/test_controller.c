@@ -7,8 +7,9 @@
  * name and the PodGroup label; without the PodGroup CRD (POST answers 404)
  * no pod is created, the job gets a Warning PodGroupUnavailable and the
  * controller does not retry fast; once the API is served the job starts.
- * The progress store follows the pods: a deleted pod's record goes, and a
- * reconcile bounds the job's records by its replicas.
+ * The progress store follows the pods: a deleted pod's record goes (also
+ * one replaced under its name while the watch was away), and a reconcile
+ * bounds the job's records by its replicas.
  */
 #include <stdio.h>
 #include <string.h>
@@ -600,7 +601,8 @@ static int has_record(struct tfj_progress *p, const char *job_uid, const char *p
 
 /*
  * The progress store follows the pods: a deleted pod's record goes with it
- * (the pod informer's DELETE), and a reconcile bounds the job's records to
+ * (the pod informer's DELETE, or an update to another pod of the same name
+ * after a relist), and a reconcile bounds the job's records to
  * twice its replicas plus a margin (records whose pod's deletion was never
  * seen), keeping the pods heard from most recently.
  */
@@ -671,6 +673,26 @@ static void test_progress_follows_pods(void)
 	TFJ_CHECK(has_record(p, job_uid, w0));
 	tfj_progress_stats(p, &st);
 	TFJ_CHECK_EQ(st.records, 2 * 3 + TFJ_PROGRESS_SPARE_RECORDS - 1);
+
+	/*
+	 * Worker 0's pod is replaced by one of the same name while the watch is
+	 * away: the relist shows it as an update, and the old pod's record goes.
+	 */
+	pthread_mutex_lock(&F.mu);
+	{
+		struct fake_obj *fo = fake_find(&F, "pods", "rep", "mnist-worker-0");
+		cJSON *meta = fo ? cJSON_GetObjectItem(fo->obj, "metadata") : NULL;
+
+		if (meta) {
+			cJSON_ReplaceItemInObject(meta, "uid", cJSON_CreateString("uid-replaced"));
+			fake_set_rv(fo->obj, ++F.rv);
+		}
+	}
+	pthread_mutex_unlock(&F.mu);
+	fake_compact_and_cut(&F);
+	for (i = 0; i < 500 && has_record(p, job_uid, w0); i++)
+		usleep(20000);
+	TFJ_CHECK(!has_record(p, job_uid, w0));
 out:
 	cJSON_Delete(job);
 	tfj_controller_free(c);

@@ -206,8 +206,11 @@ static const char *controller_uid(const cJSON *child)
 static void on_pod(void *ud, enum tfj_informer_event ev, const cJSON *obj, const cJSON *old)
 {
 	struct tfj_controller *c = ud;
+	const char *uid = tfj_objmeta_str(obj, "uid"), *was;
 
 	on_child(c, "pod", ev, obj);
+	if (!c->prog)
+		return;
 	/*
 	 * A deleted pod reports no more, and no plan sees it again (the cache
 	 * dropped it before this call): its report record can go, or a job whose
@@ -215,8 +218,16 @@ static void on_pod(void *ud, enum tfj_informer_event ev, const cJSON *obj, const
 	 * are stored under the job uid of the pod's controller reference
 	 * (tokenreview.h), so that is where it is.
 	 */
-	if (ev == TFJ_INF_DELETE && c->prog)
-		tfj_progress_forget_pod(c->prog, controller_uid(obj), tfj_objmeta_str(obj, "uid"));
+	if (ev == TFJ_INF_DELETE)
+		tfj_progress_forget_pod(c->prog, controller_uid(obj), uid);
+	/*
+	 * A relist after a watch gap reports a pod deleted and made again under
+	 * the same name (a restart) as an update of that name: the old pod is
+	 * as gone as if its DELETE had come.
+	 */
+	if (ev == TFJ_INF_UPDATE && old && (was = tfj_objmeta_str(old, "uid")) &&
+	    (!uid || strcmp(uid, was)))
+		tfj_progress_forget_pod(c->prog, controller_uid(old), was);
 }
 
 static void on_svc(void *ud, enum tfj_informer_event ev, const cJSON *obj, const cJSON *old)
