@@ -7,6 +7,9 @@
  * name and the PodGroup label; without the PodGroup CRD (POST answers 404)
  * no pod is created, the job gets a Warning PodGroupUnavailable and the
  * controller does not retry fast; once the API is served the job starts.
+ * The progress store follows the pods: a deleted pod's record goes (also
+ * one replaced under its name while the watch was away), and a reconcile
+ * bounds the job's records by its replicas.
  */
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +22,7 @@
 #include "fakeapi.h"
 #include "kube/kube.h"
 #include "report/capublish.h"
+#include "report/progress.h"
 #include "tfj_test.h"
 
 static struct fake F;
@@ -553,6 +557,148 @@ out:
 	ca_pem = NULL;
 }
 
+/* The uid of an object in the fake, or "" (into out). */
+static void fake_uid(char *out, size_t n, const char *path)
+{
+	cJSON *o = NULL;
+	const char *u;
+
+	out[0] = '\0';
+	if (tfj_kube_get(K, &o, path) == 0 &&
+	    (u = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "metadata"),
+							  "uid"))))
+		snprintf(out, n, "%s", u);
+	cJSON_Delete(o);
+}
+
+/* A heartbeat of a worker of job `job_uid` from pod `pod_uid`, heard at now_ms. */
+static void report(struct tfj_progress *p, const char *job_uid, const char *pod_uid,
+		   int64_t now_ms)
+{
+	struct tfj_reportmsg m;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = TFJ_RM_HEARTBEAT;
+	snprintf(m.ref.job_uid, sizeof(m.ref.job_uid), "%s", job_uid);
+	m.ref.type = TFJ_RT_WORKER;
+	m.progress_ms = now_ms;
+	TFJ_CHECK_OK(tfj_progress_record(NULL, p, &m, pod_uid, now_ms));
+}
+
+/* 1 when the store holds a record of pod_uid for job_uid. */
+static int has_record(struct tfj_progress *p, const char *job_uid, const char *pod_uid)
+{
+	struct tfj_plan_progress snap;
+	int yes = 0;
+
+	if (tfj_progress_snapshot(p, &snap, job_uid))
+		return 0;
+	for (size_t i = 0; i < snap.nreplicas; i++)
+		yes |= !strcmp(snap.replicas[i].pod_uid, pod_uid);
+	tfj_progress_release(&snap);
+	return yes;
+}
+
+/*
+ * The progress store follows the pods: a deleted pod's record goes with it
+ * (the pod informer's DELETE, or an update to another pod of the same name
+ * after a relist), and a reconcile bounds the job's records to
+ * twice its replicas plus a margin (records whose pod's deletion was never
+ * seen), keeping the pods heard from most recently.
+ */
+static void test_progress_follows_pods(void)
+{
+	struct tfj_controller *c = NULL;
+	struct tfj_progress *p = NULL;
+	struct tfj_progress_stats st;
+	char job_uid[64], w0[64], w1[64], ghost[32];
+	cJSON *job = cJSON_Parse(job_json);
+	int i;
+
+	/* job_json in namespace "rep", apart from the other tests' jobs. */
+	TFJ_CHECK_NOT_NULL(job);
+	if (job)
+		cJSON_ReplaceItemInObject(cJSON_GetObjectItem(job, "metadata"), "namespace",
+					  cJSON_CreateString("rep"));
+	TFJ_CHECK_OK(tfj_progress_new(&p, 0));
+	if (!p || !job)
+		goto out;
+	TFJ_CHECK_OK(tfj_kube_create(K, NULL, "/apis/kubeflow.org/v1/namespaces/rep/tfjobs", job));
+	{
+		struct tfj_controller_opts o = { 0 };
+
+		o.namespace = "rep";
+		o.workers = 2;
+		o.watch_timeout_s = 5;
+		TFJ_CHECK_OK(tfj_controller_new(&c, K, &o));
+		if (!c)
+			goto out;
+		tfj_controller_set_progress(c, p);
+		TFJ_CHECK_OK(tfj_controller_start(c, 10000));
+	}
+	for (i = 0; i < 300 && fake_count(&F, "pods", "rep") < 3; i++)
+		usleep(20000);
+	TFJ_CHECK_INT(fake_count(&F, "pods", "rep"), 3);
+	fake_uid(job_uid, sizeof(job_uid), "/apis/kubeflow.org/v1/namespaces/rep/tfjobs/mnist");
+	fake_uid(w0, sizeof(w0), "/api/v1/namespaces/rep/pods/mnist-worker-0");
+	fake_uid(w1, sizeof(w1), "/api/v1/namespaces/rep/pods/mnist-worker-1");
+	TFJ_CHECK(job_uid[0] && w0[0] && w1[0]);
+
+	/* 30 pods whose deletions this process never saw, then the two workers. */
+	for (i = 0; i < 30; i++) {
+		snprintf(ghost, sizeof(ghost), "ghost-%d", i);
+		report(p, job_uid, ghost, 1000 + i);
+	}
+	report(p, job_uid, w0, 2000);
+	report(p, job_uid, w1, 2000);
+	tfj_controller_enqueue(c, "rep/mnist", 0);
+	/* Three replicas: 2 * 3 + 16 records at most, the workers among them. */
+	for (i = 0; i < 300; i++) {
+		tfj_progress_stats(p, &st);
+		if (st.records <= 2 * 3 + TFJ_PROGRESS_SPARE_RECORDS)
+			break;
+		usleep(20000);
+	}
+	TFJ_CHECK_EQ(st.records, 2 * 3 + TFJ_PROGRESS_SPARE_RECORDS);
+	TFJ_CHECK(has_record(p, job_uid, w0));
+	TFJ_CHECK(has_record(p, job_uid, w1));
+	TFJ_CHECK(!has_record(p, job_uid, "ghost-0"));
+	TFJ_CHECK(has_record(p, job_uid, "ghost-29"));
+
+	/* Worker 1's pod is deleted: its record goes, worker 0's stays. */
+	TFJ_CHECK_OK(tfj_kube_delete(K, "/api/v1/namespaces/rep/pods/mnist-worker-1", NULL, NULL));
+	for (i = 0; i < 300 && has_record(p, job_uid, w1); i++)
+		usleep(20000);
+	TFJ_CHECK(!has_record(p, job_uid, w1));
+	TFJ_CHECK(has_record(p, job_uid, w0));
+	tfj_progress_stats(p, &st);
+	TFJ_CHECK_EQ(st.records, 2 * 3 + TFJ_PROGRESS_SPARE_RECORDS - 1);
+
+	/*
+	 * Worker 0's pod is replaced by one of the same name while the watch is
+	 * away: the relist shows it as an update, and the old pod's record goes.
+	 */
+	pthread_mutex_lock(&F.mu);
+	{
+		struct fake_obj *fo = fake_find(&F, "pods", "rep", "mnist-worker-0");
+		cJSON *meta = fo ? cJSON_GetObjectItem(fo->obj, "metadata") : NULL;
+
+		if (meta) {
+			cJSON_ReplaceItemInObject(meta, "uid", cJSON_CreateString("uid-replaced"));
+			fake_set_rv(fo->obj, ++F.rv);
+		}
+	}
+	pthread_mutex_unlock(&F.mu);
+	fake_compact_and_cut(&F);
+	for (i = 0; i < 500 && has_record(p, job_uid, w0); i++)
+		usleep(20000);
+	TFJ_CHECK(!has_record(p, job_uid, w0));
+out:
+	cJSON_Delete(job);
+	tfj_controller_free(c);
+	tfj_progress_free(p);
+}
+
 int main(void)
 {
 	int rc;
@@ -570,6 +716,7 @@ int main(void)
 		TFJ_RUN(test_no_crd);
 		TFJ_RUN(test_podgroup_before_pods);
 		TFJ_RUN(test_ca_before_pods);
+		TFJ_RUN(test_progress_follows_pods);
 	}
 	tfj_kube_free(K);
 	fake_stop(&F);

@@ -184,9 +184,50 @@ static void on_child(struct tfj_controller *c, const char *kind, enum tfj_inform
 	tfj_queue_add(c->q, key);
 }
 
+/* The uid of the TFJob that controls child, as authorization checks it; NULL when none. */
+static const char *controller_uid(const cJSON *child)
+{
+	const cJSON *meta, *refs, *r;
+
+	if (tfj_json_get_object(&meta, child, "metadata") ||
+	    tfj_json_get_array(&refs, meta, "ownerReferences"))
+		return NULL;
+	cJSON_ArrayForEach(r, refs) {
+		const char *kind, *u;
+		int ctl = 0;
+		if (tfj_json_opt_bool(&ctl, r, "controller", 0) == 0 && ctl &&
+		    tfj_json_get_string(&kind, r, "kind") == 0 && !strcmp(kind, TFJ_TFJOB_KIND) &&
+		    tfj_json_get_string(&u, r, "uid") == 0)
+			return u;
+	}
+	return NULL;
+}
+
 static void on_pod(void *ud, enum tfj_informer_event ev, const cJSON *obj, const cJSON *old)
 {
-	on_child(ud, "pod", ev, obj);
+	struct tfj_controller *c = ud;
+	const char *uid = tfj_objmeta_str(obj, "uid"), *was;
+
+	on_child(c, "pod", ev, obj);
+	if (!c->prog)
+		return;
+	/*
+	 * A deleted pod reports no more, and no plan sees it again (the cache
+	 * dropped it before this call): its report record can go, or a job whose
+	 * pods crash-loop keeps one per pod it ever had (progress.h). Reports
+	 * are stored under the job uid of the pod's controller reference
+	 * (tokenreview.h), so that is where it is.
+	 */
+	if (ev == TFJ_INF_DELETE)
+		tfj_progress_forget_pod(c->prog, controller_uid(obj), uid);
+	/*
+	 * A relist after a watch gap reports a pod deleted and made again under
+	 * the same name (a restart) as an update of that name: the old pod is
+	 * as gone as if its DELETE had come.
+	 */
+	if (ev == TFJ_INF_UPDATE && old && (was = tfj_objmeta_str(old, "uid")) &&
+	    (!uid || strcmp(uid, was)))
+		tfj_progress_forget_pod(c->prog, controller_uid(old), was);
 }
 
 static void on_svc(void *ud, enum tfj_informer_event ev, const cJSON *obj, const cJSON *old)
@@ -332,7 +373,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		cJSON **pods = NULL, **svcs = NULL;
 		char *text = NULL;
 		size_t npods = 0, nsvcs = 0, len = 0;
-		int have_cf;
+		int have_cf, have_prog;
 
 		memset(&job, 0, sizeof(job));
 		memset(&prog, 0, sizeof(prog));
@@ -387,9 +428,22 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			atomic_fetch_add(&c->rec_skipped, 1);
 			goto done;
 		}
+		/*
+		 * The reports before the pods: a pod this plan sees was still cached
+		 * after the snapshot, and a pod's record is forgotten only once the
+		 * cache dropped the pod (on_pod), so the snapshot has the record of
+		 * every pod the plan sees, an Exit it is about to act on included.
+		 * Without a snapshot the plan runs as if the channel were off.
+		 */
+		have_prog = 0;
+		if (c->prog) {
+			tfj_progress_limit(c->prog, job.uid, job.total_replicas);
+			have_prog = tfj_progress_snapshot(c->prog, &prog, job.uid) == 0;
+		}
 		if ((rc = owned(c->pods, &job, &pods, &npods)) ||
 		    (rc = owned(c->svcs, &job, &svcs, &nsvcs))) {
 			tfj_informer_free_list(pods, npods);
+			tfj_progress_release(&prog);
 			tfj_tfjob_free(&job);
 			goto done;
 		}
@@ -399,6 +453,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		    (rc = tfj_capublish_ensure(c->capub, job.ns))) {
 			tfj_log_warn("report CA not published; pods wait", "job", key, "error",
 				     tfj_err_detail());
+			tfj_progress_release(&prog);
 			tfj_informer_free_list(pods, npods);
 			tfj_informer_free_list(svcs, nsvcs);
 			tfj_tfjob_free(&job);
@@ -411,6 +466,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			rc = tfj_gang_sync(&gang_wait_ms, &block, &c->ap, &c->gang, &job);
 			if (rc || (gang_wait_ms && !block.reason)) {
 				*requeue_after_ms = gang_wait_ms;
+				tfj_progress_release(&prog);
 				tfj_informer_free_list(pods, npods);
 				tfj_informer_free_list(svcs, nsvcs);
 				tfj_tfjob_free(&job);
@@ -429,11 +485,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		in.create_failure = have_cf ? &cf : NULL;
 		in.gang_block_reason = block.reason;
 		in.gang_block_message = block.message;
-		if (c->prog) {
-			/* Without a snapshot the plan runs as if the channel were off. */
-			if (tfj_progress_snapshot(c->prog, &prog, job.uid) == 0)
-				in.progress = &prog;
-		}
+		in.progress = have_prog ? &prog : NULL;
 		rc = tfj_plan_compute(&plan, &in);
 		if (rc) {
 			tfj_log_error("plan failed", "job", key, "error", tfj_err_detail());

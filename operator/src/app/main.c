@@ -93,6 +93,8 @@ static int collect(void *ud, struct tfj_buf *out)
 	if (rc == 0)
 		rc = tfj_report_metrics(atomic_load(&a->report), out);
 	if (rc == 0)
+		rc = tfj_progress_metrics(a->prog, out);
+	if (rc == 0)
 		rc = tfj_servingcert_metrics(a->cert, out);
 	if (rc == 0)
 		rc = tfj_tokenreviewer_metrics(a->hub.tr, out);

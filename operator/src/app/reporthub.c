@@ -5,6 +5,7 @@
 
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -13,6 +14,8 @@
 #include <tfj/json.h>
 #include <tfj/log.h>
 
+#include "app/jobpeek.h"
+#include "kube/objmeta.h"
 #include "tfjob/jobstatus.h"
 #include "tfjob/stoprule.h"
 
@@ -81,21 +84,35 @@ int tfj_reporthub_known(void *ud, const char *token)
 	return tfj_tokenreviewer_known(h->tr, token, tfj_clock_unix_ms());
 }
 
+/* 1 when the pod the report names is cached with the uid its token had. */
+static int pod_cached(struct tfj_reporthub *h, const struct tfj_reportmsg *m,
+		      const char *pod_uid)
+{
+	cJSON *pod = tfj_controller_get_pod(h->ctl, m->ref.ns, m->ref.pod);
+	const char *uid = pod ? tfj_objmeta_str(pod, "uid") : NULL;
+	int same = uid && !strcmp(uid, pod_uid);
+
+	cJSON_Delete(pod);
+	return same;
+}
+
 enum tfj_report_code tfj_reporthub_deliver(void *ud, const struct tfj_reportmsg *m,
 					   const char *subject, const char **reason)
 {
 	struct tfj_reporthub *h = ud;
 	struct tfj_job_status st;
-	const cJSON *meta;
-	const char *uid;
-	cJSON *job;
-	char key[160];
-	int finished;
+	char key[160], uid[sizeof(m->ref.job_uid)], *text = NULL;
+	size_t len = 0;
+	int finished, created = 0;
 
-	job = tfj_controller_get_job(h->ctl, m->ref.ns, m->ref.job);
-	if (!job || tfj_json_get_object(&meta, job, "metadata") ||
-	    tfj_json_get_string(&uid, meta, "uid") || strcmp(uid, m->ref.job_uid)) {
-		cJSON_Delete(job);
+	/*
+	 * The job's text, not a tree of it: its templates can be hundreds of
+	 * KB, and only the uid and the status are read (jobpeek.h). A uid too
+	 * long for the buffer cannot be the one the report names.
+	 */
+	if (tfj_controller_get_job_text(&text, &len, h->ctl, m->ref.ns, m->ref.job) ||
+	    tfj_jobpeek_uid(uid, sizeof(uid), text, len) || strcmp(uid, m->ref.job_uid)) {
+		free(text);
 		*reason = "job_unknown";
 		return TFJ_REPORT_NOT_FOUND;
 	}
@@ -105,17 +122,25 @@ enum tfj_report_code tfj_reporthub_deliver(void *ud, const struct tfj_reportmsg 
 	 * are answered with stop (tfj_reporthub_advise), and the planner sees
 	 * which pods have an agent to stop them (tfjob/planprog.h).
 	 */
-	finished = tfj_jobstatus_decode(&st, cJSON_GetObjectItemCaseSensitive(job, "status")) == 0 &&
-		   tfj_jobstatus_finished(&st) && !tfj_jobstatus_is(&st, TFJ_COND_SUCCEEDED);
-	cJSON_Delete(job);
+	finished = tfj_jobpeek_status(&st, text, len) == 0 && tfj_jobstatus_finished(&st) &&
+		   !tfj_jobstatus_is(&st, TFJ_COND_SUCCEEDED);
+	free(text);
 	if (finished) {
 		*reason = "job_finished";
 		return TFJ_REPORT_FAILED_PRECONDITION;
 	}
-	if (tfj_progress_record(h->prog, m, subject, tfj_clock_unix_ms())) {
+	if (tfj_progress_record(&created, h->prog, m, subject, tfj_clock_unix_ms())) {
 		*reason = "unavailable";
 		return TFJ_REPORT_UNAVAILABLE;
 	}
+	/*
+	 * The pod was cached when auth looked, but its deletion may have come
+	 * since, and forgotten its record before this one was stored (the
+	 * controller's pod DELETE, progress.h): a record nobody would forget
+	 * again. Looked at only for a pod's first record, so once per pod.
+	 */
+	if (created && !pod_cached(h, m, subject))
+		tfj_progress_forget_pod(h->prog, m->ref.job_uid, subject);
 	snprintf(key, sizeof(key), "%s/%s", m->ref.ns, m->ref.job);
 	if (m->kind == TFJ_RM_EXIT)
 		tfj_controller_enqueue(h->ctl, key, 0);
@@ -130,20 +155,24 @@ void tfj_reporthub_advise(void *ud, const struct tfj_reportmsg *m, int *stop, ch
 	struct tfj_reporthub *h = ud;
 	struct tfj_job_status st;
 	struct tfj_tfjob job;
-	cJSON *obj;
+	char *text = NULL;
+	size_t len = 0;
 
 	*stop = 0;
-	obj = tfj_controller_get_job(h->ctl, m->ref.ns, m->ref.job);
 	/*
 	 * Most heartbeats come from running jobs: the status alone says no.
-	 * deliver checked the uid a moment ago; a job replaced since gets no stop.
+	 * For a succeeded one, stoprule.h reads the replica types and the
+	 * status, which the brief decode gives without the templates
+	 * (jobpeek.h). deliver checked the uid a moment ago; a job replaced
+	 * since gets no stop.
 	 */
-	if (!obj || tfj_jobstatus_decode(&st, cJSON_GetObjectItemCaseSensitive(obj, "status")) ||
-	    !tfj_jobstatus_is(&st, TFJ_COND_SUCCEEDED) || tfj_tfjob_from_json(&job, obj)) {
-		cJSON_Delete(obj);
+	if (tfj_controller_get_job_text(&text, &len, h->ctl, m->ref.ns, m->ref.job) ||
+	    tfj_jobpeek_status(&st, text, len) || !tfj_jobstatus_is(&st, TFJ_COND_SUCCEEDED) ||
+	    tfj_jobpeek_brief(&job, text, len)) {
+		free(text);
 		return;
 	}
-	cJSON_Delete(obj);
+	free(text);
 	if (!strcmp(job.uid, m->ref.job_uid) && tfj_stoprule_stop_now(&job, m->ref.type)) {
 		*stop = 1;
 		snprintf(reason, reason_len, "the job has succeeded");

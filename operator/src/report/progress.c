@@ -20,6 +20,7 @@ struct job {
 	struct tfj_plan_progress sum;   /* sum.replicas unused here */
 	struct tfj_plan_replica_report *reps;
 	size_t nreps, cap;
+	size_t limit;                   /* records at most (tfj_progress_limit) */
 	uint64_t durable_seq;           /* records up to here are in the status */
 };
 
@@ -103,10 +104,67 @@ static struct job *find_or_add(struct tfj_progress *p, const char *uid, int64_t 
 	memset(j, 0, sizeof(*j));
 	snprintf(j->uid, sizeof(j->uid), "%s", uid);
 	j->touched_ms = now_ms;
+	/* Until a reconcile tells the job's size, only the store-wide bound. */
+	j->limit = TFJ_PROGRESS_MAX_REPLICAS;
 	return j;
 }
 
-static struct tfj_plan_replica_report *replica(struct job *j, const char *pod_uid)
+/* 1 while r holds an Exit the status does not (persisted) yet. */
+static int exit_pending(const struct job *j, const struct tfj_plan_replica_report *r)
+{
+	return r->exited && r->exit_seq > j->durable_seq;
+}
+
+/* Removes reps[i], keeping the others in the order they came. */
+static void remove_rep(struct job *j, size_t i)
+{
+	memmove(&j->reps[i], &j->reps[i + 1], (j->nreps - i - 1) * sizeof(*j->reps));
+	j->nreps--;
+}
+
+/*
+ * Drops the record least worth keeping, for room: the one heard from least
+ * recently (a pod whose deletion was never seen is silent), among those
+ * without an Exit the status does not hold yet if there are any (the
+ * planner may still have to act on it). Ties go to the older record.
+ */
+static void evict(struct job *j)
+{
+	size_t i, at = j->nreps;
+	int pass;
+
+	for (pass = 0; pass < 2 && at == j->nreps; pass++)
+		for (i = 0; i < j->nreps; i++)
+			if ((pass || !exit_pending(j, &j->reps[i])) &&
+			    (at == j->nreps || j->reps[i].heard_ms < j->reps[at].heard_ms))
+				at = i;
+	if (at < j->nreps)
+		remove_rep(j, at);
+}
+
+/*
+ * Gives memory back once most of the array is unused: a job that once had
+ * thousands of records (a big job scaled down, or records dropped as pods
+ * went) does not keep its high-water mark.
+ */
+static void shrink(struct job *j)
+{
+	struct tfj_plan_replica_report *r;
+	size_t cap = j->cap / 2;
+
+	if (j->cap <= 8 || j->nreps > j->cap / 4)
+		return;
+	if (cap < 8)
+		cap = 8;
+	/* A failed shrink keeps the larger array: nothing is lost. */
+	if ((r = realloc(j->reps, cap * sizeof(*r)))) {
+		j->reps = r;
+		j->cap = cap;
+	}
+}
+
+static struct tfj_plan_replica_report *replica(struct job *j, const char *pod_uid,
+					       int *created)
 {
 	struct tfj_plan_replica_report *r;
 	size_t i;
@@ -114,11 +172,8 @@ static struct tfj_plan_replica_report *replica(struct job *j, const char *pod_ui
 	for (i = 0; i < j->nreps; i++)
 		if (!strcmp(j->reps[i].pod_uid, pod_uid))
 			return &j->reps[i];
-	if (j->nreps == TFJ_PROGRESS_MAX_REPLICAS) {
-		/* Full: pods come and go with restarts; the oldest is least useful. */
-		memmove(&j->reps[0], &j->reps[1], (j->nreps - 1) * sizeof(*j->reps));
-		j->nreps--;
-	}
+	while (j->nreps && j->nreps >= j->limit)
+		evict(j);
 	if (j->nreps == j->cap) {
 		size_t cap = j->cap ? j->cap * 2 : 8;
 
@@ -132,20 +187,23 @@ static struct tfj_plan_replica_report *replica(struct job *j, const char *pod_ui
 	r = &j->reps[j->nreps++];
 	memset(r, 0, sizeof(*r));
 	snprintf(r->pod_uid, sizeof(r->pod_uid), "%s", pod_uid);
+	*created = 1;
 	return r;
 }
 
-int tfj_progress_record(struct tfj_progress *p, const struct tfj_reportmsg *m,
+int tfj_progress_record(int *created, struct tfj_progress *p, const struct tfj_reportmsg *m,
 			const char *pod_uid, int64_t now_ms)
 {
 	struct tfj_plan_replica_report *r;
 	struct job *j;
-	int trains = m->ref.type != TFJ_RT_PS && m->ref.type != TFJ_RT_EVALUATOR;
+	int trains = m->ref.type != TFJ_RT_PS && m->ref.type != TFJ_RT_EVALUATOR, made = 0;
 
+	if (created)
+		*created = 0;
 	pthread_mutex_lock(&p->mu);
 	j = find_or_add(p, m->ref.job_uid, now_ms);
 	j->touched_ms = now_ms;
-	if (!(r = replica(j, pod_uid))) {
+	if (!(r = replica(j, pod_uid, &made))) {
 		pthread_mutex_unlock(&p->mu);
 		return tfj_err_set(TFJ_ENOMEM, "progress");
 	}
@@ -201,6 +259,8 @@ int tfj_progress_record(struct tfj_progress *p, const struct tfj_reportmsg *m,
 		break;
 	}
 	pthread_mutex_unlock(&p->mu);
+	if (created)
+		*created = made;
 	return 0;
 }
 
@@ -252,6 +312,83 @@ void tfj_progress_forget(struct tfj_progress *p, const char *job_uid)
 	if ((j = find(p, job_uid)))
 		drop(p, j);
 	pthread_mutex_unlock(&p->mu);
+}
+
+void tfj_progress_forget_pod(struct tfj_progress *p, const char *job_uid, const char *pod_uid)
+{
+	struct job *j;
+	size_t i;
+
+	if (!job_uid || !pod_uid)
+		return;
+	pthread_mutex_lock(&p->mu);
+	if ((j = find(p, job_uid))) {
+		for (i = 0; i < j->nreps; i++) {
+			if (!strcmp(j->reps[i].pod_uid, pod_uid)) {
+				remove_rep(j, i);
+				shrink(j);
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+void tfj_progress_limit(struct tfj_progress *p, const char *job_uid, int replicas)
+{
+	size_t limit = TFJ_PROGRESS_MAX_REPLICAS;
+	struct job *j;
+
+	/* Replicas are at most TFJ_TFJOB_MAX_REPLICAS (tfjob.h): no overflow. */
+	if (replicas >= 0 && (size_t)replicas < (TFJ_PROGRESS_MAX_REPLICAS -
+						  TFJ_PROGRESS_SPARE_RECORDS) / 2)
+		limit = 2 * (size_t)replicas + TFJ_PROGRESS_SPARE_RECORDS;
+	pthread_mutex_lock(&p->mu);
+	if ((j = find(p, job_uid))) {
+		j->limit = limit;
+		if (j->nreps > limit) {
+			while (j->nreps > limit)
+				evict(j);
+			shrink(j);
+		}
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+void tfj_progress_stats(struct tfj_progress *p, struct tfj_progress_stats *out)
+{
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&p->mu);
+	out->jobs = p->n;
+	/* The job table is allocated whole at creation (tfj_progress_new). */
+	out->bytes = sizeof(*p) + p->max * sizeof(*p->jobs);
+	for (i = 0; i < p->n; i++) {
+		out->records += p->jobs[i].nreps;
+		out->bytes += p->jobs[i].cap * sizeof(*p->jobs[i].reps);
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+int tfj_progress_metrics(struct tfj_progress *p, struct tfj_buf *out)
+{
+	struct tfj_progress_stats s;
+
+	if (!p)
+		return 0;
+	tfj_progress_stats(p, &s);
+	return tfj_buf_printf(out,
+		"# HELP tfjob_report_progress_jobs Jobs whose reports the progress store holds.\n"
+		"# TYPE tfjob_report_progress_jobs gauge\n"
+		"tfjob_report_progress_jobs %zu\n"
+		"# HELP tfjob_report_progress_records Pods' report records in the progress store.\n"
+		"# TYPE tfjob_report_progress_records gauge\n"
+		"tfjob_report_progress_records %zu\n"
+		"# HELP tfjob_report_progress_bytes Approximate bytes the progress store holds.\n"
+		"# TYPE tfjob_report_progress_bytes gauge\n"
+		"tfjob_report_progress_bytes %zu\n",
+		s.jobs, s.records, s.bytes);
 }
 
 void tfj_progress_persisted(struct tfj_progress *p, const char *job_uid, uint64_t seq)

@@ -1,0 +1,208 @@
+/*
+ * test_reporthub.c - the report callbacks joined with the controller's
+ * caches (app/reporthub.h) against the local HTTPS server, past
+ * authorization: a report for a job the cache does not have, or with
+ * another uid, is NOT_FOUND; one for a running job is stored, and a pod's
+ * first record is dropped again when the pod is no longer cached; a
+ * succeeded job's ps is told to stop and its chief is not; a failed job
+ * refuses reports. The job's spec and status are read from the cached
+ * text (app/jobpeek.h).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tfj/err.h>
+#include <tfj/json.h>
+
+#include "app/controller.h"
+#include "app/reporthub.h"
+#include "fakeapi.h"
+#include "kube/kube.h"
+#include "report/progress.h"
+#include "tfj_test.h"
+#include "tfjob/tfjob.h"
+
+static struct fake F;
+static struct tfj_kube *K;
+
+/* Managed by someone else: the controller caches it and leaves it alone. */
+static const char *job_json =
+	"{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\","
+	"\"metadata\":{\"name\":\"mnist\",\"namespace\":\"hub\"},"
+	"\"spec\":{\"runPolicy\":{\"managedBy\":\"example.com/other\"},\"tfReplicaSpecs\":{"
+	"\"Chief\":{\"template\":{\"spec\":{\"containers\":"
+	"[{\"name\":\"tensorflow\",\"image\":\"localhost/rt:1\"}]}}},"
+	"\"PS\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":"
+	"[{\"name\":\"tensorflow\",\"image\":\"localhost/rt:1\",\"command\":[\"rt\"]}]}}}}}}";
+
+static const char *pod_json =
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"mnist-ps-0\","
+	"\"namespace\":\"hub\",\"labels\":{\"training.kubeflow.org/job-name\":\"mnist\"}},"
+	"\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"localhost/rt:1\"}]}}";
+
+static void uid_of(char *out, size_t n, const char *path)
+{
+	cJSON *o = NULL;
+	const char *u;
+
+	out[0] = '\0';
+	if (tfj_kube_get(K, &o, path) == 0 &&
+	    (u = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "metadata"),
+							  "uid"))))
+		snprintf(out, n, "%s", u);
+	cJSON_Delete(o);
+}
+
+static struct tfj_reportmsg msg(enum tfj_reportmsg_kind kind, const char *job_uid, int type,
+				const char *pod)
+{
+	struct tfj_reportmsg m;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = kind;
+	snprintf(m.ref.ns, sizeof(m.ref.ns), "hub");
+	snprintf(m.ref.job, sizeof(m.ref.job), "mnist");
+	snprintf(m.ref.job_uid, sizeof(m.ref.job_uid), "%s", job_uid);
+	snprintf(m.ref.pod, sizeof(m.ref.pod), "%s", pod);
+	m.ref.type = type;
+	m.has_step = 1;
+	m.step = 7;
+	m.progress_ms = 1000;
+	return m;
+}
+
+static size_t records(struct tfj_progress *p)
+{
+	struct tfj_progress_stats s;
+
+	tfj_progress_stats(p, &s);
+	return s.records;
+}
+
+/* advise's answer for a heartbeat of type `type`, waiting up to 6 s for `want`. */
+static int advise_until(struct tfj_reporthub *h, const char *job_uid, int type, int want)
+{
+	struct tfj_reportmsg m = msg(TFJ_RM_HEARTBEAT, job_uid, type, "mnist-ps-0");
+	char reason[128];
+	int stop = -1;
+
+	for (int i = 0; i < 300; i++) {
+		tfj_reporthub_advise(h, &m, &stop, reason, sizeof(reason));
+		if (stop == want)
+			break;
+		usleep(20000);
+	}
+	return stop;
+}
+
+static void test_deliver_and_advise(void)
+{
+	struct tfj_controller_opts o = { 0 };
+	struct tfj_controller *c = NULL;
+	struct tfj_progress *p = NULL;
+	struct tfj_reporthub h;
+	struct tfj_reportmsg m;
+	char job_uid[64], pod_uid[64], reason[128];
+	const char *why = NULL;
+	cJSON *obj;
+	int i, stop = -1;
+
+	o.namespace = "hub";
+	o.workers = 1;
+	o.watch_timeout_s = 5;
+	TFJ_CHECK_OK(tfj_progress_new(&p, 0));
+	TFJ_CHECK_OK(tfj_controller_new(&c, K, &o));
+	if (!p || !c)
+		goto out;
+	tfj_controller_set_progress(c, p);
+	TFJ_CHECK_OK(tfj_controller_start(c, 10000));
+	memset(&h, 0, sizeof(h));
+	h.ctl = c;
+	h.prog = p;
+
+	/* No such job yet. */
+	m = msg(TFJ_RM_HEARTBEAT, "u", TFJ_RT_PS, "mnist-ps-0");
+	TFJ_CHECK_INT(tfj_reporthub_deliver(&h, &m, "pod-uid", &why), TFJ_REPORT_NOT_FOUND);
+	TFJ_CHECK_STR(why, "job_unknown");
+	tfj_reporthub_advise(&h, &m, &stop, reason, sizeof(reason));
+	TFJ_CHECK_INT(stop, 0);
+
+	obj = cJSON_Parse(job_json);
+	TFJ_CHECK_OK(tfj_kube_create(K, NULL, "/apis/kubeflow.org/v1/namespaces/hub/tfjobs", obj));
+	cJSON_Delete(obj);
+	obj = cJSON_Parse(pod_json);
+	TFJ_CHECK_OK(tfj_kube_create(K, NULL, "/api/v1/namespaces/hub/pods", obj));
+	cJSON_Delete(obj);
+	uid_of(job_uid, sizeof(job_uid), "/apis/kubeflow.org/v1/namespaces/hub/tfjobs/mnist");
+	uid_of(pod_uid, sizeof(pod_uid), "/api/v1/namespaces/hub/pods/mnist-ps-0");
+	TFJ_CHECK(job_uid[0] && pod_uid[0]);
+	for (i = 0; i < 300; i++) {
+		cJSON *pod = tfj_controller_get_pod(c, "hub", "mnist-ps-0");
+		int cached = pod != NULL;
+
+		cJSON_Delete(pod);
+		m = msg(TFJ_RM_HEARTBEAT, job_uid, TFJ_RT_PS, "mnist-ps-0");
+		if (cached && tfj_reporthub_deliver(&h, &m, pod_uid, &why) == TFJ_REPORT_OK)
+			break;
+		usleep(20000);
+	}
+	TFJ_CHECK_EQ(records(p), 1);
+
+	/* Another uid (a job re-created under the same name) is unknown. */
+	m = msg(TFJ_RM_HEARTBEAT, "another-uid", TFJ_RT_PS, "mnist-ps-0");
+	TFJ_CHECK_INT(tfj_reporthub_deliver(&h, &m, pod_uid, &why), TFJ_REPORT_NOT_FOUND);
+	TFJ_CHECK_STR(why, "job_unknown");
+
+	/* A pod gone from the cache since it was authorized: its first record goes again. */
+	m = msg(TFJ_RM_HEARTBEAT, job_uid, TFJ_RT_WORKER, "mnist-worker-0");
+	TFJ_CHECK_INT(tfj_reporthub_deliver(&h, &m, "gone-pod-uid", &why), TFJ_REPORT_OK);
+	TFJ_CHECK_EQ(records(p), 1);
+	/* ... as does one whose name now belongs to a newer pod (another uid). */
+	m = msg(TFJ_RM_HEARTBEAT, job_uid, TFJ_RT_PS, "mnist-ps-0");
+	TFJ_CHECK_INT(tfj_reporthub_deliver(&h, &m, "older-pod-uid", &why), TFJ_REPORT_OK);
+	TFJ_CHECK_EQ(records(p), 1);
+
+	/* Running: nobody stops. Succeeded: the ps stops, the chief does not. */
+	TFJ_CHECK_INT(advise_until(&h, job_uid, TFJ_RT_PS, 0), 0);
+	fake_put_status(&F, "tfjobs", "hub", "mnist",
+			"{\"conditions\":[{\"type\":\"Succeeded\",\"status\":\"True\"}]}");
+	TFJ_CHECK_INT(advise_until(&h, job_uid, TFJ_RT_PS, 1), 1);
+	TFJ_CHECK_INT(advise_until(&h, job_uid, TFJ_RT_CHIEF, 0), 0);
+	TFJ_CHECK_INT(advise_until(&h, job_uid, TFJ_RT_WORKER, 0), 0);
+	TFJ_CHECK_INT(advise_until(&h, "another-uid", TFJ_RT_PS, 0), 0);
+	/* A succeeded job still takes reports (its lingering replicas'). */
+	m = msg(TFJ_RM_HEARTBEAT, job_uid, TFJ_RT_PS, "mnist-ps-0");
+	TFJ_CHECK_INT(tfj_reporthub_deliver(&h, &m, pod_uid, &why), TFJ_REPORT_OK);
+
+	/* Failed: reports are refused. */
+	fake_put_status(&F, "tfjobs", "hub", "mnist",
+			"{\"conditions\":[{\"type\":\"Failed\",\"status\":\"True\"}]}");
+	for (i = 0; i < 300; i++) {
+		if (tfj_reporthub_deliver(&h, &m, pod_uid, &why) == TFJ_REPORT_FAILED_PRECONDITION)
+			break;
+		usleep(20000);
+	}
+	TFJ_CHECK_INT(tfj_reporthub_deliver(&h, &m, pod_uid, &why),
+		      TFJ_REPORT_FAILED_PRECONDITION);
+	TFJ_CHECK_STR(why, "job_finished");
+	TFJ_CHECK_INT(advise_until(&h, job_uid, TFJ_RT_PS, 0), 0);
+out:
+	tfj_controller_free(c);
+	tfj_progress_free(p);
+}
+
+int main(void)
+{
+	int rc = fake_start(&F, "tok");
+
+	if (fake_unavailable(&F, rc))
+		return 77;
+	TFJ_CHECK_INT(rc, 0);
+	K = fake_client(&F, NULL);
+	if (rc == 0 && K)
+		TFJ_RUN(test_deliver_and_advise);
+	tfj_kube_free(K);
+	fake_stop(&F);
+	return tfj_test_finish();
+}
