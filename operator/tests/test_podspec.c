@@ -202,11 +202,26 @@ static void test_tfconfig_single_replica_and_replace(void)
 	cJSON_AddItemToArray(env, e);
 	cJSON_AddStringToObject(e, "name", "TF_CONFIG");
 	cJSON_AddStringToObject(e, "value", "{}");
+	/*
+	 * The CRD accepts repeated env names, as a Pod does (env is an atomic
+	 * list there), so the template may hold several TF_CONFIG entries, not
+	 * next to each other: every one goes, other entries stay.
+	 */
+	e = cJSON_CreateObject();
+	cJSON_AddItemToArray(env, e);
+	cJSON_AddStringToObject(e, "name", "LOG_LEVEL");
+	cJSON_AddStringToObject(e, "value", "debug");
+	e = cJSON_CreateObject();
+	cJSON_AddItemToArray(env, e);
+	cJSON_AddStringToObject(e, "name", "TF_CONFIG");
+	cJSON_AddStringToObject(e, "value", "{\"cluster\":{}}");
 	TFJ_CHECK_INT(decode(&job, j), 0);
 	TFJ_CHECK_INT(tfj_podspec_pod(&pod, &job, TFJ_RT_WORKER, 0, NULL), 0);
 	TFJ_CHECK(env_value(tf_container(pod), "TF_CONFIG", &n) != NULL);
 	TFJ_CHECK_INT(n, 1);
 	TFJ_CHECK(strstr(env_value(tf_container(pod), "TF_CONFIG", &n), "pair-worker-1") != NULL);
+	TFJ_CHECK_STR(env_value(tf_container(pod), "LOG_LEVEL", &n), "debug");
+	TFJ_CHECK_INT(n, 1);
 	cJSON_Delete(pod);
 	tfj_tfjob_free(&job);
 }
