@@ -850,6 +850,126 @@ static void test_creates_bounded_by_bytes(void)
 	fx_world_free(&w);
 }
 
+/*
+ * Other shapes of the oversized template (issue 27), each at two sizes: just
+ * under the spec cap the job is served, no body is in the plan, and one pod
+ * body costs about its template plus the operator's additions; over the cap
+ * the job is invalid before any body is built and keeps no spec.
+ */
+enum shape { MANY_CONTAINERS, MANY_VOLUMES, LONG_ARGS, BIG_ANNOTATIONS, NSHAPES };
+
+static const char *const shape_names[NSHAPES] = {
+	"many containers", "many volumes", "long args", "big annotations"
+};
+
+/* A template of the shape, about `bytes` of JSON. */
+static cJSON *shape_template(enum shape sh, size_t bytes)
+{
+	cJSON *tmpl = fx_template(), *spec = cJSON_GetObjectItem(tmpl, "spec");
+	cJSON *ctrs = cJSON_GetObjectItem(spec, "containers"), *arr, *o;
+	char name[48], *pad;
+	size_t n, i;
+
+	switch (sh) {
+	case MANY_CONTAINERS:
+		/* 63 sidecars (the decoder's cap is 64) with long images. */
+		pad = malloc(bytes / 63 + 1);
+		memset(pad, 'i', bytes / 63);
+		pad[bytes / 63] = '\0';
+		for (i = 1; i < 64; i++) {
+			snprintf(name, sizeof(name), "side-%zu", i);
+			o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "name", name);
+			cJSON_AddStringToObject(o, "image", pad);
+			cJSON_AddItemToArray(ctrs, o);
+		}
+		free(pad);
+		break;
+	case MANY_VOLUMES:
+		arr = cJSON_AddArrayToObject(spec, "volumes");
+		n = bytes / 35; /* {"name":"vol-000000","emptyDir":{}}, */
+		for (i = 0; i < n; i++) {
+			snprintf(name, sizeof(name), "vol-%06zu", i);
+			o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "name", name);
+			cJSON_AddObjectToObject(o, "emptyDir");
+			cJSON_AddItemToArray(arr, o);
+		}
+		break;
+	case LONG_ARGS:
+		pad = malloc(bytes + 1);
+		memset(pad, 'a', bytes);
+		pad[bytes] = '\0';
+		arr = cJSON_AddArrayToObject(cJSON_GetArrayItem(ctrs, 0), "args");
+		cJSON_AddItemToArray(arr, cJSON_CreateString(pad));
+		free(pad);
+		break;
+	case BIG_ANNOTATIONS:
+		arr = cJSON_AddObjectToObject(cJSON_AddObjectToObject(tmpl, "metadata"), "annotations");
+		pad = malloc(1025);
+		memset(pad, 'v', 1024);
+		pad[1024] = '\0';
+		for (i = 0; i < bytes / 1044; i++) {
+			snprintf(name, sizeof(name), "example.com/a%05zu", i);
+			cJSON_AddStringToObject(arr, name, pad);
+		}
+		free(pad);
+		break;
+	default:
+		break;
+	}
+	return tmpl;
+}
+
+static void test_attack_shapes(void)
+{
+	for (int sh = 0; sh < NSHAPES; sh++) {
+		for (int over = 0; over < 2; over++) {
+			size_t want = over ? TFJ_TFJOB_MAX_SPEC_BYTES + 4096 : 240000;
+			cJSON *j = fx_job("shape"), *r, *pod;
+			struct fx_world w;
+			size_t tmpl_bytes, i, built = 0;
+
+			r = fx_replica(j, "Worker", 64, NULL);
+			cJSON_ReplaceItemInObject(r, "template", shape_template((enum shape)sh, want));
+			tmpl_bytes = tfj_json_text_size(cJSON_GetObjectItem(r, "template"), 1 << 20);
+			fx_world_init(&w, j);
+			TFJ_CHECK_INT(fx_plan(&w), 0);
+			if (over) {
+				/* Refused before any body: one status write, no create. */
+				TFJ_CHECK(tmpl_bytes > TFJ_TFJOB_MAX_SPEC_BYTES);
+				TFJ_CHECK_INT(w.planned.spec_valid, 0);
+				TFJ_CHECK(strstr(w.planned.spec_error, "more than 262144 bytes") != NULL);
+				TFJ_CHECK(cJSON_GetObjectItem(w.planned.doc, "spec") == NULL);
+				TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_POD), 0);
+				TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_WRITE_STATUS), 1);
+			} else {
+				TFJ_CHECK(tmpl_bytes > 200000 && tmpl_bytes < TFJ_TFJOB_MAX_SPEC_BYTES);
+				TFJ_CHECK_INT(w.planned.spec_valid, 1);
+				TFJ_CHECK(fx_count(&w.plan, TFJ_ACT_CREATE_POD) > 0);
+				for (i = 0; i < w.plan.n; i++) {
+					const struct tfj_action *a = &w.plan.actions[i];
+					size_t b;
+
+					TFJ_CHECK(a->kind == TFJ_ACT_WRITE_STATUS || a->body == NULL);
+					if (a->kind != TFJ_ACT_CREATE_POD || built++)
+						continue;
+					/* One body: the template, a 64-host TF_CONFIG and the
+					 * operator's labels, env and owner: at most 16 KiB more. */
+					pod = fx_body(&w, a);
+					b = tfj_json_text_size(pod, 1 << 20);
+					TFJ_CHECK(b >= tmpl_bytes && b < tmpl_bytes + (16u << 10));
+					if (b < tmpl_bytes || b >= tmpl_bytes + (16u << 10))
+						tfj_test_fail(__FILE__, __LINE__, "%s: body %zu bytes, template %zu",
+							      shape_names[sh], b, tmpl_bytes);
+					cJSON_Delete(pod);
+				}
+			}
+			fx_world_free(&w);
+		}
+	}
+}
+
 /* The API server returns status keys sorted; that is not a change. */
 static void test_status_key_order_is_not_a_change(void)
 {
@@ -941,6 +1061,7 @@ int main(void)
 	TFJ_RUN(test_status_key_order_is_not_a_change);
 	TFJ_RUN(test_creates_in_batches);
 	TFJ_RUN(test_creates_bounded_by_bytes);
+	TFJ_RUN(test_attack_shapes);
 	TFJ_RUN(test_creates_children_in_order);
 	TFJ_RUN(test_same_input_same_plan);
 	TFJ_RUN(test_running_condition);
