@@ -769,4 +769,18 @@ static inline int fake_count(struct fake *f, const char *res, const char *ns)
 	return n;
 }
 
+/* The uid of the object at `path`, read through client k, or "" (into out). */
+static inline void fake_uid_of(struct tfj_kube *k, char *out, size_t n, const char *path)
+{
+	cJSON *o = NULL;
+	const char *u;
+
+	out[0] = '\0';
+	if (tfj_kube_get(k, &o, path) == 0 &&
+	    (u = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "metadata"),
+							  "uid"))))
+		snprintf(out, n, "%s", u);
+	cJSON_Delete(o);
+}
+
 #endif

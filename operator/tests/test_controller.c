@@ -557,20 +557,6 @@ out:
 	ca_pem = NULL;
 }
 
-/* The uid of an object in the fake, or "" (into out). */
-static void fake_uid(char *out, size_t n, const char *path)
-{
-	cJSON *o = NULL;
-	const char *u;
-
-	out[0] = '\0';
-	if (tfj_kube_get(K, &o, path) == 0 &&
-	    (u = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "metadata"),
-							  "uid"))))
-		snprintf(out, n, "%s", u);
-	cJSON_Delete(o);
-}
-
 /* A heartbeat of a worker of job `job_uid` from pod `pod_uid`, heard at now_ms. */
 static void report(struct tfj_progress *p, const char *job_uid, const char *pod_uid,
 		   int64_t now_ms)
@@ -639,9 +625,9 @@ static void test_progress_follows_pods(void)
 	for (i = 0; i < 300 && fake_count(&F, "pods", "rep") < 3; i++)
 		usleep(20000);
 	TFJ_CHECK_INT(fake_count(&F, "pods", "rep"), 3);
-	fake_uid(job_uid, sizeof(job_uid), "/apis/kubeflow.org/v1/namespaces/rep/tfjobs/mnist");
-	fake_uid(w0, sizeof(w0), "/api/v1/namespaces/rep/pods/mnist-worker-0");
-	fake_uid(w1, sizeof(w1), "/api/v1/namespaces/rep/pods/mnist-worker-1");
+	fake_uid_of(K, job_uid, sizeof(job_uid), "/apis/kubeflow.org/v1/namespaces/rep/tfjobs/mnist");
+	fake_uid_of(K, w0, sizeof(w0), "/api/v1/namespaces/rep/pods/mnist-worker-0");
+	fake_uid_of(K, w1, sizeof(w1), "/api/v1/namespaces/rep/pods/mnist-worker-1");
 	TFJ_CHECK(job_uid[0] && w0[0] && w1[0]);
 
 	/* 30 pods whose deletions this process never saw, then the two workers. */

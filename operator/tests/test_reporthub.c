@@ -41,19 +41,6 @@ static const char *pod_json =
 	"\"namespace\":\"hub\",\"labels\":{\"training.kubeflow.org/job-name\":\"mnist\"}},"
 	"\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"localhost/rt:1\"}]}}";
 
-static void uid_of(char *out, size_t n, const char *path)
-{
-	cJSON *o = NULL;
-	const char *u;
-
-	out[0] = '\0';
-	if (tfj_kube_get(K, &o, path) == 0 &&
-	    (u = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "metadata"),
-							  "uid"))))
-		snprintf(out, n, "%s", u);
-	cJSON_Delete(o);
-}
-
 static struct tfj_reportmsg msg(enum tfj_reportmsg_kind kind, const char *job_uid, int type,
 				const char *pod)
 {
@@ -134,8 +121,8 @@ static void test_deliver_and_advise(void)
 	obj = cJSON_Parse(pod_json);
 	TFJ_CHECK_OK(tfj_kube_create(K, NULL, "/api/v1/namespaces/hub/pods", obj));
 	cJSON_Delete(obj);
-	uid_of(job_uid, sizeof(job_uid), "/apis/kubeflow.org/v1/namespaces/hub/tfjobs/mnist");
-	uid_of(pod_uid, sizeof(pod_uid), "/api/v1/namespaces/hub/pods/mnist-ps-0");
+	fake_uid_of(K, job_uid, sizeof(job_uid), "/apis/kubeflow.org/v1/namespaces/hub/tfjobs/mnist");
+	fake_uid_of(K, pod_uid, sizeof(pod_uid), "/api/v1/namespaces/hub/pods/mnist-ps-0");
 	TFJ_CHECK(job_uid[0] && pod_uid[0]);
 	for (i = 0; i < 300; i++) {
 		cJSON *pod = tfj_controller_get_pod(c, "hub", "mnist-ps-0");

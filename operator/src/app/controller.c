@@ -712,11 +712,6 @@ void tfj_controller_set_progress(struct tfj_controller *c, struct tfj_progress *
 	c->prog = p;
 }
 
-cJSON *tfj_controller_get_job(struct tfj_controller *c, const char *ns, const char *name)
-{
-	return tfj_nsinformer_get(c->jobs, ns, name);
-}
-
 int tfj_controller_get_job_text(char **out, size_t *len, struct tfj_controller *c,
 				const char *ns, const char *name)
 {

@@ -117,8 +117,7 @@ void tfj_controller_set_progress(struct tfj_controller *c, struct tfj_progress *
 struct tfj_capublish;
 void tfj_controller_set_capublish(struct tfj_controller *c, struct tfj_capublish *p);
 
-/* Copies from the caches (NULL when absent); the caller deletes them. */
-cJSON *tfj_controller_get_job(struct tfj_controller *c, const char *ns, const char *name);
+/* A copy of a cached pod (NULL when absent); the caller deletes it. */
 cJSON *tfj_controller_get_pod(struct tfj_controller *c, const char *ns, const char *name);
 /*
  * The cached TFJob as its compact JSON text (the caller frees *out), for
