@@ -68,38 +68,6 @@ static void test_iter(void)
 	TFJ_CHECK_INT(tfj_jscan_iter_init(&it, S("{}")), TFJ_ETYPE);
 }
 
-/* Members in order, a repeated key each time, the raw key as written. */
-static void test_members_iter(void)
-{
-	const char *o = " { \"a\" : 1 , \"b\\\"}\":{\"x\":[1,\"}\"]} ,\"a\":[] } ";
-	struct tfj_jscan_span k, v;
-	struct tfj_jscan_iter it;
-
-	TFJ_CHECK_OK(tfj_jscan_members_init(&it, S(o)));
-	TFJ_CHECK_INT(tfj_jscan_members_next(&k, &v, &it), 1);
-	TFJ_CHECK(span_is(k, "\"a\"") && span_is(v, "1"));
-	TFJ_CHECK_INT(tfj_jscan_members_next(&k, &v, &it), 1);
-	TFJ_CHECK(span_is(k, "\"b\\\"}\"") && span_is(v, "{\"x\":[1,\"}\"]}"));
-	TFJ_CHECK_INT(tfj_jscan_members_next(&k, &v, &it), 1);
-	TFJ_CHECK(span_is(k, "\"a\"") && span_is(v, "[]"));
-	TFJ_CHECK_INT(tfj_jscan_members_next(&k, &v, &it), 0);
-	TFJ_CHECK_INT(tfj_jscan_members_next(&k, &v, &it), 0);
-	/* Empty, not an object, malformed. */
-	TFJ_CHECK_OK(tfj_jscan_members_init(&it, S(" {} ")));
-	TFJ_CHECK_INT(tfj_jscan_members_next(&k, &v, &it), 0);
-	TFJ_CHECK_INT(tfj_jscan_members_init(&it, S("[1]")), TFJ_ETYPE);
-	TFJ_CHECK_INT(tfj_jscan_members_init(&it, S("")), TFJ_ETYPE);
-	TFJ_CHECK_OK(tfj_jscan_members_init(&it, S("{\"a\" 1}")));
-	TFJ_CHECK_INT(tfj_jscan_members_next(&k, &v, &it), TFJ_EPARSE);
-	TFJ_CHECK_OK(tfj_jscan_members_init(&it, S("{\"a\":1 \"b\":2}")));
-	TFJ_CHECK_INT(tfj_jscan_members_next(&k, &v, &it), 1);
-	TFJ_CHECK_INT(tfj_jscan_members_next(&k, &v, &it), TFJ_EPARSE);
-	TFJ_CHECK_OK(tfj_jscan_members_init(&it, S("{1:2}")));
-	TFJ_CHECK_INT(tfj_jscan_members_next(&k, &v, &it), TFJ_EPARSE);
-	TFJ_CHECK_OK(tfj_jscan_members_init(&it, S("{\"a\":")));
-	TFJ_CHECK_INT(tfj_jscan_members_next(&k, &v, &it), TFJ_EPARSE);
-}
-
 static void test_strings(void)
 {
 	static const char *const path[] = { "metadata", "name", NULL };
@@ -233,7 +201,6 @@ int main(void)
 {
 	TFJ_RUN(test_members);
 	TFJ_RUN(test_iter);
-	TFJ_RUN(test_members_iter);
 	TFJ_RUN(test_strings);
 	TFJ_RUN(test_scan_deep_costs_nothing);
 	TFJ_RUN(test_decode_object);

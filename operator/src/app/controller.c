@@ -187,19 +187,12 @@ static void on_child(struct tfj_controller *c, const char *kind, enum tfj_inform
 /* The uid of the TFJob that controls child, as authorization checks it; NULL when none. */
 static const char *controller_uid(const cJSON *child)
 {
-	const cJSON *meta, *refs, *r;
+	const cJSON *r = tfj_objmeta_controller_ref(child);
+	const char *kind, *u;
 
-	if (tfj_json_get_object(&meta, child, "metadata") ||
-	    tfj_json_get_array(&refs, meta, "ownerReferences"))
-		return NULL;
-	cJSON_ArrayForEach(r, refs) {
-		const char *kind, *u;
-		int ctl = 0;
-		if (tfj_json_opt_bool(&ctl, r, "controller", 0) == 0 && ctl &&
-		    tfj_json_get_string(&kind, r, "kind") == 0 && !strcmp(kind, TFJ_TFJOB_KIND) &&
-		    tfj_json_get_string(&u, r, "uid") == 0)
-			return u;
-	}
+	if (r && tfj_json_get_string(&kind, r, "kind") == 0 && !strcmp(kind, TFJ_TFJOB_KIND) &&
+	    tfj_json_get_string(&u, r, "uid") == 0)
+		return u;
 	return NULL;
 }
 

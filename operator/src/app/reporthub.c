@@ -161,14 +161,14 @@ void tfj_reporthub_advise(void *ud, const struct tfj_reportmsg *m, int *stop, ch
 	*stop = 0;
 	/*
 	 * Most heartbeats come from running jobs: the status alone says no.
-	 * For a succeeded one, stoprule.h reads the replica types and the
-	 * status, which the brief decode gives without the templates
-	 * (jobpeek.h). deliver checked the uid a moment ago; a job replaced
-	 * since gets no stop.
+	 * Only a succeeded job is decoded, for stoprule.h's replica types;
+	 * from text, so a spec over the size the operator serves is never
+	 * parsed (tfjob.h). deliver checked the uid a moment ago; a job
+	 * replaced since gets no stop.
 	 */
 	if (tfj_controller_get_job_text(&text, &len, h->ctl, m->ref.ns, m->ref.job) ||
 	    tfj_jobpeek_status(&st, text, len) || !tfj_jobstatus_is(&st, TFJ_COND_SUCCEEDED) ||
-	    tfj_jobpeek_brief(&job, text, len)) {
+	    tfj_tfjob_decode(&job, text, len)) {
 		free(text);
 		return;
 	}

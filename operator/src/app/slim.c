@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "kube/objmeta.h"
 #include "tfjob/podspec.h"
 #include "tfjob/tfjob.h"
 
@@ -82,17 +83,13 @@ static int slim_labels(cJSON *dst, const cJSON *meta)
  * with controller true: the API server allows one), cut to the fields they
  * read. Other references are the object author's and unbounded in number.
  */
-static int slim_owner(cJSON *dst, const cJSON *meta)
+static int slim_owner(cJSON *dst, const cJSON *obj, const cJSON *meta)
 {
-	const cJSON *refs = cJSON_GetObjectItemCaseSensitive(meta, "ownerReferences"), *r;
+	const cJSON *r = tfj_objmeta_controller_ref(obj);
 	cJSON *out, *o;
 
-	if (!cJSON_IsArray(refs))
+	if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(meta, "ownerReferences")))
 		return 0;
-	cJSON_ArrayForEach(r, refs) {
-		if (cJSON_IsObject(r) && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "controller")))
-			break;
-	}
 	if (!(out = cJSON_AddArrayToObject(dst, "ownerReferences")))
 		return -1;
 	if (!r)
@@ -123,7 +120,7 @@ static int slim_meta(cJSON *dst, const cJSON *obj)
 	    copy(o, m, "generation", K_NUMBER) || copy(o, m, "creationTimestamp", K_STRING) ||
 	    copy(o, m, "deletionTimestamp", K_STRING) ||
 	    copy(o, m, "deletionGracePeriodSeconds", K_NUMBER) || slim_labels(o, m) ||
-	    slim_owner(o, m))
+	    slim_owner(o, obj, m))
 		return -1;
 	return 0;
 }

@@ -155,44 +155,6 @@ int tfj_jscan_iter_next(struct tfj_jscan_span *out, struct tfj_jscan_iter *it)
 	return 1;
 }
 
-int tfj_jscan_members_init(struct tfj_jscan_iter *it, struct tfj_jscan_span obj)
-{
-	size_t i = skip_ws(obj.p, obj.n, 0);
-
-	memset(it, 0, sizeof(*it));
-	if (i >= obj.n || obj.p[i] != '{')
-		return tfj_err_set(TFJ_ETYPE, "JSON scan: not an object");
-	it->arr = obj;
-	it->pos = i + 1;
-	return 0;
-}
-
-int tfj_jscan_members_next(struct tfj_jscan_span *key, struct tfj_jscan_span *val,
-			   struct tfj_jscan_iter *it)
-{
-	const char *s = it->arr.p;
-	size_t n = it->arr.n, i = skip_ws(s, n, it->pos);
-
-	if (i < n && s[i] == '}')
-		return 0;
-	if (it->started) {
-		if (i >= n || s[i] != ',')
-			return tfj_err_set(TFJ_EPARSE, "JSON scan: ',' or '}' expected");
-		i = skip_ws(s, n, i + 1);
-	}
-	if (i >= n || s[i] != '"' || tfj_jscan_value(key, s, n, &i))
-		return tfj_err_set(TFJ_EPARSE, "JSON scan: member name expected");
-	i = skip_ws(s, n, i);
-	if (i >= n || s[i] != ':')
-		return tfj_err_set(TFJ_EPARSE, "JSON scan: ':' expected");
-	i++;
-	if (tfj_jscan_value(val, s, n, &i))
-		return TFJ_EPARSE;
-	it->pos = i;
-	it->started = 1;
-	return 1;
-}
-
 int tfj_jscan_string(char *out, size_t outlen, struct tfj_jscan_span v)
 {
 	cJSON *str = NULL;

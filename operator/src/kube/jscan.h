@@ -52,17 +52,6 @@ int tfj_jscan_iter_init(struct tfj_jscan_iter *it, struct tfj_jscan_span arr);
 int tfj_jscan_iter_next(struct tfj_jscan_span *out, struct tfj_jscan_iter *it);
 
 /*
- * Iterating the members of the object `obj` (same iterator struct), in
- * order, a repeated key as often as it appears: TFJ_ETYPE when obj is not
- * an object. Next: 1 with the member's key (the raw string, quotes and
- * escapes as written) in *key and its value in *val, 0 at the end,
- * TFJ_EPARSE when malformed.
- */
-int tfj_jscan_members_init(struct tfj_jscan_iter *it, struct tfj_jscan_span obj);
-int tfj_jscan_members_next(struct tfj_jscan_span *key, struct tfj_jscan_span *val,
-			   struct tfj_jscan_iter *it);
-
-/*
  * The string value v, unescaped, into out (NUL-terminated). TFJ_ETYPE when
  * v is not a string, TFJ_ETOOBIG when it does not fit, TFJ_EPARSE.
  */

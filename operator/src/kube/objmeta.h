@@ -18,4 +18,11 @@
  */
 const char *tfj_objmeta_str(const cJSON *obj, const char *key);
 
+/*
+ * The object's controller reference: the first metadata.ownerReferences
+ * entry whose `controller` is true (the API server allows one), or NULL.
+ * Points into obj.
+ */
+const cJSON *tfj_objmeta_controller_ref(const cJSON *obj);
+
 #endif

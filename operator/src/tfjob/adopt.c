@@ -20,23 +20,6 @@ const char *tfj_adopt_name(enum tfj_adopt_verdict v)
 	return (v >= 0 && v <= TFJ_ADOPT_FOREIGN) ? names[v] : "";
 }
 
-/* The controller reference of obj, or NULL. */
-static const cJSON *controller_ref(const cJSON *obj)
-{
-	const cJSON *meta, *refs, *r;
-
-	if (tfj_json_get_object(&meta, obj, "metadata") ||
-	    tfj_json_get_array(&refs, meta, "ownerReferences"))
-		return NULL;
-	cJSON_ArrayForEach(r, refs) {
-		int ctl = 0;
-
-		if (tfj_json_opt_bool(&ctl, r, "controller", 0) == 0 && ctl)
-			return r;
-	}
-	return NULL;
-}
-
 static const char *str_or(const cJSON *o, const char *key, const char *def)
 {
 	const char *s = NULL;
@@ -89,7 +72,7 @@ static int terminating(const cJSON *obj)
 enum tfj_adopt_verdict tfj_adopt_decide(char *why, size_t whylen, const cJSON *obj,
 					const cJSON *want, const struct tfj_tfjob *job)
 {
-	const cJSON *ref = controller_ref(obj);
+	const cJSON *ref = tfj_objmeta_controller_ref(obj);
 	const char *name = tfj_objmeta_str(obj, "name");
 
 	if (!name)
