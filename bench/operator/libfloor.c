@@ -8,7 +8,7 @@
  * OpenSSL, gRPC core with its Abseil libraries, libmicrohttpd with GnuTLS,
  * ...). main() then only reads /proc/self/status. Its VmRSS is therefore
  * the floor no change to the operator's code can go below; the operator's
- * own cost is what its RSS adds on top (docs/benchmarks.md, part 3).
+ * own cost is what its RSS adds on top (docs/benchmarks.md, operator figures).
  * Output: one JSON object.
  */
 #include <stdio.h>

@@ -48,7 +48,7 @@ def main():
     # Push/pull bandwidth vs raw TCP: several independent runs, medians.
     # Placement is pinned: left to the scheduler, a 2-core machine puts the
     # two ends on one CPU in some runs and on two in others, and both the
-    # runtime's figures and raw TCP's change with it (docs/benchmarks.md).
+    # runtime's figures and raw TCP's change with it (docs/bench/history.md, part 6).
     sizes = "1,4,16" if quick else "1,4,16,64"
     # The CPUs this process may use (a cpuset or container may allow fewer than the host has).
     placements = ("split", "same") if len(os.sched_getaffinity(0)) >= 2 else ("same",)

@@ -193,7 +193,7 @@ int tfj_wire_transport_args(struct tfj_grpc_args *a, size_t max_message)
  * A training task's working set is the same every step, so keep it:
  * allocations up to 32 MiB (glibc's largest mmap threshold) come from the
  * heap, and up to 256 MiB of freed heap stays mapped for the next message
- * (docs/benchmarks.md, part 1, has the before and after).
+ * (docs/bench/history.md, part 1, has the before and after).
  */
 void tfj_wire_tune_malloc(void)
 {

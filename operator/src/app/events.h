@@ -9,7 +9,7 @@
  * way (a separate event client and rate). Before this, a reconcile that
  * created ten children waited for ten Event posts in the same bucket as
  * its creates, and about half of every job's requests were events
- * (docs/benchmarks.md, part 2).
+ * (docs/bench/history.md, part 3).
  *
  * Repeated events are aggregated as Kubernetes' event correlator does: an
  * event equal to one posted before (same TFJob, type, reason and message)

@@ -6,7 +6,7 @@
  * app/apply.c makes sure both exist before a plan's first pod create: a
  * POST each, and a GET after the 409 that says it is there already. That
  * is 4 requests on every plan that creates a pod, so every replica restart
- * of a long job paid 4 extra requests (docs/benchmarks.md, part 3). Now a
+ * of a long job paid 4 extra requests (docs/bench/history.md, part 3). Now a
  * guard that was created, or found to be the job's, is noted here by the
  * job's uid, and later plans of that job skip it.
  *
