@@ -53,6 +53,18 @@ int tfj_grpc_args_str(struct tfj_grpc_args *a, const char *key, const char *valu
 	return 0;
 }
 
+int tfj_grpc_args_quota(struct tfj_grpc_args *a, grpc_resource_quota *q)
+{
+	int rc = tfj_grpc_args_int(a, GRPC_ARG_RESOURCE_QUOTA, 0);
+
+	if (rc)
+		return rc;
+	a->arg[a->n - 1].type = GRPC_ARG_POINTER;
+	a->arg[a->n - 1].value.pointer.p = q;
+	a->arg[a->n - 1].value.pointer.vtable = grpc_resource_quota_arg_vtable();
+	return 0;
+}
+
 int tfj_grpc_args_msg_caps(struct tfj_grpc_args *a, size_t max_receive, size_t max_send)
 {
 	int rc = tfj_grpc_args_int(a, GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, clamp_int(max_receive));

@@ -149,6 +149,16 @@ static void test_report_flags(void)
 	TFJ_CHECK_INT(c.report_insecure, 0);
 	TFJ_CHECK_STR(c.report_tls_secret, "tfjob-operator-report-tls");
 	TFJ_CHECK_INT(c.report_tls_external, 0);
+	/* The connections' memory quota: 16 MiB unless told, within 4..4096. */
+	TFJ_CHECK_INT(c.report_conn_memory_mib, 16);
+	{
+		const char *mem[] = { "op", "--report-conn-memory=64" };
+		const char *small[] = { "op", "--report-conn-memory=1" };
+
+		TFJ_CHECK_INT(parse(&c, 2, mem), 0);
+		TFJ_CHECK_INT(c.report_conn_memory_mib, 64);
+		bad(2, small, "--report-conn-memory");
+	}
 	{
 		const char *tls[] = { "op", "--report-insecure", "--report-tls-secret", "s1",
 				      "--report-tls-external=true" };

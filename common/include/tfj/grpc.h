@@ -60,6 +60,11 @@ int tfj_grpc_args_int(struct tfj_grpc_args *a, const char *key, int value);
  */
 int tfj_grpc_args_str(struct tfj_grpc_args *a, const char *key, const char *value);
 /*
+ * GRPC_ARG_RESOURCE_QUOTA: the channel or server takes its own reference
+ * when it is created; the caller keeps (and later unrefs) its own.
+ */
+int tfj_grpc_args_quota(struct tfj_grpc_args *a, grpc_resource_quota *q);
+/*
  * The message caps, each clamped to INT32_MAX: GRPC_ARG_MAX_RECEIVE_-
  * and GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, in that order.
  */

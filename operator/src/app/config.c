@@ -41,6 +41,7 @@ static const struct opt opts[] = {
 	{ "report-insecure", "TFJOB_REPORT_INSECURE", 1 },
 	{ "report-tls-secret", "TFJOB_REPORT_TLS_SECRET", 0 },
 	{ "report-tls-external", "TFJOB_REPORT_TLS_EXTERNAL", 1 },
+	{ "report-conn-memory", "TFJOB_REPORT_CONN_MEMORY", 0 },
 	{ "tokenreview-qps", "TFJOB_TOKENREVIEW_QPS", 0 },
 	{ "tokenreview-burst", "TFJOB_TOKENREVIEW_BURST", 0 },
 	{ "pod-name", "TFJOB_POD_NAME", 0 },
@@ -90,6 +91,9 @@ const char *tfj_config_usage(void)
 	       "                            certificate (default tfjob-operator-report-tls)\n"
 	       "  --report-tls-external[=BOOL]  the Secret is made by cert-manager: only\n"
 	       "                            read it, never create or rotate it\n"
+	       "  --report-conn-memory MIB  memory quota of the report port's connections\n"
+	       "                            (default 16, about 500 held connections; more\n"
+	       "                            agents reconnect per heartbeat)\n"
 	       "  --tokenreview-qps Q       TokenReviews per second for the report channel, on\n"
 	       "                            an API client of their own (default 5)\n"
 	       "  --tokenreview-burst B     TokenReview burst (default 20)\n"
@@ -189,6 +193,8 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 		cfg->report_tls_secret = v;
 	} else if (!strcmp(name, "report-tls-external")) {
 		return tfj_parse_bool(&cfg->report_tls_external, v, flag);
+	} else if (!strcmp(name, "report-conn-memory")) {
+		return tfj_parse_int(&cfg->report_conn_memory_mib, v, 4, 4096, flag);
 	} else if (!strcmp(name, "tokenreview-qps")) {
 		return parse_rate(&cfg->tokenreview_qps, v, flag);
 	} else if (!strcmp(name, "tokenreview-burst")) {
@@ -238,6 +244,7 @@ int tfj_config_parse(struct tfj_config *cfg, int argc, char **argv)
 	cfg->report_audience = "tfjob-report";
 	cfg->report_tls_secret = "tfjob-operator-report-tls";
 	cfg->tokenreview_qps = 5;
+	cfg->report_conn_memory_mib = 16;
 	cfg->tokenreview_burst = 20;
 	cfg->pod_name = "";
 	cfg->agent_image = "";

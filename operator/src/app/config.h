@@ -37,6 +37,7 @@ struct tfj_config {
 	int report_insecure;         /* plaintext report channel (default 0: TLS) */
 	const char *report_tls_secret; /* Secret of the serving certificate */
 	int report_tls_external;     /* the Secret is cert-manager's: only read it */
+	int report_conn_memory_mib;  /* the report port's connection memory quota */
 	double tokenreview_qps;      /* TokenReviews, own client and budget; default 5 */
 	int tokenreview_burst;       /* default 20 */
 	const char *pod_name;        /* this replica's pod, labelled while it leads

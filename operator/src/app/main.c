@@ -343,6 +343,7 @@ static int start_report(struct app *a, const struct tfj_config *cfg)
 	a->hub.prog = a->prog;
 	tfj_controller_set_progress(a->ctl, a->prog);
 	ro.addr = cfg->report_addr;
+	ro.quota_bytes = (size_t)cfg->report_conn_memory_mib << 20;
 	tfj_reporthub_wire(&ro, &a->hub);
 	/* In a pod's namespace: the leader election's, else the in-cluster one. */
 	if ((rc = tfj_replabel_init(&a->label, a->kube, cfg->leader_namespace[0] ?

@@ -24,6 +24,8 @@
 #include "report/tokenreview.h"
 
 #define MAX_THREADS 16
+/* At least four: a call waiting on a TokenReview must not hold up the others. */
+#define DEFAULT_THREADS 4
 #define BUCKETS 4096     /* per-pod buckets, hashed: bounded whatever the pod count */
 #define TOKEN_MAX TFJ_TOKENREVIEW_TOKEN_MAX
 
@@ -60,6 +62,7 @@ struct worker {
 struct tfj_report {
 	struct tfj_report_opts o;
 	grpc_server *srv;
+	grpc_resource_quota *quota;
 	int port;
 	int nworkers;
 	struct worker w[MAX_THREADS];
@@ -352,7 +355,8 @@ int tfj_report_start(struct tfj_report **out, const struct tfj_report_opts *o)
 	}
 	s->o = *o;
 	s->o.addr = NULL;
-	s->nworkers = o->threads > 0 ? (o->threads > MAX_THREADS ? MAX_THREADS : o->threads) : 2;
+	s->nworkers = o->threads > 0 ? (o->threads > MAX_THREADS ? MAX_THREADS : o->threads) :
+				       DEFAULT_THREADS;
 	if (s->o.pod_qps <= 0)
 		s->o.pod_qps = 2;
 	if (s->o.pod_burst < 1)
@@ -377,6 +381,21 @@ int tfj_report_start(struct tfj_report **out, const struct tfj_report_opts *o)
 	/* A bearer token fits in the metadata cap; no more. */
 	tfj_grpc_args_int(&args, GRPC_ARG_MAX_METADATA_SIZE, 32 * 1024);
 	tfj_grpc_args_int(&args, GRPC_ARG_MAX_CONCURRENT_STREAMS, 16);
+	/*
+	 * A tenant can open connections without calling on them: bound how
+	 * long one may sit in the handshake or idle, and what all of them may
+	 * hold (under the quota's pressure gRPC closes connections without
+	 * calls first).
+	 */
+	tfj_grpc_args_int(&args, GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+			  o->handshake_timeout_ms > 0 ? o->handshake_timeout_ms :
+							TFJ_REPORT_HANDSHAKE_MS);
+	tfj_grpc_args_int(&args, GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+			  o->idle_timeout_ms > 0 ? o->idle_timeout_ms : TFJ_REPORT_IDLE_MS);
+	s->quota = grpc_resource_quota_create("tfjob-report");
+	grpc_resource_quota_resize(s->quota, o->quota_bytes ? o->quota_bytes :
+							     TFJ_REPORT_QUOTA_BYTES);
+	tfj_grpc_args_quota(&args, s->quota);
 	rc = tfj_grpc_server_new(&s->srv, &args);
 	if (rc) {
 		grpc_shutdown();
@@ -497,6 +516,8 @@ void tfj_report_stop(struct tfj_report *s)
 		if (s->w[i].cq)
 			grpc_completion_queue_destroy(s->w[i].cq);
 	}
+	if (s->quota)
+		grpc_resource_quota_unref(s->quota);
 	if (s->srv)
 		grpc_shutdown();
 	for (i = 0; i < BUCKETS; i++)

@@ -19,7 +19,7 @@
  * Every refusal is counted in tfjob_report_rejected_total{reason}. The token
  * is never logged; log lines name the claimed pod only.
  *
- * Threads: `threads` server threads (default 2), each with its own
+ * Threads: `threads` server threads (default 4), each with its own
  * completion queue, handle calls one at a time; callbacks run on them and
  * may block (a TokenReview), which is why there is more than one.
  *
@@ -86,6 +86,21 @@ typedef void (*tfj_report_ack_fn)(void *ud, const struct tfj_reportmsg *m, const
 /* known (optional): 1 when `token` was verified a moment ago (a cache hit, no I/O). */
 typedef int (*tfj_report_known_fn)(void *ud, const char *token);
 
+/*
+ * The connection bounds' defaults. An agent finishes its handshake in
+ * milliseconds and calls at least once per heartbeat (10 s by default,
+ * docs/agent.md), so neither timeout touches a live agent; a channel the
+ * server closed is reopened by the agent's next call. The quota is what
+ * the report port may hold in connection buffers: about 500 idle TLS connections (gRPC counts some 30 KiB of each; the
+ * process holds about 140 KiB resident per connection, docs/operator.md
+ * "Report channel"), well inside the chart's memory limit. More agents
+ * than that still report: the quota closes connections without a call,
+ * and an agent reconnects on its next heartbeat.
+ */
+#define TFJ_REPORT_HANDSHAKE_MS 10000
+#define TFJ_REPORT_IDLE_MS (5 * 60 * 1000)
+#define TFJ_REPORT_QUOTA_BYTES ((size_t)16 << 20)
+
 struct tfj_report_opts {
 	const char *addr;            /* "host:port" to listen on (port 0: any) */
 	tfj_report_auth_fn auth;     /* required */
@@ -94,12 +109,22 @@ struct tfj_report_opts {
 	tfj_report_ack_fn ack;       /* optional */
 	tfj_report_known_fn known;   /* optional: verified tokens pass a peer's limit */
 	void *ud;
-	int threads;                 /* 1..16, default 2 */
+	int threads;                 /* 1..16, default 4 */
 	double pod_qps;              /* per-pod report rate, default 2/s */
 	int pod_burst;               /* default 10 */
 	double peer_qps;             /* failed calls per peer address, default 1/s */
 	int peer_burst;              /* default 20 */
 	uint32_t heartbeat_s;        /* asked of agents in RegisterReplica; 0 = theirs */
+	/*
+	 * Connection bounds (0 = the defaults below). A connection that has
+	 * not finished its TLS handshake after handshake_timeout_ms, or has
+	 * carried no call for idle_timeout_ms, is closed; every connection's
+	 * buffers come out of one memory quota of quota_bytes, and under its
+	 * pressure gRPC closes connections without calls first.
+	 */
+	int handshake_timeout_ms;    /* default TFJ_REPORT_HANDSHAKE_MS */
+	int idle_timeout_ms;         /* default TFJ_REPORT_IDLE_MS */
+	size_t quota_bytes;          /* default TFJ_REPORT_QUOTA_BYTES */
 	/*
 	 * TLS (report/servingcert.h's tfj_servingcert_server_creds); consumed
 	 * by tfj_report_start, also when it fails. NULL = plaintext, which
