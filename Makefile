@@ -34,7 +34,7 @@ sanitize: deps
 		-DTFJOB_SANITIZE=address,undefined -DTFJOB_CUDA=OFF $(CMAKE_ARGS)
 	cmake --build $(ASAN_BUILD)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		ctest --test-dir $(ASAN_BUILD) -L unit --output-on-failure
+		ctest --test-dir $(ASAN_BUILD) -L unit -j4 --output-on-failure
 
 fuzz: deps
 	CC=clang cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
