@@ -106,12 +106,16 @@ start() { # NAME ARGS... (binary from tb_bin)
         mv "$TB_LOGS/$name.log" "$TB_LOGS/$name.log.1"
     fi
     echo "=== $(date -u +%FT%TZ) starting $name" >>"$TB_LOGS/$name.log"
-    # 8>&-: the daemon must not inherit the lock of this script. The pid is
-    # written by the process that then execs the binary: setsid forks when
-    # it is a process group leader, and the pid of `$!` would then be gone.
+    # The daemon keeps no descriptor but 0-2: not this script's lock (fd 8),
+    # nor a lock its caller holds (`flock FILE ctest ...` hands every child
+    # the file's descriptor, and a daemon holding it holds the lock for as
+    # long as it runs). The pid is written by the process that then execs
+    # the binary: setsid forks when it is a process group leader, and the
+    # pid of `$!` would then be gone.
     rm -f "$TB_RUN/$name.pid"
     # shellcheck disable=SC2016
-    setsid bash -c 'echo $$ >"$0"; exec "$@"' "$TB_RUN/$name.pid" "$bin" "$@" \
+    setsid bash -c 'for f in /proc/$$/fd/*; do fd=${f##*/}; [ "$fd" -gt 2 ] && exec {fd}>&-; done
+        echo $$ >"$0"; exec "$@"' "$TB_RUN/$name.pid" "$bin" "$@" \
         >>"$TB_LOGS/$name.log" 2>&1 </dev/null 8>&- &
     local pid=$!
     for _ in $(seq 1 50); do
