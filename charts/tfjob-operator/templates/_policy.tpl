@@ -15,7 +15,7 @@ report channel's Secret there.
 {{- $l := append (splitList "," $w) .Release.Namespace | uniq -}}
 "request.namespace in [{{ range $i, $n := $l }}{{ if $i }}, {{ end }}'{{ $n }}'{{ end }}]"
 {{- else -}}
-"!(request.namespace in [{{ range $i, $n := .Values.rbac.deniedNamespaces }}{{ if $i }}, {{ end }}'{{ $n }}'{{ end }}])"
+"request.namespace == '{{ .Release.Namespace }}' || !(request.namespace in [{{ range $i, $n := .Values.rbac.deniedNamespaces }}{{ if $i }}, {{ end }}'{{ $n }}'{{ end }}])"
 {{- end -}}
 {{- end -}}
 
