@@ -5,12 +5,45 @@
 
 OP_SELECTOR="app.kubernetes.io/name=tfjob-operator,app.kubernetes.io/component=controller"
 OP_METRICS_PORT=${TFJOB_E2E_METRICS_PORT:-8080}
+# The loopback /debug/informers port (chart debug.informersPort; the fixture
+# setup-operator turns it on).
+OP_DEBUG_PORT=${TFJOB_E2E_DEBUG_PORT:-8082}
 
 # op_ip: the IP of a Running operator pod that is not being deleted.
 op_ip() {
 	kubectl -n "$OP_NS" get pods -l "$OP_SELECTOR" \
 		-o jsonpath='{range .items[*]}{.status.phase} {.status.podIP} {.metadata.deletionTimestamp}{"\n"}{end}' 2>/dev/null |
 		awk '$1 == "Running" && NF == 2 { print $2; exit }'
+}
+
+# op_pod: the name of a Running operator pod that is not being deleted.
+op_pod() {
+	kubectl -n "$OP_NS" get pods -l "$OP_SELECTOR" \
+		-o jsonpath='{range .items[*]}{.status.phase} {.metadata.name} {.metadata.deletionTimestamp}{"\n"}{end}' 2>/dev/null |
+		awk '$1 == "Running" && NF == 2 { print $2; exit }'
+}
+
+# op_debug_get PATH: the body of GET PATH on the operator's debug listener,
+# which listens on 127.0.0.1 in the pod only: through kubectl port-forward,
+# for the length of one request.
+op_debug_get() {
+	local pod pf lport rc=1 i
+	pod=$(op_pod)
+	[ -n "$pod" ] || return 1
+	lport=$((20000 + RANDOM % 20000))
+	kubectl -n "$OP_NS" port-forward "pod/$pod" "$lport:$OP_DEBUG_PORT" >/dev/null 2>&1 &
+	pf=$!
+	for i in $(seq 1 100); do
+		if curl -sf --max-time 5 "http://127.0.0.1:$lport$1"; then
+			rc=0
+			break
+		fi
+		kill -0 "$pf" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$pf" 2>/dev/null
+	wait "$pf" 2>/dev/null
+	return $rc
 }
 
 # op_get PATH: the body of GET PATH on the operator's metrics port.
@@ -52,7 +85,7 @@ list_keys() {
 
 # cache_keys INFORMER: the same lines from the operator's cache.
 cache_keys() {
-	op_get /debug/informers | awk -v i="$1" '$1 == i { print $2, $3 }' | LC_ALL=C sort
+	op_debug_get /debug/informers | awk -v i="$1" '$1 == i { print $2, $3 }' | LC_ALL=C sort
 }
 
 # caches_equal_list LIMIT_S: each informer's cache (keys and resourceVersions)

@@ -72,6 +72,32 @@ static void test_flags_and_env(void)
 	unsetenv("TFJOB_BURST");
 }
 
+/* /debug/informers lists every cached object: loopback only; probes apart. */
+static void test_debug_and_health_addr(void)
+{
+	struct tfj_config c;
+	const char *none[] = { "op" };
+	const char *ok4[] = { "op", "--debug-addr=127.0.0.1:8082", "--health-addr=:8081" };
+	const char *ok6[] = { "op", "--debug-addr", "[::1]:0" };
+	const char *any[] = { "op", "--debug-addr=:8082" };
+	const char *all4[] = { "op", "--debug-addr=0.0.0.0:8082" };
+	const char *pod[] = { "op", "--debug-addr=10.0.0.5:8082" };
+	const char *bare[] = { "op", "--debug-addr=8082" };
+
+	TFJ_CHECK_INT(parse(&c, 1, none), 0);
+	TFJ_CHECK_STR(c.debug_addr, "");
+	TFJ_CHECK_STR(c.health_addr, "");
+	TFJ_CHECK_INT(parse(&c, 3, ok4), 0);
+	TFJ_CHECK_STR(c.debug_addr, "127.0.0.1:8082");
+	TFJ_CHECK_STR(c.health_addr, ":8081");
+	TFJ_CHECK_INT(parse(&c, 3, ok6), 0);
+	TFJ_CHECK_STR(c.debug_addr, "[::1]:0");
+	bad(2, any, "--debug-addr");
+	bad(2, all4, "--debug-addr");
+	bad(2, pod, "--debug-addr");
+	bad(2, bare, "--debug-addr");
+}
+
 static void test_gang_scheduler_name(void)
 {
 	struct tfj_config c;
@@ -200,5 +226,6 @@ int main(void)
 	TFJ_RUN(test_bad);
 	TFJ_RUN(test_event_budget);
 	TFJ_RUN(test_gang_scheduler_name);
+	TFJ_RUN(test_debug_and_health_addr);
 	return tfj_test_finish();
 }

@@ -9,7 +9,8 @@
  * controller does not retry fast; once the API is served the job starts.
  * The progress store follows the pods: a deleted pod's record goes (also
  * one replaced under its name while the watch was away), and a reconcile
- * bounds the job's records by its replicas.
+ * bounds the job's records by its replicas. Secrets are never read: a
+ * stranger's ps Secret holds the job's pods back until it is gone.
  */
 #include <stdio.h>
 #include <string.h>
@@ -241,6 +242,60 @@ static void test_create_errors_retried(void)
 	TFJ_CHECK_GE(F.posts[2] + F.patches - events_before, 4 + 3);
 	tfj_buf_free(&m);
 	tfj_controller_free(c);
+	fake_inject(&F, 0, 0, NULL, NULL, NULL);
+}
+
+/*
+ * The operator never reads a Secret (RBAC: create only; every GET of one
+ * is answered 403 here). A Secret of the job's ps-secret name that exists
+ * before the job's first pod is not used: no pod, a Warning event; once it
+ * is deleted the operator makes its own and the pods come. After a restart
+ * (an empty guard memo) the 409 on the job's own Secret is accepted
+ * because the job has pods, and a missing pod is made again.
+ */
+static void test_secret_never_read(void)
+{
+	struct tfj_controller *c;
+	cJSON *sec = cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"Secret\","
+				 "\"metadata\":{\"name\":\"guard-ps-secret\"},"
+				 "\"type\":\"Opaque\",\"data\":{\"k\":\"dg==\"}}");
+	int i, posts;
+
+	TFJ_CHECK_INT(tfj_kube_create(K, NULL, "/api/v1/namespaces/ml/secrets", sec), 0);
+	cJSON_Delete(sec);
+	fake_inject(&F, 1000, 403, "/secrets/", "GET", NULL);
+	create_job_named("guard");
+	c = start_controller();
+	if (!c)
+		goto out;
+	/* The stranger's Secret: the job's pods wait (retried with backoff). */
+	posts = F.posts[2] + F.patches;
+	for (i = 0; i < 300 && F.posts[2] + F.patches == posts; i++)
+		usleep(20000);
+	usleep(300000);
+	TFJ_CHECK(fake_find(&F, "pods", "ml", "guard-ps-0") == NULL);
+	TFJ_CHECK(fake_find(&F, "pods", "ml", "guard-worker-0") == NULL);
+	TFJ_CHECK_INT(F.fail_n, 1000); /* no GET of a Secret */
+	/* Gone: the operator's own Secret, then the pods. */
+	TFJ_CHECK_OK(tfj_kube_delete(K, "/api/v1/namespaces/ml/secrets/guard-ps-secret", NULL,
+				     NULL));
+	for (i = 0; i < 500 && !fake_find(&F, "pods", "ml", "guard-worker-1"); i++)
+		usleep(20000);
+	TFJ_CHECK_NOT_NULL(fake_find(&F, "pods", "ml", "guard-worker-1"));
+	TFJ_CHECK_NOT_NULL(fake_find(&F, "secrets", "ml", "guard-ps-secret"));
+	tfj_controller_free(c);
+
+	/* A restart forgets the memo: the Secret's 409 is ours (the job has pods). */
+	TFJ_CHECK_OK(tfj_kube_delete(K, "/api/v1/namespaces/ml/pods/guard-worker-1", NULL, NULL));
+	c = start_controller();
+	if (!c)
+		goto out;
+	for (i = 0; i < 500 && !fake_find(&F, "pods", "ml", "guard-worker-1"); i++)
+		usleep(20000);
+	TFJ_CHECK_NOT_NULL(fake_find(&F, "pods", "ml", "guard-worker-1"));
+	TFJ_CHECK_INT(F.fail_n, 1000);
+	tfj_controller_free(c);
+out:
 	fake_inject(&F, 0, 0, NULL, NULL, NULL);
 }
 
@@ -698,6 +753,7 @@ int main(void)
 	if (rc == 0 && K) {
 		TFJ_RUN(test_job_lifecycle);
 		TFJ_RUN(test_create_errors_retried);
+		TFJ_RUN(test_secret_never_read);
 		TFJ_RUN(test_permanent_create_failure);
 		TFJ_RUN(test_no_crd);
 		TFJ_RUN(test_podgroup_before_pods);

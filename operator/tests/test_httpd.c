@@ -1,8 +1,12 @@
 /*
- * test_httpd.c - the metrics/health endpoint on a kernel-chosen port.
+ * test_httpd.c - the metrics/health endpoint on a kernel-chosen port; a
+ * probes-only server answers while the metrics server is busy.
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <time.h>
+#include <unistd.h>
 #include <string.h>
 #include <curl/curl.h>
 
@@ -104,8 +108,71 @@ static void test_serve(void)
 	tfj_httpd_stop(NULL);
 }
 
+static int slow_metrics(void *ud, struct tfj_buf *out)
+{
+	usleep(1500 * 1000);
+	return tfj_buf_puts(out, "x 1\n");
+}
+
+static void *scrape(void *arg)
+{
+	struct body b;
+
+	req(*(int *)arg, "GET", "/metrics", &b, NULL, 0);
+	return NULL;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * The probes on a server of their own (--health-addr): it serves /healthz
+ * and /readyz only, and answers at once while the metrics server's thread
+ * is busy with a slow scrape (one server thread would make the probe wait
+ * the whole 1.5 s).
+ */
+static void test_probes_apart(void)
+{
+	struct tfj_httpd_opts om = { "127.0.0.1:0", slow_metrics, ready, NULL, NULL };
+	struct tfj_httpd_opts op = { "127.0.0.1:0", NULL, ready, NULL, NULL };
+	struct tfj_httpd *m = NULL, *p = NULL;
+	pthread_t t;
+	struct body b;
+	int mport, pport;
+	double t0, waited;
+
+	TFJ_CHECK_INT(tfj_httpd_start(&m, &om), 0);
+	TFJ_CHECK_INT(tfj_httpd_start(&p, &op), 0);
+	if (!m || !p)
+		goto out;
+	mport = tfj_httpd_port(m);
+	pport = tfj_httpd_port(p);
+	TFJ_CHECK_INT(req(pport, "GET", "/metrics", &b, NULL, 0), 404);
+	TFJ_CHECK_INT(req(pport, "GET", "/debug/informers", &b, NULL, 0), 404);
+	TFJ_CHECK_INT(req(mport, "GET", "/debug/informers", &b, NULL, 0), 404);
+	atomic_store(&ready_flag, 1);
+	TFJ_CHECK_INT(pthread_create(&t, NULL, scrape, &mport), 0);
+	usleep(200 * 1000); /* the scrape is being served */
+	t0 = now_s();
+	TFJ_CHECK_INT(req(pport, "GET", "/healthz", &b, NULL, 0), 200);
+	TFJ_CHECK_INT(req(pport, "GET", "/readyz", &b, NULL, 0), 200);
+	waited = now_s() - t0;
+	/* Well under the scrape's 1.3 s left, even on a slow machine. */
+	TFJ_CHECK(waited < 0.8);
+	pthread_join(t, NULL);
+out:
+	tfj_httpd_stop(m);
+	tfj_httpd_stop(p);
+}
+
 int main(void)
 {
 	TFJ_RUN(test_serve);
+	TFJ_RUN(test_probes_apart);
 	return tfj_test_finish();
 }

@@ -85,6 +85,9 @@ static void test_annotation_wraps_command_and_args(void)
 	TFJ_CHECK(cJSON_IsTrue(cJSON_GetObjectItem(m, "readOnly")));
 	vol = fx_named(cJSON_GetObjectItem(spec_of(pod), "volumes"), TFJ_INJECT_VOLUME);
 	TFJ_CHECK(cJSON_IsObject(cJSON_GetObjectItem(vol, "emptyDir")));
+	/* Bounded: the copy cannot fill the node's disk. */
+	TFJ_CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(vol, "emptyDir"),
+							       "sizeLimit")), "64Mi");
 	init = cJSON_GetArrayItem(cJSON_GetObjectItem(spec_of(pod), "initContainers"), 0);
 	TFJ_CHECK_STR(cJSON_GetObjectItem(init, "name")->valuestring, TFJ_INJECT_INIT);
 	TFJ_CHECK_STR(cJSON_GetObjectItem(init, "image")->valuestring, "localhost/tfjob-agent:dev");

@@ -58,11 +58,12 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   resourceNames: [tfjob-report-ca]
   verbs: [get, update]
 {{- end }}
-# Per TFJob: its ps Secret and NetworkPolicy, created before its first pod;
-# get only after a 409 on create (is the object there ours?).
+# Per TFJob: its ps Secret and NetworkPolicy, created before its first pod.
+# Secrets are never read (a 409 is judged from the job's own pods); a
+# NetworkPolicy is read only after a 409 on create (is the object ours?).
 - apiGroups: [""]
   resources: [secrets]
-  verbs: [create, get]
+  verbs: [create]
 - apiGroups: [networking.k8s.io]
   resources: [networkpolicies]
   verbs: [create, get]

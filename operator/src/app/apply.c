@@ -288,10 +288,44 @@ out:
 }
 
 /*
+ * The ps Secret's name is taken (409). The operator may not read Secrets
+ * (a stolen token must not read any), so the object itself is never looked
+ * at. It is ours when a witness made after it is ours: the job's pods, or
+ * its NetworkPolicy (ensure_job_guards makes both only once the Secret
+ * was made for this job's uid; a restart forgot the guard memo). Without
+ * either it may be a stranger's, whose maker knows its value, or an
+ * earlier job's being collected: the job's pods wait (transient, with
+ * backoff) until the name is free.
+ */
+static int secret_taken(struct apply_ctx *a, const char *name)
+{
+	char path[PATH_MAX_], np[300], why[512];
+	cJSON *obj = NULL;
+	int rc;
+
+	if (a->res->job_has_pods)
+		return 0;
+	if ((rc = tfj_netpol_name(np, sizeof(np), a->job)) ||
+	    (rc = tfj_apipath_obj(path, sizeof(path), TFJ_NETPOL_API_PATH, a->job->ns,
+				  "networkpolicies", np, NULL)))
+		return rc;
+	rc = tfj_kube_get(a->c->k, &obj, path);
+	if (rc == 0 && tfj_adopt_decide(why, sizeof(why), obj, NULL, a->job) == TFJ_ADOPT_OURS)
+		rc = 0;
+	else if (rc == 0 || rc == TFJ_ENOTFOUND)
+		rc = tfj_err_set(TFJ_EUNAVAIL, "secret %s exists before the job's first pod and "
+				 "NetworkPolicy; the operator does not read Secrets and uses only one "
+				 "it made: the pods wait until it is deleted", name);
+	cJSON_Delete(obj);
+	return rc;
+}
+
+/*
  * POSTs a per-job object (the ps Secret, the NetworkPolicy) named `name`
  * to collection `coll`; a 409 is fine when the object there is ours
- * (adopt.h), transient when an earlier job's is being collected, an error
- * otherwise. Failures get a Warning event `reason`.
+ * (adopt.h, or secret_taken for the Secret), transient when an earlier
+ * job's is being collected, an error otherwise. Failures get a Warning
+ * event `reason`.
  */
 static int ensure_job_object(struct apply_ctx *a, const char *api, const char *coll,
 			     const char *name, const cJSON *body, const char *kind,
@@ -310,7 +344,10 @@ static int ensure_job_object(struct apply_ctx *a, const char *api, const char *c
 		tfj_log_info("created", "job", a->key, "kind", kind, "name", name);
 		return 0;
 	}
-	if (rc == TFJ_EEXIST) {
+	if (rc == TFJ_EEXIST && strcmp(coll, "secrets") == 0) {
+		if ((rc = secret_taken(a, name)) == 0)
+			return 0;
+	} else if (rc == TFJ_EEXIST) {
 		if ((rc = tfj_apipath_obj(path, sizeof(path), api, a->job->ns, coll, name, NULL)))
 			return rc;
 		rc = tfj_kube_get(c->k, &obj, path);
@@ -518,9 +555,11 @@ int tfj_apply_plan(struct tfj_apply *ap, const struct tfj_tfjob *job, const char
 {
 	struct apply_ctx a;
 	struct tfj_createfail *cf = res->create_failure;
+	int has_pods = res->job_has_pods;
 
 	memset(res, 0, sizeof(*res));
 	res->create_failure = cf;
+	res->job_has_pods = has_pods;
 	memset(&a, 0, sizeof(a));
 	a.now_ms = tfj_clock_unix_ms();
 	a.c = ap;

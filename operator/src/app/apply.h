@@ -66,6 +66,10 @@ struct tfj_apply_result {
 	/* In: the job's permanent create failures, updated by the creates (may be
 	 * NULL: none counted, no backoff). Kept by tfj_apply_plan. */
 	struct tfj_createfail *create_failure;
+	/* In: the job has pods of its own (controller uid = the job's) in the
+	 * cache, so its ps Secret was made before them: a 409 on that Secret
+	 * is then ours. Kept by tfj_apply_plan. */
+	int job_has_pods;
 	uint64_t requeue_ms;   /* nearest timer from REQUEUE actions, 0 = none */
 	int status_conflict;   /* the status write got 409 */
 	int creates_delayed;   /* creates skipped: the createfail backoff runs */

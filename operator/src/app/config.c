@@ -30,6 +30,8 @@ static const struct opt opts[] = {
 	{ "log-level", "TFJOB_LOG_LEVEL", 0 },
 	{ "log-format", "TFJOB_LOG_FORMAT", 0 },
 	{ "metrics-addr", "TFJOB_METRICS_ADDR", 0 },
+	{ "health-addr", "TFJOB_HEALTH_ADDR", 0 },
+	{ "debug-addr", "TFJOB_DEBUG_ADDR", 0 },
 	{ "leader-elect", "TFJOB_LEADER_ELECT", 1 },
 	{ "leader-elect-namespace", "TFJOB_LEADER_ELECT_NAMESPACE", 0 },
 	{ "leader-elect-name", "TFJOB_LEADER_ELECT_NAME", 0 },
@@ -71,6 +73,10 @@ const char *tfj_config_usage(void)
 	       "  --log-format F            kv|json (default kv)\n"
 	       "  --metrics-addr A          [host]:port for /metrics, /healthz, /readyz;\n"
 	       "                            0 disables (default :8080)\n"
+	       "  --health-addr A           [host]:port for /healthz and /readyz alone, on\n"
+	       "                            a thread of their own (default: off)\n"
+	       "  --debug-addr A            127.0.0.1:port or [::1]:port for\n"
+	       "                            /debug/informers (default: off)\n"
 	       "  --leader-elect[=BOOL]     use a Lease so one replica is active\n"
 	       "  --leader-elect-namespace  namespace of the Lease\n"
 	       "  --leader-elect-name       name of the Lease (default tfjob-operator)\n"
@@ -116,6 +122,29 @@ const char *tfj_config_usage(void)
 	       "  --agent-inject-default[=BOOL]  inject into TFJobs without that annotation\n"
 	       "                            too (\"none\" opts out); needs --agent-image\n"
 	       "Every flag can also be set as TFJOB_<FLAG> (e.g. TFJOB_WORKERS=8).\n";
+}
+
+/*
+ * --debug-addr: /debug/informers lists every cached object of the
+ * cluster, so it is served only on a loopback address (kubectl
+ * port-forward reaches it; no other pod does). "" turns it off.
+ */
+static int parse_debug_addr(const char **out, const char *v)
+{
+	char host[64];
+	int port;
+
+	if (!*v) {
+		*out = v;
+		return 0;
+	}
+	if (tfj_parse_hostport(host, sizeof(host), &port, v, TFJ_HOSTPORT_PORT_ZERO |
+			       TFJ_HOSTPORT_NUMERIC, "--debug-addr"))
+		return tfj_err_set(TFJ_EINVAL, "%s", tfj_err_detail());
+	if (strcmp(host, "127.0.0.1") != 0 && strcmp(host, "::1") != 0)
+		return tfj_err_set(TFJ_EINVAL, "--debug-addr: %s is not 127.0.0.1 or [::1]", host);
+	*out = v;
+	return 0;
 }
 
 /* A rate in requests per second, [0, 100000]; 0 = unlimited. */
@@ -167,6 +196,10 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 		return tfj_parse_int(&cfg->informer_stale_s, v, 5, 86400, flag);
 	} else if (!strcmp(name, "metrics-addr")) {
 		cfg->metrics_addr = v;
+	} else if (!strcmp(name, "health-addr")) {
+		cfg->health_addr = v;
+	} else if (!strcmp(name, "debug-addr")) {
+		return parse_debug_addr(&cfg->debug_addr, v);
 	} else if (!strcmp(name, "leader-elect")) {
 		return tfj_parse_bool(&cfg->leader_elect, v, flag);
 	} else if (!strcmp(name, "leader-elect-namespace")) {
@@ -234,6 +267,8 @@ int tfj_config_parse(struct tfj_config *cfg, int argc, char **argv)
 	cfg->log_level = TFJ_LOG_INFO;
 	cfg->log_format = TFJ_LOG_FMT_KV;
 	cfg->metrics_addr = ":8080";
+	cfg->health_addr = "";
+	cfg->debug_addr = "";
 	cfg->informer_stale_s = 120;
 	cfg->leader_namespace = "";
 	cfg->leader_name = "tfjob-operator";

@@ -25,6 +25,9 @@ struct tfj_config {
 	enum tfj_log_level log_level;
 	enum tfj_log_format log_format;
 	const char *metrics_addr;    /* default ":8080"; "0" or "" disables */
+	const char *health_addr;     /* /healthz and /readyz alone, on a listener and
+				      * thread of their own; "" = off (default) */
+	const char *debug_addr;      /* /debug/informers, loopback only; "" = off (default) */
 	int informer_stale_s;        /* /readyz staleness bound, 5..86400, default 120 */
 	int leader_elect;            /* default 0 */
 	const char *leader_namespace;/* default: the kubeconfig's namespace, else "default" */

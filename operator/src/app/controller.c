@@ -484,6 +484,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			tfj_log_error("plan failed", "job", key, "error", tfj_err_detail());
 		} else {
 			a.create_failure = &cf;
+			a.job_has_pods = npods > 0;
 			rc = tfj_apply_plan(&c->ap, &job, key, &plan, &a);
 			cf_store(c, key, &cf, &job, &a);
 			/* A finished job creates no pod again: its memo entry can go. */

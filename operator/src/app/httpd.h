@@ -2,9 +2,12 @@
  * httpd.h - the operator's HTTP endpoint (libmicrohttpd): /metrics in the
  * Prometheus text format, /healthz (the process is alive), /readyz (the
  * caches are synced and their LIST/WATCH working, controller.h) and
- * /debug/informers (the caches' keys and resourceVersions). GET and HEAD only; everything else is 404 or 405.
+ * /debug/informers (the caches' keys and resourceVersions). GET and HEAD
+ * only; everything else is 404 or 405. An endpoint whose function is NULL
+ * is 404, so one server can carry the probes alone (main.c starts one per
+ * listener: metrics, probes, loopback debug).
  *
- * The server runs its own thread. Connections are limited in number and
+ * Each server runs its own thread. Connections are limited in number and
  * time so a slow or hostile scraper cannot tie the operator up.
  */
 #ifndef TFJ_HTTPD_H
@@ -19,7 +22,7 @@ typedef int (*tfj_httpd_ready_fn)(void *ud);
 
 struct tfj_httpd_opts {
 	const char *addr;            /* "host:port", ":port" or "port" */
-	tfj_httpd_metrics_fn metrics;
+	tfj_httpd_metrics_fn metrics;/* /metrics body; NULL = 404 */
 	tfj_httpd_ready_fn ready;    /* NULL = always ready */
 	void *ud;
 	tfj_httpd_metrics_fn dump;   /* /debug/informers body; NULL = 404 */

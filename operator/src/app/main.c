@@ -66,6 +66,8 @@ struct app {
 	struct tfj_reporthub hub;    /* the report channel's callbacks' state */
 	struct tfj_progress *prog;   /* NULL when the report channel is off */
 	struct tfj_httpd *httpd;     /* NULL when metrics are off */
+	struct tfj_httpd *health;    /* --health-addr; NULL when off */
+	struct tfj_httpd *debug;     /* --debug-addr (loopback); NULL when off */
 	struct tfj_leader *leader;
 	struct tfj_replabel label;   /* the report Service's selector label (replabel.h) */
 	char host[256];
@@ -365,16 +367,24 @@ static int metrics_on(const struct tfj_config *cfg)
 	return cfg->metrics_addr[0] && strcmp(cfg->metrics_addr, "0") != 0;
 }
 
-/* /metrics, /healthz and /readyz, when metrics are on. */
+/*
+ * /metrics, /healthz and /readyz, when metrics are on; the probes alone on
+ * --health-addr, on a thread of their own, so scrapers never delay them;
+ * /debug/informers only on --debug-addr (loopback, config.c).
+ */
 static int start_metrics(struct app *a, const struct tfj_config *cfg)
 {
-	struct tfj_httpd_opts ho = { cfg->metrics_addr, collect, ready, a, dump };
+	struct tfj_httpd_opts ho = { cfg->metrics_addr, collect, ready, a, NULL };
+	struct tfj_httpd_opts hh = { cfg->health_addr, NULL, ready, a, NULL };
+	struct tfj_httpd_opts hd = { cfg->debug_addr, NULL, ready, a, dump };
 	int rc;
 
-	if (!metrics_on(cfg))
-		return 0;
-	if ((rc = tfj_httpd_start(&a->httpd, &ho)))
+	if (metrics_on(cfg) && (rc = tfj_httpd_start(&a->httpd, &ho)))
 		return failed("metrics endpoint failed", rc);
+	if (cfg->health_addr[0] && (rc = tfj_httpd_start(&a->health, &hh)))
+		return failed("health endpoint failed", rc);
+	if (cfg->debug_addr[0] && (rc = tfj_httpd_start(&a->debug, &hd)))
+		return failed("debug endpoint failed", rc);
 	return 0;
 }
 
@@ -436,7 +446,9 @@ static int start(struct app *a, const struct tfj_config *cfg)
 		return rc;
 	tfj_log_info("tfjob-operator started", "version", TFJOB_OPERATOR_VERSION,
 		     "namespace", cfg->namespace[0] ? cfg->namespace : "(all)",
-		     "metrics", metrics_on(cfg) ? cfg->metrics_addr : "off");
+		     "metrics", metrics_on(cfg) ? cfg->metrics_addr : "off",
+		     "health", cfg->health_addr[0] ? cfg->health_addr : "off",
+		     "debug", cfg->debug_addr[0] ? cfg->debug_addr : "off");
 	return 0;
 }
 
@@ -496,6 +508,8 @@ static void stop(struct app *a)
 		tfj_kube_set_fence(a->event_kube, NULL);
 	tfj_leader_free(a->leader);
 	tfj_httpd_stop(a->httpd);
+	tfj_httpd_stop(a->health);
+	tfj_httpd_stop(a->debug);
 	tfj_controller_free(a->ctl);
 	tfj_tokenreviewer_free(a->hub.tr);
 	tfj_capublish_free(a->capub);

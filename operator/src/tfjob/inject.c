@@ -96,9 +96,10 @@ static int add_init(cJSON *spec, const char *image)
 
 static int add_volume(cJSON *spec)
 {
-	cJSON *v = tfj_podspec_volume(spec, TFJ_INJECT_VOLUME);
+	cJSON *v = tfj_podspec_volume(spec, TFJ_INJECT_VOLUME), *ed;
 
-	return v && cJSON_AddObjectToObject(v, "emptyDir") ? 0 : TFJ_ENOMEM;
+	return v && (ed = cJSON_AddObjectToObject(v, "emptyDir")) &&
+	       cJSON_AddStringToObject(ed, "sizeLimit", TFJ_INJECT_VOLUME_LIMIT) ? 0 : TFJ_ENOMEM;
 }
 
 /* Appends every string of src (command, then args) to dst; TFJ_EINVAL on a non-string. */

@@ -27,6 +27,12 @@
 #include "tfjob/tfjob.h"
 
 #define TFJ_INJECT_VOLUME "tfjob-agent"
+/*
+ * sizeLimit of the agent's emptyDir: the copy is about 15 MB and nothing
+ * else writes there (the tensorflow container mounts it read-only), so a
+ * runaway copy is evicted instead of filling the node's disk.
+ */
+#define TFJ_INJECT_VOLUME_LIMIT "64Mi"
 #define TFJ_INJECT_INIT "tfjob-agent-install"
 #define TFJ_INJECT_DIR "/tfj-agent"
 
