@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
 
 #include <tfj/buf.h>
 #include <tfj/clock.h>
@@ -20,6 +19,7 @@
 #include "report/issuer.h"
 #include "report/jwtclaims.h"
 #include "report/peerlimit.h"
+#include "report/tokencache.h"
 
 #include "tfjob/podspec.h"
 #include "tfjob/tfjob.h"
@@ -29,7 +29,6 @@
 #define SA_PREFIX "system:serviceaccount:"
 #define REVIEW_PATH "/apis/authentication.k8s.io/v1/tokenreviews"
 #define REVIEW_RESP_MAX (256u * 1024u)
-#define WAYS 4
 /* One namespace may spend at most this fraction (1/N) of the TokenReview budget. */
 #define NS_SHARE_DIVISOR 4
 
@@ -198,23 +197,11 @@ enum { A_OK, A_REFUSED, A_LIMITED, A_ERROR, NARES };
 static const char *const method_names[NMETHOD] = { "cache", "local", "tokenreview" };
 static const char *const ares_names[NARES] = { "ok", "refused", "limited", "error" };
 
-struct entry {
-	unsigned char hash[32];
-	int used;
-	int64_t expires_ms;
-	struct tfj_tokenreview tr;
-};
-
-struct cache {
-	size_t nsets;
-	struct entry *tab;
-};
-
 struct tfj_tokenreviewer {
 	struct tfj_kube *k;
 	char *audience;
 	int64_t ttl_ms;
-	struct cache good, bad;      /* verified tokens; tokens the API server refused */
+	struct tfj_tokencache good, bad;      /* verified tokens; tokens the API server refused */
 	struct tfj_ratelimit rl;     /* the TokenReview budget */
 	struct tfj_peerlimit *ns_share; /* each namespace's share of it */
 	struct tfj_issuer *issuer;   /* local verification; NULL: TokenReview only */
@@ -225,13 +212,6 @@ struct tfj_tokenreviewer {
 	uint64_t results[NRES];
 	uint64_t local[NLOCAL];
 };
-
-static int cache_init(struct cache *c, size_t entries)
-{
-	c->nsets = (entries + WAYS - 1) / WAYS;
-	c->tab = calloc(c->nsets * WAYS, sizeof(*c->tab));
-	return c->tab ? 0 : -1;
-}
 
 /*
  * The per-namespace buckets: 1/NS_SHARE_DIVISOR of the budget each, so
@@ -262,8 +242,8 @@ int tfj_tokenreviewer_new(struct tfj_tokenreviewer **out, struct tfj_kube *k,
 	r->ttl_ms = ttl_ms > 0 ? ttl_ms : 60000;
 	r->audience = strdup(audience);
 	/* Refusals need less room: garbage never gets this far. */
-	if (!r->audience || cache_init(&r->good, entries) ||
-	    cache_init(&r->bad, entries / 4 > 64 ? entries / 4 : 64)) {
+	if (!r->audience || tfj_tokencache_init(&r->good, entries) ||
+	    tfj_tokencache_init(&r->bad, entries / 4 > 64 ? entries / 4 : 64)) {
 		tfj_tokenreviewer_free(r);
 		return tfj_err_set(TFJ_ENOMEM, "tokenreview");
 	}
@@ -306,61 +286,9 @@ void tfj_tokenreviewer_free(struct tfj_tokenreviewer *r)
 	}
 	tfj_peerlimit_free(r->ns_share);
 	free(r->audience);
-	free(r->good.tab);
-	free(r->bad.tab);
+	tfj_tokencache_free(&r->good);
+	tfj_tokencache_free(&r->bad);
 	free(r);
-}
-
-static int sha256(unsigned char out[32], const char *s)
-{
-	unsigned int n = 0;
-
-	if (!EVP_Digest(s, strlen(s), out, &n, EVP_sha256(), NULL) || n != 32)
-		return tfj_err_set(TFJ_EINTERNAL, "tokenreview: sha256 failed");
-	return 0;
-}
-
-static struct entry *set_of(struct cache *c, const unsigned char *h)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < 8; i++)
-		v = (v << 8) | h[i];
-	return &c->tab[(v % c->nsets) * WAYS];
-}
-
-/* The live entry for hash h, or NULL. Under the lock. */
-static struct entry *lookup(struct cache *c, const unsigned char *h, int64_t now_ms)
-{
-	struct entry *set = set_of(c, h);
-	int i;
-
-	for (i = 0; i < WAYS; i++)
-		if (set[i].used && set[i].expires_ms > now_ms && !memcmp(set[i].hash, h, 32))
-			return &set[i];
-	return NULL;
-}
-
-/* Stores tr for h: its own slot, a free or expired one, else the soonest to expire. */
-static void insert(struct cache *c, const unsigned char *h, const struct tfj_tokenreview *tr,
-		   int64_t now_ms, int64_t expires_ms)
-{
-	struct entry *set = set_of(c, h), *victim = &set[0];
-	int i;
-
-	for (i = 0; i < WAYS; i++) {
-		if (!set[i].used || set[i].expires_ms <= now_ms || !memcmp(set[i].hash, h, 32)) {
-			victim = &set[i];
-			break;
-		}
-		if (set[i].expires_ms < victim->expires_ms)
-			victim = &set[i];
-	}
-	memcpy(victim->hash, h, 32);
-	victim->used = 1;
-	victim->expires_ms = expires_ms;
-	victim->tr = *tr;
 }
 
 /* The API call. The request body holds the token: wiped before it is freed. */
@@ -477,7 +405,7 @@ static int verify_locally(struct tfj_tokenreviewer *r, struct tfj_tokenreview *o
 	if (why == TFJ_JWT_OK) {
 		from_claims(out, &c);
 		/* The signature holds until exp; the pod is checked on every call anyway. */
-		insert(&r->good, h, out, now_ms, c.exp_ms);
+		tfj_tokencache_insert(&r->good, h, out, now_ms, c.exp_ms);
 		r->auth[M_LOCAL][A_OK]++;
 	} else {
 		r->local[why]++;
@@ -525,7 +453,7 @@ static int ask_server(struct tfj_tokenreviewer *r, struct tfj_tokenreview *out,
 	int rc;
 
 	pthread_mutex_lock(&r->mu);
-	if (lookup(&r->bad, h, now_ms)) {
+	if (tfj_tokencache_lookup(&r->bad, h, now_ms)) {
 		r->bad_hits++;
 		r->auth[M_REVIEW][A_REFUSED]++;
 		pthread_mutex_unlock(&r->mu);
@@ -552,12 +480,12 @@ static int ask_server(struct tfj_tokenreviewer *r, struct tfj_tokenreview *out,
 		until = now_ms + r->ttl_ms;
 		if (claims->exp_ms < until)
 			until = claims->exp_ms;
-		insert(&r->good, h, out, now_ms, until);
+		tfj_tokencache_insert(&r->good, h, out, now_ms, until);
 	} else {
 		r->results[RES_UNAUTHENTICATED]++;
 		r->auth[M_REVIEW][A_REFUSED]++;
 		/* Refusals are remembered shorter: a token may be valid a moment later. */
-		insert(&r->bad, h, out, now_ms, now_ms + r->ttl_ms / 4);
+		tfj_tokencache_insert(&r->bad, h, out, now_ms, now_ms + r->ttl_ms / 4);
 	}
 	pthread_mutex_unlock(&r->mu);
 	return 0;
@@ -568,8 +496,8 @@ int tfj_tokenreviewer_check(struct tfj_tokenreviewer *r, struct tfj_tokenreview 
 			    const struct tfj_reportmsg_ref *ref, int64_t now_ms)
 {
 	struct tfj_jwtclaims claims;
-	unsigned char h[32];
-	struct entry *e;
+	unsigned char h[TFJ_TOKENCACHE_HASH];
+	struct tfj_tokencache_entry *e;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -584,10 +512,10 @@ int tfj_tokenreviewer_check(struct tfj_tokenreviewer *r, struct tfj_tokenreview 
 		*local = TFJ_AUTHZ_INVALID_TOKEN;
 		return 0;
 	}
-	if ((rc = sha256(h, token)))
+	if ((rc = tfj_tokencache_hash(h, token)))
 		return rc;
 	pthread_mutex_lock(&r->mu);
-	if ((e = lookup(&r->good, h, now_ms))) {
+	if ((e = tfj_tokencache_lookup(&r->good, h, now_ms))) {
 		*out = e->tr;
 		r->hits++;
 		r->auth[M_CACHE][A_OK]++;
@@ -606,15 +534,15 @@ int tfj_tokenreviewer_check(struct tfj_tokenreviewer *r, struct tfj_tokenreview 
 
 int tfj_tokenreviewer_known(struct tfj_tokenreviewer *r, const char *token, int64_t now_ms)
 {
-	unsigned char h[32];
+	unsigned char h[TFJ_TOKENCACHE_HASH];
 	int known;
 
 	if (!token || !*token ||
 	    strnlen(token, TFJ_TOKENREVIEW_TOKEN_MAX + 1) > TFJ_TOKENREVIEW_TOKEN_MAX ||
-	    sha256(h, token))
+	    tfj_tokencache_hash(h, token))
 		return 0;
 	pthread_mutex_lock(&r->mu);
-	known = lookup(&r->good, h, now_ms) != NULL;
+	known = tfj_tokencache_lookup(&r->good, h, now_ms) != NULL;
 	pthread_mutex_unlock(&r->mu);
 	return known;
 }
