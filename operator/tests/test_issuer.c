@@ -7,6 +7,7 @@
  *     naming a kid the set lacks, is refused; a flood of unknown kids makes
  *     one refetch per bound, and a rotated key is picked up by the refetch;
  *   - while the keys cannot be fetched, an unknown kid gets no verdict;
+ *   - the set is read again 10 minutes after the last good fetch;
  *   - the reviewer verifies locally without any TokenReview, keeps a
  *     verified token until its exp (past the TokenReview ttl), refuses a
  *     forged one locally, and in the fallback holds each namespace to its
@@ -135,6 +136,13 @@ static void test_issuer_fetch(void)
 	TFJ_CHECK_INT(tfj_issuer_verify(is, &why, &c, ta, AUD, NOW_MS + 20001), 0);
 	TFJ_CHECK_INT(why, TFJ_JWT_OK);
 	fake_inject(&F, 0, 0, NULL, NULL, NULL);
+	/* Ten minutes after the last good fetch the set is read again, whatever the tokens. */
+	gets = jwks_gets();
+	TFJ_CHECK_INT(tfj_issuer_verify(is, &why, &c, ta, AUD, NOW_MS + 15000 + 599999), 0);
+	TFJ_CHECK_INT(jwks_gets(), gets);
+	TFJ_CHECK_INT(tfj_issuer_verify(is, &why, &c, ta, AUD, NOW_MS + 15000 + 600000), 0);
+	TFJ_CHECK_INT(why, TFJ_JWT_OK);
+	TFJ_CHECK_INT(jwks_gets(), gets + 1);
 	{
 		struct tfj_buf m;
 
@@ -142,7 +150,7 @@ static void test_issuer_fetch(void)
 		TFJ_CHECK_OK(tfj_issuer_metrics(is, &m));
 		TFJ_CHECK(strstr(tfj_buf_cstr(&m), "tfjob_report_issuer_keys 2\n") != NULL);
 		TFJ_CHECK(strstr(tfj_buf_cstr(&m),
-				 "tfjob_report_issuer_fetches_total{result=\"ok\"} 3\n") != NULL);
+				 "tfjob_report_issuer_fetches_total{result=\"ok\"} 4\n") != NULL);
 		tfj_buf_free(&m);
 	}
 	tfj_issuer_free(is);
