@@ -76,6 +76,7 @@ struct fake {
 	/* documents at fixed paths (issuer discovery): fake_serve_doc */
 	char doc_path[FAKE_MAX_DOCS][64];
 	char *doc_body[FAKE_MAX_DOCS];
+	char doc_type[FAKE_MAX_DOCS][64];
 	int doc_gets[FAKE_MAX_DOCS];
 };
 
@@ -437,8 +438,14 @@ static inline enum MHD_Result fake_handle(void *cls, struct MHD_Connection *c, c
 	}
 	for (int d = 0; d < FAKE_MAX_DOCS; d++)
 		if (f->doc_body[d] && !strcmp(url, f->doc_path[d]) && !strcmp(method, "GET")) {
+			const char *acc = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
+
 			f->doc_gets[d]++;
-			ret = fake_reply(c, 200, f->doc_body[d]);
+			/* As kube-apiserver: a document only in the media types it has. */
+			if (acc && !strstr(acc, f->doc_type[d]) && !strstr(acc, "*/*"))
+				ret = fake_status(c, 406, "NotAcceptable", f->doc_type[d]);
+			else
+				ret = fake_reply(c, 200, f->doc_body[d]);
 			pthread_mutex_unlock(&f->mu);
 			return ret;
 		}
@@ -745,10 +752,12 @@ static inline struct tfj_kube *fake_client(struct fake *f, const struct tfj_kube
 
 /*
  * Serves `body` (JSON; NULL: 404 again) at exactly `path` for GET, as the
- * API server serves /.well-known/openid-configuration and /openid/v1/jwks.
+ * API server serves /.well-known/openid-configuration and /openid/v1/jwks:
+ * a request whose Accept header names neither `type` nor any type gets 406.
  * Returns how many GETs the path had before.
  */
-static inline int fake_serve_doc(struct fake *f, const char *path, const char *body)
+static inline int fake_serve_doc(struct fake *f, const char *path, const char *type,
+				 const char *body)
 {
 	int d, free_slot = -1, gets = 0;
 
@@ -763,6 +772,7 @@ static inline int fake_serve_doc(struct fake *f, const char *path, const char *b
 		d = free_slot;
 	if (d >= 0) {
 		snprintf(f->doc_path[d], sizeof(f->doc_path[d]), "%s", path);
+		snprintf(f->doc_type[d], sizeof(f->doc_type[d]), "%s", type);
 		free(f->doc_body[d]);
 		f->doc_body[d] = body ? strdup(body) : NULL;
 		gets = f->doc_gets[d];

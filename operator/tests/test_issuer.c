@@ -52,7 +52,7 @@ static void serve_keys(EVP_PKEY *k1, const char *kid1, EVP_PKEY *k2, const char 
 	if (k2)
 		js_jwk(b, sizeof(b), k2, kid2);
 	snprintf(doc, sizeof(doc), "{\"keys\":[%s%s%s]}", a, k2 ? "," : "", k2 ? b : "");
-	fake_serve_doc(&F, TFJ_ISSUER_JWKS_PATH, doc);
+	fake_serve_doc(&F, TFJ_ISSUER_JWKS_PATH, "application/jwk-set+json", doc);
 }
 
 /* A projected-looking token of pod `pod` in `ns`, signed by k under kid. */
@@ -102,7 +102,7 @@ static void test_issuer_fetch(void)
 	/* Nothing served yet: no verdict, and one attempt per bound. */
 	TFJ_CHECK_INT(tfj_issuer_verify(is, &why, &c, ta, AUD, NOW_MS), TFJ_EUNAVAIL);
 	TFJ_CHECK_INT(tfj_issuer_verify(is, &why, &c, ta, AUD, NOW_MS + 4000), TFJ_EUNAVAIL);
-	fake_serve_doc(&F, TFJ_ISSUER_DISCOVERY_PATH, DISCOVERY);
+	fake_serve_doc(&F, TFJ_ISSUER_DISCOVERY_PATH, "application/json", DISCOVERY);
 	serve_keys(KA, "a", NULL, NULL);
 	TFJ_CHECK_INT(tfj_issuer_verify(is, &why, &c, ta, AUD, NOW_MS + 4999), TFJ_EUNAVAIL);
 	TFJ_CHECK_INT(jwks_gets(), 0);

@@ -260,10 +260,10 @@ static void test_auth_with_issuer_keys(void)
 		goto out;
 	tfj_tokenreviewer_use_issuer(h.tr, is);
 	h.ctl = c;
-	fake_serve_doc(&F, TFJ_ISSUER_DISCOVERY_PATH, "{\"issuer\":\"" JWT_ISS "\"}");
+	fake_serve_doc(&F, TFJ_ISSUER_DISCOVERY_PATH, "application/json", "{\"issuer\":\"" JWT_ISS "\"}");
 	js_jwk(jwk, sizeof(jwk), key, "a");
 	snprintf(doc, sizeof(doc), "{\"keys\":[%s]}", jwk);
-	fake_serve_doc(&F, TFJ_ISSUER_JWKS_PATH, doc);
+	fake_serve_doc(&F, TFJ_ISSUER_JWKS_PATH, "application/jwk-set+json", doc);
 	TFJ_CHECK_OK(tfj_controller_start(c, 10000));
 	create_jwt_objects(job_uid, sizeof(job_uid), pod_uid, sizeof(pod_uid));
 	for (i = 0; i < 300 && !pod_cached(c, "jwt", "mnist-worker-0"); i++)

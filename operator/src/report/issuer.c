@@ -10,6 +10,7 @@
 
 #include <tfj/err.h>
 #include <tfj/json.h>
+#include <tfj/log.h>
 
 #include "report/jwks.h"
 #include "report/jwtverify.h"
@@ -100,11 +101,15 @@ out:
 	return rc;
 }
 
-/* GET path (bounded) into b; b is initialised here and freed by the caller. */
-static int get_doc(struct tfj_issuer *is, struct tfj_buf *b, const char *path)
+/*
+ * GET path (bounded) into b, asking for `accept`; b is initialised here and
+ * freed by the caller.
+ */
+static int get_doc(struct tfj_issuer *is, struct tfj_buf *b, const char *path,
+		   const char *accept)
 {
 	tfj_buf_init(b, TFJ_ISSUER_DOC_MAX);
-	return tfj_kube_do(is->k, TFJ_KUBE_GET, path, NULL, NULL, 0, b, NULL);
+	return tfj_kube_get_as(is->k, path, accept, b);
 }
 
 /* Discovery, then the keys: a new snapshot (one reference) in *out. */
@@ -117,13 +122,13 @@ static int fetch(struct tfj_issuer *is, struct snap **out, int64_t now_ms)
 	*out = NULL;
 	if (!(s = calloc(1, sizeof(*s))))
 		return tfj_err_set(TFJ_ENOMEM, "issuer");
-	if (!(rc = get_doc(is, &b, TFJ_ISSUER_DISCOVERY_PATH)))
+	if (!(rc = get_doc(is, &b, TFJ_ISSUER_DISCOVERY_PATH, "application/json")))
 		rc = tfj_issuer_parse_discovery(s->issuer, sizeof(s->issuer), tfj_buf_cstr(&b),
 						b.len);
 	tfj_buf_free(&b);
 	if (rc)
 		goto out;
-	if (!(rc = get_doc(is, &b, TFJ_ISSUER_JWKS_PATH)))
+	if (!(rc = get_doc(is, &b, TFJ_ISSUER_JWKS_PATH, TFJ_ISSUER_JWKS_ACCEPT)))
 		rc = tfj_jwks_parse(&s->keys, tfj_buf_cstr(&b), b.len);
 	tfj_buf_free(&b);
 	if (rc)
@@ -158,6 +163,13 @@ static int maybe_fetch(struct tfj_issuer *is, int64_t now_ms)
 	rc = fetch(is, &s, now_ms);
 	pthread_mutex_lock(&is->mu);
 	is->fetching = 0;
+	/* Logged when the state changes, not at every attempt of a lasting failure. */
+	if (rc && !is->last_failed)
+		tfj_log_warn("report: service-account issuer discovery failed; agent tokens "
+			     "fall back to TokenReview", "detail", tfj_err_detail());
+	else if (!rc && (is->last_failed || !is->cur))
+		tfj_log_info("report: verifying agent tokens with the issuer's keys", "issuer",
+			     s->issuer);
 	is->last_failed = rc != 0;
 	if (rc) {
 		is->failures++;

@@ -34,6 +34,8 @@
 
 #define TFJ_ISSUER_DISCOVERY_PATH "/.well-known/openid-configuration"
 #define TFJ_ISSUER_JWKS_PATH "/openid/v1/jwks"
+/* The API server answers 406 to a JWKS request that accepts only application/json. */
+#define TFJ_ISSUER_JWKS_ACCEPT "application/jwk-set+json, application/json"
 #define TFJ_ISSUER_DOC_MAX (64u * 1024u)
 #define TFJ_ISSUER_NAME_MAX 256
 #define TFJ_ISSUER_REFETCH_MS 5000
