@@ -36,6 +36,7 @@
 #include "tfj_testutil.h"
 
 #define FAKE_MAX_OBJS 512
+#define FAKE_MAX_DOCS 4
 
 struct fake_obj {
 	char res[32], ns[64], name[128];
@@ -72,6 +73,11 @@ struct fake {
 	char fail_path[64];
 	char fail_method[8];  /* "" = any method */
 	char fail_retry_after[32]; /* Retry-After header of injected failures; "" = none */
+	/* documents at fixed paths (issuer discovery): fake_serve_doc */
+	char doc_path[FAKE_MAX_DOCS][64];
+	char *doc_body[FAKE_MAX_DOCS];
+	char doc_type[FAKE_MAX_DOCS][64];
+	int doc_gets[FAKE_MAX_DOCS];
 };
 
 /* A PEM file the test just made; NULL when it cannot be read. */
@@ -430,6 +436,19 @@ static inline enum MHD_Result fake_handle(void *cls, struct MHD_Connection *c, c
 			return fake_status_ra(c, code, "TooManyRequests", "injected", ra);
 		return fake_status(c, code, code == 410 ? "Expired" : "InternalError", "injected");
 	}
+	for (int d = 0; d < FAKE_MAX_DOCS; d++)
+		if (f->doc_body[d] && !strcmp(url, f->doc_path[d]) && !strcmp(method, "GET")) {
+			const char *acc = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
+
+			f->doc_gets[d]++;
+			/* As kube-apiserver: a document only in the media types it has. */
+			if (acc && !strstr(acc, f->doc_type[d]) && !strstr(acc, "*/*"))
+				ret = fake_status(c, 406, "NotAcceptable", f->doc_type[d]);
+			else
+				ret = fake_reply(c, 200, f->doc_body[d]);
+			pthread_mutex_unlock(&f->mu);
+			return ret;
+		}
 	if (fake_route(url, res, ns, name, sub)) {
 		pthread_mutex_unlock(&f->mu);
 		return fake_status(c, 404, "NotFound", "no route");
@@ -696,6 +715,8 @@ static inline void fake_stop(struct fake *f)
 	for (int i = 0; i < f->nev; i++)
 		free(f->ev[i].line);
 	free(f->ev);
+	for (int i = 0; i < FAKE_MAX_DOCS; i++)
+		free(f->doc_body[i]);
 	free(f->ca_pem);
 	free(f->wrong_ca_pem);
 	free(f->key_pem);
@@ -727,6 +748,50 @@ static inline struct tfj_kube *fake_client(struct fake *f, const struct tfj_kube
 	TFJ_CHECK_INT(tfj_kube_new(&k, &kc, o), 0);
 	tfj_kubeconfig_free(&kc);
 	return k;
+}
+
+/*
+ * Serves `body` (JSON; NULL: 404 again) at exactly `path` for GET, as the
+ * API server serves /.well-known/openid-configuration and /openid/v1/jwks:
+ * a request whose Accept header names neither `type` nor any type gets 406.
+ * Returns how many GETs the path had before.
+ */
+static inline int fake_serve_doc(struct fake *f, const char *path, const char *type,
+				 const char *body)
+{
+	int d, free_slot = -1, gets = 0;
+
+	pthread_mutex_lock(&f->mu);
+	for (d = 0; d < FAKE_MAX_DOCS; d++) {
+		if (!strcmp(f->doc_path[d], path))
+			break;
+		if (free_slot < 0 && !f->doc_path[d][0])
+			free_slot = d;
+	}
+	if (d == FAKE_MAX_DOCS)
+		d = free_slot;
+	if (d >= 0) {
+		snprintf(f->doc_path[d], sizeof(f->doc_path[d]), "%s", path);
+		snprintf(f->doc_type[d], sizeof(f->doc_type[d]), "%s", type);
+		free(f->doc_body[d]);
+		f->doc_body[d] = body ? strdup(body) : NULL;
+		gets = f->doc_gets[d];
+	}
+	pthread_mutex_unlock(&f->mu);
+	return gets;
+}
+
+/* GETs of a path served with fake_serve_doc. */
+static inline int fake_doc_gets(struct fake *f, const char *path)
+{
+	int d, n = 0;
+
+	pthread_mutex_lock(&f->mu);
+	for (d = 0; d < FAKE_MAX_DOCS; d++)
+		if (!strcmp(f->doc_path[d], path))
+			n = f->doc_gets[d];
+	pthread_mutex_unlock(&f->mu);
+	return n;
 }
 
 /* Server-side changes, as a kubelet or another client would make them. */

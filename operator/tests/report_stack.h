@@ -2,7 +2,8 @@
  * report_stack.h - the operator's report side as main.c wires it, for the
  * integration tests (itest_report.c, itest_reportflood.c): a controller for
  * one namespace and one runPolicy.managedBy value, the progress store, the
- * token reviewer (on its own API client when given one) and the report
+ * token reviewer (on its own API client when given one; with the issuer's
+ * keys after rs_use_issuer, else TokenReview only) and the report
  * server on loopback with the hub's callbacks. Header-only (static).
  */
 #ifndef TFJ_REPORT_STACK_H
@@ -12,6 +13,7 @@
 
 #include "app/controller.h"
 #include "app/reporthub.h"
+#include "report/issuer.h"
 #include "report/progress.h"
 #include "report/report.h"
 #include "report/tokenreview.h"
@@ -22,6 +24,7 @@ struct rstack {
 	struct tfj_progress *prog;
 	struct tfj_reporthub hub;
 	struct tfj_report *srv;
+	struct tfj_issuer *issuer;  /* NULL: TokenReview only (rs_use_issuer) */
 };
 
 /*
@@ -61,6 +64,13 @@ static inline int rs_start(struct rstack *s, struct tfj_kube *k, struct tfj_kube
 	return s->srv ? 0 : -1;
 }
 
+/* Verifies tokens with the API server's keys as main.c does, on the reviewer's client. */
+static inline void rs_use_issuer(struct rstack *s, struct tfj_kube *review_k)
+{
+	TFJ_CHECK_OK(tfj_issuer_new(&s->issuer, review_k, 0));
+	tfj_tokenreviewer_use_issuer(s->hub.tr, s->issuer);
+}
+
 /* Another server on the same hub (other limits); NULL on failure (checked). */
 static inline struct tfj_report *rs_another(struct rstack *s, const struct tfj_report_opts *tune)
 {
@@ -78,6 +88,7 @@ static inline void rs_stop(struct rstack *s)
 	tfj_report_stop(s->srv);
 	tfj_controller_free(s->c);
 	tfj_tokenreviewer_free(s->hub.tr);
+	tfj_issuer_free(s->issuer);
 	tfj_progress_free(s->prog);
 	memset(s, 0, sizeof(*s));
 }

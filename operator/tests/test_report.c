@@ -40,6 +40,14 @@ static enum tfj_report_code fake_auth(void *ud, const struct tfj_reportmsg *m, c
 		*reason = "pod_mismatch";
 		return TFJ_REPORT_PERMISSION_DENIED;
 	}
+	if (!strcmp(token, "review-limited")) {
+		*reason = "review_limited";
+		return TFJ_REPORT_UNAVAILABLE;
+	}
+	if (!strcmp(token, "standby")) {
+		*reason = "unavailable";
+		return TFJ_REPORT_UNAVAILABLE;
+	}
 	*reason = "invalid_token";
 	return TFJ_REPORT_UNAUTHENTICATED;
 }
@@ -221,6 +229,43 @@ static Tfj__Report__V1__HeartbeatResponse *heartbeat_reply(grpc_channel *ch, con
 }
 
 /* The Heartbeat reply carries the advise callback's stop; without one it is empty. */
+/*
+ * A call refused for want of TokenReview budget drains its peer's bucket
+ * like a refusal; a standby's UNAVAILABLE does not.
+ */
+static void test_review_limited_charged(void)
+{
+	struct seen s;
+	struct tfj_report_opts o;
+	struct tfj_report *srv = NULL;
+	Tfj__Report__V1__HeartbeatRequest hb;
+	Tfj__Report__V1__ReplicaRef ref;
+	Tfj__Report__V1__Progress pr;
+	grpc_channel *ch;
+	int i;
+
+	memset(&o, 0, sizeof(o));
+	o.peer_qps = 0.001; /* no refill during the test */
+	o.peer_burst = 3;
+	if (!(srv = start_fake(&s, &o, NULL)))
+		return;
+	ch = rc_channel(tfj_report_port(srv));
+	heartbeat(&hb, &ref, &pr, "mnist-worker-1");
+	for (i = 0; i < 5; i++)
+		TFJ_CHECK_INT(rc_call(ch, TFJ_REPORT_PATH_HEARTBEAT, &hb.base, NULL, 0, "standby",
+				      NULL), GRPC_STATUS_UNAVAILABLE);
+	for (i = 0; i < 3; i++)
+		TFJ_CHECK_INT(rc_call(ch, TFJ_REPORT_PATH_HEARTBEAT, &hb.base, NULL, 0,
+				      "review-limited", NULL), GRPC_STATUS_UNAVAILABLE);
+	TFJ_CHECK_INT(rc_call(ch, TFJ_REPORT_PATH_HEARTBEAT, &hb.base, NULL, 0, "review-limited",
+			      NULL), GRPC_STATUS_RESOURCE_EXHAUSTED);
+	TFJ_CHECK_EQ(tfj_report_rejected(srv, "peer_limited"), 1ull);
+	TFJ_CHECK_INT(s.auths, 8);
+	grpc_channel_destroy(ch);
+	tfj_report_stop(srv);
+	pthread_mutex_destroy(&s.mu);
+}
+
 static void test_heartbeat_stop(void)
 {
 	struct seen s;
@@ -277,6 +322,7 @@ int main(void)
 	grpc_init();
 	TFJ_RUN(test_server);
 	TFJ_RUN(test_heartbeat_stop);
+	TFJ_RUN(test_review_limited_charged);
 	TFJ_RUN(test_bad_address);
 	grpc_shutdown();
 	return tfj_test_finish();

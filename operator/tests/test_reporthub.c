@@ -6,21 +6,28 @@
  * first record is dropped again when the pod is no longer cached; a
  * succeeded job's ps is told to stop and its chief is not; a failed job
  * refuses reports. The job's spec and status are read from the cached
- * text (app/jobpeek.h).
+ * text (app/jobpeek.h). And authentication through the hub with the
+ * issuer's keys (report/issuer.h): a signed token of a cached pod passes
+ * without a TokenReview, one signed by another key does not, and deleting
+ * the pod refuses its verified, cached token at once.
  */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <tfj/clock.h>
 #include <tfj/err.h>
 #include <tfj/json.h>
 
 #include "app/controller.h"
 #include "app/reporthub.h"
 #include "fakeapi.h"
+#include "jwt_sign.h"
 #include "kube/kube.h"
+#include "report/issuer.h"
 #include "report/progress.h"
 #include "tfj_test.h"
+#include "tfjob/podspec.h"
 #include "tfjob/tfjob.h"
 
 static struct fake F;
@@ -179,6 +186,118 @@ out:
 	tfj_progress_free(p);
 }
 
+#define JWT_ISS "https://kubernetes.default.svc.cluster.local"
+
+static int pod_cached(struct tfj_controller *c, const char *ns, const char *name)
+{
+	cJSON *pod = tfj_controller_get_pod(c, ns, name);
+	int cached = pod != NULL;
+
+	cJSON_Delete(pod);
+	return cached;
+}
+
+/* A token for pod mnist-worker-0 (uid) of namespace jwt, signed by k under kid "a". */
+static char *pod_token(EVP_PKEY *k, const char *uid)
+{
+	char p[2048], claim[512];
+	long long now = (long long)(tfj_clock_unix_ms() / 1000);
+
+	jf_pod_claim(claim, sizeof(claim), "jwt", "mnist-worker-0", uid);
+	jf_payload(p, sizeof(p), "[\"tfjob-report\"]", now - 10, now + 600, claim);
+	return js_sign(k, "{\"alg\":\"RS256\",\"kid\":\"a\"}", p);
+}
+
+/* Job mnist in namespace jwt (managed elsewhere) and its worker 0's pod. */
+static void create_jwt_objects(char *job_uid, size_t cap, char *pod_uid, size_t pcap)
+{
+	char body[2048];
+	cJSON *obj;
+
+	obj = cJSON_Parse("{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\","
+			  "\"metadata\":{\"name\":\"mnist\",\"namespace\":\"jwt\"},"
+			  "\"spec\":{\"runPolicy\":{\"managedBy\":\"example.com/other\"},"
+			  "\"tfReplicaSpecs\":{\"Worker\":{\"template\":{\"spec\":{"
+			  "\"containers\":[{\"name\":\"tensorflow\",\"image\":\"rt:1\"}]}}}}}}");
+	TFJ_CHECK_OK(tfj_kube_create(K, NULL, "/apis/kubeflow.org/v1/namespaces/jwt/tfjobs", obj));
+	cJSON_Delete(obj);
+	fake_uid_of(K, job_uid, cap, "/apis/kubeflow.org/v1/namespaces/jwt/tfjobs/mnist");
+	snprintf(body, sizeof(body),
+		 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"mnist-worker-0\","
+		 "\"namespace\":\"jwt\",\"labels\":{\"" TFJ_LABEL_JOB_NAME "\":\"mnist\","
+		 "\"" TFJ_LABEL_REPLICA_TYPE "\":\"worker\",\"" TFJ_LABEL_REPLICA_INDEX "\":\"0\"},"
+		 "\"ownerReferences\":[{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\","
+		 "\"name\":\"mnist\",\"uid\":\"%s\",\"controller\":true}]},"
+		 "\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"rt:1\"}]}}",
+		 job_uid);
+	obj = cJSON_Parse(body);
+	TFJ_CHECK_OK(tfj_kube_create(K, NULL, "/api/v1/namespaces/jwt/pods", obj));
+	cJSON_Delete(obj);
+	fake_uid_of(K, pod_uid, pcap, "/api/v1/namespaces/jwt/pods/mnist-worker-0");
+}
+
+static void test_auth_with_issuer_keys(void)
+{
+	struct tfj_controller_opts o = { 0 };
+	struct tfj_controller *c = NULL;
+	struct tfj_issuer *is = NULL;
+	struct tfj_reporthub h;
+	struct tfj_reportmsg m;
+	EVP_PKEY *key = js_key("RSA"), *other = js_key("RSA");
+	char job_uid[64], pod_uid[64], subject[128], jwk[3000], doc[3100];
+	char *tok = NULL, *forged = NULL;
+	const char *why = NULL;
+	int i;
+
+	memset(&h, 0, sizeof(h));
+	o.namespace = "jwt";
+	o.workers = 1;
+	o.watch_timeout_s = 5;
+	TFJ_CHECK_OK(tfj_controller_new(&c, K, &o));
+	TFJ_CHECK_OK(tfj_tokenreviewer_new(&h.tr, K, "tfjob-report", 0, 0));
+	TFJ_CHECK_OK(tfj_issuer_new(&is, K, 0));
+	if (!c || !h.tr || !is)
+		goto out;
+	tfj_tokenreviewer_use_issuer(h.tr, is);
+	h.ctl = c;
+	fake_serve_doc(&F, TFJ_ISSUER_DISCOVERY_PATH, "application/json", "{\"issuer\":\"" JWT_ISS "\"}");
+	js_jwk(jwk, sizeof(jwk), key, "a");
+	snprintf(doc, sizeof(doc), "{\"keys\":[%s]}", jwk);
+	fake_serve_doc(&F, TFJ_ISSUER_JWKS_PATH, "application/jwk-set+json", doc);
+	TFJ_CHECK_OK(tfj_controller_start(c, 10000));
+	create_jwt_objects(job_uid, sizeof(job_uid), pod_uid, sizeof(pod_uid));
+	for (i = 0; i < 300 && !pod_cached(c, "jwt", "mnist-worker-0"); i++)
+		usleep(20000);
+	tok = pod_token(key, pod_uid);
+	forged = pod_token(other, pod_uid);
+	m = msg(TFJ_RM_HEARTBEAT, job_uid, TFJ_RT_WORKER, "mnist-worker-0");
+	snprintf(m.ref.ns, sizeof(m.ref.ns), "jwt");
+	TFJ_CHECK_INT(tfj_reporthub_auth(&h, &m, tok, subject, sizeof(subject), &why),
+		      TFJ_REPORT_OK);
+	TFJ_CHECK_STR(subject, pod_uid);
+	TFJ_CHECK_INT(tfj_reporthub_auth(&h, &m, forged, subject, sizeof(subject), &why),
+		      TFJ_REPORT_UNAUTHENTICATED);
+	TFJ_CHECK_STR(why, "invalid_token");
+	/* The pod goes: its token, verified and cached, is refused once the cache knows. */
+	TFJ_CHECK_OK(tfj_kube_delete(K, "/api/v1/namespaces/jwt/pods/mnist-worker-0", NULL, NULL));
+	for (i = 0; i < 300 && pod_cached(c, "jwt", "mnist-worker-0"); i++)
+		usleep(20000);
+	TFJ_CHECK_INT(tfj_reporthub_known(&h, tok), 1);
+	TFJ_CHECK_INT(tfj_reporthub_auth(&h, &m, tok, subject, sizeof(subject), &why),
+		      TFJ_REPORT_PERMISSION_DENIED);
+	TFJ_CHECK_STR(why, "pod_unknown");
+	/* No TokenReview for any of it. */
+	TFJ_CHECK_INT(fake_count(&F, "tokenreviews", NULL), 0);
+out:
+	tfj_controller_free(c);
+	tfj_tokenreviewer_free(h.tr);
+	tfj_issuer_free(is);
+	EVP_PKEY_free(key);
+	EVP_PKEY_free(other);
+	free(tok);
+	free(forged);
+}
+
 int main(void)
 {
 	int rc = fake_start(&F, "tok");
@@ -189,6 +308,8 @@ int main(void)
 	K = fake_client(&F, NULL);
 	if (rc == 0 && K)
 		TFJ_RUN(test_deliver_and_advise);
+	if (rc == 0 && K)
+		TFJ_RUN(test_auth_with_issuer_keys);
 	tfj_kube_free(K);
 	fake_stop(&F);
 	return tfj_test_finish();

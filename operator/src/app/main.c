@@ -38,6 +38,7 @@
 #include "report/report.h"
 #include "app/reporthub.h"
 #include "app/replabel.h"
+#include "report/issuer.h"
 #include "report/tokenreview.h"
 #include "kube/kube.h"
 #include "kube/kubeconfig.h"
@@ -53,6 +54,7 @@ struct app {
 	struct tfj_kube *event_kube; /* own client: events have their own budget */
 	struct tfj_kube *review_kube;/* own client: TokenReviews cannot spend the
 				      * controller's budget (a flood of tokens) */
+	struct tfj_issuer *issuer;   /* service-account keys for agent tokens (on review_kube) */
 	struct tfj_controller *ctl;
 	/* NULL when the report channel is off (or not yet on); set by the run
 	 * loop once the certificate is there while the metrics thread reads it. */
@@ -338,9 +340,12 @@ static int start_report(struct app *a, const struct tfj_config *cfg)
 	ko.timeout_ms = 10000; /* a report thread waits for it */
 	if ((rc = tfj_kube_new(&a->review_kube, &a->kc, &ko)) ||
 	    (rc = tfj_progress_new(&a->prog, 0)) ||
-	    (rc = tfj_tokenreviewer_new(&a->hub.tr, a->review_kube, cfg->report_audience, 0, 0)))
+	    (rc = tfj_tokenreviewer_new(&a->hub.tr, a->review_kube, cfg->report_audience, 0, 0)) ||
+	    (rc = tfj_issuer_new(&a->issuer, a->review_kube, 0)))
 		return failed("report channel setup failed", rc);
 	tfj_tokenreviewer_limit(a->hub.tr, cfg->tokenreview_qps, cfg->tokenreview_burst);
+	/* Tokens are verified with the issuer's keys; TokenReview only while those are unavailable. */
+	tfj_tokenreviewer_use_issuer(a->hub.tr, a->issuer);
 	a->hub.ctl = a->ctl;
 	a->hub.prog = a->prog;
 	tfj_controller_set_progress(a->ctl, a->prog);
@@ -512,6 +517,7 @@ static void stop(struct app *a)
 	tfj_httpd_stop(a->debug);
 	tfj_controller_free(a->ctl);
 	tfj_tokenreviewer_free(a->hub.tr);
+	tfj_issuer_free(a->issuer);
 	tfj_capublish_free(a->capub);
 	tfj_servingcert_free(a->cert);
 	tfj_kube_free(a->cert_kube);

@@ -461,6 +461,7 @@ struct req {
 	enum tfj_kube_verb verb;
 	const char *path;
 	const char *ctype;            /* of body; NULL: application/json */
+	const char *accept;           /* media types of the answer; NULL: application/json */
 	const char *body;             /* NULL: none */
 	size_t body_len;
 	tfj_kube_stream_fn fn;        /* a watch's consumer, or NULL */
@@ -479,10 +480,11 @@ static struct curl_slist *headers(struct tfj_kube *k, const struct req *r, int r
 {
 	struct curl_slist *hdrs = NULL;
 	char auth[TOKEN_MAX + 32];
-	char ct[128];
+	char ct[128], accept[128];
 
 	auth_header(k, auth, sizeof(auth), reload_token);
-	hdrs = curl_slist_append(hdrs, "Accept: application/json");
+	snprintf(accept, sizeof(accept), "Accept: %s", r->accept ? r->accept : "application/json");
+	hdrs = curl_slist_append(hdrs, accept);
 	if (auth[0])
 		hdrs = curl_slist_append(hdrs, auth);
 	explicit_bzero(auth, sizeof(auth));
@@ -743,6 +745,13 @@ int tfj_kube_do(struct tfj_kube *k, enum tfj_kube_verb verb, const char *path,
 	return perform(k, &(struct req){ .verb = verb, .path = path, .ctype = content_type,
 					 .body = body, .body_len = body_len },
 		       resp, status);
+}
+
+int tfj_kube_get_as(struct tfj_kube *k, const char *path, const char *accept,
+		    struct tfj_buf *resp)
+{
+	return perform(k, &(struct req){ .verb = TFJ_KUBE_GET, .path = path, .accept = accept },
+		       resp, NULL);
 }
 
 static int do_json(struct tfj_kube *k, cJSON **out, enum tfj_kube_verb verb, const char *path,

@@ -85,6 +85,15 @@ int tfj_kube_do(struct tfj_kube *k, enum tfj_kube_verb verb, const char *path,
 		const char *content_type, const char *body, size_t body_len,
 		struct tfj_buf *resp, long *status);
 
+/*
+ * GET `path` asking for `accept` (an Accept header value; NULL:
+ * application/json), the body appended to resp: for documents the API
+ * server serves only in another media type (the service-account issuer's
+ * JWKS, application/jwk-set+json). Returns 0 on 2xx, else the mapped error.
+ */
+int tfj_kube_get_as(struct tfj_kube *k, const char *path, const char *accept,
+		    struct tfj_buf *resp);
+
 /* GET one object or a list (counted as LIST). *out is the parsed body. */
 int tfj_kube_get(struct tfj_kube *k, cJSON **out, const char *path);
 int tfj_kube_list(struct tfj_kube *k, cJSON **out, const char *path);

@@ -8,13 +8,15 @@
 
 #include <openssl/evp.h>
 
+#include <tfj/err.h>
 #include <tfj/json.h>
 
 /* Seconds since the epoch as JSON numbers: bounded so *1000 cannot overflow. */
 #define SECONDS_MAX ((int64_t)1 << 40)
 
 static const char *const reasons[] = { "ok", "malformed", "too_large", "algorithm",
-				       "audience", "expired", "not_yet_valid", "not_pod_bound" };
+				       "audience", "expired", "not_yet_valid", "not_pod_bound",
+				       "issuer", "unknown_key", "signature" };
 
 const char *tfj_jwtclaims_reason(enum tfj_jwt_reason r)
 {
@@ -91,6 +93,16 @@ static cJSON *part_json(const char *s, size_t n, size_t cap)
 	return j;
 }
 
+static int copy(char *dst, size_t cap, const char *src)
+{
+	size_t n = strnlen(src, cap);
+
+	if (n >= cap)
+		return -1;
+	memcpy(dst, src, n + 1);
+	return 0;
+}
+
 /* Signature algorithms a Kubernetes service-account issuer uses: asymmetric only. */
 static int alg_ok(const cJSON *hdr)
 {
@@ -105,6 +117,18 @@ static int alg_ok(const cJSON *hdr)
 		if (!strcmp(alg, ok[i]))
 			return 1;
 	return 0;
+}
+
+/* The header's alg (already checked) and optional kid, the payload's optional iss. */
+static enum tfj_jwt_reason names(struct tfj_jwtclaims *out, const cJSON *hdr, const cJSON *p)
+{
+	const char *alg = "", *kid, *iss;
+
+	if (tfj_json_get_string(&alg, hdr, "alg") || tfj_json_opt_string(&kid, hdr, "kid", "") ||
+	    tfj_json_opt_string(&iss, p, "iss", "") || copy(out->alg, sizeof(out->alg), alg) ||
+	    copy(out->kid, sizeof(out->kid), kid) || copy(out->iss, sizeof(out->iss), iss))
+		return TFJ_JWT_MALFORMED;
+	return TFJ_JWT_OK;
 }
 
 /* aud is a string or an array of strings (RFC 7519 4.1.3). -1: wrong type. */
@@ -124,16 +148,6 @@ static int aud_lists(const cJSON *payload, const char *audience)
 		found |= !strcmp(s, audience);
 	}
 	return found;
-}
-
-static int copy(char *dst, size_t cap, const char *src)
-{
-	size_t n = strnlen(src, cap);
-
-	if (n >= cap)
-		return -1;
-	memcpy(dst, src, n + 1);
-	return 0;
 }
 
 /* Times: exp required; nbf and iat optional. */
@@ -218,7 +232,8 @@ enum tfj_jwt_reason tfj_jwtclaims_check(struct tfj_jwtclaims *out, const char *t
 		r = listed < 0 ? TFJ_JWT_MALFORMED : TFJ_JWT_AUDIENCE;
 		goto out;
 	}
-	if ((r = times(out, payload, now_ms)) != TFJ_JWT_OK)
+	if ((r = times(out, payload, now_ms)) != TFJ_JWT_OK ||
+	    (r = names(out, hdr, payload)) != TFJ_JWT_OK)
 		goto out;
 	r = pod_claim(out, payload);
 out:
@@ -227,4 +242,18 @@ out:
 	if (r != TFJ_JWT_OK)
 		memset(out, 0, sizeof(*out));
 	return r;
+}
+
+int tfj_jwtclaims_b64url(unsigned char **out, size_t *outlen, const char *s, size_t n)
+{
+	char *text = NULL;
+
+	*out = NULL;
+	*outlen = 0;
+	if (n > TFJ_JWT_PAYLOAD_MAX || !url_part(s, n))
+		return tfj_err_set(TFJ_EPARSE, "base64url: bad input");
+	if (url_decode(&text, outlen, s, n))
+		return tfj_err_set(TFJ_EPARSE, "base64url: bad input");
+	*out = (unsigned char *)text;
+	return 0;
 }

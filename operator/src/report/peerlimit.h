@@ -14,6 +14,10 @@
  * whose bucket is fullest (the one that failed least lately), so a flood
  * from many addresses can only push out peers that have nothing to forgive.
  *
+ * The key is any short string: the reviewer (tokenreview.c) keeps a second
+ * table keyed by namespace, each namespace's share of the TokenReview
+ * budget, charged for every review it sends.
+ *
  * Times are passed in (monotonic ns), so the arithmetic is testable without
  * sleeping. Threads: one lock per table.
  */

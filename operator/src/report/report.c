@@ -230,7 +230,14 @@ static grpc_status_code handle(struct tfj_report *s, struct slot *sl, const char
 	}
 	explicit_bzero(tok, TOKEN_MAX + 1);
 	free(tok);
-	if (code == TFJ_REPORT_UNAUTHENTICATED || code == TFJ_REPORT_PERMISSION_DENIED)
+	/*
+	 * Refusals cost the sender, and so does a call its token could not be
+	 * checked for because the TokenReview budget was spent: a peer sending
+	 * plausible forgeries where only TokenReview can tell is slowed like
+	 * one sending garbage. A real agent's verified token is never refused.
+	 */
+	if (code == TFJ_REPORT_UNAUTHENTICATED || code == TFJ_REPORT_PERMISSION_DENIED ||
+	    (code == TFJ_REPORT_UNAVAILABLE && reason && !strcmp(reason, "review_limited")))
 		tfj_peerlimit_charge(s->peers, peer, tfj_clock_mono_ns());
 	if (code == TFJ_REPORT_OK && !allow(s, subject)) {
 		count_reject(s, "rate_limited");

@@ -9,7 +9,8 @@
  *      callback (TokenReview + pod check: UNAUTHENTICATED/PERMISSION_DENIED);
  *   4. a per-pod token bucket (RESOURCE_EXHAUSTED, reason rate_limited);
  * and, before 3., per peer address, a token bucket that only refused calls
- * (invalid argument, unauthenticated, permission denied) drain: an address
+ * (invalid argument, unauthenticated, permission denied, and unavailable
+ * with reason review_limited: the TokenReview budget was spent) drain: an address
  * that keeps failing is answered RESOURCE_EXHAUSTED (reason peer_limited)
  * before its token is looked at (peerlimit.h), unless the optional `known`
  * callback says the token is one already verified.

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
 
 #include <tfj/buf.h>
 #include <tfj/clock.h>
@@ -17,7 +16,10 @@
 #include <tfj/json.h>
 
 #include "kube/ratelimit.h"
+#include "report/issuer.h"
 #include "report/jwtclaims.h"
+#include "report/peerlimit.h"
+#include "report/tokencache.h"
 
 #include "tfjob/podspec.h"
 #include "tfjob/tfjob.h"
@@ -27,7 +29,8 @@
 #define SA_PREFIX "system:serviceaccount:"
 #define REVIEW_PATH "/apis/authentication.k8s.io/v1/tokenreviews"
 #define REVIEW_RESP_MAX (256u * 1024u)
-#define WAYS 4
+/* One namespace may spend at most this fraction (1/N) of the TokenReview budget. */
+#define NS_SHARE_DIVISOR 4
 
 static const char *const reasons[] = { "ok", "no_token", "invalid_token", "not_pod_bound",
 				       "pod_mismatch", "pod_unknown", "wrong_replica",
@@ -188,36 +191,37 @@ static const char *const authz_local[3] = { "pod_mismatch", "pod_unknown", "wron
 enum { RES_AUTHENTICATED, RES_UNAUTHENTICATED, RES_ERROR, NRES };
 static const char *const res_names[NRES] = { "authenticated", "unauthenticated", "error" };
 
-struct entry {
-	unsigned char hash[32];
-	int used;
-	int64_t expires_ms;
-	struct tfj_tokenreview tr;
-};
-
-struct cache {
-	size_t nsets;
-	struct entry *tab;
-};
+/* tfjob_report_auth_total{method,result}: how each token was decided. */
+enum { M_CACHE, M_LOCAL, M_REVIEW, NMETHOD };
+enum { A_OK, A_REFUSED, A_LIMITED, A_ERROR, NARES };
+static const char *const method_names[NMETHOD] = { "cache", "local", "tokenreview" };
+static const char *const ares_names[NARES] = { "ok", "refused", "limited", "error" };
 
 struct tfj_tokenreviewer {
 	struct tfj_kube *k;
 	char *audience;
 	int64_t ttl_ms;
-	struct cache good, bad;      /* verified tokens; tokens the API server refused */
+	struct tfj_tokencache good, bad;      /* verified tokens; tokens the API server refused */
 	struct tfj_ratelimit rl;     /* the TokenReview budget */
+	struct tfj_peerlimit *ns_share; /* each namespace's share of it */
+	struct tfj_issuer *issuer;   /* local verification; NULL: TokenReview only */
 	pthread_mutex_t mu;
 	int mu_init;
-	uint64_t hits, bad_hits, throttled;
+	uint64_t hits, bad_hits, throttled, ns_throttled;
+	uint64_t auth[NMETHOD][NARES];
 	uint64_t results[NRES];
 	uint64_t local[NLOCAL];
 };
 
-static int cache_init(struct cache *c, size_t entries)
+/*
+ * The per-namespace buckets: 1/NS_SHARE_DIVISOR of the budget each, so
+ * forged tokens naming pods of one namespace leave the rest to the others.
+ */
+static int share_new(struct tfj_peerlimit **out, double qps, int burst)
 {
-	c->nsets = (entries + WAYS - 1) / WAYS;
-	c->tab = calloc(c->nsets * WAYS, sizeof(*c->tab));
-	return c->tab ? 0 : -1;
+	int b = burst / NS_SHARE_DIVISOR;
+
+	return tfj_peerlimit_new(out, qps > 0 ? qps / NS_SHARE_DIVISOR : 0, b > 1 ? b : 1, 256);
 }
 
 int tfj_tokenreviewer_new(struct tfj_tokenreviewer **out, struct tfj_kube *k,
@@ -238,22 +242,38 @@ int tfj_tokenreviewer_new(struct tfj_tokenreviewer **out, struct tfj_kube *k,
 	r->ttl_ms = ttl_ms > 0 ? ttl_ms : 60000;
 	r->audience = strdup(audience);
 	/* Refusals need less room: garbage never gets this far. */
-	if (!r->audience || cache_init(&r->good, entries) ||
-	    cache_init(&r->bad, entries / 4 > 64 ? entries / 4 : 64)) {
+	if (!r->audience || tfj_tokencache_init(&r->good, entries) ||
+	    tfj_tokencache_init(&r->bad, entries / 4 > 64 ? entries / 4 : 64)) {
 		tfj_tokenreviewer_free(r);
 		return tfj_err_set(TFJ_ENOMEM, "tokenreview");
 	}
 	pthread_mutex_init(&r->mu, NULL);
 	r->mu_init = 1;
 	tfj_ratelimit_init(&r->rl, 5, 20);
+	if (share_new(&r->ns_share, 5, 20)) {
+		tfj_tokenreviewer_free(r);
+		return tfj_err_set(TFJ_ENOMEM, "tokenreview");
+	}
 	*out = r;
 	return 0;
 }
 
 void tfj_tokenreviewer_limit(struct tfj_tokenreviewer *r, double qps, int burst)
 {
+	struct tfj_peerlimit *share = NULL;
+
 	tfj_ratelimit_destroy(&r->rl);
 	tfj_ratelimit_init(&r->rl, qps, burst);
+	/* Keeps the old shares when the new table cannot be made. */
+	if (!share_new(&share, qps, burst)) {
+		tfj_peerlimit_free(r->ns_share);
+		r->ns_share = share;
+	}
+}
+
+void tfj_tokenreviewer_use_issuer(struct tfj_tokenreviewer *r, struct tfj_issuer *is)
+{
+	r->issuer = is;
 }
 
 void tfj_tokenreviewer_free(struct tfj_tokenreviewer *r)
@@ -264,62 +284,11 @@ void tfj_tokenreviewer_free(struct tfj_tokenreviewer *r)
 		pthread_mutex_destroy(&r->mu);
 		tfj_ratelimit_destroy(&r->rl);
 	}
+	tfj_peerlimit_free(r->ns_share);
 	free(r->audience);
-	free(r->good.tab);
-	free(r->bad.tab);
+	tfj_tokencache_free(&r->good);
+	tfj_tokencache_free(&r->bad);
 	free(r);
-}
-
-static int sha256(unsigned char out[32], const char *s)
-{
-	unsigned int n = 0;
-
-	if (!EVP_Digest(s, strlen(s), out, &n, EVP_sha256(), NULL) || n != 32)
-		return tfj_err_set(TFJ_EINTERNAL, "tokenreview: sha256 failed");
-	return 0;
-}
-
-static struct entry *set_of(struct cache *c, const unsigned char *h)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < 8; i++)
-		v = (v << 8) | h[i];
-	return &c->tab[(v % c->nsets) * WAYS];
-}
-
-/* The live entry for hash h, or NULL. Under the lock. */
-static struct entry *lookup(struct cache *c, const unsigned char *h, int64_t now_ms)
-{
-	struct entry *set = set_of(c, h);
-	int i;
-
-	for (i = 0; i < WAYS; i++)
-		if (set[i].used && set[i].expires_ms > now_ms && !memcmp(set[i].hash, h, 32))
-			return &set[i];
-	return NULL;
-}
-
-/* Stores tr for h: its own slot, a free or expired one, else the soonest to expire. */
-static void insert(struct cache *c, const unsigned char *h, const struct tfj_tokenreview *tr,
-		   int64_t now_ms, int64_t expires_ms)
-{
-	struct entry *set = set_of(c, h), *victim = &set[0];
-	int i;
-
-	for (i = 0; i < WAYS; i++) {
-		if (!set[i].used || set[i].expires_ms <= now_ms || !memcmp(set[i].hash, h, 32)) {
-			victim = &set[i];
-			break;
-		}
-		if (set[i].expires_ms < victim->expires_ms)
-			victim = &set[i];
-	}
-	memcpy(victim->hash, h, 32);
-	victim->used = 1;
-	victim->expires_ms = expires_ms;
-	victim->tr = *tr;
 }
 
 /* The API call. The request body holds the token: wiped before it is freed. */
@@ -407,14 +376,128 @@ static enum tfj_authz local_check(struct tfj_tokenreviewer *r, struct tfj_jwtcla
 	return az;
 }
 
+/* what the token's verified claims say, as a review would have said it. */
+static void from_claims(struct tfj_tokenreview *out, const struct tfj_jwtclaims *c)
+{
+	memset(out, 0, sizeof(*out));
+	out->authenticated = 1;
+	memcpy(out->ns, c->ns, sizeof(out->ns));
+	memcpy(out->sa, c->sa, sizeof(out->sa));
+	memcpy(out->pod, c->pod, sizeof(out->pod));
+	memcpy(out->pod_uid, c->pod_uid, sizeof(out->pod_uid));
+}
+
+/*
+ * The issuer's verdict (issuer.h): 1 when it decided (*local and *out set,
+ * a verified token cached until its exp), 0 when it could not and a
+ * TokenReview must.
+ */
+static int verify_locally(struct tfj_tokenreviewer *r, struct tfj_tokenreview *out,
+			  enum tfj_authz *local, const char *token, const unsigned char *h,
+			  int64_t now_ms)
+{
+	struct tfj_jwtclaims c;
+	enum tfj_jwt_reason why;
+
+	if (!r->issuer || tfj_issuer_verify(r->issuer, &why, &c, token, r->audience, now_ms))
+		return 0;
+	pthread_mutex_lock(&r->mu);
+	if (why == TFJ_JWT_OK) {
+		from_claims(out, &c);
+		/* The signature holds until exp; the pod is checked on every call anyway. */
+		tfj_tokencache_insert(&r->good, h, out, now_ms, c.exp_ms);
+		r->auth[M_LOCAL][A_OK]++;
+	} else {
+		r->local[why]++;
+		r->auth[M_LOCAL][A_REFUSED]++;
+		*local = why == TFJ_JWT_NOT_POD_BOUND ? TFJ_AUTHZ_NOT_POD_BOUND
+						      : TFJ_AUTHZ_INVALID_TOKEN;
+	}
+	pthread_mutex_unlock(&r->mu);
+	return 1;
+}
+
+/*
+ * 1 when a TokenReview for a token naming namespace ns may be sent now:
+ * within the namespace's share, then within the whole budget.
+ */
+static int review_allowed(struct tfj_tokenreviewer *r, const char *ns)
+{
+	uint64_t now = tfj_clock_mono_ns();
+
+	if (!tfj_peerlimit_allowed(r->ns_share, ns, now)) {
+		pthread_mutex_lock(&r->mu);
+		r->ns_throttled++;
+		r->throttled++;
+		r->auth[M_REVIEW][A_LIMITED]++;
+		pthread_mutex_unlock(&r->mu);
+		return 0;
+	}
+	if (!tfj_ratelimit_try(&r->rl, now)) {
+		pthread_mutex_lock(&r->mu);
+		r->throttled++;
+		r->auth[M_REVIEW][A_LIMITED]++;
+		pthread_mutex_unlock(&r->mu);
+		return 0;
+	}
+	tfj_peerlimit_charge(r->ns_share, ns, now);
+	return 1;
+}
+
+/* The fallback: the refusals' cache, the budget, the TokenReview. */
+static int ask_server(struct tfj_tokenreviewer *r, struct tfj_tokenreview *out,
+		      enum tfj_authz *local, const char *token, const unsigned char *h,
+		      const struct tfj_jwtclaims *claims, int64_t now_ms)
+{
+	int64_t until;
+	int rc;
+
+	pthread_mutex_lock(&r->mu);
+	if (tfj_tokencache_lookup(&r->bad, h, now_ms)) {
+		r->bad_hits++;
+		r->auth[M_REVIEW][A_REFUSED]++;
+		pthread_mutex_unlock(&r->mu);
+		return 0; /* refused a moment ago */
+	}
+	pthread_mutex_unlock(&r->mu);
+	if (!review_allowed(r, claims->ns)) {
+		*local = TFJ_AUTHZ_REVIEW_LIMITED;
+		return 0;
+	}
+	/* Concurrent misses for one token may both ask; the caches stay consistent. */
+	if ((rc = review(r, out, token))) {
+		pthread_mutex_lock(&r->mu);
+		r->results[RES_ERROR]++;
+		r->auth[M_REVIEW][A_ERROR]++;
+		pthread_mutex_unlock(&r->mu);
+		return rc;
+	}
+	pthread_mutex_lock(&r->mu);
+	if (out->authenticated) {
+		r->results[RES_AUTHENTICATED]++;
+		r->auth[M_REVIEW][A_OK]++;
+		/* Trusted no longer than the token itself. */
+		until = now_ms + r->ttl_ms;
+		if (claims->exp_ms < until)
+			until = claims->exp_ms;
+		tfj_tokencache_insert(&r->good, h, out, now_ms, until);
+	} else {
+		r->results[RES_UNAUTHENTICATED]++;
+		r->auth[M_REVIEW][A_REFUSED]++;
+		/* Refusals are remembered shorter: a token may be valid a moment later. */
+		tfj_tokencache_insert(&r->bad, h, out, now_ms, now_ms + r->ttl_ms / 4);
+	}
+	pthread_mutex_unlock(&r->mu);
+	return 0;
+}
+
 int tfj_tokenreviewer_check(struct tfj_tokenreviewer *r, struct tfj_tokenreview *out,
 			    enum tfj_authz *local, const char *token, const cJSON *pod,
 			    const struct tfj_reportmsg_ref *ref, int64_t now_ms)
 {
 	struct tfj_jwtclaims claims;
-	unsigned char h[32];
-	struct entry *e;
-	int64_t until;
+	unsigned char h[TFJ_TOKENCACHE_HASH];
+	struct tfj_tokencache_entry *e;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -425,66 +508,41 @@ int tfj_tokenreviewer_check(struct tfj_tokenreviewer *r, struct tfj_tokenreview 
 	}
 	if (strnlen(token, TFJ_TOKENREVIEW_TOKEN_MAX + 1) > TFJ_TOKENREVIEW_TOKEN_MAX) {
 		count(r, &r->local[TFJ_JWT_TOO_LARGE]);
+		count(r, &r->auth[M_LOCAL][A_REFUSED]);
 		*local = TFJ_AUTHZ_INVALID_TOKEN;
 		return 0;
 	}
-	if ((rc = sha256(h, token)))
+	if ((rc = tfj_tokencache_hash(h, token)))
 		return rc;
 	pthread_mutex_lock(&r->mu);
-	if ((e = lookup(&r->good, h, now_ms))) {
+	if ((e = tfj_tokencache_lookup(&r->good, h, now_ms))) {
 		*out = e->tr;
 		r->hits++;
+		r->auth[M_CACHE][A_OK]++;
 		pthread_mutex_unlock(&r->mu);
 		return 0;
 	}
 	pthread_mutex_unlock(&r->mu);
-	if ((*local = local_check(r, &claims, token, pod, ref, now_ms)) != TFJ_AUTHZ_OK)
-		return 0;
-	pthread_mutex_lock(&r->mu);
-	if (lookup(&r->bad, h, now_ms)) {
-		r->bad_hits++;
-		pthread_mutex_unlock(&r->mu);
-		return 0; /* refused a moment ago */
-	}
-	pthread_mutex_unlock(&r->mu);
-	if (!tfj_ratelimit_try(&r->rl, tfj_clock_mono_ns())) {
-		count(r, &r->throttled);
-		*local = TFJ_AUTHZ_REVIEW_LIMITED;
+	if ((*local = local_check(r, &claims, token, pod, ref, now_ms)) != TFJ_AUTHZ_OK) {
+		count(r, &r->auth[M_LOCAL][A_REFUSED]);
 		return 0;
 	}
-	/* Concurrent misses for one token may both ask; the caches stay consistent. */
-	if ((rc = review(r, out, token))) {
-		count(r, &r->results[RES_ERROR]);
-		return rc;
-	}
-	pthread_mutex_lock(&r->mu);
-	if (out->authenticated) {
-		r->results[RES_AUTHENTICATED]++;
-		/* Trusted no longer than the token itself. */
-		until = now_ms + r->ttl_ms;
-		if (claims.exp_ms < until)
-			until = claims.exp_ms;
-		insert(&r->good, h, out, now_ms, until);
-	} else {
-		r->results[RES_UNAUTHENTICATED]++;
-		/* Refusals are remembered shorter: a token may be valid a moment later. */
-		insert(&r->bad, h, out, now_ms, now_ms + r->ttl_ms / 4);
-	}
-	pthread_mutex_unlock(&r->mu);
-	return 0;
+	if (verify_locally(r, out, local, token, h, now_ms))
+		return 0;
+	return ask_server(r, out, local, token, h, &claims, now_ms);
 }
 
 int tfj_tokenreviewer_known(struct tfj_tokenreviewer *r, const char *token, int64_t now_ms)
 {
-	unsigned char h[32];
+	unsigned char h[TFJ_TOKENCACHE_HASH];
 	int known;
 
 	if (!token || !*token ||
 	    strnlen(token, TFJ_TOKENREVIEW_TOKEN_MAX + 1) > TFJ_TOKENREVIEW_TOKEN_MAX ||
-	    sha256(h, token))
+	    tfj_tokencache_hash(h, token))
 		return 0;
 	pthread_mutex_lock(&r->mu);
-	known = lookup(&r->good, h, now_ms) != NULL;
+	known = tfj_tokencache_lookup(&r->good, h, now_ms) != NULL;
 	pthread_mutex_unlock(&r->mu);
 	return known;
 }
@@ -500,12 +558,15 @@ void tfj_tokenreviewer_stats(struct tfj_tokenreviewer *r, uint64_t *reviews, uin
 
 int tfj_tokenreviewer_metrics(struct tfj_tokenreviewer *r, struct tfj_buf *out)
 {
-	uint64_t res[NRES], loc[NLOCAL], hits, bad_hits, throttled;
-	int rc = 0, i;
+	uint64_t res[NRES], loc[NLOCAL], hits, bad_hits, throttled, ns_throttled;
+	uint64_t auth[NMETHOD][NARES];
+	int rc = 0, i, j;
 
 	if (!r)
 		return 0;
 	pthread_mutex_lock(&r->mu);
+	memcpy(auth, r->auth, sizeof(auth));
+	ns_throttled = r->ns_throttled;
 	memcpy(res, r->results, sizeof(res));
 	memcpy(loc, r->local, sizeof(loc));
 	hits = r->hits;
@@ -537,5 +598,20 @@ int tfj_tokenreviewer_metrics(struct tfj_tokenreviewer *r, struct tfj_buf *out)
 				     "%llu\n", i < LOCAL_AUTHZ0 ? tfj_jwtclaims_reason(
 				     (enum tfj_jwt_reason)i) : authz_local[i - LOCAL_AUTHZ0],
 				     (unsigned long long)loc[i]);
+	rc |= tfj_buf_printf(out, "# HELP tfjob_report_tokenreview_ns_throttled_total "
+			     "TokenReviews not sent because their namespace's share of the budget "
+			     "was spent.\n"
+			     "# TYPE tfjob_report_tokenreview_ns_throttled_total counter\n"
+			     "tfjob_report_tokenreview_ns_throttled_total %llu\n"
+			     "# HELP tfjob_report_auth_total Report tokens decided, by how "
+			     "(cache, local signature check, TokenReview) and result.\n"
+			     "# TYPE tfjob_report_auth_total counter\n",
+			     (unsigned long long)ns_throttled);
+	for (i = 0; i < NMETHOD; i++)
+		for (j = 0; j < NARES; j++)
+			rc |= tfj_buf_printf(out, "tfjob_report_auth_total{method=\"%s\","
+					     "result=\"%s\"} %llu\n", method_names[i],
+					     ares_names[j], (unsigned long long)auth[i][j]);
+	rc |= tfj_issuer_metrics(r->issuer, out);
 	return rc ? TFJ_ENOMEM : 0;
 }

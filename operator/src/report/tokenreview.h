@@ -3,11 +3,14 @@
  * the replica it names.
  *
  * Authentication: the agent sends its pod's projected service-account token
- * (audience e.g. "tfjob-report", docs/operator.md). The operator asks the API
- * server (POST authentication.k8s.io/v1 tokenreviews with spec.audiences =
- * [audience]) through the one Kubernetes client (kube.h). A token bound to a
- * pod comes back with the pod's name and uid in status.user.extra and the
- * namespace in the username system:serviceaccount:<ns>:<sa>.
+ * (audience e.g. "tfjob-report", docs/operator.md). The operator verifies it
+ * itself with the API server's service-account keys (issuer.h: signature,
+ * issuer, audience, exp/nbf, the pod claim). Only where issuer discovery
+ * is unavailable does it ask the API server (POST authentication.k8s.io/v1
+ * tokenreviews with spec.audiences = [audience]) through the one
+ * Kubernetes client (kube.h); a token bound to a pod comes back with the
+ * pod's name and uid in status.user.extra and the namespace in the username
+ * system:serviceaccount:<ns>:<sa>.
  *
  * Authorization (pure, tfj_tokenreview_authorize): the token's pod must be
  * the pod the report names, in the job's namespace, and that pod (from the
@@ -17,16 +20,21 @@
  * Protection (docs/security.md, "Report authentication"): a token is first
  * looked at locally (report/jwtclaims.h: shape, size, algorithm, audience,
  * expiry, the pod claim) and the pod it claims is checked against the cache
- * with the same decision as below; only a token that survives asks the API
- * server, and then only within the reviewer's own token bucket (qps/burst),
- * on its own API client (main.c), so a flood never spends the controller's
- * budget. Reviews refused by the bucket answer TFJ_AUTHZ_REVIEW_LIMITED.
+ * with the same decision as below; only a token that survives has its
+ * signature checked, or in the fallback asks the API server, and then only
+ * within the reviewer's own token bucket (qps/burst) and its namespace's
+ * quarter of it, on its own API client (main.c), so a flood never spends
+ * the controller's budget. Reviews refused by a bucket answer
+ * TFJ_AUTHZ_REVIEW_LIMITED.
  *
  * Caches, keyed by the SHA-256 of the token (the raw token is never stored
  * or logged), both fixed-size 4-way set-associative tables: verified tokens
- * only in one (trusted until min(ttl, the token's exp)); tokens the API
+ * only in one (trusted until the token's exp when its signature was
+ * checked here, until min(ttl, exp) after a TokenReview); tokens the API
  * server refused in another, smaller one (a quarter of the ttl). Garbage
  * never reaches either, and refusals cannot push out a verified entry.
+ * The pod a cached token names is still checked against the pod cache on
+ * every call (tfj_tokenreview_authorize), so deleting the pod revokes it.
  *
  * Threads: a reviewer may be shared; it has its own lock.
  * Ownership: the reviewer borrows the kube client (it must outlive it).
@@ -97,14 +105,27 @@ int tfj_tokenreviewer_new(struct tfj_tokenreviewer **out, struct tfj_kube *k,
 			  const char *audience, int64_t ttl_ms, size_t entries);
 void tfj_tokenreviewer_free(struct tfj_tokenreviewer *r);
 
-/* The TokenReview budget (default 5/s, burst 20); qps <= 0: unlimited. */
+/*
+ * The TokenReview budget (default 5/s, burst 20); qps <= 0: unlimited. Each
+ * namespace (the one the token claims) may spend a quarter of it.
+ */
 void tfj_tokenreviewer_limit(struct tfj_tokenreviewer *r, double qps, int burst);
+
+struct tfj_issuer;
+/*
+ * Verifies tokens locally with the issuer's keys (issuer.h), borrowed: it
+ * must outlive the reviewer. Without one (or while its discovery is
+ * unavailable) every plausible token costs a TokenReview.
+ */
+void tfj_tokenreviewer_use_issuer(struct tfj_tokenreviewer *r, struct tfj_issuer *is);
 
 /*
  * Reviews `token` for a report naming `ref`, whose pod `pod` is the cached
  * one (NULL when the cache has none). In order: the verified cache; the
  * local checks (jwtclaims.h, then tfj_tokenreview_authorize with what the
- * token claims); the refusals' cache; the rate limit; the TokenReview.
+ * token claims); the signature with the issuer's keys, when an issuer is
+ * set and has them; else the refusals' cache, the namespace's share and
+ * the rate limit, the TokenReview.
  * Returns 0 with *local = TFJ_AUTHZ_OK and *out filled (check
  * out->authenticated, then authorize with it), or 0 with *local the reason
  * it was refused without asking (*out unauthenticated); or an API error
@@ -123,8 +144,10 @@ void tfj_tokenreviewer_stats(struct tfj_tokenreviewer *r, uint64_t *reviews, uin
 
 /*
  * Appends tfjob_report_tokenreviews_total{result}, the caches' hits,
- * tfjob_report_tokenreview_throttled_total and
- * tfjob_report_token_local_rejected_total{reason}. Accepts NULL (nothing).
+ * tfjob_report_tokenreview_throttled_total (and _ns_throttled_total),
+ * tfjob_report_token_local_rejected_total{reason},
+ * tfjob_report_auth_total{method,result} and the issuer's metrics. Accepts
+ * NULL (nothing).
  */
 int tfj_tokenreviewer_metrics(struct tfj_tokenreviewer *r, struct tfj_buf *out);
 
