@@ -54,8 +54,8 @@ struct tfj_apply {
 	struct tfj_events *events;   /* borrowed; NULL = no events */
 	const char *operator_name;   /* borrowed; label of the job's Secret and
 				      * NetworkPolicy; NULL = the default */
-	struct tfj_guardmemo *guards;/* borrowed; jobs whose Secret and NetworkPolicy
-				      * exist (guardmemo.h); NULL = ensure them every time */
+	struct tfj_guardmemo *guards;/* borrowed; jobs whose Secret exists
+				      * (guardmemo.h); NULL = ensure it every time */
 	_Atomic uint64_t jobs_created, jobs_succeeded, jobs_failed, jobs_restarted;
 	_Atomic uint64_t creates, deletes, create_errors, delete_errors;
 	_Atomic uint64_t status_writes, status_conflicts;
