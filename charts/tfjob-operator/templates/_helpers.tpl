@@ -63,9 +63,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - apiGroups: [""]
   resources: [secrets]
   verbs: [create, get]
+# Its NetworkPolicy: watched (the operator's labelled ones), created before
+# the pods and patched when the job's ports change.
 - apiGroups: [networking.k8s.io]
   resources: [networkpolicies]
-  verbs: [create, get]
+  verbs: [list, watch, create, get, patch]
 {{- with .Values.gangSchedulerName }}
 {{- if ne . "none" }}
 # Gang scheduling: one PodGroup per TFJob, read, created, updated, deleted.
