@@ -269,9 +269,9 @@ static int owned(struct tfj_nsinformer *inf, const struct tfj_tfjob *job, cJSON 
 
 /*
  * The job's create-failure record into *cf; 1 when there is one. A record
- * back at 0 failures whose condition is gone from the status has done its
- * work and is dropped. The queue never gives one key to two workers, so the
- * copy is the worker's until cf_store.
+ * back at 0 failures, with no NetworkPolicy failure, whose condition is gone
+ * from the status has done its work and is dropped. The queue never gives
+ * one key to two workers, so the copy is the worker's until cf_store.
  */
 static int cf_load(struct tfj_controller *c, const char *key, const struct tfj_tfjob *job,
 		   struct tfj_createfail *cf)
@@ -282,7 +282,8 @@ static int cf_load(struct tfj_controller *c, const char *key, const struct tfj_t
 	memset(cf, 0, sizeof(*cf));
 	pthread_mutex_lock(&c->cf_mu);
 	r = tfj_strmap_get(&c->cf, key);
-	if (r && r->failures == 0 && !job->status.cond[TFJ_COND_REPLICA_FAILURE].present) {
+	if (r && r->failures == 0 && !r->netpol_failed &&
+	    !job->status.cond[TFJ_COND_REPLICA_FAILURE].present) {
 		free(tfj_strmap_del(&c->cf, key));
 		r = NULL;
 	}
@@ -303,7 +304,7 @@ static void cf_store(struct tfj_controller *c, const char *key, const struct tfj
 		     const struct tfj_tfjob *job, const struct tfj_apply_result *a)
 {
 	struct tfj_createfail *r;
-	int wanted = cf->failures > 0 ||
+	int wanted = cf->failures > 0 || cf->netpol_failed ||
 		     (a->creates_work && job->status.cond[TFJ_COND_REPLICA_FAILURE].present);
 
 	pthread_mutex_lock(&c->cf_mu);
@@ -614,7 +615,7 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	if ((rc = tfj_queue_new(&c->q, &qo)) || (rc = tfj_expect_new(&c->exp, 0)) ||
 	    (rc = tfj_events_new(&c->events, o->event_kube ? o->event_kube : k, &eo)) ||
 	    (rc = tfj_guardmemo_new(&c->guards, 0, o->guard_recheck_ms)) ||
-	    (rc = tfj_poison_new(&c->poison, k, c->events)))
+	    (rc = tfj_poison_new(&c->poison, k, c->events, c->manager)))
 		goto out;
 	c->stale_ms = (o->informer_stale_s > 0 ? o->informer_stale_s
 					       : TFJ_CONTROLLER_STALE_DEFAULT_S) * 1000;
