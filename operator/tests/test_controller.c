@@ -524,7 +524,7 @@ static void test_ca_before_pods(void)
 				  cJSON_CreateString("tls"));
 	TFJ_CHECK_OK(tfj_kube_create(K, NULL, "/apis/kubeflow.org/v1/namespaces/tls/tfjobs", job));
 	cJSON_Delete(job);
-	TFJ_CHECK_OK(tfj_capublish_new(&pub, K, ca_source, NULL));
+	TFJ_CHECK_OK(tfj_capublish_new(&pub, K, NULL, NULL, ca_source, NULL));
 	o.namespace = "tls";
 	o.workers = 2;
 	o.watch_timeout_s = 5;
@@ -541,12 +541,12 @@ static void test_ca_before_pods(void)
 	for (int i = 0; i < 500 && fake_count(&F, "pods", "tls") < 3; i++)
 		usleep(20000);
 	TFJ_CHECK_INT(fake_count(&F, "pods", "tls"), 3);
-	TFJ_CHECK_OK(tfj_kube_get(K, &cm, "/api/v1/namespaces/tls/configmaps/tfjob-report-ca"));
+	TFJ_CHECK_OK(tfj_kube_get(K, &cm, "/api/v1/namespaces/tls/configmaps/tfjob-controller-report-ca"));
 	TFJ_CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(cm, "data"),
 							       "ca.crt")), ca_pem);
 	TFJ_CHECK_OK(tfj_kube_get(K, &pod, "/api/v1/namespaces/tls/pods/mnist-worker-0"));
 	spec = cJSON_PrintUnformatted(cJSON_GetObjectItem(pod, "spec"));
-	TFJ_CHECK(spec && strstr(spec, "\"configMap\":{\"name\":\"tfjob-report-ca\""));
+	TFJ_CHECK(spec && strstr(spec, "\"configMap\":{\"name\":\"tfjob-controller-report-ca\""));
 	TFJ_CHECK(spec && strstr(spec, "TFJOB_REPORT_CA_FILE"));
 	free(spec);
 out:

@@ -51,7 +51,7 @@ struct tfj_controller {
 	struct tfj_kube *k;
 	char *ns;            /* watched namespaces, comma-separated; NULL = all */
 	char *domain, *opname, *instance, *report_addr, *report_aud, *manager, *gang_name;
-	char *agent_image;
+	char *agent_image, *report_ca_cm;
 	struct tfj_gang gang;        /* gang scheduling (app/gang.h); api OFF = none */
 	struct tfj_progress *prog;   /* borrowed; NULL = report channel off */
 	struct tfj_capublish *capub; /* borrowed; NULL = no CA to publish (report/capublish.h) */
@@ -595,6 +595,8 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	c->pcfg.report_addr = c->report_addr;
 	c->pcfg.report_audience = c->report_aud;
 	c->pcfg.report_insecure = o->report_insecure;
+	c->report_ca_cm = dup_or_null(o->report_ca_configmap);
+	c->pcfg.report_ca_configmap = c->report_ca_cm;
 	c->agent_image = dup_or_null(o->agent_image);
 	c->pcfg.agent_image = c->agent_image;
 	c->pcfg.agent_inject_default = o->agent_inject_default;
@@ -717,6 +719,7 @@ void tfj_controller_free(struct tfj_controller *c)
 	free(c->report_addr);
 	free(c->report_aud);
 	free(c->agent_image);
+	free(c->report_ca_cm);
 	free(c->manager);
 	free(c->gang_name);
 	free(c);

@@ -569,6 +569,7 @@ int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in)
 		c.opts.report_addr = in->cfg->report_addr;
 		c.opts.report_audience = in->cfg->report_audience;
 		c.opts.report_insecure = in->cfg->report_insecure;
+		c.opts.report_ca_configmap = in->cfg->report_ca_configmap;
 		c.opts.gang = in->cfg->gang;
 		c.opts.agent_image = in->cfg->agent_image;
 		c.opts.agent_inject_default = in->cfg->agent_inject_default;

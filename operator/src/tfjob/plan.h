@@ -128,6 +128,7 @@ struct tfj_plan_config {
 	const char *report_addr;     /* TFJOB_REPORT_ADDR for pods; NULL/"" = no injection */
 	const char *report_audience; /* token audience; NULL = "tfjob-report" */
 	int report_insecure;         /* plaintext channel: pods get no CA (podspec.h) */
+	const char *report_ca_configmap; /* the CA ConfigMap pods mount (podspec.h); NULL = default */
 	const struct tfj_gang *gang; /* gang scheduling: pods' scheduler and PodGroup
 				      * marks (podgroup.h); NULL = off */
 	const char *agent_image;     /* injected agent's image (tfjob/inject.h); NULL = none */
