@@ -557,6 +557,60 @@ out:
 	ca_pem = NULL;
 }
 
+/*
+ * The managedBy filter comes first: a job of another controller gets no
+ * report CA published for it (nor any other write), even with the CA
+ * available and the report channel on.
+ */
+static void test_foreign_job_no_ca(void)
+{
+	struct tfj_controller_opts o = { 0 };
+	struct tfj_controller *c = NULL;
+	struct tfj_capublish *pub = NULL;
+	struct tfj_buf m = TFJ_BUF_INIT(1 << 20);
+	cJSON *job;
+	int seen = 0;
+
+	job = cJSON_Parse(job_json);
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(job, "metadata"), "namespace",
+				  cJSON_CreateString("other"));
+	cJSON_AddItemToObject(cJSON_GetObjectItem(job, "spec"), "runPolicy",
+			      cJSON_Parse("{\"managedBy\":\"example.com/other\"}"));
+	TFJ_CHECK_OK(tfj_kube_create(K, NULL, "/apis/kubeflow.org/v1/namespaces/other/tfjobs",
+				     job));
+	cJSON_Delete(job);
+	ca_pem = "-----BEGIN CERTIFICATE-----\nY\n-----END CERTIFICATE-----\n";
+	TFJ_CHECK_OK(tfj_capublish_new(&pub, K, NULL, NULL, ca_source, NULL));
+	o.namespace = "other";
+	o.workers = 2;
+	o.watch_timeout_s = 5;
+	o.report_addr = "tfjob-operator.tfjob-system.svc:9443";
+	TFJ_CHECK_OK(tfj_controller_new(&c, K, &o));
+	if (!c || !pub)
+		goto out;
+	tfj_controller_set_capublish(c, pub);
+	TFJ_CHECK_OK(tfj_controller_start(c, 10000));
+	/* The job's reconcile has run (skipped) once the counter says so. */
+	for (int i = 0; i < 300 && !seen; i++) {
+		tfj_buf_clear(&m);
+		TFJ_CHECK_INT(tfj_controller_metrics(c, &m), 0);
+		seen = strstr(tfj_buf_cstr(&m), "tfjob_operator_reconcile_total{result=\"skipped\"} 0\n")
+		       == NULL;
+		if (!seen)
+			usleep(20000);
+	}
+	TFJ_CHECK(seen);
+	TFJ_CHECK_INT(fake_count(&F, "configmaps", "other"), 0);
+	TFJ_CHECK_INT(fake_count(&F, "pods", "other"), 0);
+	TFJ_CHECK_INT(fake_count(&F, "networkpolicies", "other"), 0);
+	TFJ_CHECK_EQ(tfj_capublish_writes(pub), 0);
+out:
+	tfj_buf_free(&m);
+	tfj_controller_free(c);
+	tfj_capublish_free(pub);
+	ca_pem = NULL;
+}
+
 /* A heartbeat of a worker of job `job_uid` from pod `pod_uid`, heard at now_ms. */
 static void report(struct tfj_progress *p, const char *job_uid, const char *pod_uid,
 		   int64_t now_ms)
@@ -702,6 +756,7 @@ int main(void)
 		TFJ_RUN(test_no_crd);
 		TFJ_RUN(test_podgroup_before_pods);
 		TFJ_RUN(test_ca_before_pods);
+		TFJ_RUN(test_foreign_job_no_ca);
 		TFJ_RUN(test_progress_follows_pods);
 	}
 	tfj_kube_free(K);

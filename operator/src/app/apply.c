@@ -398,6 +398,12 @@ static int do_netpol(struct apply_ctx *a, const struct tfj_action *act)
 		if (!(rc = tfj_apipath_obj(path, sizeof(path), TFJ_NETPOL_API_PATH, a->job->ns,
 					   "networkpolicies", act->name, NULL)))
 			rc = tfj_kube_patch(c->k, NULL, path, TFJ_KUBE_PATCH_MERGE, patch);
+		/* Gone since the plan: the cache will show it, and the next plan
+		 * creates it again; nothing failed. */
+		if (rc == TFJ_ENOTFOUND || rc == TFJ_ECONFLICT) {
+			rc = 0;
+			goto out_quiet;
+		}
 		if (rc) {
 			snprintf(msg, sizeof(msg), "Error updating networkpolicy %s: %.400s",
 				 act->name, tfj_err_detail());
@@ -424,6 +430,7 @@ out:
 		tfj_createfail_netpol(a->res->create_failure, rc ? reason : NULL, rc ? msg : NULL);
 	if (!rc)
 		tfj_apply_event(c, a->job, act->ev_type, act->ev_reason, act->ev_message);
+out_quiet:
 	free(patch);
 	cJSON_Delete(doc);
 	cJSON_Delete(body);
