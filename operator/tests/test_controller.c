@@ -557,6 +557,71 @@ out:
 	ca_pem = NULL;
 }
 
+/* The ports of the training rule of np/mnist-training, as "2222,3333" ("" when none). */
+static void np_ports(char *out, size_t n)
+{
+	cJSON *np = NULL, *rule, *p;
+	size_t at = 0;
+
+	out[0] = '\0';
+	if (tfj_kube_get(K, &np, "/apis/networking.k8s.io/v1/namespaces/np/networkpolicies/"
+				 "mnist-training"))
+		return;
+	rule = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(np, "spec"), "ingress"), 0);
+	cJSON_ArrayForEach(p, cJSON_GetObjectItem(rule, "ports")) {
+		int w = snprintf(out + at, n - at, "%s%d", at ? "," : "",
+				 cJSON_GetNumberValue(cJSON_GetObjectItem(p, "port")) > 0 ?
+				 (int)cJSON_GetNumberValue(cJSON_GetObjectItem(p, "port")) : 0);
+
+		if (w < 0 || (size_t)w >= n - at)
+			break;
+		at += (size_t)w;
+	}
+	cJSON_Delete(np);
+}
+
+/*
+ * The job's ps moves to another tfjob-port: the controller patches the
+ * job's NetworkPolicy to the new ports (one PATCH, the same object).
+ */
+static void test_netpol_follows_ports(void)
+{
+	struct tfj_controller *c = NULL;
+	cJSON *job = cJSON_Parse(job_json), *spec;
+	char ports[64] = "", *patch = NULL;
+	int i;
+
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(job, "metadata"), "namespace",
+				  cJSON_CreateString("np"));
+	TFJ_CHECK_OK(tfj_kube_create(K, NULL, "/apis/kubeflow.org/v1/namespaces/np/tfjobs", job));
+	c = start_controller_in("np", NULL);
+	if (!c)
+		goto out;
+	for (i = 0; i < 300 && strcmp(ports, "2222"); i++, usleep(20000))
+		np_ports(ports, sizeof(ports));
+	TFJ_CHECK_STR(ports, "2222");
+	/* spec.tfReplicaSpecs.PS's container gets tfjob-port 3333. */
+	spec = cJSON_Duplicate(cJSON_GetObjectItem(job, "spec"), 1);
+	cJSON_AddItemToObject(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(spec, "tfReplicaSpecs"),
+		"PS"), "template"), "spec"), "containers"), 0), "ports",
+		cJSON_Parse("[{\"name\":\"tfjob-port\",\"containerPort\":3333}]"));
+	cJSON_Delete(job);
+	job = cJSON_CreateObject();
+	cJSON_AddItemToObject(job, "spec", spec);
+	TFJ_CHECK_OK(tfj_json_print(&patch, job));
+	TFJ_CHECK_OK(tfj_kube_patch(K, NULL, "/apis/kubeflow.org/v1/namespaces/np/tfjobs/mnist",
+				    TFJ_KUBE_PATCH_MERGE, patch));
+	for (i = 0; i < 300 && strcmp(ports, "2222,3333"); i++, usleep(20000))
+		np_ports(ports, sizeof(ports));
+	TFJ_CHECK_STR(ports, "2222,3333");
+	TFJ_CHECK_INT(fake_count(&F, "networkpolicies", "np"), 1);
+out:
+	free(patch);
+	cJSON_Delete(job);
+	tfj_controller_free(c);
+}
+
 /*
  * The managedBy filter comes first: a job of another controller gets no
  * report CA published for it (nor any other write), even with the CA
@@ -757,6 +822,7 @@ int main(void)
 		TFJ_RUN(test_podgroup_before_pods);
 		TFJ_RUN(test_ca_before_pods);
 		TFJ_RUN(test_foreign_job_no_ca);
+		TFJ_RUN(test_netpol_follows_ports);
 		TFJ_RUN(test_progress_follows_pods);
 	}
 	tfj_kube_free(K);
