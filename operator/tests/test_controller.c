@@ -622,6 +622,62 @@ out:
 	tfj_controller_free(c);
 }
 
+/* The status of condition `type` of TFJob mnist in ns: "True", "False" or "" when absent. */
+static void cond_in(char *out, size_t n, const char *ns, const char *type)
+{
+	char path[256];
+	cJSON *job = NULL, *c;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "/apis/kubeflow.org/v1/namespaces/%s/tfjobs/mnist", ns);
+	if (tfj_kube_get(K, &job, path))
+		return;
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(cJSON_GetObjectItem(job, "status"), "conditions"))
+		if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(c, "type")) ?
+			    cJSON_GetStringValue(cJSON_GetObjectItem(c, "type")) : "", type))
+			snprintf(out, n, "%s", cJSON_GetStringValue(cJSON_GetObjectItem(c, "status")) ?
+				 cJSON_GetStringValue(cJSON_GetObjectItem(c, "status")) : "");
+	cJSON_Delete(job);
+}
+
+/*
+ * The NetworkPolicy's create is refused (403): the pods are created all the
+ * same, the job shows NetworkPolicyFailure; once creates work the policy
+ * comes and the condition goes.
+ */
+static void test_netpol_failure_visible(void)
+{
+	struct tfj_controller *c = NULL;
+	cJSON *job = cJSON_Parse(job_json);
+	char st[16] = "";
+	int i;
+
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(job, "metadata"), "namespace",
+				  cJSON_CreateString("npf"));
+	TFJ_CHECK_OK(tfj_kube_create(K, NULL, "/apis/kubeflow.org/v1/namespaces/npf/tfjobs", job));
+	cJSON_Delete(job);
+	fake_inject(&F, 1000000, 403, "/networkpolicies", "POST", NULL);
+	c = start_controller_in("npf", NULL);
+	if (!c)
+		goto out;
+	for (i = 0; i < 300 && fake_count(&F, "pods", "npf") < 3; i++)
+		usleep(20000);
+	TFJ_CHECK_INT(fake_count(&F, "pods", "npf"), 3);
+	for (i = 0; i < 300 && strcmp(st, "True"); i++, usleep(20000))
+		cond_in(st, sizeof(st), "npf", "NetworkPolicyFailure");
+	TFJ_CHECK_STR(st, "True");
+	TFJ_CHECK_INT(fake_count(&F, "networkpolicies", "npf"), 0);
+	fake_inject(&F, 0, 0, NULL, NULL, NULL);
+	/* The retries come with the key's backoff (well under a few seconds here). */
+	for (i = 0; i < 1500 && strcmp(st, ""); i++, usleep(20000))
+		cond_in(st, sizeof(st), "npf", "NetworkPolicyFailure");
+	TFJ_CHECK_STR(st, "");
+	TFJ_CHECK_INT(fake_count(&F, "networkpolicies", "npf"), 1);
+out:
+	fake_inject(&F, 0, 0, NULL, NULL, NULL);
+	tfj_controller_free(c);
+}
+
 /*
  * The managedBy filter comes first: a job of another controller gets no
  * report CA published for it (nor any other write), even with the CA
@@ -823,6 +879,7 @@ int main(void)
 		TFJ_RUN(test_ca_before_pods);
 		TFJ_RUN(test_foreign_job_no_ca);
 		TFJ_RUN(test_netpol_follows_ports);
+		TFJ_RUN(test_netpol_failure_visible);
 		TFJ_RUN(test_progress_follows_pods);
 	}
 	tfj_kube_free(K);
