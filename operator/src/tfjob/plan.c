@@ -554,7 +554,7 @@ int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in)
 
 	memset(out, 0, sizeof(*out));
 	if (!in || !in->job || !in->job->doc || (in->npods && !in->pods) ||
-	    (in->nservices && !in->services))
+	    (in->nservices && !in->services) || (in->nnetpols && !in->netpols))
 		return tfj_err_set(TFJ_EINVAL, "plan: missing input");
 	memset(&c, 0, sizeof(c));
 	c.in = in;
