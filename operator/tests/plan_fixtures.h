@@ -159,6 +159,7 @@ struct fx_world {
 	size_t nsvcs;
 	cJSON *netpols[4];         /* the job's NetworkPolicies (cfg.netpol) */
 	size_t nnetpols;
+	int report_ca_current;     /* the namespace holds the report CA (cfg.report_ca) */
 	int64_t now_ms;
 	struct tfj_plan plan;
 	struct tfj_tfjob planned;  /* the job the plan was computed from (it points there) */
@@ -211,6 +212,7 @@ static inline int fx_plan(struct fx_world *w)
 	in.nservices = w->nsvcs;
 	in.netpols = (const cJSON *const *)w->netpols;
 	in.nnetpols = w->nnetpols;
+	in.report_ca_current = w->report_ca_current;
 	in.now_ms = w->now_ms;
 	in.cfg = &w->cfg;
 	in.progress = w->progress;

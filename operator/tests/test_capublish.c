@@ -75,9 +75,12 @@ static void test_publish(void)
 	if (!p)
 		return;
 	TFJ_CHECK_INT(tfj_capublish_ensure(p, "team-a"), TFJ_EUNAVAIL);
+	TFJ_CHECK_INT(tfj_capublish_current(p, "team-a"), 0);
 	s.pem = "-----BEGIN CERTIFICATE-----\nA\n-----END CERTIFICATE-----\n";
 	s.gen = 1;
+	TFJ_CHECK_INT(tfj_capublish_current(p, "team-a"), 0);
 	TFJ_CHECK_OK(tfj_capublish_ensure(p, "team-a"));
+	TFJ_CHECK_INT(tfj_capublish_current(p, "team-a"), 1);
 	check_published("team-a", s.pem);
 	TFJ_CHECK_EQ(tfj_capublish_writes(p), 1);
 	/* Current: no request at all. */
@@ -90,6 +93,7 @@ static void test_publish(void)
 	/* The CA rotated: replaced on the next ensure. */
 	s.pem = "-----BEGIN CERTIFICATE-----\nB\n-----END CERTIFICATE-----\n";
 	s.gen = 2;
+	TFJ_CHECK_INT(tfj_capublish_current(p, "team-a"), 0);
 	TFJ_CHECK_OK(tfj_capublish_ensure(p, "team-a"));
 	check_published("team-a", s.pem);
 	TFJ_CHECK_EQ(tfj_capublish_writes(p), 3);

@@ -2,7 +2,8 @@
  * test_plannetpol.c - the planner keeps the job's NetworkPolicy
  * (plannetpol.h): created before the pods, updated when the job's training
  * ports change, its failures shown as NetworkPolicyFailure without holding
- * the pods back, and left alone where the job is not running.
+ * the pods back, and left alone where the job is not running. And the
+ * other per-job write it decides besides pods and services: PUBLISH_CA.
  */
 #include <tfj/json.h>
 
@@ -196,11 +197,66 @@ static void test_not_wanted(void)
 	fx_world_free(&w);
 }
 
+/* The report CA: asked for before the pods while the namespace lacks it. */
+static void test_report_ca(void)
+{
+	struct fx_world w;
+	size_t i, at = 0;
+
+	np_world(&w);
+	w.cfg.report_ca = 1;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_PUBLISH_CA), 1);
+	for (i = 0; i < w.plan.n; i++)
+		if (w.plan.actions[i].kind == TFJ_ACT_PUBLISH_CA)
+			at = i;
+	for (i = 0; i < at; i++)
+		TFJ_CHECK(w.plan.actions[i].kind != TFJ_ACT_CREATE_POD);
+	/* Published: nothing more. */
+	w.report_ca_current = 1;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_PUBLISH_CA), 0);
+	/* A rotation makes it stale: a running job asks again, with no pod to make. */
+	fx_step(&w);
+	fx_all_pods(&w, "Running");
+	fx_step(&w);
+	w.report_ca_current = 0;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_POD), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_PUBLISH_CA), 1);
+	fx_world_free(&w);
+
+	/* Not for another controller's job, a suspended one or a finished one. */
+	np_world(&w);
+	w.cfg.report_ca = 1;
+	cJSON_AddStringToObject(fx_run_policy(w.job), "managedBy", "example.com/other");
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(w.plan.n, 0);
+	fx_world_free(&w);
+	np_world(&w);
+	w.cfg.report_ca = 1;
+	cJSON_AddTrueToObject(fx_run_policy(w.job), "suspend");
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_PUBLISH_CA), 0);
+	fx_world_free(&w);
+	np_world(&w);
+	w.cfg.report_ca = 1;
+	w.report_ca_current = 1;
+	fx_step(&w);
+	fx_all_pods(&w, "Succeeded");
+	fx_step(&w);
+	w.report_ca_current = 0;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_PUBLISH_CA), 0);
+	fx_world_free(&w);
+}
+
 int main(void)
 {
 	TFJ_RUN(test_created_before_pods);
 	TFJ_RUN(test_port_change_updates);
 	TFJ_RUN(test_failure_visible_pods_go_ahead);
 	TFJ_RUN(test_not_wanted);
+	TFJ_RUN(test_report_ca);
 	return tfj_test_finish();
 }

@@ -506,6 +506,14 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 		case TFJ_ACT_UPDATE_NETPOL:
 			rc = do_netpol(a, act);
 			break;
+		case TFJ_ACT_PUBLISH_CA:
+			/* The pods mount the CA: none is created without it. */
+			if (c->capub && (rc = tfj_capublish_ensure(c->capub, a->job->ns))) {
+				tfj_log_warn("report CA not published; pods wait", "job", a->key,
+					     "error", tfj_err_detail());
+				a->create_failed = 1;
+			}
+			break;
 		case TFJ_ACT_CREATE_SERVICE:
 		case TFJ_ACT_CREATE_POD:
 			/* When one create fails (quota, admission, a namespace being

@@ -456,18 +456,6 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			goto done;
 		}
 		gang_wait_ms = 0;
-		/* The report CA first: pods mount it (tfjob/podspec.h). */
-		if (c->capub && !tfj_jobstatus_finished(&job.status) &&
-		    (rc = tfj_capublish_ensure(c->capub, job.ns))) {
-			tfj_log_warn("report CA not published; pods wait", "job", key, "error",
-				     tfj_err_detail());
-			tfj_progress_release(&prog);
-			tfj_informer_free_list(pods, npods);
-			tfj_informer_free_list(svcs, nsvcs);
-			tfj_informer_free_list(nps, nnps);
-			tfj_tfjob_free(&job);
-			goto done;
-		}
 		if (c->pcfg.gang) {
 			/* The PodGroup first: no pod of a gang without its group. A
 			 * block the user must fix still goes through the planner,
@@ -491,6 +479,8 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		in.nservices = nsvcs;
 		in.netpols = (const cJSON *const *)nps;
 		in.nnetpols = nnps;
+		/* The report CA is the planner's to ask for (plan.h's PUBLISH_CA). */
+		in.report_ca_current = c->capub ? tfj_capublish_current(c->capub, job.ns) : 1;
 		in.now_ms = tfj_clock_unix_ms();
 		in.cfg = &c->pcfg;
 		have_cf = cf_load(c, key, &job, &cf);
@@ -728,6 +718,8 @@ void tfj_controller_free(struct tfj_controller *c)
 void tfj_controller_set_capublish(struct tfj_controller *c, struct tfj_capublish *p)
 {
 	c->capub = p;
+	c->ap.capub = p;
+	c->pcfg.report_ca = p != NULL;
 }
 
 void tfj_controller_set_progress(struct tfj_controller *c, struct tfj_progress *p)

@@ -195,6 +195,21 @@ int tfj_capublish_ensure(struct tfj_capublish *p, const char *ns)
 	return rc;
 }
 
+int tfj_capublish_current(struct tfj_capublish *p, const char *ns)
+{
+	uint64_t gen = 0;
+	char *pem = NULL;
+	void *had;
+
+	if (p->ca(&pem, &gen, p->ud))
+		return 0;
+	free(pem);
+	pthread_mutex_lock(&p->mu);
+	had = tfj_strmap_get(&p->done, ns);
+	pthread_mutex_unlock(&p->mu);
+	return had && (uint64_t)(uintptr_t)had == gen;
+}
+
 void tfj_capublish_forget(struct tfj_capublish *p, const char *ns)
 {
 	if (!p || !ns)

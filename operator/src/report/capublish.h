@@ -6,8 +6,9 @@
  * (report/servingcert.h). The name is per install: a cluster-wide and a
  * namespaced install running jobs in one namespace each keep their own.
  *
- * tfj_capublish_ensure(ns) is called by the controller before it plans a
- * job of namespace ns. It remembers, per namespace, which CA generation it
+ * tfj_capublish_ensure(ns) carries out the planner's PUBLISH_CA action
+ * (tfjob/plan.h), which a running job's plan holds while
+ * tfj_capublish_current(ns) says 0. It remembers, per namespace, which CA generation it
  * has written, so once a namespace is current it costs a lookup and no
  * request. Otherwise: GET the ConfigMap; create it when missing (409:
  * another worker was faster, read again), replace it (with its
@@ -64,6 +65,12 @@ int tfj_capublish_ensure(struct tfj_capublish *p, const char *ns);
 /* Pure: the ConfigMap `name` for ns holding pem, labelled for opname. *out caller deletes. */
 int tfj_capublish_configmap(cJSON **out, const char *ns, const char *name, const char *opname,
 			    const char *pem);
+/*
+ * 1 when ns is known to hold the current CA (no request: the memo and the
+ * CA source only), 0 otherwise, also before there is a CA. The planner's
+ * input (tfjob/plan.h's report_ca_current).
+ */
+int tfj_capublish_current(struct tfj_capublish *p, const char *ns);
 /* Forgets that ns is current: its next ensure reads the ConfigMap again. */
 void tfj_capublish_forget(struct tfj_capublish *p, const char *ns);
 /* Requests written (POST and PUT) so far (tests, metrics). */

@@ -33,7 +33,8 @@
 
 
 static const char *const kind_names[] = { "WriteStatus", "Event", "DeletePod", "DeleteService",
-					  "CreateNetworkPolicy", "UpdateNetworkPolicy", "CreateService", "CreatePod", "DeleteJob", "Requeue" };
+					  "CreateNetworkPolicy", "UpdateNetworkPolicy", "PublishReportCA",
+					  "CreateService", "CreatePod", "DeleteJob", "Requeue" };
 
 const char *tfj_plan_kind_name(enum tfj_action_kind k)
 {
@@ -586,6 +587,10 @@ int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in)
 		rc = plan_job(&c);
 	if (!rc)
 		rc = tfj_plannetpol_plan(&c);
+	if (!rc && in->cfg && in->cfg->report_ca && !in->report_ca_current &&
+	    in->job->spec_valid && !in->job->run.suspend && !tfj_jobstatus_finished(&c.st) &&
+	    !tfj_planact_push(&c, TFJ_ACT_PUBLISH_CA))
+		rc = TFJ_ENOMEM;
 	if (!rc && c.requeue_ms) {
 		struct tfj_action *a = tfj_planact_push(&c, TFJ_ACT_REQUEUE);
 

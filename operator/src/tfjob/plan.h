@@ -37,6 +37,9 @@
  *    fails: record the failure (createfail.h's tfj_createfail_netpol) for
  *    the next plan's NetworkPolicyFailure condition, emit a Warning
  *    FailedCreateNetworkPolicy / FailedUpdateNetworkPolicy, and go on.
+ *  - PUBLISH_CA: bring the namespace's report CA ConfigMap up to date
+ *    (report/capublish.h); when that fails, create no pod of this plan
+ *    (they mount it) and retry with backoff.
  *  - EVENT: emit on the TFJob as is.
  *  - DELETE_JOB: TTL expired; DELETE the TFJob with preconditions.uid.
  *  - REQUEUE: add the key back after `after_ms` (the nearest timer:
@@ -69,6 +72,7 @@ enum tfj_action_kind {
 	TFJ_ACT_DELETE_SERVICE,
 	TFJ_ACT_CREATE_NETPOL,
 	TFJ_ACT_UPDATE_NETPOL,
+	TFJ_ACT_PUBLISH_CA,
 	TFJ_ACT_CREATE_SERVICE,
 	TFJ_ACT_CREATE_POD,
 	TFJ_ACT_DELETE_JOB,
@@ -133,6 +137,8 @@ struct tfj_plan_config {
 				      * marks (podgroup.h); NULL = off */
 	const char *agent_image;     /* injected agent's image (tfjob/inject.h); NULL = none */
 	int agent_inject_default;    /* inject into jobs without the agent annotation */
+	int report_ca;               /* the caller publishes the report CA per namespace
+				      * (TLS channel): the input's report_ca_current */
 	int netpol;                  /* the planner keeps each job's NetworkPolicy
 				      * (tfjob/netpol.h) from the input's netpols;
 				      * 0 = the caller does not watch them (tests) */
@@ -206,6 +212,11 @@ struct tfj_plan_input {
 	 * condition from create_failure's netpol fields until it is current. */
 	const cJSON *const *netpols;
 	size_t nnetpols;
+	/* The job's namespace holds the current report CA (read when
+	 * cfg->report_ca): otherwise a running job's plan asks for PUBLISH_CA,
+	 * before its pods, whether or not it creates any (a rotated CA reaches
+	 * the running pods' agents that way). */
+	int report_ca_current;
 	int64_t now_ms;                /* wall clock, unix milliseconds */
 	const struct tfj_plan_config *cfg; /* NULL = all defaults */
 	const struct tfj_plan_progress *progress; /* NULL = report channel off */
