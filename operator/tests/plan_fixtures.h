@@ -160,6 +160,7 @@ struct fx_world {
 	cJSON *netpols[4];         /* the job's NetworkPolicies (cfg.netpol) */
 	size_t nnetpols;
 	int report_ca_current;     /* the namespace holds the report CA (cfg.report_ca) */
+	int ps_secret_known;       /* the job's ps Secret exists (cfg.ps_secret) */
 	int64_t now_ms;
 	struct tfj_plan plan;
 	struct tfj_tfjob planned;  /* the job the plan was computed from (it points there) */
@@ -213,6 +214,7 @@ static inline int fx_plan(struct fx_world *w)
 	in.netpols = (const cJSON *const *)w->netpols;
 	in.nnetpols = w->nnetpols;
 	in.report_ca_current = w->report_ca_current;
+	in.ps_secret_known = w->ps_secret_known;
 	in.now_ms = w->now_ms;
 	in.cfg = &w->cfg;
 	in.progress = w->progress;

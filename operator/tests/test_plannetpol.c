@@ -3,7 +3,8 @@
  * (plannetpol.h): created before the pods, updated when the job's training
  * ports change, its failures shown as NetworkPolicyFailure without holding
  * the pods back, and left alone where the job is not running. And the
- * other per-job write it decides besides pods and services: PUBLISH_CA.
+ * other per-job writes it decides besides pods and services: PUBLISH_CA
+ * and CREATE_SECRET.
  */
 #include <tfj/json.h>
 
@@ -251,6 +252,48 @@ static void test_report_ca(void)
 	fx_world_free(&w);
 }
 
+/* The ps Secret: asked for before the first pod of a plan that makes pods. */
+static void test_ps_secret(void)
+{
+	struct fx_world w;
+	const struct tfj_action *a;
+	size_t i, at = 0;
+
+	np_world(&w);
+	w.cfg.ps_secret = 1;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK((a = fx_action(&w.plan, TFJ_ACT_CREATE_SECRET, "mnist-ps-secret")) != NULL);
+	for (i = 0; i < w.plan.n; i++)
+		if (w.plan.actions[i].kind == TFJ_ACT_CREATE_SECRET)
+			at = i;
+	for (i = 0; i < at; i++)
+		TFJ_CHECK(w.plan.actions[i].kind != TFJ_ACT_CREATE_POD);
+	/* Known to exist: not asked for again. */
+	w.ps_secret_known = 1;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_SECRET), 0);
+	/* Unknown (a restart of the operator) but no pod to make: nothing. */
+	fx_step(&w);
+	fx_all_pods(&w, "Running");
+	fx_step(&w);
+	w.ps_secret_known = 0;
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_SECRET), 0);
+	/* A replica restarts: its pod is made again, after the Secret's check. */
+	fx_remove(w.pods, &w.npods, fx_find(w.pods, w.npods, "mnist-worker-1"));
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_SECRET), 1);
+	fx_world_free(&w);
+
+	/* Suspended: no pod, no Secret. */
+	np_world(&w);
+	w.cfg.ps_secret = 1;
+	cJSON_AddTrueToObject(fx_run_policy(w.job), "suspend");
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_SECRET), 0);
+	fx_world_free(&w);
+}
+
 int main(void)
 {
 	TFJ_RUN(test_created_before_pods);
@@ -258,5 +301,6 @@ int main(void)
 	TFJ_RUN(test_failure_visible_pods_go_ahead);
 	TFJ_RUN(test_not_wanted);
 	TFJ_RUN(test_report_ca);
+	TFJ_RUN(test_ps_secret);
 	return tfj_test_finish();
 }

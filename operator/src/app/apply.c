@@ -134,7 +134,6 @@ struct apply_ctx {
 	int err;             /* first failure of a child write (retry with backoff) */
 	int create_failed;   /* a create failed: skip the plan's remaining creates */
 	int creates_seen;    /* create actions in the plan */
-	int guards_done;     /* the job's Secret was ensured */
 	int64_t now_ms;      /* when apply started (createfail.h clock) */
 };
 
@@ -506,6 +505,11 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 		case TFJ_ACT_UPDATE_NETPOL:
 			rc = do_netpol(a, act);
 			break;
+		case TFJ_ACT_CREATE_SECRET:
+			/* The pods mount it: none is created without it. */
+			if ((rc = ensure_job_secret(a)))
+				a->create_failed = 1;
+			break;
 		case TFJ_ACT_PUBLISH_CA:
 			/* The pods mount the CA: none is created without it. */
 			if (c->capub && (rc = tfj_capublish_ensure(c->capub, a->job->ns))) {
@@ -535,13 +539,6 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 					if (a->res->requeue_ms == 0 ||
 					    (uint64_t)wait < a->res->requeue_ms)
 						a->res->requeue_ms = (uint64_t)wait;
-					break;
-				}
-			}
-			if (act->kind == TFJ_ACT_CREATE_POD && !a->guards_done) {
-				a->guards_done = 1;
-				if ((rc = ensure_job_secret(a)) != 0) {
-					a->create_failed = 1;
 					break;
 				}
 			}

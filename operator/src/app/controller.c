@@ -482,6 +482,8 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		/* The report CA is the planner's to ask for (plan.h's PUBLISH_CA). */
 		in.report_ca_current = c->capub ? tfj_capublish_current(c->capub, job.ns) : 1;
 		in.now_ms = tfj_clock_unix_ms();
+		in.ps_secret_known = (tfj_guardmemo_known(c->guards, job.uid, in.now_ms) &
+				      TFJ_GUARDMEMO_SECRET) != 0;
 		in.cfg = &c->pcfg;
 		have_cf = cf_load(c, key, &job, &cf);
 		in.create_failure = have_cf ? &cf : NULL;
@@ -599,6 +601,7 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	}
 	c->pcfg.gang = c->gang.api != TFJ_PODGROUP_OFF ? &c->gang : NULL;
 	c->pcfg.netpol = 1;
+	c->pcfg.ps_secret = 1;
 	if (o->queue_qps > 0)
 		qo.qps = o->queue_qps;
 	if (o->queue_burst > 0)

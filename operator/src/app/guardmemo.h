@@ -4,8 +4,9 @@
  * (tfjob/pssecret.h) uses it now: the NetworkPolicy is observed through
  * its informer and kept by the planner (tfjob/plan.h), which needs no memo.
  *
- * app/apply.c makes sure the Secret exists before a plan's first pod
- * create: a POST, and a GET after the 409 that says it is there already.
+ * The planner asks for the Secret (tfjob/plan.h's CREATE_SECRET) before a
+ * plan's first pod create unless this memo knows it; app/apply.c then
+ * POSTs it, and GETs it after a 409 that says it is there already.
  * Every replica restart of a long job would pay those requests
  * (docs/benchmarks.md, part 3). Now a guard that was created, or found to
  * be the job's, is noted here by the job's uid, and later plans of that job

@@ -29,12 +29,13 @@
 #include "tfjob/plannetpol.h"
 #include "tfjob/planprog.h"
 #include "tfjob/netpol.h"
+#include "tfjob/pssecret.h"
 #include "tfjob/stoprule.h"
 
 
 static const char *const kind_names[] = { "WriteStatus", "Event", "DeletePod", "DeleteService",
 					  "CreateNetworkPolicy", "UpdateNetworkPolicy", "PublishReportCA",
-					  "CreateService", "CreatePod", "DeleteJob", "Requeue" };
+					  "CreateSecret", "CreateService", "CreatePod", "DeleteJob", "Requeue" };
 
 const char *tfj_plan_kind_name(enum tfj_action_kind k)
 {
@@ -548,6 +549,27 @@ int tfj_plan_managed_elsewhere(const struct tfj_tfjob *job, const struct tfj_pla
 	return by && *by && strcmp(by, mine);
 }
 
+static int has_pod_create(const struct tfj_plan *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->actions[i].kind == TFJ_ACT_CREATE_POD)
+			return 1;
+	return 0;
+}
+
+/* The ps Secret, before the first pod of a plan that creates pods. */
+static int plan_secret(struct tfj_planctx *c)
+{
+	struct tfj_action *a;
+
+	if (!c->in->cfg || !c->in->cfg->ps_secret || c->in->ps_secret_known ||
+	    !has_pod_create(c->plan))
+		return 0;
+	if (!(a = tfj_planact_push(c, TFJ_ACT_CREATE_SECRET)))
+		return TFJ_ENOMEM;
+	return tfj_pssecret_name(a->name, sizeof(a->name), c->job);
+}
+
 int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in)
 {
 	struct tfj_planctx c;
@@ -591,6 +613,8 @@ int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in)
 	    in->job->spec_valid && !in->job->run.suspend && !tfj_jobstatus_finished(&c.st) &&
 	    !tfj_planact_push(&c, TFJ_ACT_PUBLISH_CA))
 		rc = TFJ_ENOMEM;
+	if (!rc)
+		rc = plan_secret(&c);
 	if (!rc && c.requeue_ms) {
 		struct tfj_action *a = tfj_planact_push(&c, TFJ_ACT_REQUEUE);
 

@@ -40,6 +40,9 @@
  *  - PUBLISH_CA: bring the namespace's report CA ConfigMap up to date
  *    (report/capublish.h); when that fails, create no pod of this plan
  *    (they mount it) and retry with backoff.
+ *  - CREATE_SECRET: the job's ps Secret (tfjob/pssecret.h), body built with
+ *    fresh randomness just before the POST; 409 with the job's own is
+ *    success. When it fails, create no pod of this plan (they mount it).
  *  - EVENT: emit on the TFJob as is.
  *  - DELETE_JOB: TTL expired; DELETE the TFJob with preconditions.uid.
  *  - REQUEUE: add the key back after `after_ms` (the nearest timer:
@@ -73,6 +76,7 @@ enum tfj_action_kind {
 	TFJ_ACT_CREATE_NETPOL,
 	TFJ_ACT_UPDATE_NETPOL,
 	TFJ_ACT_PUBLISH_CA,
+	TFJ_ACT_CREATE_SECRET,
 	TFJ_ACT_CREATE_SERVICE,
 	TFJ_ACT_CREATE_POD,
 	TFJ_ACT_DELETE_JOB,
@@ -137,6 +141,8 @@ struct tfj_plan_config {
 				      * marks (podgroup.h); NULL = off */
 	const char *agent_image;     /* injected agent's image (tfjob/inject.h); NULL = none */
 	int agent_inject_default;    /* inject into jobs without the agent annotation */
+	int ps_secret;               /* the planner asks for the job's ps Secret
+				      * (CREATE_SECRET) from the input's ps_secret_known */
 	int report_ca;               /* the caller publishes the report CA per namespace
 				      * (TLS channel): the input's report_ca_current */
 	int netpol;                  /* the planner keeps each job's NetworkPolicy
@@ -217,6 +223,10 @@ struct tfj_plan_input {
 	 * before its pods, whether or not it creates any (a rotated CA reaches
 	 * the running pods' agents that way). */
 	int report_ca_current;
+	/* The job's ps Secret is known to exist (read when cfg->ps_secret; the
+	 * caller's memo, app/guardmemo.h): otherwise a plan that creates pods
+	 * asks for CREATE_SECRET before them. */
+	int ps_secret_known;
 	int64_t now_ms;                /* wall clock, unix milliseconds */
 	const struct tfj_plan_config *cfg; /* NULL = all defaults */
 	const struct tfj_plan_progress *progress; /* NULL = report channel off */
