@@ -5,8 +5,8 @@
  * them), whose counters are then the controller's requests alone:
  *
  *  - a replica restart costs the pod's DELETE and POST and the status
- *    writes, and no request for the job's ps Secret and NetworkPolicy,
- *    which exist already (app/guardmemo.h); the requests of a whole job
+ *    writes, and no request for the job's ps Secret (app/guardmemo.h) or
+ *    its NetworkPolicy (the planner sees it in its cache); the requests of a whole job
  *    (start, 3 restarts, success) are printed per kind; the finished job
  *    leaves the memo;
  *  - a Secret deleted from outside is created again by the first pod
@@ -213,8 +213,9 @@ static void restart_pod(struct ip_ctx *x, int restarts)
 /*
  * The whole job's requests, and per restart: the replacement pod's POST
  * is the only POST, and nothing is read (GET) except after a status
- * conflict. Before the guard memo each restart also POSTed the Secret and
- * the NetworkPolicy (409) and GET both: 4 more.
+ * conflict. Before the guard memo and the NetworkPolicy's informer each
+ * restart also POSTed the Secret and the NetworkPolicy (409) and GET both:
+ * 4 more.
  */
 static void test_restart_costs_no_guard_requests(void)
 {

@@ -157,6 +157,10 @@ struct fx_world {
 	size_t npods;
 	cJSON *svcs[FX_MAX_OBJS];
 	size_t nsvcs;
+	cJSON *netpols[4];         /* the job's NetworkPolicies (cfg.netpol) */
+	size_t nnetpols;
+	int report_ca_current;     /* the namespace holds the report CA (cfg.report_ca) */
+	int ps_secret_known;       /* the job's ps Secret exists (cfg.ps_secret) */
 	int64_t now_ms;
 	struct tfj_plan plan;
 	struct tfj_tfjob planned;  /* the job the plan was computed from (it points there) */
@@ -184,6 +188,8 @@ static inline void fx_world_free(struct fx_world *w)
 		cJSON_Delete(w->pods[i]);
 	for (i = 0; i < w->nsvcs; i++)
 		cJSON_Delete(w->svcs[i]);
+	for (i = 0; i < w->nnetpols; i++)
+		cJSON_Delete(w->netpols[i]);
 	cJSON_Delete(w->job);
 }
 
@@ -205,6 +211,10 @@ static inline int fx_plan(struct fx_world *w)
 	in.npods = w->npods;
 	in.services = (const cJSON *const *)w->svcs;
 	in.nservices = w->nsvcs;
+	in.netpols = (const cJSON *const *)w->netpols;
+	in.nnetpols = w->nnetpols;
+	in.report_ca_current = w->report_ca_current;
+	in.ps_secret_known = w->ps_secret_known;
 	in.now_ms = w->now_ms;
 	in.cfg = &w->cfg;
 	in.progress = w->progress;
@@ -283,6 +293,25 @@ static inline void fx_apply(struct fx_world *w)
 					cJSON_Delete(obj);
 			} else if (fx_find(w->svcs, w->nsvcs, a->name) < 0 && w->nsvcs < FX_MAX_OBJS) {
 				w->svcs[w->nsvcs++] = obj;
+			} else {
+				cJSON_Delete(obj);
+			}
+			w->creates++;
+			break;
+		case TFJ_ACT_CREATE_NETPOL:
+		case TFJ_ACT_UPDATE_NETPOL:
+			/* The API server keeps the spec as sent (netpol.h). */
+			if (!(obj = fx_body(w, a)))
+				break;
+			snprintf(uid, sizeof(uid), "uid-%s-%d", a->name, ++w->uid_seq);
+			at = fx_find(w->netpols, w->nnetpols, a->name);
+			if (at >= 0 && a->kind == TFJ_ACT_UPDATE_NETPOL) {
+				cJSON_ReplaceItemInObject(w->netpols[at], "spec",
+							  cJSON_DetachItemFromObject(obj, "spec"));
+				cJSON_Delete(obj);
+			} else if (at < 0 && a->kind == TFJ_ACT_CREATE_NETPOL && w->nnetpols < 4) {
+				cJSON_AddStringToObject(cJSON_GetObjectItem(obj, "metadata"), "uid", uid);
+				w->netpols[w->nnetpols++] = obj;
 			} else {
 				cJSON_Delete(obj);
 			}

@@ -35,14 +35,14 @@ static int ca_of(char **pem, uint64_t *gen, void *ud)
 	return *pem ? 0 : TFJ_ENOMEM;
 }
 
-/* ca.crt of the ConfigMap in ns, as the API server holds it (caller frees). */
-static char *published(const char *ns)
+/* ca.crt of ConfigMap `name` in ns, as the API server holds it (caller frees). */
+static char *published_as(const char *ns, const char *name)
 {
 	char path[256];
 	cJSON *cm = NULL;
 	char *v = NULL;
 
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/tfjob-report-ca", ns);
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/%s", ns, name);
 	if (tfj_kube_get(K, &cm, path) == 0) {
 		const char *s = cJSON_GetStringValue(
 			cJSON_GetObjectItem(cJSON_GetObjectItem(cm, "data"), "ca.crt"));
@@ -52,12 +52,17 @@ static char *published(const char *ns)
 	return v;
 }
 
-static void check_published(const char *ns, const char *want)
+static void check_published_as(const char *ns, const char *name, const char *want)
 {
-	char *v = published(ns);
+	char *v = published_as(ns, name);
 
 	TFJ_CHECK_STR(v, want);
 	free(v);
+}
+
+static void check_published(const char *ns, const char *want)
+{
+	check_published_as(ns, "tfjob-controller-report-ca", want);
 }
 
 static void test_publish(void)
@@ -66,13 +71,16 @@ static void test_publish(void)
 	struct tfj_capublish *p = NULL;
 	int gets;
 
-	TFJ_CHECK_OK(tfj_capublish_new(&p, K, ca_of, &s));
+	TFJ_CHECK_OK(tfj_capublish_new(&p, K, NULL, NULL, ca_of, &s));
 	if (!p)
 		return;
 	TFJ_CHECK_INT(tfj_capublish_ensure(p, "team-a"), TFJ_EUNAVAIL);
+	TFJ_CHECK_INT(tfj_capublish_current(p, "team-a"), 0);
 	s.pem = "-----BEGIN CERTIFICATE-----\nA\n-----END CERTIFICATE-----\n";
 	s.gen = 1;
+	TFJ_CHECK_INT(tfj_capublish_current(p, "team-a"), 0);
 	TFJ_CHECK_OK(tfj_capublish_ensure(p, "team-a"));
+	TFJ_CHECK_INT(tfj_capublish_current(p, "team-a"), 1);
 	check_published("team-a", s.pem);
 	TFJ_CHECK_EQ(tfj_capublish_writes(p), 1);
 	/* Current: no request at all. */
@@ -85,19 +93,20 @@ static void test_publish(void)
 	/* The CA rotated: replaced on the next ensure. */
 	s.pem = "-----BEGIN CERTIFICATE-----\nB\n-----END CERTIFICATE-----\n";
 	s.gen = 2;
+	TFJ_CHECK_INT(tfj_capublish_current(p, "team-a"), 0);
 	TFJ_CHECK_OK(tfj_capublish_ensure(p, "team-a"));
 	check_published("team-a", s.pem);
 	TFJ_CHECK_EQ(tfj_capublish_writes(p), 3);
 	tfj_capublish_free(p);
 
 	/* A second operator process (a new leader) finds them current: reads, no write. */
-	TFJ_CHECK_OK(tfj_capublish_new(&p, K, ca_of, &s));
+	TFJ_CHECK_OK(tfj_capublish_new(&p, K, NULL, NULL, ca_of, &s));
 	if (!p)
 		return;
 	TFJ_CHECK_OK(tfj_capublish_ensure(p, "team-a"));
 	TFJ_CHECK_EQ(tfj_capublish_writes(p), 0);
 	/* Its GET says 404 though another wrote it: the create's 409 is read again. */
-	fake_inject(&F, 1, 404, "/configmaps/tfjob-report-ca", "GET", NULL);
+	fake_inject(&F, 1, 404, "/configmaps/tfjob-controller-report-ca", "GET", NULL);
 	TFJ_CHECK_OK(tfj_capublish_ensure(p, "team-b"));
 	fake_inject(&F, 0, 0, NULL, NULL, NULL);
 	check_published("team-b", s.pem);
@@ -122,12 +131,12 @@ static void test_forget(void)
 	struct tfj_capublish *p = NULL;
 	int gets;
 
-	TFJ_CHECK_OK(tfj_capublish_new(&p, K, ca_of, &s));
+	TFJ_CHECK_OK(tfj_capublish_new(&p, K, NULL, NULL, ca_of, &s));
 	if (!p)
 		return;
 	TFJ_CHECK_OK(tfj_capublish_ensure(p, "team-d"));
 	check_published("team-d", s.pem);
-	TFJ_CHECK_OK(tfj_kube_delete(K, "/api/v1/namespaces/team-d/configmaps/tfjob-report-ca",
+	TFJ_CHECK_OK(tfj_kube_delete(K, "/api/v1/namespaces/team-d/configmaps/tfjob-controller-report-ca",
 				     NULL, "Background"));
 	gets = F.gets;
 	TFJ_CHECK_OK(tfj_capublish_ensure(p, "team-d"));
@@ -142,6 +151,43 @@ static void test_forget(void)
 	tfj_capublish_free(p);
 }
 
+/*
+ * Two installs (say a cluster-wide and a namespaced one, both with the
+ * chart's default operator name) run jobs in one namespace: each publishes
+ * its own CA under its own name (the second under the name its release
+ * gives it), and neither replaces the other's. A ConfigMap of that name that is not the install's
+ * (no labels, or another operator name) is left as it is, with an error.
+ */
+static void test_two_installs(void)
+{
+	struct src sa = { "-----BEGIN CERTIFICATE-----\nA\n-----END CERTIFICATE-----\n", 1 };
+	struct src sb = { "-----BEGIN CERTIFICATE-----\nB\n-----END CERTIFICATE-----\n", 1 };
+	struct tfj_capublish *a = NULL, *b = NULL;
+	cJSON *cm;
+
+	TFJ_CHECK_OK(tfj_capublish_new(&a, K, "op-a", NULL, ca_of, &sa));
+	TFJ_CHECK_OK(tfj_capublish_new(&b, K, "op-a", "rel-b-report-ca", ca_of, &sb));
+	if (!a || !b)
+		goto out;
+	TFJ_CHECK_OK(tfj_capublish_ensure(a, "shared"));
+	TFJ_CHECK_OK(tfj_capublish_ensure(b, "shared"));
+	check_published_as("shared", "op-a-report-ca", sa.pem);
+	check_published_as("shared", "rel-b-report-ca", sb.pem);
+	/* A stranger holds op-a's name elsewhere: not ours, never replaced. */
+	cm = cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+			 "\"name\":\"op-a-report-ca\",\"labels\":{\"app.kubernetes.io/managed-by\":"
+			 "\"tfjob-operator\",\"app.kubernetes.io/component\":\"report-ca\","
+			 "\"training.kubeflow.org/operator-name\":\"op-b\"}},"
+			 "\"data\":{\"ca.crt\":\"theirs\"}}");
+	TFJ_CHECK_OK(tfj_kube_create(K, NULL, "/api/v1/namespaces/other/configmaps", cm));
+	cJSON_Delete(cm);
+	TFJ_CHECK_INT(tfj_capublish_ensure(a, "other"), TFJ_ESTATE);
+	check_published_as("other", "op-a-report-ca", "theirs");
+out:
+	tfj_capublish_free(a);
+	tfj_capublish_free(b);
+}
+
 int main(void)
 {
 	int rc = fake_start(&F, "tok");
@@ -153,6 +199,7 @@ int main(void)
 	if (K) {
 		TFJ_RUN(test_publish);
 		TFJ_RUN(test_forget);
+		TFJ_RUN(test_two_installs);
 	}
 	tfj_kube_free(K);
 	fake_stop(&F);

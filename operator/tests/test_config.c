@@ -198,6 +198,19 @@ static void test_report_flags(void)
 		bad(2, badbool, "--report-insecure");
 		bad(2, nosecret, "--report-tls-secret");
 	}
+	{
+		const char *cm[] = { "op", "--report-ca-configmap", "rel-a-report-ca" };
+		const char *upper[] = { "op", "--report-ca-configmap=Rel" };
+		const char *slash[] = { "op", "--report-ca-configmap=a/b" };
+		const char *empty[] = { "op", "--report-ca-configmap=" };
+
+		TFJ_CHECK_STR(c.report_ca_configmap, "");
+		TFJ_CHECK_INT(parse(&c, 3, cm), 0);
+		TFJ_CHECK_STR(c.report_ca_configmap, "rel-a-report-ca");
+		bad(2, upper, "--report-ca-configmap");
+		bad(2, slash, "--report-ca-configmap");
+		bad(2, empty, "--report-ca-configmap");
+	}
 }
 
 static void test_agent_flags(void)

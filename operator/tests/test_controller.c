@@ -579,7 +579,7 @@ static void test_ca_before_pods(void)
 				  cJSON_CreateString("tls"));
 	TFJ_CHECK_OK(tfj_kube_create(K, NULL, "/apis/kubeflow.org/v1/namespaces/tls/tfjobs", job));
 	cJSON_Delete(job);
-	TFJ_CHECK_OK(tfj_capublish_new(&pub, K, ca_source, NULL));
+	TFJ_CHECK_OK(tfj_capublish_new(&pub, K, NULL, NULL, ca_source, NULL));
 	o.namespace = "tls";
 	o.workers = 2;
 	o.watch_timeout_s = 5;
@@ -596,17 +596,192 @@ static void test_ca_before_pods(void)
 	for (int i = 0; i < 500 && fake_count(&F, "pods", "tls") < 3; i++)
 		usleep(20000);
 	TFJ_CHECK_INT(fake_count(&F, "pods", "tls"), 3);
-	TFJ_CHECK_OK(tfj_kube_get(K, &cm, "/api/v1/namespaces/tls/configmaps/tfjob-report-ca"));
+	TFJ_CHECK_OK(tfj_kube_get(K, &cm, "/api/v1/namespaces/tls/configmaps/tfjob-controller-report-ca"));
 	TFJ_CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(cm, "data"),
 							       "ca.crt")), ca_pem);
 	TFJ_CHECK_OK(tfj_kube_get(K, &pod, "/api/v1/namespaces/tls/pods/mnist-worker-0"));
 	spec = cJSON_PrintUnformatted(cJSON_GetObjectItem(pod, "spec"));
-	TFJ_CHECK(spec && strstr(spec, "\"configMap\":{\"name\":\"tfjob-report-ca\""));
+	TFJ_CHECK(spec && strstr(spec, "\"configMap\":{\"name\":\"tfjob-controller-report-ca\""));
 	TFJ_CHECK(spec && strstr(spec, "TFJOB_REPORT_CA_FILE"));
 	free(spec);
 out:
 	cJSON_Delete(cm);
 	cJSON_Delete(pod);
+	tfj_controller_free(c);
+	tfj_capublish_free(pub);
+	ca_pem = NULL;
+}
+
+/* The ports of the training rule of np/mnist-training, as "2222,3333" ("" when none). */
+static void np_ports(char *out, size_t n)
+{
+	cJSON *np = NULL, *rule, *p;
+	size_t at = 0;
+
+	out[0] = '\0';
+	if (tfj_kube_get(K, &np, "/apis/networking.k8s.io/v1/namespaces/np/networkpolicies/"
+				 "mnist-training"))
+		return;
+	rule = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(np, "spec"), "ingress"), 0);
+	cJSON_ArrayForEach(p, cJSON_GetObjectItem(rule, "ports")) {
+		int w = snprintf(out + at, n - at, "%s%d", at ? "," : "",
+				 cJSON_GetNumberValue(cJSON_GetObjectItem(p, "port")) > 0 ?
+				 (int)cJSON_GetNumberValue(cJSON_GetObjectItem(p, "port")) : 0);
+
+		if (w < 0 || (size_t)w >= n - at)
+			break;
+		at += (size_t)w;
+	}
+	cJSON_Delete(np);
+}
+
+/*
+ * The job's ps moves to another tfjob-port: the controller patches the
+ * job's NetworkPolicy to the new ports (one PATCH, the same object).
+ */
+static void test_netpol_follows_ports(void)
+{
+	struct tfj_controller *c = NULL;
+	cJSON *job = cJSON_Parse(job_json), *spec;
+	char ports[64] = "", *patch = NULL;
+	int i;
+
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(job, "metadata"), "namespace",
+				  cJSON_CreateString("np"));
+	TFJ_CHECK_OK(tfj_kube_create(K, NULL, "/apis/kubeflow.org/v1/namespaces/np/tfjobs", job));
+	c = start_controller_in("np", NULL);
+	if (!c)
+		goto out;
+	for (i = 0; i < 300 && strcmp(ports, "2222"); i++, usleep(20000))
+		np_ports(ports, sizeof(ports));
+	TFJ_CHECK_STR(ports, "2222");
+	/* spec.tfReplicaSpecs.PS's container gets tfjob-port 3333. */
+	spec = cJSON_Duplicate(cJSON_GetObjectItem(job, "spec"), 1);
+	cJSON_AddItemToObject(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(spec, "tfReplicaSpecs"),
+		"PS"), "template"), "spec"), "containers"), 0), "ports",
+		cJSON_Parse("[{\"name\":\"tfjob-port\",\"containerPort\":3333}]"));
+	cJSON_Delete(job);
+	job = cJSON_CreateObject();
+	cJSON_AddItemToObject(job, "spec", spec);
+	TFJ_CHECK_OK(tfj_json_print(&patch, job));
+	TFJ_CHECK_OK(tfj_kube_patch(K, NULL, "/apis/kubeflow.org/v1/namespaces/np/tfjobs/mnist",
+				    TFJ_KUBE_PATCH_MERGE, patch));
+	for (i = 0; i < 300 && strcmp(ports, "2222,3333"); i++, usleep(20000))
+		np_ports(ports, sizeof(ports));
+	TFJ_CHECK_STR(ports, "2222,3333");
+	TFJ_CHECK_INT(fake_count(&F, "networkpolicies", "np"), 1);
+out:
+	free(patch);
+	cJSON_Delete(job);
+	tfj_controller_free(c);
+}
+
+/* The status of condition `type` of TFJob mnist in ns: "True", "False" or "" when absent. */
+static void cond_in(char *out, size_t n, const char *ns, const char *type)
+{
+	char path[256];
+	cJSON *job = NULL, *c;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "/apis/kubeflow.org/v1/namespaces/%s/tfjobs/mnist", ns);
+	if (tfj_kube_get(K, &job, path))
+		return;
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(cJSON_GetObjectItem(job, "status"), "conditions"))
+		if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(c, "type")) ?
+			    cJSON_GetStringValue(cJSON_GetObjectItem(c, "type")) : "", type))
+			snprintf(out, n, "%s", cJSON_GetStringValue(cJSON_GetObjectItem(c, "status")) ?
+				 cJSON_GetStringValue(cJSON_GetObjectItem(c, "status")) : "");
+	cJSON_Delete(job);
+}
+
+/*
+ * The NetworkPolicy's create is refused (403): the pods are created all the
+ * same, the job shows NetworkPolicyFailure; once creates work the policy
+ * comes and the condition goes.
+ */
+static void test_netpol_failure_visible(void)
+{
+	struct tfj_controller *c = NULL;
+	cJSON *job = cJSON_Parse(job_json);
+	char st[16] = "";
+	int i;
+
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(job, "metadata"), "namespace",
+				  cJSON_CreateString("npf"));
+	TFJ_CHECK_OK(tfj_kube_create(K, NULL, "/apis/kubeflow.org/v1/namespaces/npf/tfjobs", job));
+	cJSON_Delete(job);
+	fake_inject(&F, 1000000, 403, "/networkpolicies", "POST", NULL);
+	c = start_controller_in("npf", NULL);
+	if (!c)
+		goto out;
+	for (i = 0; i < 300 && fake_count(&F, "pods", "npf") < 3; i++)
+		usleep(20000);
+	TFJ_CHECK_INT(fake_count(&F, "pods", "npf"), 3);
+	for (i = 0; i < 300 && strcmp(st, "True"); i++, usleep(20000))
+		cond_in(st, sizeof(st), "npf", "NetworkPolicyFailure");
+	TFJ_CHECK_STR(st, "True");
+	TFJ_CHECK_INT(fake_count(&F, "networkpolicies", "npf"), 0);
+	fake_inject(&F, 0, 0, NULL, NULL, NULL);
+	/* The retries come with the key's backoff (well under a few seconds here). */
+	for (i = 0; i < 1500 && strcmp(st, ""); i++, usleep(20000))
+		cond_in(st, sizeof(st), "npf", "NetworkPolicyFailure");
+	TFJ_CHECK_STR(st, "");
+	TFJ_CHECK_INT(fake_count(&F, "networkpolicies", "npf"), 1);
+out:
+	fake_inject(&F, 0, 0, NULL, NULL, NULL);
+	tfj_controller_free(c);
+}
+
+/*
+ * The managedBy filter comes first: a job of another controller gets no
+ * report CA published for it (nor any other write), even with the CA
+ * available and the report channel on.
+ */
+static void test_foreign_job_no_ca(void)
+{
+	struct tfj_controller_opts o = { 0 };
+	struct tfj_controller *c = NULL;
+	struct tfj_capublish *pub = NULL;
+	struct tfj_buf m = TFJ_BUF_INIT(1 << 20);
+	cJSON *job;
+	int seen = 0;
+
+	job = cJSON_Parse(job_json);
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(job, "metadata"), "namespace",
+				  cJSON_CreateString("other"));
+	cJSON_AddItemToObject(cJSON_GetObjectItem(job, "spec"), "runPolicy",
+			      cJSON_Parse("{\"managedBy\":\"example.com/other\"}"));
+	TFJ_CHECK_OK(tfj_kube_create(K, NULL, "/apis/kubeflow.org/v1/namespaces/other/tfjobs",
+				     job));
+	cJSON_Delete(job);
+	ca_pem = "-----BEGIN CERTIFICATE-----\nY\n-----END CERTIFICATE-----\n";
+	TFJ_CHECK_OK(tfj_capublish_new(&pub, K, NULL, NULL, ca_source, NULL));
+	o.namespace = "other";
+	o.workers = 2;
+	o.watch_timeout_s = 5;
+	o.report_addr = "tfjob-operator.tfjob-system.svc:9443";
+	TFJ_CHECK_OK(tfj_controller_new(&c, K, &o));
+	if (!c || !pub)
+		goto out;
+	tfj_controller_set_capublish(c, pub);
+	TFJ_CHECK_OK(tfj_controller_start(c, 10000));
+	/* The job's reconcile has run (skipped) once the counter says so. */
+	for (int i = 0; i < 300 && !seen; i++) {
+		tfj_buf_clear(&m);
+		TFJ_CHECK_INT(tfj_controller_metrics(c, &m), 0);
+		seen = strstr(tfj_buf_cstr(&m), "tfjob_operator_reconcile_total{result=\"skipped\"} 0\n")
+		       == NULL;
+		if (!seen)
+			usleep(20000);
+	}
+	TFJ_CHECK(seen);
+	TFJ_CHECK_INT(fake_count(&F, "configmaps", "other"), 0);
+	TFJ_CHECK_INT(fake_count(&F, "pods", "other"), 0);
+	TFJ_CHECK_INT(fake_count(&F, "networkpolicies", "other"), 0);
+	TFJ_CHECK_EQ(tfj_capublish_writes(pub), 0);
+out:
+	tfj_buf_free(&m);
 	tfj_controller_free(c);
 	tfj_capublish_free(pub);
 	ca_pem = NULL;
@@ -758,6 +933,9 @@ int main(void)
 		TFJ_RUN(test_no_crd);
 		TFJ_RUN(test_podgroup_before_pods);
 		TFJ_RUN(test_ca_before_pods);
+		TFJ_RUN(test_foreign_job_no_ca);
+		TFJ_RUN(test_netpol_follows_ports);
+		TFJ_RUN(test_netpol_failure_visible);
 		TFJ_RUN(test_progress_follows_pods);
 	}
 	tfj_kube_free(K);

@@ -332,7 +332,7 @@ static void test_report_injection(void)
 		const cJSON *item = cJSON_GetArrayItem(cJSON_GetObjectItem(cm, "items"), 0);
 
 		TFJ_CHECK_NOT_NULL(cm);
-		TFJ_CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cm, "name")), "tfjob-report-ca");
+		TFJ_CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cm, "name")), "tfjob-controller-report-ca");
 		TFJ_CHECK_NULL(cJSON_GetObjectItem(cm, "optional"));
 		TFJ_CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(item, "key")), "ca.crt");
 		TFJ_CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(item, "path")), "ca.crt");

@@ -11,6 +11,7 @@
 #include "fakeapi.h"
 #include "app/poison.h"
 #include "tfjob/jobstatus.h"
+#include "tfjob/tfjob.h"
 #include "tfj_test.h"
 
 static void test_status(void)
@@ -52,7 +53,7 @@ static void test_note(void)
 	const char *ended = "{\"metadata\":{\"name\":\"p\"},\"status\":{\"phase\":\"Succeeded\"}}";
 	int handled = 1;
 
-	TFJ_CHECK_OK(tfj_poison_new(&p, NULL, NULL));
+	TFJ_CHECK_OK(tfj_poison_new(&p, NULL, NULL, NULL));
 	if (!p)
 		return;
 	r.text = ended;
@@ -69,6 +70,42 @@ static void test_note(void)
 	TFJ_CHECK_INT(handled, 0);
 	TFJ_CHECK_EQ(tfj_poison_written(p), 0);
 	tfj_poison_free(p);
+}
+
+/* Another controller's job is never noted, so nothing is written for it. */
+static void test_note_filters_manager(void)
+{
+	static const char other[] = "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"runPolicy\":"
+		"{\"managedBy\":\"example.com/other\"}}}";
+	static const char mine[] = "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"runPolicy\":"
+		"{\"managedBy\":\"example.com/me\"}}}";
+	static const char odd[] = "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"runPolicy\":"
+		"{\"managedBy\":{\"a\":1}}}}";
+	static const char dflt[] = "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"runPolicy\":"
+		"{\"managedBy\":\"" TFJ_TFJOB_MANAGER "\"}}}";
+	struct tfj_informer_reject r = { "t/p", "depth", "too deep", other, sizeof(other) - 1 };
+	struct tfj_poison *p = NULL, *d = NULL;
+
+	TFJ_CHECK_OK(tfj_poison_new(&p, NULL, NULL, "example.com/me"));
+	TFJ_CHECK_OK(tfj_poison_new(&d, NULL, NULL, NULL));
+	if (!p || !d)
+		goto out;
+	TFJ_CHECK_INT(tfj_poison_note(p, &r), 0);
+	TFJ_CHECK_INT(tfj_poison_note(d, &r), 0);
+	r.text = odd;
+	r.len = sizeof(odd) - 1;
+	TFJ_CHECK_INT(tfj_poison_note(p, &r), 0);
+	r.text = mine;
+	r.len = sizeof(mine) - 1;
+	TFJ_CHECK_INT(tfj_poison_note(p, &r), 1);
+	TFJ_CHECK_INT(tfj_poison_note(d, &r), 0);
+	r.text = dflt;
+	r.len = sizeof(dflt) - 1;
+	TFJ_CHECK_INT(tfj_poison_note(d, &r), 1);
+	TFJ_CHECK_INT(tfj_poison_note(p, &r), 0);
+out:
+	tfj_poison_free(p);
+	tfj_poison_free(d);
 }
 
 static struct fake F;
@@ -93,7 +130,7 @@ static void test_write(void)
 	TFJ_CHECK_OK(tfj_kube_create(k, NULL, coll, job));
 	cJSON_Delete(job);
 	fake_put_status(&F, "tfjobs", "t", "p", "{\"phase\":\"Running\"}"); /* rv moves on */
-	TFJ_CHECK_OK(tfj_poison_new(&p, k, NULL));
+	TFJ_CHECK_OK(tfj_poison_new(&p, k, NULL, NULL));
 	r.len = strlen(stale);
 	TFJ_CHECK_INT(tfj_poison_note(p, &r), 1);
 	TFJ_CHECK_OK(tfj_poison_write(p, "t/p", &handled));
@@ -123,6 +160,7 @@ int main(void)
 
 	TFJ_RUN(test_status);
 	TFJ_RUN(test_note);
+	TFJ_RUN(test_note_filters_manager);
 	rc = fake_start(&F, "tok");
 	if (fake_unavailable(&F, rc))
 		return tfj_test_finish();

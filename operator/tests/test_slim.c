@@ -14,6 +14,7 @@
 #include <tfj/json.h>
 
 #include "app/controller.h"
+#include "tfjob/netpol.h"
 #include "tfjob/podstate.h"
 #include "app/slim.h"
 #include "tfjob/tfjob.h"
@@ -434,6 +435,53 @@ static void test_tfjob_oversize_spec(void)
 	cJSON_Delete(full);
 }
 
+/*
+ * A job's NetworkPolicy as the API server returns it: the slim copy keeps
+ * what the planner compares (the spec), so the policy the operator made
+ * reads as current, and one whose spec is over the cap reads as not.
+ */
+static void test_netpol(void)
+{
+	static const char job_text[] =
+		"{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{"
+		"\"name\":\"mnist\",\"namespace\":\"team\",\"uid\":\"job-uid-1\"},"
+		"\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":1,\"template\":{"
+		"\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"x\"}]}}}}}}";
+	struct tfj_tfjob job;
+	cJSON *np = NULL, *slim, *meta, *labels;
+	char *big;
+
+	memset(&job, 0, sizeof(job));
+	TFJ_CHECK_INT(tfj_tfjob_decode(&job, job_text, sizeof(job_text) - 1), 0);
+	TFJ_CHECK_INT(tfj_netpol_body(&np, &job, NULL), 0);
+	meta = cJSON_GetObjectItem(np, "metadata");
+	cJSON_AddStringToObject(meta, "uid", "np-uid");
+	cJSON_AddStringToObject(meta, "resourceVersion", "17");
+	cJSON_AddItemToObject(meta, "managedFields", cJSON_Parse("[{\"manager\":\"x\"}]"));
+	TFJ_CHECK((slim = tfj_slim_netpol(np)) != NULL);
+	TFJ_CHECK(at(slim, "metadata", "managedFields") == NULL);
+	TFJ_CHECK_STR(cJSON_GetObjectItem(at(slim, "metadata", NULL), "uid")->valuestring,
+		      "np-uid");
+	TFJ_CHECK(at(slim, "metadata", "ownerReferences") != NULL);
+	TFJ_CHECK_INT(tfj_netpol_current(slim, &job, NULL), 1);
+	cJSON_Delete(slim);
+	/* A spec over the cap is not cached: the planner then replaces it. */
+	TFJ_CHECK((big = malloc(TFJ_SLIM_NETPOL_SPEC_MAX + 1)) != NULL);
+	memset(big, 'a', TFJ_SLIM_NETPOL_SPEC_MAX);
+	big[TFJ_SLIM_NETPOL_SPEC_MAX] = '\0';
+	labels = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(np, "spec"),
+							 "podSelector"), "matchLabels");
+	cJSON_AddStringToObject(labels, "pad", big);
+	free(big);
+	TFJ_CHECK((slim = tfj_slim_netpol(np)) != NULL);
+	TFJ_CHECK(cJSON_GetObjectItem(slim, "spec") == NULL);
+	TFJ_CHECK(at(slim, "metadata", "name") != NULL);
+	TFJ_CHECK_INT(tfj_netpol_current(slim, &job, NULL), 0);
+	cJSON_Delete(slim);
+	cJSON_Delete(np);
+	tfj_tfjob_free(&job);
+}
+
 int main(void)
 {
 	TFJ_RUN(test_pod_kept_and_dropped);
@@ -443,5 +491,6 @@ int main(void)
 	TFJ_RUN(test_tfjob);
 	TFJ_RUN(test_pod_fat_metadata);
 	TFJ_RUN(test_tfjob_oversize_spec);
+	TFJ_RUN(test_netpol);
 	return tfj_test_finish();
 }

@@ -48,25 +48,27 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   verbs: [create, patch]
 {{- if and .Values.reportChannel.enabled (not .Values.reportChannel.insecure) }}
 # Report channel TLS: the CA agents verify the operator with, published as
-# ConfigMap tfjob-report-ca in each job namespace (create; read and update
-# only that name).
+# this release's ConfigMap <release>-report-ca in each job namespace
+# (create; read and update only that name).
 - apiGroups: [""]
   resources: [configmaps]
   verbs: [create]
 - apiGroups: [""]
   resources: [configmaps]
-  resourceNames: [tfjob-report-ca]
+  resourceNames: [{{ include "tfjob-operator.reportCaConfigMap" . }}]
   verbs: [get, update]
 {{- end }}
-# Per TFJob: its ps Secret and NetworkPolicy, created before its first pod.
-# Secrets are never read (a 409 is judged from the job's own pods); a
-# NetworkPolicy is read only after a 409 on create (is the object ours?).
+# Per TFJob: its ps Secret, created before its first pod. Secrets are never
+# read (a 409 is judged from the job's own pods or NetworkPolicy).
 - apiGroups: [""]
   resources: [secrets]
   verbs: [create]
+# Its NetworkPolicy: watched (the operator's labelled ones), created after
+# the Secret and before the pods, patched when the job's ports change, read
+# after a 409 on create (is the object ours?).
 - apiGroups: [networking.k8s.io]
   resources: [networkpolicies]
-  verbs: [create, get]
+  verbs: [list, watch, create, get, patch]
 {{- with .Values.gangSchedulerName }}
 {{- if ne . "none" }}
 # Gang scheduling: one PodGroup per TFJob, read, created, updated, deleted.
@@ -75,6 +77,12 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   verbs: [get, create, update, delete]
 {{- end }}
 {{- end }}
+{{- end -}}
+
+{{/* The report CA's ConfigMap in job namespaces: one per release, so two
+installs that run jobs in one namespace each keep their own CA. */}}
+{{- define "tfjob-operator.reportCaConfigMap" -}}
+{{- printf "%s-report-ca" (include "tfjob-operator.fullname" .) | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
 {{/* The Secret of the report channel's serving certificate. */}}

@@ -117,6 +117,6 @@ certificate in the release namespace.
 {{- define "tfjob-operator.policy.configmaps" -}}
 - expression: variables.inFence
   message: the operator writes ConfigMaps only in the namespaces it watches
-- expression: object.metadata.name == 'tfjob-report-ca'
-  message: the operator writes only the ConfigMap tfjob-report-ca
+- expression: object.metadata.name == '{{ include "tfjob-operator.reportCaConfigMap" . }}'
+  message: the operator writes only the ConfigMap {{ include "tfjob-operator.reportCaConfigMap" . }}
 {{- end -}}

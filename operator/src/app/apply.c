@@ -134,7 +134,6 @@ struct apply_ctx {
 	int err;             /* first failure of a child write (retry with backoff) */
 	int create_failed;   /* a create failed: skip the plan's remaining creates */
 	int creates_seen;    /* create actions in the plan */
-	int guards_done;     /* the job's Secret and NetworkPolicy were ensured */
 	int64_t now_ms;      /* when apply started (createfail.h clock) */
 };
 
@@ -325,11 +324,12 @@ static int secret_taken(struct apply_ctx *a, const char *name)
  * to collection `coll`; a 409 is fine when the object there is ours
  * (adopt.h, or secret_taken for the Secret), transient when an earlier
  * job's is being collected, an error otherwise. Failures get a Warning
- * event `reason`.
+ * event `reason`. *created is 1 only when this POST made the object (its
+ * informer ADD is then on its way).
  */
-static int ensure_job_object(struct apply_ctx *a, const char *api, const char *coll,
-			     const char *name, const cJSON *body, const char *kind,
-			     const char *reason)
+static int ensure_job_object(int *created, struct apply_ctx *a, const char *api,
+			     const char *coll, const char *name, const cJSON *body,
+			     const char *kind, const char *reason)
 {
 	struct tfj_apply *c = a->c;
 	char path[PATH_MAX_], why[512], msg[600];
@@ -337,10 +337,12 @@ static int ensure_job_object(struct apply_ctx *a, const char *api, const char *c
 	cJSON *obj = NULL;
 	int rc;
 
+	*created = 0;
 	if ((rc = tfj_apipath_coll(path, sizeof(path), api, a->job->ns, coll)))
 		return rc;
 	rc = tfj_kube_create(c->k, NULL, path, body);
 	if (rc == 0) {
+		*created = 1;
 		tfj_log_info("created", "job", a->key, "kind", kind, "name", name);
 		return 0;
 	}
@@ -372,48 +374,101 @@ static int ensure_job_object(struct apply_ctx *a, const char *api, const char *c
 }
 
 /*
- * The job's ps Secret and NetworkPolicy, before its first pod: the pods
- * mount the Secret, so they wait for it; a missing NetworkPolicy only
- * costs the network fence (Warning event, pods go ahead). Those the memo
- * knows to exist cost no request (guardmemo.h: a restart is free).
+ * The job's ps Secret, before its first pod: the pods mount it, so they
+ * wait for it. Once the memo knows it exists it costs no request
+ * (guardmemo.h: a restart is free).
  */
-static int ensure_job_guards(struct apply_ctx *a)
+static int ensure_job_secret(struct apply_ctx *a)
 {
-	struct tfj_podspec_opts o;
 	uint8_t rnd[TFJ_PSSECRET_BYTES];
 	char name[300];
 	cJSON *body = NULL;
-	unsigned known = tfj_guardmemo_known(a->c->guards, a->job->uid, a->now_ms);
 	ssize_t got;
-	int rc;
+	int rc, created;
 
-	if (!(known & TFJ_GUARDMEMO_SECRET)) {
-		if ((rc = tfj_pssecret_name(name, sizeof(name), a->job)))
-			return rc;
-		/* getrandom blocks only until the kernel's pool is seeded at boot. */
-		got = getrandom(rnd, sizeof(rnd), 0);
-		if (got != (ssize_t)sizeof(rnd))
-			return tfj_err_set(TFJ_EINTERNAL, "getrandom failed for the ps secret");
-		rc = tfj_pssecret_body(&body, a->job, a->c->operator_name, rnd);
-		explicit_bzero(rnd, sizeof(rnd));
-		if (rc == 0)
-			rc = ensure_job_object(a, TFJ_APIPATH_CORE, "secrets", name, body, "secret",
-					       "FailedCreateSecret");
-		tfj_pssecret_body_free(body);
-		if (rc)
-			return rc;
-		tfj_guardmemo_note(a->c->guards, a->job->uid, TFJ_GUARDMEMO_SECRET, a->now_ms);
-	}
-	if (known & TFJ_GUARDMEMO_NETPOL)
+	if (tfj_guardmemo_known(a->c->guards, a->job->uid, a->now_ms) & TFJ_GUARDMEMO_SECRET)
 		return 0;
-	memset(&o, 0, sizeof(o));
-	o.operator_name = a->c->operator_name;
-	body = NULL;
-	if ((rc = tfj_netpol_name(name, sizeof(name), a->job)) == 0 &&
-	    (rc = tfj_netpol_body(&body, a->job, &o)) == 0 &&
-	    ensure_job_object(a, TFJ_NETPOL_API_PATH, "networkpolicies", name, body,
-			      "networkpolicy", "FailedCreateNetworkPolicy") == 0)
-		tfj_guardmemo_note(a->c->guards, a->job->uid, TFJ_GUARDMEMO_NETPOL, a->now_ms);
+	if ((rc = tfj_pssecret_name(name, sizeof(name), a->job)))
+		return rc;
+	/* getrandom blocks only until the kernel's pool is seeded at boot. */
+	got = getrandom(rnd, sizeof(rnd), 0);
+	if (got != (ssize_t)sizeof(rnd))
+		return tfj_err_set(TFJ_EINTERNAL, "getrandom failed for the ps secret");
+	rc = tfj_pssecret_body(&body, a->job, a->c->operator_name, rnd);
+	explicit_bzero(rnd, sizeof(rnd));
+	if (rc == 0)
+		rc = ensure_job_object(&created, a, TFJ_APIPATH_CORE, "secrets", name, body,
+				       "secret", "FailedCreateSecret");
+	tfj_pssecret_body_free(body);
+	if (rc)
+		return rc;
+	tfj_guardmemo_note(a->c->guards, a->job->uid, TFJ_GUARDMEMO_SECRET, a->now_ms);
+	return 0;
+}
+
+/*
+ * CREATE_NETPOL or UPDATE_NETPOL (plan.h). A failure holds nothing back:
+ * it is a Warning event and the job's record (createfail.h), which the next
+ * plan shows as NetworkPolicyFailure; the key's backoff paces the retries.
+ */
+static int do_netpol(struct apply_ctx *a, const struct tfj_action *act)
+{
+	struct tfj_apply *c = a->c;
+	int update = act->kind == TFJ_ACT_UPDATE_NETPOL, created = 0, rc;
+	const char *reason = update ? "FailedUpdateNetworkPolicy" : "FailedCreateNetworkPolicy";
+	char path[PATH_MAX_], msg[TFJ_JOBSTATUS_MESSAGE_MAX] = "", *patch = NULL;
+	cJSON *body = NULL, *doc = NULL;
+
+	if ((rc = tfj_plan_child_body(&body, a->plan, act)))
+		goto out;
+	if (update) {
+		/* A merge patch replaces the spec's arrays whole: the spec sent is
+		 * the spec stored, whatever the old one held. */
+		if (!(doc = cJSON_CreateObject()) ||
+		    !cJSON_AddItemReferenceToObject(doc, "spec",
+						    cJSON_GetObjectItemCaseSensitive(body, "spec")) ||
+		    tfj_json_print(&patch, doc)) {
+			rc = tfj_err_set(TFJ_ENOMEM, "NetworkPolicy patch");
+			goto out;
+		}
+		if (!(rc = tfj_apipath_obj(path, sizeof(path), TFJ_NETPOL_API_PATH, a->job->ns,
+					   "networkpolicies", act->name, NULL)))
+			rc = tfj_kube_patch(c->k, NULL, path, TFJ_KUBE_PATCH_MERGE, patch);
+		/* Gone since the plan: the cache will show it, and the next plan
+		 * creates it again; nothing failed. */
+		if (rc == TFJ_ENOTFOUND || rc == TFJ_ECONFLICT) {
+			rc = 0;
+			goto out_quiet;
+		}
+		if (rc) {
+			snprintf(msg, sizeof(msg), "Error updating networkpolicy %s: %.400s",
+				 act->name, tfj_err_detail());
+			tfj_log_warn("update failed", "job", a->key, "kind", "networkpolicy",
+				     "name", act->name, "error", tfj_err_detail());
+			tfj_apply_event(c, a->job, "Warning", reason, msg);
+		}
+	} else {
+		if ((rc = tfj_expect_create(c->exp, a->key, "networkpolicy", act->name)))
+			goto out;
+		rc = ensure_job_object(&created, a, TFJ_NETPOL_API_PATH, "networkpolicies",
+				       act->name, body, "networkpolicy", reason);
+		/* No ADD event comes for an object this POST did not make. */
+		if (!created)
+			tfj_expect_cancel_create(c->exp, a->key, "networkpolicy", act->name);
+		if (rc)
+			snprintf(msg, sizeof(msg), "Error creating networkpolicy %s: %.400s",
+				 act->name, tfj_err_detail());
+	}
+out:
+	if (rc && !msg[0])
+		snprintf(msg, sizeof(msg), "NetworkPolicy %s: %.400s", act->name, tfj_err_detail());
+	if (a->res->create_failure)
+		tfj_createfail_netpol(a->res->create_failure, rc ? reason : NULL, rc ? msg : NULL);
+	if (!rc)
+		tfj_apply_event(c, a->job, act->ev_type, act->ev_reason, act->ev_message);
+out_quiet:
+	free(patch);
+	cJSON_Delete(doc);
 	cJSON_Delete(body);
 	return rc;
 }
@@ -483,6 +538,28 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 		case TFJ_ACT_DELETE_SERVICE:
 			rc = do_delete(a, act, "service", "services");
 			break;
+		case TFJ_ACT_CREATE_NETPOL:
+			/* It vouches for the Secret (secret_taken): not before it. */
+			if (a->create_failed)
+				break;
+			rc = do_netpol(a, act);
+			break;
+		case TFJ_ACT_UPDATE_NETPOL:
+			rc = do_netpol(a, act);
+			break;
+		case TFJ_ACT_CREATE_SECRET:
+			/* The pods mount it: none is created without it. */
+			if ((rc = ensure_job_secret(a)))
+				a->create_failed = 1;
+			break;
+		case TFJ_ACT_PUBLISH_CA:
+			/* The pods mount the CA: none is created without it. */
+			if (c->capub && (rc = tfj_capublish_ensure(c->capub, a->job->ns))) {
+				tfj_log_warn("report CA not published; pods wait", "job", a->key,
+					     "error", tfj_err_detail());
+				a->create_failed = 1;
+			}
+			break;
 		case TFJ_ACT_CREATE_SERVICE:
 		case TFJ_ACT_CREATE_POD:
 			/* When one create fails (quota, admission, a namespace being
@@ -504,13 +581,6 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 					if (a->res->requeue_ms == 0 ||
 					    (uint64_t)wait < a->res->requeue_ms)
 						a->res->requeue_ms = (uint64_t)wait;
-					break;
-				}
-			}
-			if (act->kind == TFJ_ACT_CREATE_POD && !a->guards_done) {
-				a->guards_done = 1;
-				if ((rc = ensure_job_guards(a)) != 0) {
-					a->create_failed = 1;
 					break;
 				}
 			}
@@ -612,8 +682,8 @@ int tfj_apply_metrics(struct tfj_apply *c, struct tfj_buf *out)
 		LD(c->adoptions));
 	rc |= tfj_events_metrics(c->events, out);
 	rc |= tfj_buf_printf(out,
-		"# HELP tfjob_operator_job_guards_known Running TFJobs whose ps Secret or "
-		"NetworkPolicy this process knows to exist (a restart posts neither).\n"
+		"# HELP tfjob_operator_job_guards_known Running TFJobs whose ps Secret "
+		"this process knows to exist (a restart does not post it).\n"
 		"# TYPE tfjob_operator_job_guards_known gauge\n"
 		"tfjob_operator_job_guards_known %zu\n", tfj_guardmemo_size(c->guards));
 	return rc ? TFJ_ETOOBIG : 0;

@@ -44,6 +44,7 @@
 #include "app/guardmemo.h"
 #include "kube/expect.h"
 #include "kube/kube.h"
+#include "report/capublish.h"
 #include "tfjob/createfail.h"
 #include "tfjob/plan.h"
 #include "tfjob/tfjob.h"
@@ -54,8 +55,9 @@ struct tfj_apply {
 	struct tfj_events *events;   /* borrowed; NULL = no events */
 	const char *operator_name;   /* borrowed; label of the job's Secret and
 				      * NetworkPolicy; NULL = the default */
-	struct tfj_guardmemo *guards;/* borrowed; jobs whose Secret and NetworkPolicy
-				      * exist (guardmemo.h); NULL = ensure them every time */
+	struct tfj_capublish *capub; /* borrowed; the report CA (PUBLISH_CA); NULL = none */
+	struct tfj_guardmemo *guards;/* borrowed; jobs whose Secret exists
+				      * (guardmemo.h); NULL = ensure it every time */
 	_Atomic uint64_t jobs_created, jobs_succeeded, jobs_failed, jobs_restarted;
 	_Atomic uint64_t creates, deletes, create_errors, delete_errors;
 	_Atomic uint64_t status_writes, status_conflicts;

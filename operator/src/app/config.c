@@ -42,6 +42,7 @@ static const struct opt opts[] = {
 	{ "report-audience", "TFJOB_REPORT_AUDIENCE", 0 },
 	{ "report-insecure", "TFJOB_REPORT_INSECURE", 1 },
 	{ "report-tls-secret", "TFJOB_REPORT_TLS_SECRET", 0 },
+	{ "report-ca-configmap", "TFJOB_REPORT_CA_CONFIGMAP", 0 },
 	{ "report-tls-external", "TFJOB_REPORT_TLS_EXTERNAL", 1 },
 	{ "report-conn-memory", "TFJOB_REPORT_CONN_MEMORY", 0 },
 	{ "tokenreview-qps", "TFJOB_TOKENREVIEW_QPS", 0 },
@@ -95,6 +96,9 @@ const char *tfj_config_usage(void)
 	       "                            certificate for --report-service's Service\n"
 	       "  --report-tls-secret NAME  Secret (in the Service's namespace) of the serving\n"
 	       "                            certificate (default tfjob-operator-report-tls)\n"
+	       "  --report-ca-configmap NAME  ConfigMap the CA is published as in job\n"
+	       "                            namespaces; one per install (default\n"
+	       "                            <operator name>-report-ca)\n"
 	       "  --report-tls-external[=BOOL]  the Secret is made by cert-manager: only\n"
 	       "                            read it, never create or rotate it\n"
 	       "  --report-conn-memory MIB  memory quota of the report port's connections\n"
@@ -225,6 +229,12 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 		if (!*v || strlen(v) > 253)
 			return tfj_err_set(TFJ_EINVAL, "--report-tls-secret: 1 to 253 characters");
 		cfg->report_tls_secret = v;
+	} else if (!strcmp(name, "report-ca-configmap")) {
+		if (!*v || strlen(v) > 63 || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789.-") !=
+						 strlen(v))
+			return tfj_err_set(TFJ_EINVAL, "--report-ca-configmap: 1 to 63 characters "
+					   "of a-z, 0-9, '.', '-'");
+		cfg->report_ca_configmap = v;
 	} else if (!strcmp(name, "report-tls-external")) {
 		return tfj_parse_bool(&cfg->report_tls_external, v, flag);
 	} else if (!strcmp(name, "report-conn-memory")) {
@@ -279,6 +289,7 @@ int tfj_config_parse(struct tfj_config *cfg, int argc, char **argv)
 	cfg->report_service = "";
 	cfg->report_audience = "tfjob-report";
 	cfg->report_tls_secret = "tfjob-operator-report-tls";
+	cfg->report_ca_configmap = "";
 	cfg->tokenreview_qps = 5;
 	cfg->report_conn_memory_mib = 16;
 	cfg->tokenreview_burst = 20;

@@ -39,6 +39,8 @@ struct tfj_config {
 	const char *report_audience; /* default "tfjob-report" */
 	int report_insecure;         /* plaintext report channel (default 0: TLS) */
 	const char *report_tls_secret; /* Secret of the serving certificate */
+	const char *report_ca_configmap; /* the CA's ConfigMap in job namespaces;
+					  * "" = <operator name>-report-ca */
 	int report_tls_external;     /* the Secret is cert-manager's: only read it */
 	int report_conn_memory_mib;  /* the report port's connection memory quota */
 	double tokenreview_qps;      /* TokenReviews, own client and budget; default 5 */

@@ -24,6 +24,7 @@
 #include "kube/informer.h"
 #include "kube/nsinformer.h"
 #include "tfjob/jobstatus.h"
+#include "tfjob/netpol.h"
 #include "tfjob/plan.h"
 #include "tfjob/podspec.h"
 #include "report/capublish.h"
@@ -50,14 +51,15 @@ struct tfj_controller {
 	struct tfj_kube *k;
 	char *ns;            /* watched namespaces, comma-separated; NULL = all */
 	char *domain, *opname, *instance, *report_addr, *report_aud, *manager, *gang_name;
-	char *agent_image;
+	char *agent_image, *report_ca_cm;
 	struct tfj_gang gang;        /* gang scheduling (app/gang.h); api OFF = none */
 	struct tfj_progress *prog;   /* borrowed; NULL = report channel off */
 	struct tfj_capublish *capub; /* borrowed; NULL = no CA to publish (report/capublish.h) */
 	int workers;
 	struct tfj_plan_config pcfg;
 
-	struct tfj_nsinformer *jobs, *pods, *svcs; /* one informer per watched namespace */
+	/* One informer per watched namespace; netpols are the jobs' NetworkPolicies. */
+	struct tfj_nsinformer *jobs, *pods, *svcs, *netpols;
 	struct tfj_queue *q;
 	struct tfj_expect *exp;
 	int started;  /* informers running */
@@ -228,6 +230,12 @@ static void on_svc(void *ud, enum tfj_informer_event ev, const cJSON *obj, const
 	on_child(ud, "service", ev, obj);
 }
 
+/* A job's NetworkPolicy changed: the planner converges it (plan.h). */
+static void on_netpol(void *ud, enum tfj_informer_event ev, const cJSON *obj, const cJSON *old)
+{
+	on_child(ud, "networkpolicy", ev, obj);
+}
+
 /* ---- reconcile ---- */
 
 static int split_key(const char *key, char *ns, size_t nslen, const char **name)
@@ -261,9 +269,9 @@ static int owned(struct tfj_nsinformer *inf, const struct tfj_tfjob *job, cJSON 
 
 /*
  * The job's create-failure record into *cf; 1 when there is one. A record
- * back at 0 failures whose condition is gone from the status has done its
- * work and is dropped. The queue never gives one key to two workers, so the
- * copy is the worker's until cf_store.
+ * back at 0 failures, with no NetworkPolicy failure, whose condition is gone
+ * from the status has done its work and is dropped. The queue never gives
+ * one key to two workers, so the copy is the worker's until cf_store.
  */
 static int cf_load(struct tfj_controller *c, const char *key, const struct tfj_tfjob *job,
 		   struct tfj_createfail *cf)
@@ -274,7 +282,8 @@ static int cf_load(struct tfj_controller *c, const char *key, const struct tfj_t
 	memset(cf, 0, sizeof(*cf));
 	pthread_mutex_lock(&c->cf_mu);
 	r = tfj_strmap_get(&c->cf, key);
-	if (r && r->failures == 0 && !job->status.cond[TFJ_COND_REPLICA_FAILURE].present) {
+	if (r && r->failures == 0 && !r->netpol_failed &&
+	    !job->status.cond[TFJ_COND_REPLICA_FAILURE].present) {
 		free(tfj_strmap_del(&c->cf, key));
 		r = NULL;
 	}
@@ -295,7 +304,7 @@ static void cf_store(struct tfj_controller *c, const char *key, const struct tfj
 		     const struct tfj_tfjob *job, const struct tfj_apply_result *a)
 {
 	struct tfj_createfail *r;
-	int wanted = cf->failures > 0 ||
+	int wanted = cf->failures > 0 || cf->netpol_failed ||
 		     (a->creates_work && job->status.cond[TFJ_COND_REPLICA_FAILURE].present);
 
 	pthread_mutex_lock(&c->cf_mu);
@@ -363,9 +372,9 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		struct tfj_createfail cf;
 		struct tfj_gang_block block = { NULL, "" };
 		uint64_t gang_wait_ms;
-		cJSON **pods = NULL, **svcs = NULL;
+		cJSON **pods = NULL, **svcs = NULL, **nps = NULL;
 		char *text = NULL;
-		size_t npods = 0, nsvcs = 0, len = 0;
+		size_t npods = 0, nsvcs = 0, nnps = 0, len = 0;
 		int have_cf, have_prog;
 
 		memset(&job, 0, sizeof(job));
@@ -416,7 +425,10 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			rc = 0;
 			goto done;
 		}
-		if (job.deleting) {
+		/* Filter first: a job deleted or left to another controller gets
+		 * no write at all, of its children or of what they would need
+		 * (the report CA, the PodGroup). */
+		if (job.deleting || tfj_plan_managed_elsewhere(&job, &c->pcfg)) {
 			tfj_tfjob_free(&job);
 			atomic_fetch_add(&c->rec_skipped, 1);
 			goto done;
@@ -434,24 +446,16 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			have_prog = tfj_progress_snapshot(c->prog, &prog, job.uid) == 0;
 		}
 		if ((rc = owned(c->pods, &job, &pods, &npods)) ||
-		    (rc = owned(c->svcs, &job, &svcs, &nsvcs))) {
+		    (rc = owned(c->svcs, &job, &svcs, &nsvcs)) ||
+		    (rc = owned(c->netpols, &job, &nps, &nnps))) {
 			tfj_informer_free_list(pods, npods);
+			tfj_informer_free_list(svcs, nsvcs);
+			tfj_informer_free_list(nps, nnps);
 			tfj_progress_release(&prog);
 			tfj_tfjob_free(&job);
 			goto done;
 		}
 		gang_wait_ms = 0;
-		/* The report CA first: pods mount it (tfjob/podspec.h). */
-		if (c->capub && !tfj_jobstatus_finished(&job.status) &&
-		    (rc = tfj_capublish_ensure(c->capub, job.ns))) {
-			tfj_log_warn("report CA not published; pods wait", "job", key, "error",
-				     tfj_err_detail());
-			tfj_progress_release(&prog);
-			tfj_informer_free_list(pods, npods);
-			tfj_informer_free_list(svcs, nsvcs);
-			tfj_tfjob_free(&job);
-			goto done;
-		}
 		if (c->pcfg.gang) {
 			/* The PodGroup first: no pod of a gang without its group. A
 			 * block the user must fix still goes through the planner,
@@ -462,6 +466,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 				tfj_progress_release(&prog);
 				tfj_informer_free_list(pods, npods);
 				tfj_informer_free_list(svcs, nsvcs);
+				tfj_informer_free_list(nps, nnps);
 				tfj_tfjob_free(&job);
 				goto done;
 			}
@@ -472,7 +477,13 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		in.npods = npods;
 		in.services = (const cJSON *const *)svcs;
 		in.nservices = nsvcs;
+		in.netpols = (const cJSON *const *)nps;
+		in.nnetpols = nnps;
+		/* The report CA is the planner's to ask for (plan.h's PUBLISH_CA). */
+		in.report_ca_current = c->capub ? tfj_capublish_current(c->capub, job.ns) : 1;
 		in.now_ms = tfj_clock_unix_ms();
+		in.ps_secret_known = (tfj_guardmemo_known(c->guards, job.uid, in.now_ms) &
+				      TFJ_GUARDMEMO_SECRET) != 0;
 		in.cfg = &c->pcfg;
 		have_cf = cf_load(c, key, &job, &cf);
 		in.create_failure = have_cf ? &cf : NULL;
@@ -504,6 +515,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		tfj_progress_release(&prog);
 		tfj_informer_free_list(pods, npods);
 		tfj_informer_free_list(svcs, nsvcs);
+		tfj_informer_free_list(nps, nnps);
 		tfj_tfjob_free(&job);
 		if (rc == TFJ_ECONFLICT && a.status_conflict)
 			continue;
@@ -576,6 +588,8 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	c->pcfg.report_addr = c->report_addr;
 	c->pcfg.report_audience = c->report_aud;
 	c->pcfg.report_insecure = o->report_insecure;
+	c->report_ca_cm = dup_or_null(o->report_ca_configmap);
+	c->pcfg.report_ca_configmap = c->report_ca_cm;
 	c->agent_image = dup_or_null(o->agent_image);
 	c->pcfg.agent_image = c->agent_image;
 	c->pcfg.agent_inject_default = o->agent_inject_default;
@@ -587,6 +601,8 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 		return rc;
 	}
 	c->pcfg.gang = c->gang.api != TFJ_PODGROUP_OFF ? &c->gang : NULL;
+	c->pcfg.netpol = 1;
+	c->pcfg.ps_secret = 1;
 	if (o->queue_qps > 0)
 		qo.qps = o->queue_qps;
 	if (o->queue_burst > 0)
@@ -595,7 +611,7 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	if ((rc = tfj_queue_new(&c->q, &qo)) || (rc = tfj_expect_new(&c->exp, 0)) ||
 	    (rc = tfj_events_new(&c->events, o->event_kube ? o->event_kube : k, &eo)) ||
 	    (rc = tfj_guardmemo_new(&c->guards, 0, o->guard_recheck_ms)) ||
-	    (rc = tfj_poison_new(&c->poison, k, c->events)))
+	    (rc = tfj_poison_new(&c->poison, k, c->events, c->manager)))
 		goto out;
 	c->stale_ms = (o->informer_stale_s > 0 ? o->informer_stale_s
 					       : TFJ_CONTROLLER_STALE_DEFAULT_S) * 1000;
@@ -618,8 +634,11 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	io.index_label = TFJ_LABEL_JOB_NAME;
 	if ((rc = new_informer(&c->pods, c, &io, TFJ_APIPATH_CORE, "pods", on_pod, tfj_slim_pod)))
 		goto out;
-	rc = new_informer(&c->svcs, c, &io, TFJ_APIPATH_CORE, "services", on_svc,
-			  tfj_slim_service);
+	if ((rc = new_informer(&c->svcs, c, &io, TFJ_APIPATH_CORE, "services", on_svc,
+			       tfj_slim_service)))
+		goto out;
+	rc = new_informer(&c->netpols, c, &io, TFJ_NETPOL_API_PATH, "networkpolicies", on_netpol,
+			  tfj_slim_netpol);
 out:
 	if (rc) {
 		tfj_controller_free(c);
@@ -637,15 +656,16 @@ int tfj_controller_start(struct tfj_controller *c, long sync_timeout_ms)
 		return 0;
 	if (!c->started) {
 		if ((rc = tfj_nsinformer_start(c->pods)) || (rc = tfj_nsinformer_start(c->svcs)) ||
-		    (rc = tfj_nsinformer_start(c->jobs)))
+		    (rc = tfj_nsinformer_start(c->netpols)) || (rc = tfj_nsinformer_start(c->jobs)))
 			return rc;
 		c->started = 1;
 	}
 	/* Children first: a TFJob reconciled before its pods are cached would be
-	 * planned as if it had none. Workers start only after all three synced;
+	 * planned as if it had none. Workers start only after all four synced;
 	 * on TFJ_ETIMEOUT the caller simply calls start again. */
 	if ((rc = tfj_nsinformer_wait_synced(c->pods, sync_timeout_ms)) ||
 	    (rc = tfj_nsinformer_wait_synced(c->svcs, sync_timeout_ms)) ||
+	    (rc = tfj_nsinformer_wait_synced(c->netpols, sync_timeout_ms)) ||
 	    (rc = tfj_nsinformer_wait_synced(c->jobs, sync_timeout_ms)))
 		return rc;
 	if ((rc = tfj_queue_run(c->q, c->workers, worker_fn, c)))
@@ -664,6 +684,7 @@ void tfj_controller_stop(struct tfj_controller *c)
 	tfj_nsinformer_stop(c->jobs);
 	tfj_nsinformer_stop(c->pods);
 	tfj_nsinformer_stop(c->svcs);
+	tfj_nsinformer_stop(c->netpols);
 	c->started = 0;
 	c->running = 0;
 }
@@ -679,6 +700,7 @@ void tfj_controller_free(struct tfj_controller *c)
 	tfj_nsinformer_free(c->jobs);
 	tfj_nsinformer_free(c->pods);
 	tfj_nsinformer_free(c->svcs);
+	tfj_nsinformer_free(c->netpols);
 	tfj_guardmemo_free(c->guards); /* after the informers: on_job forgets in it */
 	tfj_queue_free(c->q);
 	tfj_expect_free(c->exp);
@@ -691,6 +713,7 @@ void tfj_controller_free(struct tfj_controller *c)
 	free(c->report_addr);
 	free(c->report_aud);
 	free(c->agent_image);
+	free(c->report_ca_cm);
 	free(c->manager);
 	free(c->gang_name);
 	free(c);
@@ -699,6 +722,8 @@ void tfj_controller_free(struct tfj_controller *c)
 void tfj_controller_set_capublish(struct tfj_controller *c, struct tfj_capublish *p)
 {
 	c->capub = p;
+	c->ap.capub = p;
+	c->pcfg.report_ca = p != NULL;
 }
 
 void tfj_controller_set_progress(struct tfj_controller *c, struct tfj_progress *p)
@@ -727,14 +752,15 @@ void tfj_controller_enqueue(struct tfj_controller *c, const char *key, uint64_t 
 
 int tfj_controller_ready(struct tfj_controller *c)
 {
-	struct tfj_nsinformer *infs[3];
+	struct tfj_nsinformer *infs[4];
 
 	if (!c || !c->jobs)
 		return 0;
 	infs[0] = c->jobs;
 	infs[1] = c->pods;
 	infs[2] = c->svcs;
-	for (int i = 0; i < 3; i++) {
+	infs[3] = c->netpols;
+	for (int i = 0; i < 4; i++) {
 		int64_t idle = tfj_nsinformer_idle_ms(infs[i]);
 		if (!tfj_nsinformer_synced(infs[i]) || idle < 0 || idle > c->stale_ms)
 			return 0;
@@ -744,10 +770,10 @@ int tfj_controller_ready(struct tfj_controller *c)
 
 int tfj_controller_dump(struct tfj_controller *c, struct tfj_buf *out)
 {
-	struct tfj_nsinformer *infs[3] = { c->jobs, c->pods, c->svcs };
+	struct tfj_nsinformer *infs[4] = { c->jobs, c->pods, c->svcs, c->netpols };
 	int rc = 0;
 
-	for (int i = 0; i < 3 && rc == 0; i++) {
+	for (int i = 0; i < 4 && rc == 0; i++) {
 		struct tfj_buf one;
 		const char *p, *nl;
 
@@ -778,7 +804,7 @@ int tfj_controller_flush_events(struct tfj_controller *c, long timeout_ms)
 int tfj_controller_metrics(struct tfj_controller *c, struct tfj_buf *out)
 {
 	struct tfj_queue_stats qs;
-	struct tfj_nsinformer *infs[3] = { c->jobs, c->pods, c->svcs };
+	struct tfj_nsinformer *infs[4] = { c->jobs, c->pods, c->svcs, c->netpols };
 	int rc = 0;
 
 	tfj_queue_stats(c->q, &qs);
@@ -838,7 +864,7 @@ int tfj_controller_metrics(struct tfj_controller *c, struct tfj_buf *out)
 			rc |= tfj_buf_printf(out, "# HELP tfjob_operator_%s %s\n"
 					     "# TYPE tfjob_operator_%s %s\n",
 					     fam[f][0], fam[f][2], fam[f][0], fam[f][1]);
-			for (int i = 0; i < 3; i++) {
+			for (int i = 0; i < 4; i++) {
 				struct tfj_informer_stats s;
 				unsigned long long v;
 				tfj_nsinformer_stats(infs[i], &s);

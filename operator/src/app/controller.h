@@ -46,6 +46,8 @@ struct tfj_controller_opts {
 	const char *report_addr;     /* TFJOB_REPORT_ADDR injected into pods; NULL = channel off */
 	const char *report_audience; /* token audience for the pods' projected token */
 	int report_insecure;         /* plaintext report channel: pods get no CA */
+	const char *report_ca_configmap; /* the CA ConfigMap pods mount; NULL =
+					  * <operator name>-report-ca (podspec.h) */
 	const char *manager;         /* runPolicy.managedBy we own; NULL = TFJ_TFJOB_MANAGER */
 	const char *gang_scheduler;  /* --gang-scheduler-name (podgroup.h); NULL/"" = off */
 	const char *agent_image;     /* image of the injected agent; NULL = none */

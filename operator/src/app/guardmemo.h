@@ -1,14 +1,16 @@
 /*
- * guardmemo.h - which TFJobs' guards (the ps Secret and the NetworkPolicy,
- * tfjob/pssecret.h, tfjob/netpol.h) this process knows to exist, so that a
- * replica restart does not create them again.
+ * guardmemo.h - which TFJobs' guards this process knows to exist, so that a
+ * replica restart does not create them again. Only the ps Secret
+ * (tfjob/pssecret.h) uses it now: the NetworkPolicy is observed through
+ * its informer and kept by the planner (tfjob/plan.h), which needs no memo.
  *
- * app/apply.c makes sure both exist before a plan's first pod create: a
- * POST each, and a GET after the 409 that says it is there already. That
- * is 4 requests on every plan that creates a pod, so every replica restart
- * of a long job paid 4 extra requests (docs/bench/history.md, part 3). Now a
- * guard that was created, or found to be the job's, is noted here by the
- * job's uid, and later plans of that job skip it.
+ * The planner asks for the Secret (tfjob/plan.h's CREATE_SECRET) before a
+ * plan's first pod create unless this memo knows it; app/apply.c then
+ * POSTs it, and judges a 409 without reading it (secret_taken). Every
+ * replica restart of a long job would pay those requests
+ * (docs/bench/history.md, part 3). Now a guard that was created, or found
+ * to be the job's, is noted here by the job's uid, and later plans of that
+ * job skip it.
  *
  * The rule for a guard deleted behind our back (the owner reference makes
  * the garbage collector delete both with the job; anything else deleting
@@ -16,7 +18,7 @@
  * 10 minutes) after it was made; the first pod create after that posts
  * again, which recreates a missing guard (with a new token: the pods
  * created before keep the old one mounted) and renews the note. A restart
- * storm (a crash-looping replica) thus costs the 4 requests once per
+ * storm (a crash-looping replica) thus costs the 2 requests once per
  * recheck period instead of once per restart. Noticing the deletion at
  * once would take a watch on Secrets, which needs list/watch on every
  * Secret the operator can see (read access to all of them); not worth it
@@ -26,9 +28,8 @@
  * that) or is deleted (the controller's informer), and a new TFJob of the
  * same name has a new uid: the memo holds about the running jobs. The memo is bounded: at
  * `max_jobs` uids the least recently used one is forgotten (which costs
- * that job only its 4 requests on its next pod create). Guards are noted
- * one by one: a NetworkPolicy whose create failed is not noted, so it is
- * tried again on the next pod create, as before.
+ * that job only its 2 requests on its next pod create). A Secret whose
+ * create failed is not noted, so it is tried again on the next pod create.
  *
  * Pure apart from its mutex: times come in as arguments (unix ms).
  * Threads: every call may come from any worker at once.

@@ -239,6 +239,7 @@ static int start_controller(struct app *a, const struct tfj_config *cfg)
 	co.instance = a->host;
 	co.report_addr = cfg->report_service[0] ? cfg->report_service : NULL;
 	co.report_audience = cfg->report_audience;
+	co.report_ca_configmap = cfg->report_ca_configmap[0] ? cfg->report_ca_configmap : NULL;
 	co.gang_scheduler = cfg->gang_scheduler;
 	co.agent_image = cfg->agent_image[0] ? cfg->agent_image : NULL;
 	co.agent_inject_default = cfg->agent_inject_default;
@@ -285,7 +286,8 @@ static int start_report_tls(struct app *a, const struct tfj_config *cfg)
 	so.external = cfg->report_tls_external;
 	if ((rc = tfj_kube_new(&a->cert_kube, &a->kc, &ko)) ||
 	    (rc = tfj_servingcert_new(&a->cert, a->cert_kube, &so)) ||
-	    (rc = tfj_capublish_new(&a->capub, a->kube, report_ca, a->cert)))
+	    (rc = tfj_capublish_new(&a->capub, a->kube, cfg->operator_name,
+					   cfg->report_ca_configmap, report_ca, a->cert)))
 		return failed("report channel TLS setup failed", rc);
 	/* A first try now: the server can start at once when it works. */
 	if (tfj_servingcert_sync(a->cert, tfj_clock_unix_ms() / 1000))

@@ -33,19 +33,23 @@ struct note {
 
 struct tfj_poison {
 	struct tfj_kube *k;
+	char manager[FIELD_MAX];     /* runPolicy.managedBy that means us */
 	struct tfj_events *events;
 	pthread_mutex_t mu;
 	struct tfj_strmap pending;   /* key -> struct note */
 	_Atomic uint64_t written;
 };
 
-int tfj_poison_new(struct tfj_poison **out, struct tfj_kube *k, struct tfj_events *events)
+int tfj_poison_new(struct tfj_poison **out, struct tfj_kube *k, struct tfj_events *events,
+		   const char *manager)
 {
 	struct tfj_poison *p = calloc(1, sizeof(*p));
 
 	*out = NULL;
 	if (!p)
 		return tfj_err_set(TFJ_ENOMEM, "poison");
+	snprintf(p->manager, sizeof(p->manager), "%s",
+		 manager && *manager ? manager : TFJ_TFJOB_MANAGER);
 	p->k = k;
 	p->events = events;
 	pthread_mutex_init(&p->mu, NULL);
@@ -67,16 +71,37 @@ uint64_t tfj_poison_written(const struct tfj_poison *p)
 	return p ? atomic_load(&((struct tfj_poison *)p)->written) : 0;
 }
 
-/* Reads uid, resourceVersion and whether the job ended from an object's text. */
-static int scan(struct note *n, int *ended, struct tfj_jscan_span obj)
+/*
+ * 1 when the job is not ours to write: its runPolicy.managedBy names
+ * another controller, or cannot be read as a string (too long, another
+ * type) and so may. Absent means the default manager, as in tfjob.h.
+ */
+static int foreign(const struct tfj_poison *p, struct tfj_jscan_span obj)
+{
+	static const char *const by_path[] = { "spec", "runPolicy", "managedBy", NULL };
+	char by[FIELD_MAX];
+	int rc = tfj_jscan_path_string(by, sizeof(by), obj, by_path);
+
+	if (rc == TFJ_ENOTFOUND)
+		return 0;
+	return rc != 0 || (*by && strcmp(by, p->manager) != 0);
+}
+
+/*
+ * Reads uid, resourceVersion and whether the job is to be left alone (it
+ * ended, or another controller manages it) from an object's text.
+ */
+static int scan(const struct tfj_poison *p, struct note *n, int *ended,
+		struct tfj_jscan_span obj)
 {
 	static const char *const phase_path[] = { "status", "phase", NULL };
 	static const char *const uid_path[] = { "metadata", "uid", NULL };
 	static const char *const rv_path[] = { "metadata", "resourceVersion", NULL };
 	char phase[32];
 
-	*ended = tfj_jscan_path_string(phase, sizeof(phase), obj, phase_path) == 0 &&
-		 (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+	*ended = (tfj_jscan_path_string(phase, sizeof(phase), obj, phase_path) == 0 &&
+		  (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)) ||
+		 foreign(p, obj);
 	if (tfj_jscan_path_string(n->uid, sizeof(n->uid), obj, uid_path))
 		n->uid[0] = '\0';
 	return tfj_jscan_path_string(n->rv, sizeof(n->rv), obj, rv_path);
@@ -94,10 +119,12 @@ int tfj_poison_note(struct tfj_poison *p, const struct tfj_informer_reject *r)
 	if (!n)
 		return tfj_err_set(TFJ_ENOMEM, "poison note");
 	/* Without a resourceVersion the write re-reads the object first. */
-	if (scan(n, &ended, obj))
+	if (scan(p, n, &ended, obj))
 		n->rv[0] = '\0';
 	if (ended) {
-		free(n); /* it ended before it became undecodable: leave its record */
+		/* It ended before it became undecodable (leave its record), or it
+		 * is another controller's: nothing is written, not even an event. */
+		free(n);
 		return 0;
 	}
 	snprintf(n->msg, sizeof(n->msg),
@@ -191,7 +218,7 @@ static int reread(struct tfj_poison *p, struct note *n, int *ended, const char *
 	if (rc == 0) {
 		obj.p = body.ptr ? body.ptr : "";
 		obj.n = body.len;
-		if ((rc = scan(n, ended, obj)))
+		if ((rc = scan(p, n, ended, obj)))
 			rc = tfj_err_set(TFJ_EPARSE, "TFJob %s/%s: no resourceVersion", ns, name);
 	}
 	tfj_buf_free(&body);

@@ -11,7 +11,11 @@
  * namespace, the resourceVersion read with the scanner, and the status; the
  * API server keeps everything but .status from the stored object. On a
  * conflict the object is read again as text and scanned. A job that had
- * already ended (status.phase Succeeded or Failed) is left alone.
+ * already ended (status.phase Succeeded or Failed) is left alone, and so is
+ * one whose spec.runPolicy.managedBy names another controller than
+ * `manager` (or cannot be read as a string): the managedBy filter comes
+ * before any write, here as in the planner (tfjob/plan.h), checked on the
+ * text the informer rejected and again on every re-read.
  *
  * Threads: note runs on the informer thread, write on a worker; a mutex
  * guards the pending set.
@@ -28,13 +32,16 @@
 
 struct tfj_poison;
 
-int tfj_poison_new(struct tfj_poison **out, struct tfj_kube *k, struct tfj_events *events);
+/* manager: the runPolicy.managedBy this operator owns; NULL = TFJ_TFJOB_MANAGER. */
+int tfj_poison_new(struct tfj_poison **out, struct tfj_kube *k, struct tfj_events *events,
+		   const char *manager);
 void tfj_poison_free(struct tfj_poison *p);
 
 /*
  * Notes a rejected TFJob (r->key set) for a status write. 1 when it was
  * noted (the caller queues r->key), 0 when there is nothing to write (no
- * key, or the job already ended), or a negative code.
+ * key, the job already ended, or it is another controller's), or a
+ * negative code.
  */
 int tfj_poison_note(struct tfj_poison *p, const struct tfj_informer_reject *r);
 

@@ -3,6 +3,7 @@
  */
 #include "app/slim.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "kube/objmeta.h"
@@ -250,6 +251,34 @@ cJSON *tfj_slim_service(const cJSON *obj)
 		return NULL;
 	}
 	return out;
+}
+
+cJSON *tfj_slim_netpol(const cJSON *obj)
+{
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+	cJSON *out;
+	char *text = NULL;
+	int keep;
+
+	if (!cJSON_IsObject(obj) || !(out = cJSON_CreateObject()))
+		return NULL;
+	if (slim_type(out, obj) || slim_meta(out, obj))
+		goto fail;
+	/* The spec is what the planner converges; one over the cap is not
+	 * ours (ours is well under it), so leaving it out only makes the
+	 * planner replace it. */
+	if (cJSON_IsObject(spec)) {
+		if (!(text = cJSON_PrintUnformatted(spec)))
+			goto fail;
+		keep = strlen(text) <= TFJ_SLIM_NETPOL_SPEC_MAX;
+		cJSON_free(text);
+		if (keep && copy(out, obj, "spec", K_OBJECT))
+			goto fail;
+	}
+	return out;
+fail:
+	cJSON_Delete(out);
+	return NULL;
 }
 
 /*

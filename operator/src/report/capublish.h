@@ -1,11 +1,14 @@
 /*
  * capublish.h - the report channel's CA, published to the namespaces where
- * TFJob pods run: a ConfigMap TFJ_PODSPEC_REPORT_CA_CONFIGMAP with key
- * ca.crt, which every pod's report volume projects (tfjob/podspec.h), so
- * agents verify the operator's serving certificate (report/servingcert.h).
+ * TFJob pods run: a ConfigMap `<operator name>-report-ca` with key ca.crt
+ * (tfjob/podspec.h's tfj_podspec_report_ca_name), which every pod's report
+ * volume projects, so agents verify the operator's serving certificate
+ * (report/servingcert.h). The name is per install: a cluster-wide and a
+ * namespaced install running jobs in one namespace each keep their own.
  *
- * tfj_capublish_ensure(ns) is called by the controller before it plans a
- * job of namespace ns. It remembers, per namespace, which CA generation it
+ * tfj_capublish_ensure(ns) carries out the planner's PUBLISH_CA action
+ * (tfjob/plan.h), which a running job's plan holds while
+ * tfj_capublish_current(ns) says 0. It remembers, per namespace, which CA generation it
  * has written, so once a namespace is current it costs a lookup and no
  * request. Otherwise: GET the ConfigMap; create it when missing (409:
  * another worker was faster, read again), replace it (with its
@@ -15,8 +18,12 @@
  * pods, and agents re-read it when they reconnect.
  *
  * The ConfigMap holds only public certificates; it is labelled
- * app.kubernetes.io/managed-by=tfjob-operator and shared by the jobs of a
- * namespace, so it has no owner and stays when they are deleted. It is not
+ * app.kubernetes.io/managed-by=tfjob-operator, component=report-ca and
+ * training.kubeflow.org/operator-name=<operator name>, and shared by the
+ * jobs of a namespace, so it has no owner and stays when they are deleted.
+ * An existing ConfigMap of that name without those labels is never
+ * replaced (TFJ_ESTATE: the job's pods wait, and the controller logs why).
+ * The controller calls ensure only for jobs that pass its managedBy filter. It is not
  * deleted when a namespace's last TFJob goes either: a job created right
  * after would need it again, its pods cannot start without it (the volume
  * is not optional), and deleting it safely would take a lock against the
@@ -46,12 +53,24 @@ typedef int (*tfj_capublish_ca_fn)(char **pem, uint64_t *gen, void *ud);
 
 struct tfj_capublish;
 
-int tfj_capublish_new(struct tfj_capublish **out, struct tfj_kube *k, tfj_capublish_ca_fn ca,
-		      void *ud);
+/*
+ * operator_name: the install's (NULL = tfjob/podspec.h's default), on the
+ * ConfigMap's label; name: the ConfigMap's (the chart gives each release its
+ * own; NULL = "<operator name>-report-ca").
+ */
+int tfj_capublish_new(struct tfj_capublish **out, struct tfj_kube *k, const char *operator_name,
+		      const char *name, tfj_capublish_ca_fn ca, void *ud);
 /* 0 when namespace ns holds the current CA; TFJ_EUNAVAIL before there is one. */
 int tfj_capublish_ensure(struct tfj_capublish *p, const char *ns);
-/* Pure: the ConfigMap for ns holding pem. *out caller deletes. */
-int tfj_capublish_configmap(cJSON **out, const char *ns, const char *pem);
+/* Pure: the ConfigMap `name` for ns holding pem, labelled for opname. *out caller deletes. */
+int tfj_capublish_configmap(cJSON **out, const char *ns, const char *name, const char *opname,
+			    const char *pem);
+/*
+ * 1 when ns is known to hold the current CA (no request: the memo and the
+ * CA source only), 0 otherwise, also before there is a CA. The planner's
+ * input (tfjob/plan.h's report_ca_current).
+ */
+int tfj_capublish_current(struct tfj_capublish *p, const char *ns);
 /* Forgets that ns is current: its next ensure reads the ConfigMap again. */
 void tfj_capublish_forget(struct tfj_capublish *p, const char *ns);
 /* Requests written (POST and PUT) so far (tests, metrics). */

@@ -41,6 +41,14 @@ void tfj_createfail_ok(struct tfj_createfail *cf)
 	cf->retry_at_ms = 0;
 }
 
+void tfj_createfail_netpol(struct tfj_createfail *cf, const char *reason, const char *message)
+{
+	cf->netpol_failed = reason != NULL;
+	snprintf(cf->netpol_reason, sizeof(cf->netpol_reason), "%s", reason ? reason : "");
+	snprintf(cf->netpol_message, sizeof(cf->netpol_message), "%s",
+		 reason && message ? message : "");
+}
+
 int64_t tfj_createfail_wait_ms(const struct tfj_createfail *cf, int64_t now_ms)
 {
 	if (!cf || cf->failures == 0 || now_ms >= cf->retry_at_ms)

@@ -45,6 +45,14 @@ struct tfj_createfail {
 	int64_t retry_at_ms;       /* no create before this (unix ms) */
 	char reason[TFJ_JOBSTATUS_REASON_MAX];   /* "FailedCreatePod", "NameConflict", ... */
 	char message[TFJ_JOBSTATUS_MESSAGE_MAX]; /* the API server's words */
+	/* The job's NetworkPolicy: its last create or update failed (any
+	 * error), with the reason ("FailedCreateNetworkPolicy",
+	 * "FailedUpdateNetworkPolicy") and message the planner's
+	 * NetworkPolicyFailure condition shows. It counts toward no backoff:
+	 * the pods do not wait for the policy (plan.h). */
+	int netpol_failed;
+	char netpol_reason[TFJ_JOBSTATUS_REASON_MAX];
+	char netpol_message[TFJ_JOBSTATUS_MESSAGE_MAX];
 };
 
 /* 1 when a create that failed with tfj error rc would fail again (see above). */
@@ -59,6 +67,9 @@ void tfj_createfail_fail(struct tfj_createfail *cf, const char *reason, const ch
 
 /* A create succeeded, or none is needed: the count goes back to 0. */
 void tfj_createfail_ok(struct tfj_createfail *cf);
+
+/* The job's NetworkPolicy write failed (reason, message), or worked (reason NULL). */
+void tfj_createfail_netpol(struct tfj_createfail *cf, const char *reason, const char *message);
 
 /* 0 when creates may be sent at now_ms, else the ms still to wait. */
 int64_t tfj_createfail_wait_ms(const struct tfj_createfail *cf, int64_t now_ms);

@@ -12,7 +12,8 @@
 #include "tfjob/jobstatus.h"
 
 static const char *const cond_names[TFJ_COND_COUNT] = {
-	"Created", "Running", "Restarting", "Suspended", "Succeeded", "Failed", "ReplicaFailure"
+	"Created", "Running", "Restarting", "Suspended", "Succeeded", "Failed", "ReplicaFailure",
+	"NetworkPolicyFailure"
 };
 
 /* Spec keys of the replica types, in enum tfj_rtype order (see tfjob.h). */

@@ -53,6 +53,11 @@ enum tfj_cond {
 	 * API server's message, removed once creates succeed (createfail.h). As
 	 * Kubernetes' ReplicaSet does; it never changes the phase. */
 	TFJ_COND_REPLICA_FAILURE,
+	/* The job's NetworkPolicy (tfjob/netpol.h) could not be created or
+	 * updated: True with the API server's message, removed once the policy
+	 * is seen current (plan.h). The pods are not held back; it never
+	 * changes the phase. */
+	TFJ_COND_NETWORK_POLICY_FAILURE,
 	TFJ_COND_COUNT
 };
 

@@ -136,3 +136,21 @@ out:
 	cJSON_Delete(np);
 	return rc == TFJ_ENOMEM ? tfj_err_set(TFJ_ENOMEM, "building the NetworkPolicy") : rc;
 }
+
+int tfj_netpol_current(const cJSON *np, const struct tfj_tfjob *job,
+		       const struct tfj_podspec_opts *o)
+{
+	const cJSON *have = cJSON_GetObjectItemCaseSensitive(np, "spec");
+	cJSON *want = NULL;
+	int rc;
+
+	if ((rc = tfj_netpol_body(&want, job, o)))
+		return rc;
+	/* The API server stores a NetworkPolicy's spec as sent (every field
+	 * the body sets is explicit, protocol included), so an exact compare
+	 * finds only real differences. */
+	rc = cJSON_IsObject(have) &&
+	     cJSON_Compare(have, cJSON_GetObjectItemCaseSensitive(want, "spec"), 1);
+	cJSON_Delete(want);
+	return rc;
+}

@@ -37,4 +37,15 @@ int tfj_netpol_name(char *out, size_t outlen, const struct tfj_tfjob *job);
 /* The NetworkPolicy for a valid job (o may be NULL: defaults, as in podspec.h). */
 int tfj_netpol_body(cJSON **out, const struct tfj_tfjob *job, const struct tfj_podspec_opts *o);
 
+/*
+ * 1 when the observed NetworkPolicy `np` (the informer's slim copy,
+ * app/slim.h: its spec is kept whole up to a size cap) has the spec
+ * tfj_netpol_body builds for job now, 0 when it differs (the job's ports
+ * changed, or someone edited or trimmed the policy), a negative error when
+ * the job has no valid spec or memory runs out. The planner updates a
+ * policy that is not current (plan.h).
+ */
+int tfj_netpol_current(const cJSON *np, const struct tfj_tfjob *job,
+		       const struct tfj_podspec_opts *o);
+
 #endif

@@ -26,12 +26,16 @@
 
 #include "tfjob/plan.h"
 #include "tfjob/planact.h"
+#include "tfjob/plannetpol.h"
 #include "tfjob/planprog.h"
+#include "tfjob/netpol.h"
+#include "tfjob/pssecret.h"
 #include "tfjob/stoprule.h"
 
 
 static const char *const kind_names[] = { "WriteStatus", "Event", "DeletePod", "DeleteService",
-					  "CreateService", "CreatePod", "DeleteJob", "Requeue" };
+					  "CreateNetworkPolicy", "UpdateNetworkPolicy", "PublishReportCA",
+					  "CreateSecret", "CreateService", "CreatePod", "DeleteJob", "Requeue" };
 
 const char *tfj_plan_kind_name(enum tfj_action_kind k)
 {
@@ -493,7 +497,7 @@ static int plan_job(struct tfj_planctx *c)
 	tfj_planprog_progress(c);
 	tfj_planprog_final(c);
 	if ((rc = tfj_createfail_condition(&c->st, c->in->create_failure, c->now)) ||
-	    (rc = gang_condition(c)))
+	    (rc = gang_condition(c)) || (rc = tfj_plannetpol_condition(c)))
 		return rc;
 	if (tfj_jobstatus_finished(&c->st))
 		return finish(c);
@@ -537,12 +541,33 @@ static int plan_job(struct tfj_planctx *c)
 	return run_job(c, jobref);
 }
 
-static int managed_elsewhere(const struct tfj_plan_input *in)
+int tfj_plan_managed_elsewhere(const struct tfj_tfjob *job, const struct tfj_plan_config *cfg)
 {
-	const char *mine = (in->cfg && in->cfg->manager) ? in->cfg->manager : TFJ_TFJOB_MANAGER;
-	const char *by = in->job->run.managed_by;
+	const char *mine = (cfg && cfg->manager) ? cfg->manager : TFJ_TFJOB_MANAGER;
+	const char *by = job->run.managed_by;
 
 	return by && *by && strcmp(by, mine);
+}
+
+static int has_pod_create(const struct tfj_plan *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->actions[i].kind == TFJ_ACT_CREATE_POD)
+			return 1;
+	return 0;
+}
+
+/* The ps Secret, before the first pod of a plan that creates pods. */
+static int plan_secret(struct tfj_planctx *c)
+{
+	struct tfj_action *a;
+
+	if (!c->in->cfg || !c->in->cfg->ps_secret || c->in->ps_secret_known ||
+	    !has_pod_create(c->plan))
+		return 0;
+	if (!(a = tfj_planact_push(c, TFJ_ACT_CREATE_SECRET)))
+		return TFJ_ENOMEM;
+	return tfj_pssecret_name(a->name, sizeof(a->name), c->job);
 }
 
 int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in)
@@ -552,7 +577,7 @@ int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in)
 
 	memset(out, 0, sizeof(*out));
 	if (!in || !in->job || !in->job->doc || (in->npods && !in->pods) ||
-	    (in->nservices && !in->services))
+	    (in->nservices && !in->services) || (in->nnetpols && !in->netpols))
 		return tfj_err_set(TFJ_EINVAL, "plan: missing input");
 	memset(&c, 0, sizeof(c));
 	c.in = in;
@@ -567,6 +592,7 @@ int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in)
 		c.opts.report_addr = in->cfg->report_addr;
 		c.opts.report_audience = in->cfg->report_audience;
 		c.opts.report_insecure = in->cfg->report_insecure;
+		c.opts.report_ca_configmap = in->cfg->report_ca_configmap;
 		c.opts.gang = in->cfg->gang;
 		c.opts.agent_image = in->cfg->agent_image;
 		c.opts.agent_inject_default = in->cfg->agent_inject_default;
@@ -576,11 +602,19 @@ int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in)
 	out->phase = tfj_jobstatus_phase(&c.st);
 	out->finished = tfj_jobstatus_finished(&c.st);
 	/* Being deleted: the garbage collector removes the children. */
-	if (in->job->deleting || managed_elsewhere(in))
+	if (in->job->deleting || tfj_plan_managed_elsewhere(in->job, in->cfg))
 		return 0;
 	rc = tfj_planact_observe(&c);
 	if (!rc)
 		rc = plan_job(&c);
+	if (!rc)
+		rc = tfj_plannetpol_plan(&c);
+	if (!rc && in->cfg && in->cfg->report_ca && !in->report_ca_current &&
+	    in->job->spec_valid && !in->job->run.suspend && !tfj_jobstatus_finished(&c.st) &&
+	    !tfj_planact_push(&c, TFJ_ACT_PUBLISH_CA))
+		rc = TFJ_ENOMEM;
+	if (!rc)
+		rc = plan_secret(&c);
 	if (!rc && c.requeue_ms) {
 		struct tfj_action *a = tfj_planact_push(&c, TFJ_ACT_REQUEUE);
 
@@ -604,7 +638,11 @@ int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in)
 int tfj_plan_child_body(cJSON **out, const struct tfj_plan *p, const struct tfj_action *a)
 {
 	*out = NULL;
-	if (!p || !p->job || !a || (a->kind != TFJ_ACT_CREATE_POD && a->kind != TFJ_ACT_CREATE_SERVICE))
+	if (!p || !p->job || !a)
+		return tfj_err_set(TFJ_EINVAL, "plan: not a create action");
+	if (a->kind == TFJ_ACT_CREATE_NETPOL || a->kind == TFJ_ACT_UPDATE_NETPOL)
+		return tfj_netpol_body(out, p->job, &p->opts);
+	if (a->kind != TFJ_ACT_CREATE_POD && a->kind != TFJ_ACT_CREATE_SERVICE)
 		return tfj_err_set(TFJ_EINVAL, "plan: not a create action");
 	if (a->kind == TFJ_ACT_CREATE_POD)
 		return tfj_podspec_pod(out, p->job, (enum tfj_rtype)a->rtype, a->index, &p->opts);

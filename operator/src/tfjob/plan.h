@@ -12,8 +12,8 @@
  * How the caller (controller.c) applies a plan:
  *  - Actions are in apply order: WRITE_STATUS first (it records completed
  *    indexes and restart counts that later deletes would otherwise lose),
- *    then job-level EVENTs, deletes, service creates, pod creates,
- *    DELETE_JOB, and REQUEUE last.
+ *    then job-level EVENTs, deletes, the NetworkPolicy's create or update,
+ *    service creates, pod creates, DELETE_JOB, and REQUEUE last.
  *  - If the WRITE_STATUS fails (conflict or anything else), stop: skip the
  *    remaining actions and requeue. The next plan is computed from fresh
  *    state.
@@ -31,6 +31,20 @@
  *    FailedCreatePod/FailedDeletePod etc. of your own.
  *  - WRITE_STATUS: `body` is the complete new .status object; write it via
  *    the status subresource.
+ *  - CREATE_NETPOL: POST the body tfj_plan_child_body builds (409: ours
+ *    is success, adopt.h). UPDATE_NETPOL: merge-patch the policy `name`
+ *    to that body's spec. Neither holds back the pod creates when it
+ *    fails: record the failure (createfail.h's tfj_createfail_netpol) for
+ *    the next plan's NetworkPolicyFailure condition, emit a Warning
+ *    FailedCreateNetworkPolicy / FailedUpdateNetworkPolicy, and go on.
+ *    A CREATE_NETPOL comes after this plan's CREATE_SECRET; when the
+ *    Secret was not made, skip the policy too (it vouches for the Secret).
+ *  - PUBLISH_CA: bring the namespace's report CA ConfigMap up to date
+ *    (report/capublish.h); when that fails, create no pod of this plan
+ *    (they mount it) and retry with backoff.
+ *  - CREATE_SECRET: the job's ps Secret (tfjob/pssecret.h), body built with
+ *    fresh randomness just before the POST; 409 with the job's own is
+ *    success. When it fails, create no pod of this plan (they mount it).
  *  - EVENT: emit on the TFJob as is.
  *  - DELETE_JOB: TTL expired; DELETE the TFJob with preconditions.uid.
  *  - REQUEUE: add the key back after `after_ms` (the nearest timer:
@@ -61,6 +75,16 @@ enum tfj_action_kind {
 	TFJ_ACT_EVENT,
 	TFJ_ACT_DELETE_POD,
 	TFJ_ACT_DELETE_SERVICE,
+	TFJ_ACT_PUBLISH_CA,
+	TFJ_ACT_CREATE_SECRET,
+	/*
+	 * After the Secret: the operator never reads Secrets, and takes a 409
+	 * on its ps Secret as its own only when the job's NetworkPolicy (or a
+	 * pod) is, so a policy is made only once the Secret was (app/apply.c's
+	 * secret_taken).
+	 */
+	TFJ_ACT_CREATE_NETPOL,
+	TFJ_ACT_UPDATE_NETPOL,
 	TFJ_ACT_CREATE_SERVICE,
 	TFJ_ACT_CREATE_POD,
 	TFJ_ACT_DELETE_JOB,
@@ -120,10 +144,18 @@ struct tfj_plan_config {
 	const char *report_addr;     /* TFJOB_REPORT_ADDR for pods; NULL/"" = no injection */
 	const char *report_audience; /* token audience; NULL = "tfjob-report" */
 	int report_insecure;         /* plaintext channel: pods get no CA (podspec.h) */
+	const char *report_ca_configmap; /* the CA ConfigMap pods mount (podspec.h); NULL = default */
 	const struct tfj_gang *gang; /* gang scheduling: pods' scheduler and PodGroup
 				      * marks (podgroup.h); NULL = off */
 	const char *agent_image;     /* injected agent's image (tfjob/inject.h); NULL = none */
 	int agent_inject_default;    /* inject into jobs without the agent annotation */
+	int ps_secret;               /* the planner asks for the job's ps Secret
+				      * (CREATE_SECRET) from the input's ps_secret_known */
+	int report_ca;               /* the caller publishes the report CA per namespace
+				      * (TLS channel): the input's report_ca_current */
+	int netpol;                  /* the planner keeps each job's NetworkPolicy
+				      * (tfjob/netpol.h) from the input's netpols;
+				      * 0 = the caller does not watch them (tests) */
 };
 
 /*
@@ -185,6 +217,24 @@ struct tfj_plan_input {
 	size_t npods;
 	const cJSON *const *services;  /* services owned by the job */
 	size_t nservices;
+	/* NetworkPolicies owned by the job (slim copies, app/slim.h), read when
+	 * cfg->netpol is set. The planner wants `<job>-training` with the spec
+	 * netpol.h builds while the job runs (not once it finished, nor while
+	 * it is suspended: an existing one is kept then, for pods that linger):
+	 * CREATE_NETPOL when it is missing, UPDATE_NETPOL when its spec is not
+	 * current (a changed tfjob-port), and the NetworkPolicyFailure
+	 * condition from create_failure's netpol fields until it is current. */
+	const cJSON *const *netpols;
+	size_t nnetpols;
+	/* The job's namespace holds the current report CA (read when
+	 * cfg->report_ca): otherwise a running job's plan asks for PUBLISH_CA,
+	 * before its pods, whether or not it creates any (a rotated CA reaches
+	 * the running pods' agents that way). */
+	int report_ca_current;
+	/* The job's ps Secret is known to exist (read when cfg->ps_secret; the
+	 * caller's memo, app/guardmemo.h): otherwise a plan that creates pods
+	 * asks for CREATE_SECRET before them. */
+	int ps_secret_known;
 	int64_t now_ms;                /* wall clock, unix milliseconds */
 	const struct tfj_plan_config *cfg; /* NULL = all defaults */
 	const struct tfj_plan_progress *progress; /* NULL = report channel off */
@@ -211,7 +261,16 @@ struct tfj_plan_input {
 int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in);
 
 /*
- * The object a CREATE_POD or CREATE_SERVICE action of plan p creates, built
+ * 1 when the job is left to another controller (runPolicy.managedBy names
+ * someone else than cfg's manager): the planner plans nothing for it, and
+ * the caller writes nothing for it either, not even what the job's pods
+ * would need (the report CA, the PodGroup). cfg NULL = defaults.
+ */
+int tfj_plan_managed_elsewhere(const struct tfj_tfjob *job, const struct tfj_plan_config *cfg);
+
+/*
+ * The object a CREATE_POD, CREATE_SERVICE, CREATE_NETPOL or UPDATE_NETPOL
+ * (its spec is the patch) action of plan p creates, built
  * from the plan's job and options (*out the caller's, cJSON_Delete). Build
  * it just before sending it and free it right after: a pod body is a full
  * copy of its template. TFJ_EINVAL for any other action.

@@ -382,15 +382,31 @@ int tfj_podspec_env(cJSON *ctr, const char *name, const char *value)
  * both under one directory). Not optional: a pod that cannot verify the
  * operator must not start as if it could (kubelet waits for the ConfigMap).
  */
-static int put_report_ca(cJSON *srcs)
+int tfj_podspec_report_ca_name(char *out, size_t outlen, const char *operator_name)
+{
+	const char *op = operator_name && *operator_name ? operator_name
+							 : TFJ_PODSPEC_DEFAULT_OPERATOR;
+	int n = snprintf(out, outlen, "%s%s", op, TFJ_PODSPEC_REPORT_CA_SUFFIX);
+
+	if (n < 0 || (size_t)n >= outlen)
+		return tfj_err_set(TFJ_ETOOBIG, "report CA ConfigMap name for %s too long", op);
+	return 0;
+}
+
+static int put_report_ca(cJSON *srcs, const struct tfj_podspec_opts *o)
 {
 	cJSON *src, *cm, *items, *it;
+	char name[128];
 
+	if (o->report_ca_configmap && *o->report_ca_configmap)
+		snprintf(name, sizeof(name), "%s", o->report_ca_configmap);
+	else if (tfj_podspec_report_ca_name(name, sizeof(name), o->operator_name))
+		return TFJ_ETOOBIG;
 	if (!(src = cJSON_CreateObject()))
 		return TFJ_ENOMEM;
 	cJSON_AddItemToArray(srcs, src);
 	if (!(cm = cJSON_AddObjectToObject(src, "configMap")) ||
-	    !cJSON_AddStringToObject(cm, "name", TFJ_PODSPEC_REPORT_CA_CONFIGMAP) ||
+	    !cJSON_AddStringToObject(cm, "name", name) ||
 	    !(items = cJSON_AddArrayToObject(cm, "items")) || !(it = cJSON_CreateObject()))
 		return TFJ_ENOMEM;
 	cJSON_AddItemToArray(items, it);
@@ -412,6 +428,7 @@ static int put_report(cJSON *spec, cJSON *ctr, const struct tfj_tfjob *job, enum
 	const char *aud = o->report_audience && *o->report_audience ? o->report_audience :
 			  TFJ_PODSPEC_REPORT_AUDIENCE;
 	cJSON *vol, *proj, *srcs, *src, *sat, *env;
+	int rc;
 	char idx[16];
 
 	snprintf(idx, sizeof(idx), "%d", index);
@@ -425,8 +442,8 @@ static int put_report(cJSON *spec, cJSON *ctr, const struct tfj_tfjob *job, enum
 	    !cJSON_AddNumberToObject(sat, "expirationSeconds", TFJ_PODSPEC_REPORT_TOKEN_TTL) ||
 	    !cJSON_AddStringToObject(sat, "path", "token"))
 		return TFJ_ENOMEM;
-	if (!o->report_insecure && put_report_ca(srcs))
-		return TFJ_ENOMEM;
+	if (!o->report_insecure && (rc = put_report_ca(srcs, o)))
+		return rc;
 	if (tfj_podspec_mount(ctr, TFJ_PODSPEC_REPORT_VOLUME, TFJ_PODSPEC_REPORT_DIR, 1))
 		return TFJ_ENOMEM;
 	if (!(env = ensure_array(ctr, "env")))

@@ -53,6 +53,7 @@ struct tfj_gang;
 
 struct tfj_podspec_opts {
 	const char *operator_name;  /* NULL = TFJ_PODSPEC_DEFAULT_OPERATOR */
+	const char *report_ca_configmap; /* NULL = tfj_podspec_report_ca_name(operator_name) */
 	const char *cluster_domain; /* NULL or "" = short host form */
 	int default_port;           /* 0 = TFJ_PODSPEC_DEFAULT_PORT */
 	const char *report_addr;    /* operator's report service; NULL or "" = none */
@@ -72,8 +73,10 @@ struct tfj_podspec_opts {
  * TFJOB_JOB_UID, TFJOB_REPLICA_TYPE, TFJOB_REPLICA_INDEX and POD_NAME
  * (downward API). Variables of the same name the template set are replaced.
  * The channel is TLS: the same projected volume holds `ca.crt` from the
- * ConfigMap TFJ_PODSPEC_REPORT_CA_CONFIGMAP of the job's namespace (the
- * operator publishes it there before it creates pods, report/capublish.h)
+ * ConfigMap `<operator name>-report-ca` of the job's namespace
+ * (tfj_podspec_report_ca_name: one per install, so two installs that run
+ * jobs in one namespace each keep their own CA; the operator publishes it
+ * there before it creates pods, report/capublish.h)
  * and TFJOB_REPORT_CA_FILE points at it; with report_insecure instead
  * TFJOB_REPORT_INSECURE=true and no CA.
  */
@@ -82,7 +85,7 @@ struct tfj_podspec_opts {
 #define TFJ_PODSPEC_REPORT_DIR "/var/run/secrets/tfjob"
 #define TFJ_PODSPEC_REPORT_TOKEN_FILE "/var/run/secrets/tfjob/token"
 #define TFJ_PODSPEC_REPORT_TOKEN_TTL 3600
-#define TFJ_PODSPEC_REPORT_CA_CONFIGMAP "tfjob-report-ca"
+#define TFJ_PODSPEC_REPORT_CA_SUFFIX "-report-ca"
 #define TFJ_PODSPEC_REPORT_CA_KEY "ca.crt"
 #define TFJ_PODSPEC_REPORT_CA_FILE "/var/run/secrets/tfjob/ca.crt"
 
@@ -132,5 +135,12 @@ int tfj_podspec_env(cJSON *ctr, const char *name, const char *value);
 /* The headless service for replica (t, index). */
 int tfj_podspec_service(cJSON **out, const struct tfj_tfjob *job, enum tfj_rtype t,
 			int index, const struct tfj_podspec_opts *o);
+
+/*
+ * The report CA ConfigMap's name for the install whose operator name is
+ * operator_name (NULL = TFJ_PODSPEC_DEFAULT_OPERATOR): "<name>-report-ca".
+ * TFJ_ETOOBIG when it does not fit outlen.
+ */
+int tfj_podspec_report_ca_name(char *out, size_t outlen, const char *operator_name);
 
 #endif
