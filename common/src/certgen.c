@@ -1,8 +1,9 @@
 /*
  * certgen.c - CA and serving certificates with libcrypto (see certgen.h).
  */
-#include "report/certgen.h"
+#include "tfj/certgen.h"
 
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,7 +170,15 @@ out:
 	return rc;
 }
 
-/* "DNS:a,DNS:b" for the subjectAltName extension, within cap. */
+/* 1 when name is an IPv4 or IPv6 literal, which a subjectAltName holds as an IP address. */
+static int is_ip(const char *name)
+{
+	unsigned char a[16];
+
+	return inet_pton(AF_INET, name, a) == 1 || inet_pton(AF_INET6, name, a) == 1;
+}
+
+/* "DNS:a,IP:127.0.0.1" for the subjectAltName extension, within cap. */
 static int san_list(char *buf, size_t cap, const char *const *names, size_t n)
 {
 	size_t len = 0, i;
@@ -180,7 +189,14 @@ static int san_list(char *buf, size_t cap, const char *const *names, size_t n)
 
 		if (!names[i] || !*names[i] || strlen(names[i]) > 253)
 			return tfj_err_set(TFJ_EINVAL, "certificate: a DNS name of 1-253 characters");
-		/* The extension's text form is comma-separated: no commas, colons or spaces. */
+		/* The extension's text form is comma-separated: no commas or spaces. */
+		if (is_ip(names[i])) {
+			w = snprintf(buf + len, cap - len, "%sIP:%s", i ? "," : "", names[i]);
+			if (w < 0 || (size_t)w >= cap - len)
+				return tfj_err_set(TFJ_ETOOBIG, "certificate: too many names");
+			len += (size_t)w;
+			continue;
+		}
 		for (p = names[i]; *p; p++)
 			if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' ||
 			      *p == '.' || (*p >= 'A' && *p <= 'Z') || *p == '*'))
@@ -358,7 +374,8 @@ int tfj_certgen_verify(const char *ca_pem, const char *cert_pem, const char *key
 	vp = X509_STORE_CTX_get0_param(ctx);
 	X509_VERIFY_PARAM_set_time(vp, (time_t)now_s);
 	X509_VERIFY_PARAM_set_purpose(vp, X509_PURPOSE_SSL_SERVER);
-	if (!X509_VERIFY_PARAM_set1_host(vp, name, 0)) {
+	if (is_ip(name) ? !X509_VERIFY_PARAM_set1_ip_asc(vp, name)
+			: !X509_VERIFY_PARAM_set1_host(vp, name, 0)) {
 		rc = tfj_err_set(TFJ_EINVAL, "certificate: bad host name '%s'", name);
 		goto out;
 	}
