@@ -213,7 +213,7 @@ static int san_list(char *buf, size_t cap, const char *const *names, size_t n)
 int tfj_certgen_leaf(struct tfj_certgen_pair *out, const struct tfj_certgen_pair *ca,
 		     const char *const *names, size_t n, int64_t now_s, int64_t lifetime_s)
 {
-	char san[TFJ_CERTGEN_MAX_NAMES * 260];
+	char san[TFJ_CERTGEN_MAX_NAMES * 260], cn[65];
 	EVP_PKEY *k = NULL, *cak = NULL;
 	X509 *x = NULL, *cax = NULL;
 	int64_t to = now_s + lifetime_s, ca_from, ca_to;
@@ -234,7 +234,13 @@ int tfj_certgen_leaf(struct tfj_certgen_pair *out, const struct tfj_certgen_pair
 		rc = tfj_err_set(TFJ_EINVAL, "certificate: unreadable CA: %s", ossl_reason());
 		goto out;
 	}
-	if ((rc = start_cert(&x, &k, names[0], now_s - TFJ_CERTGEN_BACKDATE_S, to)))
+	/*
+	 * X.509 caps a common name at 64 characters; clients match the
+	 * subjectAltNames, so a longer first name gives its first label.
+	 */
+	snprintf(cn, sizeof(cn), "%.*s", strlen(names[0]) <= 64 ? 64 : (int)strcspn(names[0], "."),
+		 names[0]);
+	if ((rc = start_cert(&x, &k, cn, now_s - TFJ_CERTGEN_BACKDATE_S, to)))
 		goto out;
 	if (!X509_set_issuer_name(x, X509_get_subject_name(cax)) ||
 	    !add_ext(cax, x, NID_basic_constraints, "critical,CA:FALSE") ||

@@ -44,7 +44,8 @@ int tfj_certgen_ca(struct tfj_certgen_pair *out, const char *cn, int64_t now_s,
 
 /*
  * A serving certificate signed by `ca`, for names[0..n) (n 1..TFJ_CERTGEN_-
- * MAX_NAMES; names[0] is also the common name), valid from now - backdate
+ * MAX_NAMES; names[0] is also the common name, or its first label when
+ * longer than X.509's 64 characters), valid from now - backdate
  * to now + lifetime_s but never past the CA's own notAfter.
  */
 int tfj_certgen_leaf(struct tfj_certgen_pair *out, const struct tfj_certgen_pair *ca,

@@ -54,6 +54,8 @@ struct tfj_apply {
 	struct tfj_events *events;   /* borrowed; NULL = no events */
 	const char *operator_name;   /* borrowed; label of the job's Secret and
 				      * NetworkPolicy; NULL = the default */
+	const char *cluster_domain;  /* borrowed; the pods' host form (podspec.h),
+				      * for the ps certificate's names; NULL = short */
 	struct tfj_guardmemo *guards;/* borrowed; jobs whose Secret and NetworkPolicy
 				      * exist (guardmemo.h); NULL = ensure them every time */
 	_Atomic uint64_t jobs_created, jobs_succeeded, jobs_failed, jobs_restarted;
