@@ -114,6 +114,8 @@ int tfj_psclient_new(struct tfj_psclient **out, const struct tfj_rtconfig *cfg)
 	tfj_grpc_args_init(&args);
 	tfj_wire_transport_args(&args, cfg->max_message_bytes);
 	tfj_grpc_args_reconnect(&args, 100, PS_CONNECT_MIN_MS, 1000);
+	if (cl->tls.on && cl->tls.server_name)
+		tfj_grpc_args_str(&args, GRPC_SSL_TARGET_NAME_OVERRIDE_ARG, cl->tls.server_name);
 	for (i = 0; i < cl->n; i++) {
 		const char *h = tfj_rtconfig_host(cfg, "ps", i);
 

@@ -60,11 +60,19 @@ int tfj_pstls_load(struct tfj_pstls *t, const char *dir, const char *mode, int s
 
 int tfj_pstls_from_env(struct tfj_pstls *t, int server)
 {
-	const char *dir = getenv(TFJ_PSTLS_DIR_ENV);
+	const char *dir = getenv(TFJ_PSTLS_DIR_ENV), *name = getenv(TFJ_PSTLS_NAME_ENV);
 	int rc = tfj_pstls_load(t, dir, getenv(TFJ_PSTLS_MODE_ENV), server);
 
 	if (rc)
 		return rc;
+	if (t->on && !server && name && *name) {
+		if (strlen(name) > 253 || !(t->server_name = strdup(name))) {
+			tfj_pstls_free(t);
+			return tfj_err_set(TFJ_EINVAL, TFJ_PSTLS_NAME_ENV ": a host name of 1-253 "
+					   "characters");
+		}
+		tfj_log_info("ps certificate checked for a name of its own", "name", name);
+	}
 	if (t->on)
 		tfj_log_info(server ? "ps serves TLS" : "ps calls over TLS, the ps verified",
 			     "dir", dir);
@@ -78,6 +86,7 @@ void tfj_pstls_free(struct tfj_pstls *t)
 {
 	free(t->ca_pem);
 	free(t->cert_pem);
+	free(t->server_name);
 	tfj_file_secret_free(t->key_pem);
 	memset(t, 0, sizeof(*t));
 }

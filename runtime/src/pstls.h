@@ -18,6 +18,11 @@
  * makes a throwaway CA for its local cluster (tfj_pstls_local) when neither
  * is set, so a local run is encrypted too.
  *
+ * TFJOB_PS_TLS_SERVER_NAME (clients only) names the host the ps's
+ * certificate is checked for when the address dialled is not one of its
+ * names, e.g. a ps reached by its pod IP from outside the cluster; the
+ * certificate must still chain to ca.crt.
+ *
  * Ownership: a struct tfj_pstls owns its PEM strings (the key wiped on
  * free).
  */
@@ -30,6 +35,7 @@
 
 #define TFJ_PSTLS_DIR_ENV "TFJOB_PS_TLS_DIR"
 #define TFJ_PSTLS_MODE_ENV "TFJOB_PS_TLS"
+#define TFJ_PSTLS_NAME_ENV "TFJOB_PS_TLS_SERVER_NAME"
 #define TFJ_PSTLS_CA_FILE "ca.crt"
 #define TFJ_PSTLS_CERT_FILE "tls.crt"
 #define TFJ_PSTLS_KEY_FILE "tls.key"
@@ -41,6 +47,7 @@ struct tfj_pstls {
 	char *ca_pem;    /* a client's roots */
 	char *cert_pem;  /* the ps's certificate */
 	char *key_pem;   /* the ps's key (wiped on free) */
+	char *server_name; /* a client's TFJOB_PS_TLS_SERVER_NAME, or NULL */
 };
 
 /*
