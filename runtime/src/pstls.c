@@ -50,6 +50,10 @@ int tfj_pstls_load(struct tfj_pstls *t, const char *dir, const char *mode, int s
 	if (server) {
 		if ((rc = read_pem(&t->cert_pem, dir, TFJ_PSTLS_CERT_FILE, 0)) == 0)
 			rc = read_pem(&t->key_pem, dir, TFJ_PSTLS_KEY_FILE, 1);
+		/* Caught here rather than as handshakes that fail for every client. */
+		if (rc == 0 && tfj_certgen_key_matches(t->cert_pem, t->key_pem) != 0)
+			rc = tfj_err_set(TFJ_EINVAL, "ps TLS: %s/" TFJ_PSTLS_KEY_FILE " is not the key of "
+					 TFJ_PSTLS_CERT_FILE, dir);
 	} else {
 		rc = read_pem(&t->ca_pem, dir, TFJ_PSTLS_CA_FILE, 0);
 	}

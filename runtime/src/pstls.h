@@ -53,8 +53,9 @@ struct tfj_pstls {
 /*
  * Loads what a ps (server 1) or a client (server 0) needs from `dir`;
  * `mode` is TFJOB_PS_TLS's value (NULL, "" or "on": TLS; "off": plaintext).
- * TFJ_EINVAL for another mode, or no dir with TLS on; the errors of
- * tfj_file_read for a missing or oversized file. The detail says what to do.
+ * TFJ_EINVAL for another mode, no dir with TLS on, or a key that is not
+ * the certificate's; the errors of tfj_file_read for a missing or
+ * oversized file. The detail says what to do.
  */
 int tfj_pstls_load(struct tfj_pstls *t, const char *dir, const char *mode, int server);
 /* tfj_pstls_load with the environment's TFJOB_PS_TLS_DIR and TFJOB_PS_TLS; logs the mode. */
