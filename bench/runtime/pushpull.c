@@ -24,7 +24,11 @@
  * --protocol is the client's (the ps serves both): v2, one stream per ps, by
  * default; 1 measures the unary calls of protocol v1 in the same run.
  * --push-part-kib is the client's flag of that name (the runtime's default
- * when not given; 0 sends every push whole).
+ * when not given; 0 sends every push whole). --tls on (the default, as in
+ * a TFJob) runs the ps traffic over TLS with a throwaway CA made for the
+ * run, unless TFJOB_PS_TLS_DIR names one; --tls off sets TFJOB_PS_TLS=off
+ * for both ends (runtime/src/pstls.h). The raw TCP baseline is plaintext
+ * either way.
  *
  * --placement pins the two ends, because on a small machine where they run
  * decides the figure: `split` puts the client on one CPU and the ps (or the
@@ -57,6 +61,9 @@
 #include <grpc/grpc.h>
 
 #include <tfj/err.h>
+#include <tfj/grpc.h>
+
+#include "pstls.h"
 
 #include "rtconfig.h"
 #include "session.h"
@@ -328,7 +335,7 @@ static int ps_bench(struct result *res, const char *runtime, size_t h, int reps,
 	t0 = tfj_testutil_now_s();
 	while ((rc = tfj_session_ensure_ready(&s, (const float *const *)s.params, 0)) ==
 	       TFJ_EUNAVAIL && tfj_testutil_now_s() - t0 < 30)
-		usleep(100 * 1000);
+		tfj_grpc_idle_ms(100); /* polls, so the TLS handshake goes on */
 	if (rc)
 		goto out;
 	*bytes_out = s.plan.total * sizeof(float);
@@ -375,6 +382,10 @@ int main(int argc, char **argv)
 	static struct result res;
 	char *end;
 
+	const char *tls = "on";
+	char tls_dir[] = "/tmp/tfj-bench-tls-XXXXXX";
+	int own_ca = 0;
+
 	/* This process is the worker side: the same malloc settings as a task. */
 	tfj_wire_tune_malloc();
 	for (i = 1; i + 1 < argc; i += 2) {
@@ -386,6 +397,8 @@ int main(int argc, char **argv)
 			placement = argv[i + 1];
 		} else if (strcmp(argv[i], "--push-part-kib") == 0) {
 			push_part = argv[i + 1];
+		} else if (strcmp(argv[i], "--tls") == 0) {
+			tls = argv[i + 1];
 		} else if (strcmp(argv[i], "--sizes") == 0) {
 			sizes = argv[i + 1];
 		} else if (strcmp(argv[i], "--reps") == 0) {
@@ -400,11 +413,22 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	if (i != argc || !runtime) {
+	if (i != argc || !runtime || (strcmp(tls, "on") && strcmp(tls, "off"))) {
 		fprintf(stderr, "usage: %s --runtime PATH [--sizes 1,4,16,64] [--reps N] "
-			"[--protocol auto|1|2] [--placement any|split|same] [--push-part-kib N]\n",
-			argv[0]);
+			"[--protocol auto|1|2] [--placement any|split|same] [--push-part-kib N] "
+			"[--tls on|off]\n", argv[0]);
 		return 2;
+	}
+	/* The ps child inherits the environment: both ends agree. */
+	if (!strcmp(tls, "off")) {
+		setenv(TFJ_PSTLS_MODE_ENV, "off", 1);
+	} else if (!getenv(TFJ_PSTLS_DIR_ENV)) {
+		unsetenv(TFJ_PSTLS_MODE_ENV);
+		if (tfj_pstls_local(tls_dir) || setenv(TFJ_PSTLS_DIR_ENV, tls_dir, 1)) {
+			fprintf(stderr, "local CA: %s\n", tfj_err_detail());
+			return 1;
+		}
+		own_ca = 1;
 	}
 	if (choose_cpus(placement) || pin(client_cpu)) {
 		fprintf(stderr, "--placement %s: any, split (needs 2 CPUs) or same\n", placement);
@@ -440,8 +464,8 @@ int main(int argc, char **argv)
 			break;
 		}
 		printf("{\"size_mib\":%.2f,\"bytes\":%zu,\"reps\":%d,\"protocol\":\"%s\","
-		       "\"placement\":\"%s\",",
-		       (double)bytes / 1048576.0, bytes, reps, protocol, placement);
+		       "\"placement\":\"%s\",\"tls\":\"%s\",",
+		       (double)bytes / 1048576.0, bytes, reps, protocol, placement, tls);
 		summary(stdout, "pull", res.pull, reps, bytes);
 		putchar(',');
 		summary(stdout, "push", res.push, reps, bytes);
@@ -454,5 +478,7 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 	grpc_shutdown();
+	if (own_ca)
+		tfj_pstls_local_remove(tls_dir);
 	return rc ? 1 : 0;
 }

@@ -190,6 +190,20 @@ void tfj_grpc_cq_destroy(grpc_completion_queue *cq)
 	grpc_completion_queue_destroy(cq);
 }
 
+void tfj_grpc_idle_ms(int64_t ms)
+{
+	grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
+	gpr_timespec until = tfj_grpc_deadline_ms(ms);
+
+	if (!cq)
+		return;
+	/* Nothing is ever queued here: next returns at the deadline, having polled. */
+	while (grpc_completion_queue_next(cq, until, NULL).type != GRPC_QUEUE_TIMEOUT &&
+	       gpr_time_cmp(tfj_grpc_now(), until) < 0)
+		;
+	tfj_grpc_cq_destroy(cq);
+}
+
 const char *tfj_grpc_status_name(grpc_status_code st)
 {
 	static const char *const names[] = {

@@ -35,11 +35,11 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include <tfj/certgen.h>
 #include <tfj/clock.h>
 #include <tfj/grpc.h>
 
 #include "app/procmem.h"
-#include "report/certgen.h"
 #include "report/report.h"
 #include "report_client.h"
 #include "tfj_test.h"

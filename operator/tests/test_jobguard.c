@@ -1,8 +1,14 @@
 /*
  * test_jobguard.c - the per-job ps Secret (tfjob/pssecret.c) and
  * NetworkPolicy (tfjob/netpol.c): bodies, owner, labels, the pod wiring,
- * and the policy's ports (training ports fenced, the rest left open).
+ * and the policy's ports (training ports fenced, the rest left open). The
+ * Secret's ps certificate: made for the ps hosts of TF_CONFIG (every one
+ * verifies, another job's does not), a wildcard past the name cap, and the
+ * Secret within a few KiB either way.
  */
+#include <tfj/certgen.h>
+#include <tfj/tfconfig.h>
+
 #include "plan_fixtures.h"
 #include "tfjob/netpol.h"
 #include "tfjob/pssecret.h"
@@ -44,6 +50,35 @@ static int make_job(struct tfj_tfjob *job, int ps_port)
 	return rc;
 }
 
+/* A job "mnist" with one chief, nps ps and two workers. */
+static int make_ps_job(struct tfj_tfjob *job, int nps)
+{
+	cJSON *j = fx_job("mnist");
+	int rc;
+
+	fx_replica(j, "Chief", 1, NULL);
+	fx_replica(j, "PS", nps, NULL);
+	fx_replica(j, "Worker", 2, NULL);
+	rc = tfj_tfjob_from_json(job, j);
+	cJSON_Delete(j);
+	return rc;
+}
+
+/* A CA and a leaf for tfj_pssecret_tls_names(job, domain), as app/apply.c makes them. */
+static void make_cert(struct tfj_certgen_pair *ca, struct tfj_certgen_pair *leaf,
+		      const struct tfj_tfjob *job, const char *domain)
+{
+	char names[TFJ_PSSECRET_MAX_SANS][TFJ_PSSECRET_SAN_MAX];
+	const char *ptrs[TFJ_PSSECRET_MAX_SANS];
+	size_t n = 0, i;
+
+	TFJ_CHECK_OK(tfj_pssecret_tls_names(names, &n, job, domain));
+	for (i = 0; i < n; i++)
+		ptrs[i] = names[i];
+	TFJ_CHECK_OK(tfj_certgen_ca(ca, "tfjob-ps-ca", 1800000000LL, TFJ_PSSECRET_CERT_LIFE_S));
+	TFJ_CHECK_OK(tfj_certgen_leaf(leaf, ca, ptrs, n, 1800000000LL, TFJ_PSSECRET_CERT_LIFE_S));
+}
+
 static void check_owner(const cJSON *meta)
 {
 	const cJSON *ref = cJSON_GetArrayItem(cJSON_GetObjectItem(meta, "ownerReferences"), 0);
@@ -56,6 +91,7 @@ static void check_owner(const cJSON *meta)
 
 static void test_secret_body(void)
 {
+	static const struct tfj_pssecret_tls tls = { "CA", "CERT", "KEY" };
 	struct tfj_tfjob job;
 	uint8_t rnd[TFJ_PSSECRET_BYTES];
 	cJSON *s = NULL, *meta;
@@ -65,7 +101,8 @@ static void test_secret_body(void)
 	for (i = 0; i < sizeof(rnd); i++)
 		rnd[i] = (uint8_t)(i * 37 + 5);
 	TFJ_CHECK_OK(make_job(&job, 0));
-	TFJ_CHECK_OK(tfj_pssecret_body(&s, &job, "op-x", rnd));
+	TFJ_CHECK_INT(tfj_pssecret_body(&s, &job, "op-x", rnd, NULL), TFJ_EINVAL);
+	TFJ_CHECK_OK(tfj_pssecret_body(&s, &job, "op-x", rnd, &tls));
 	TFJ_CHECK_NOT_NULL(s);
 	meta = cJSON_GetObjectItem(s, "metadata");
 	TFJ_CHECK_STR(str_at(s, "kind"), "Secret");
@@ -84,6 +121,10 @@ static void test_secret_body(void)
 		TFJ_CHECK(strncmp(tok, "052a4f74", 8) == 0);
 		TFJ_CHECK_INT(strspn(tok, "0123456789abcdef"), 64);
 	}
+	TFJ_CHECK_STR(str_at(cJSON_GetObjectItem(s, "stringData"), "ca.crt"), "CA");
+	TFJ_CHECK_STR(str_at(cJSON_GetObjectItem(s, "stringData"), "tls.crt"), "CERT");
+	TFJ_CHECK_STR(str_at(cJSON_GetObjectItem(s, "stringData"), "tls.key"), "KEY");
+	TFJ_CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(s, "stringData")), 4);
 	tfj_pssecret_body_free(s);
 	tfj_pssecret_body_free(NULL);
 	tfj_tfjob_free(&job);
@@ -108,7 +149,135 @@ static void test_secret_in_pod(void)
 	TFJ_CHECK(cJSON_IsTrue(cJSON_GetObjectItem(m, "readOnly")));
 	e = fx_named(cJSON_GetObjectItem(ctr, "env"), TFJ_PSSECRET_ENV);
 	TFJ_CHECK_STR(str_at(e, "value"), "/var/run/secrets/tfjob-ps/token");
+	e = fx_named(cJSON_GetObjectItem(ctr, "env"), TFJ_PSSECRET_TLS_ENV);
+	TFJ_CHECK_STR(str_at(e, "value"), "/var/run/secrets/tfjob-ps");
 	cJSON_Delete(pod);
+	tfj_tfjob_free(&job);
+}
+
+/* The ps hosts a worker dials, from its TF_CONFIG, without the port, into hosts (8 at most). */
+static size_t dialled_ps(char hosts[8][TFJ_PSSECRET_SAN_MAX], const struct tfj_tfjob *job,
+			 const struct tfj_podspec_opts *o)
+{
+	struct tfj_tfconfig cfg;
+	const struct tfj_tfconfig_job *ps;
+	const char *tf;
+	cJSON *pod = NULL, *ctr;
+	size_t i, n = 0;
+
+	memset(&cfg, 0, sizeof(cfg));
+	TFJ_CHECK_OK(tfj_podspec_pod(&pod, job, TFJ_RT_WORKER, 0, o));
+	ctr = fx_named(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"), "containers"),
+		       "tensorflow");
+	tf = str_at(fx_named(cJSON_GetObjectItem(ctr, "env"), "TF_CONFIG"), "value");
+	TFJ_CHECK_NOT_NULL(tf);
+	if (tf && tfj_tfconfig_decode(&cfg, tf, strlen(tf)) == 0 &&
+	    (ps = tfj_tfconfig_find_job(&cfg, "ps")))
+		for (i = 0; i < ps->nhosts && i < 8; i++, n++) {
+			snprintf(hosts[i], TFJ_PSSECRET_SAN_MAX, "%s", ps->hosts[i]);
+			*strrchr(hosts[i], ':') = '\0';
+		}
+	tfj_tfconfig_free(&cfg);
+	cJSON_Delete(pod);
+	return n;
+}
+
+static void test_cert_names(void)
+{
+	struct tfj_certgen_pair ca, leaf, other_ca, other;
+	struct tfj_podspec_opts o;
+	struct tfj_tfjob job, job2;
+	char hosts[8][TFJ_PSSECRET_SAN_MAX];
+	size_t n, i;
+
+	/* Three ps, the cluster domain set: every host a worker dials verifies. */
+	memset(&o, 0, sizeof(o));
+	o.cluster_domain = "cluster.local";
+	TFJ_CHECK_OK(make_ps_job(&job, 3));
+	make_cert(&ca, &leaf, &job, "cluster.local");
+	n = dialled_ps(hosts, &job, &o);
+	TFJ_CHECK_INT(n, 3);
+	for (i = 0; i < n; i++)
+		TFJ_CHECK_OK(tfj_certgen_verify(ca.cert_pem, leaf.cert_pem, leaf.key_pem, hosts[i],
+						1800000000LL + 86400));
+	TFJ_CHECK_STR(hosts[2], "mnist-ps-2.default.svc.cluster.local");
+	/* Not a worker's name, not the short form, not another job's ps. */
+	TFJ_CHECK_INT(tfj_certgen_verify(ca.cert_pem, leaf.cert_pem, leaf.key_pem,
+					 "mnist-worker-0.default.svc.cluster.local", 1800000000LL),
+		      TFJ_EINVAL);
+	TFJ_CHECK_INT(tfj_certgen_verify(ca.cert_pem, leaf.cert_pem, leaf.key_pem,
+					 "mnist-ps-0.default.svc", 1800000000LL), TFJ_EINVAL);
+	/* Another job's CA does not vouch for this job's ps, nor the reverse. */
+	TFJ_CHECK_OK(make_ps_job(&job2, 3));
+	make_cert(&other_ca, &other, &job2, "cluster.local");
+	TFJ_CHECK_INT(tfj_certgen_verify(other_ca.cert_pem, leaf.cert_pem, leaf.key_pem, hosts[0],
+					 1800000000LL), TFJ_EINVAL);
+	tfj_certgen_pair_free(&ca);
+	tfj_certgen_pair_free(&leaf);
+	tfj_certgen_pair_free(&other_ca);
+	tfj_certgen_pair_free(&other);
+	tfj_tfjob_free(&job);
+	tfj_tfjob_free(&job2);
+
+	/* Past the cap: one wildcard for the namespace's services, short form. */
+	TFJ_CHECK_OK(make_ps_job(&job, TFJ_PSSECRET_MAX_SANS + 1));
+	make_cert(&ca, &leaf, &job, NULL);
+	n = dialled_ps(hosts, &job, NULL);
+	TFJ_CHECK_INT(n, 8);
+	for (i = 0; i < n; i++)
+		TFJ_CHECK_OK(tfj_certgen_verify(ca.cert_pem, leaf.cert_pem, leaf.key_pem, hosts[i],
+						1800000000LL));
+	TFJ_CHECK_INT(tfj_certgen_verify(ca.cert_pem, leaf.cert_pem, leaf.key_pem,
+					 "mnist-ps-0.other.svc", 1800000000LL), TFJ_EINVAL);
+	tfj_certgen_pair_free(&ca);
+	tfj_certgen_pair_free(&leaf);
+	tfj_tfjob_free(&job);
+}
+
+/*
+ * The Secret stays small whatever the job: the largest name set (the cap,
+ * the longest job and namespace names, a domain) fits in 16 KiB, far under
+ * the API server's 1 MiB and the operator's body caps.
+ */
+static void test_secret_bounded(void)
+{
+	char jname[64], ns[64], names[TFJ_PSSECRET_MAX_SANS][TFJ_PSSECRET_SAN_MAX];
+	struct tfj_certgen_pair ca, leaf;
+	struct tfj_pssecret_tls tls;
+	uint8_t rnd[TFJ_PSSECRET_BYTES] = { 0 };
+	struct tfj_tfjob job;
+	cJSON *j, *s = NULL;
+	char *text;
+	size_t n;
+
+	memset(jname, 'j', 40);
+	jname[40] = '\0';
+	memset(ns, 'n', 63);
+	ns[63] = '\0';
+	j = fx_job(jname);
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(j, "metadata"), "namespace",
+				  cJSON_CreateString(ns));
+	fx_replica(j, "PS", TFJ_PSSECRET_MAX_SANS, NULL);
+	fx_replica(j, "Worker", 1, NULL);
+	TFJ_CHECK_OK(tfj_tfjob_from_json(&job, j));
+	cJSON_Delete(j);
+	TFJ_CHECK_OK(tfj_pssecret_tls_names(names, &n, &job, "cluster.example.internal"));
+	TFJ_CHECK_INT(n, TFJ_PSSECRET_MAX_SANS);
+	make_cert(&ca, &leaf, &job, "cluster.example.internal");
+	tls.ca_pem = ca.cert_pem;
+	tls.cert_pem = leaf.cert_pem;
+	tls.key_pem = leaf.key_pem;
+	TFJ_CHECK_OK(tfj_pssecret_body(&s, &job, NULL, rnd, &tls));
+	text = cJSON_PrintUnformatted(s);
+	TFJ_CHECK_NOT_NULL(text);
+	if (text) {
+		printf("largest ps Secret: %zu bytes\n", strlen(text));
+		TFJ_CHECK(strlen(text) < 16 * 1024);
+	}
+	free(text);
+	tfj_pssecret_body_free(s);
+	tfj_certgen_pair_free(&ca);
+	tfj_certgen_pair_free(&leaf);
 	tfj_tfjob_free(&job);
 }
 
@@ -222,6 +391,8 @@ int main(void)
 {
 	TFJ_RUN(test_secret_body);
 	TFJ_RUN(test_secret_in_pod);
+	TFJ_RUN(test_cert_names);
+	TFJ_RUN(test_secret_bounded);
 	TFJ_RUN(test_policy_default_port);
 	TFJ_RUN(test_policy_custom_ports);
 	TFJ_RUN(test_names_bounded);

@@ -17,7 +17,7 @@
 #include <tfj/json.h>
 
 #include "fakeapi.h"
-#include "report/certgen.h"
+#include <tfj/certgen.h>
 #include "report/report.h"
 #include "report/servingcert.h"
 #include "report_client.h"

@@ -26,6 +26,7 @@
 
 #include <tfj/exitcode.h>
 #include "psserver.h"
+#include "pstls.h"
 #include "rtconfig.h"
 
 #define LINE_MAX_BYTES (64u << 10)
@@ -420,7 +421,7 @@ static int prevalidate(const struct tfj_launch_opts *o)
 	return rc;
 }
 
-int tfj_launch_run(const struct tfj_launch_opts *o, struct tfj_launch_result *res)
+static int run_cluster(const struct tfj_launch_opts *o, struct tfj_launch_result *res)
 {
 	struct run *r = calloc(1, sizeof(*r));
 	int ports[TFJ_LAUNCH_MAX_TASKS];
@@ -565,5 +566,37 @@ out:
 			close(r->tasks[i].fd);
 	}
 	free(r);
+	return rc;
+}
+
+/*
+ * Secure by default, locally too: unless the caller named a certificate
+ * directory or turned TLS off (pstls.h), the cluster gets a throwaway CA
+ * whose files the tasks inherit through TFJOB_PS_TLS_DIR and which is
+ * removed when the run ends.
+ */
+int tfj_launch_run(const struct tfj_launch_opts *o, struct tfj_launch_result *res)
+{
+	const char *dir = getenv(TFJ_PSTLS_DIR_ENV), *mode = getenv(TFJ_PSTLS_MODE_ENV), *tmp;
+	char local[4096] = "";
+	int n, rc;
+
+	if ((!dir || !*dir) && !(mode && !strcmp(mode, "off"))) {
+		tmp = getenv("TMPDIR");
+		n = snprintf(local, sizeof(local), "%s/tfjob-tls-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		if (n < 0 || (size_t)n >= sizeof(local))
+			return tfj_err_set(TFJ_ETOOBIG, "launch: TMPDIR too long");
+		if ((rc = tfj_pstls_local(local)))
+			return rc;
+		if (setenv(TFJ_PSTLS_DIR_ENV, local, 1) != 0) {
+			tfj_pstls_local_remove(local);
+			return tfj_err_set(TFJ_ENOMEM, "launch: setenv");
+		}
+	}
+	rc = run_cluster(o, res);
+	if (local[0]) {
+		unsetenv(TFJ_PSTLS_DIR_ENV);
+		tfj_pstls_local_remove(local);
+	}
 	return rc;
 }

@@ -14,6 +14,7 @@
 #include <tfj/log.h>
 
 #include "psauth.h"
+#include "pstls.h"
 #include "psframe.h"
 #include "pscstream.h"
 #include "wire.h"
@@ -51,6 +52,7 @@ struct tfj_psclient {
 	struct tfj_wire_lease lease;
 	struct tfj_wire_lease *zc;   /* &lease, or NULL with TFJ_NOZC set (copy instead) */
 	struct tfj_psauth auth;      /* the job's ps secret, sent on every call */
+	struct tfj_pstls tls;        /* the job's CA: the ps is verified against it */
 };
 
 size_t tfj_psclient_nshards(const struct tfj_psclient *cl)
@@ -70,6 +72,8 @@ int tfj_psclient_new(struct tfj_psclient **out, const struct tfj_rtconfig *cfg)
 	if (!cl)
 		return tfj_err_set(TFJ_ENOMEM, "psclient: out of memory");
 	rc = tfj_psauth_from_env(&cl->auth);
+	if (rc == 0 && (rc = tfj_pstls_from_env(&cl->tls, 0)) != 0)
+		tfj_psauth_free(&cl->auth);
 	if (rc) {
 		free(cl);
 		return rc;
@@ -110,11 +114,16 @@ int tfj_psclient_new(struct tfj_psclient **out, const struct tfj_rtconfig *cfg)
 	tfj_grpc_args_init(&args);
 	tfj_wire_transport_args(&args, cfg->max_message_bytes);
 	tfj_grpc_args_reconnect(&args, 100, PS_CONNECT_MIN_MS, 1000);
+	if (cl->tls.on && cl->tls.server_name)
+		tfj_grpc_args_str(&args, GRPC_SSL_TARGET_NAME_OVERRIDE_ARG, cl->tls.server_name);
 	for (i = 0; i < cl->n; i++) {
 		const char *h = tfj_rtconfig_host(cfg, "ps", i);
 
 		cl->hosts[i] = strdup(h ? h : "");
-		rc = cl->hosts[i] ? tfj_grpc_channel_new(&cl->ch[i], cl->hosts[i], NULL, &args) : -1;
+		/* With TLS on, gRPC checks the ps's certificate for the host it dials. */
+		rc = cl->hosts[i] ? tfj_grpc_channel_new(&cl->ch[i], cl->hosts[i],
+							 cl->tls.on ? cl->tls.ca_pem : NULL, &args)
+				  : -1;
 		tfj_wire_arena_init(&cl->arenas[i], 2 * cfg->max_message_bytes + (1u << 20));
 		if (rc) {
 			tfj_psclient_free(cl);
@@ -193,6 +202,7 @@ void tfj_psclient_free(struct tfj_psclient *cl)
 	free(cl->msgs);
 	free(cl->kept);
 	tfj_psauth_free(&cl->auth);
+	tfj_pstls_free(&cl->tls);
 	free(cl);
 }
 

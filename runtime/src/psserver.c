@@ -22,6 +22,7 @@
 #include "ckptdir.h"
 #include "layout.h"
 #include "psauth.h"
+#include "pstls.h"
 #include "psframe.h"
 #include "pssrv.h"
 #include "psstream.h"
@@ -224,26 +225,44 @@ static void teardown(struct tfj_pssrv *s)
 	tfj_layout_free(&s->plan);
 }
 
-int tfj_psserver_main(const struct tfj_rtconfig *cfg)
+/*
+ * The job's secret (psauth.h) and the ps certificate (pstls.h): TFJ_EXIT_OK,
+ * or the exit code of the failure, logged.
+ */
+static int load_credentials(struct tfj_pssrv *s, struct tfj_pstls *tls)
 {
-	struct tfj_pssrv *s = calloc(1, sizeof(*s));
-	struct tfj_grpc_args args;
-	int port, rc, code = TFJ_EXIT_OK, i;
+	int rc = tfj_psauth_from_env(&s->auth);
 
-	if (!s)
-		return TFJ_EXIT_NOMEM;
-	s->cfg = cfg;
-	rc = tfj_psauth_from_env(&s->auth);
 	if (rc) {
 		tfj_log_error("cannot read the job's ps secret", "detail", tfj_err_detail());
-		code = tfj_exitcode_from_err(rc);
-		goto out;
+		return tfj_exitcode_from_err(rc);
+	}
+	rc = tfj_pstls_from_env(tls, 1);
+	if (rc) {
+		tfj_log_error("cannot load the ps certificate", "detail", tfj_err_detail());
+		return tfj_exitcode_from_err(rc);
 	}
 	if (tfj_psauth_on(&s->auth))
 		tfj_log_info("ps calls must carry the job's secret", "file", getenv(TFJ_PSAUTH_ENV));
 	else
 		tfj_log_warn("ps secret check off: " TFJ_PSAUTH_ENV " not set; any caller that "
 			     "reaches this port is served");
+	return TFJ_EXIT_OK;
+}
+
+int tfj_psserver_main(const struct tfj_rtconfig *cfg)
+{
+	struct tfj_pssrv *s = calloc(1, sizeof(*s));
+	grpc_server_credentials *creds = NULL;
+	struct tfj_pstls tls = { 0 };
+	struct tfj_grpc_args args;
+	int port, rc, code = TFJ_EXIT_OK, i;
+
+	if (!s)
+		return TFJ_EXIT_NOMEM;
+	s->cfg = cfg;
+	if ((code = load_credentials(s, &tls)) != TFJ_EXIT_OK)
+		goto out;
 	rc = tfj_layout_build(&s->plan, cfg);
 	if (rc == 0)
 		rc = tfj_shard_init(&s->shard, &s->plan, cfg, (uint32_t)cfg->index);
@@ -302,7 +321,14 @@ int tfj_psserver_main(const struct tfj_rtconfig *cfg)
 			goto out;
 		}
 	}
-	if (tfj_grpc_server_listen(&port, s->srv, cfg->bind, NULL) != 0) {
+	if (tls.on && !(creds = tfj_pstls_server_creds(&tls))) {
+		tfj_log_error("cannot use the ps certificate", "dir", getenv(TFJ_PSTLS_DIR_ENV));
+		code = TFJ_EXIT_USAGE;
+		grpc_server_destroy(s->srv);
+		s->srv = NULL;
+		goto out;
+	}
+	if (tfj_grpc_server_listen(&port, s->srv, cfg->bind, creds) != 0) {
 		tfj_log_error("cannot listen (port in use?)", "address", cfg->bind);
 		code = TFJ_EXIT_IO;
 		grpc_server_destroy(s->srv);
@@ -352,6 +378,7 @@ int tfj_psserver_main(const struct tfj_rtconfig *cfg)
 		}
 	}
 out:
+	tfj_pstls_free(&tls);
 	teardown(s);
 	free(s);
 	return code;

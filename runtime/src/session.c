@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include <tfj/err.h>
+#include <tfj/grpc.h>
 #include <tfj/log.h>
 
 #include <tfj/exitcode.h>
@@ -24,15 +25,16 @@ double tfj_session_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/*
+ * The pause between retries polls gRPC rather than sleeping, so that the
+ * channel's reconnection (with TLS, a handshake of several round trips)
+ * goes on meanwhile (tfj_grpc_idle_ms).
+ */
 static void sleep_s(double s)
 {
-	struct timespec ts;
-
 	if (s <= 0)
 		return;
-	ts.tv_sec = (time_t)s;
-	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-	nanosleep(&ts, NULL);
+	tfj_grpc_idle_ms((int64_t)(s * 1000));
 }
 
 void tfj_session_free(struct tfj_session *s)

@@ -61,6 +61,7 @@ static void test_ps_refuses_calls_without_the_secret(void)
 	char *ps_args[] = { "train", "--job_name", "ps", "--ps_hosts", ps, "--worker_hosts", wk,
 			    "--model", "softmax", "--bind_address", "127.0.0.1", NULL };
 	grpc_channel *ch = NULL;
+	char *ca;
 	pid_t pid;
 	int st = -1, i, code;
 
@@ -68,7 +69,10 @@ static void test_ps_refuses_calls_without_the_secret(void)
 	TFJ_CHECK_GT(pid, 0);
 	if (pid <= 0)
 		return;
-	TFJ_CHECK_OK(tfj_grpc_channel_new(&ch, ps, NULL, NULL));
+	ca = itest_tls_ca();
+	TFJ_CHECK_NOT_NULL(ca);
+	TFJ_CHECK_OK(tfj_grpc_channel_new(&ch, ps, ca, NULL));
+	free(ca);
 	/* Wait for the ps to listen: it answers (anything but UNAVAILABLE). */
 	for (i = 0; i < 300; i++) {
 		st = call(ch, TFJ_RPC_STATUS, SECRET);

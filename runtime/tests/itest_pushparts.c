@@ -42,6 +42,7 @@
 #include <grpc/grpc.h>
 
 #include <tfj/err.h>
+#include <tfj/grpc.h>
 #include <tfj/exitcode.h>
 
 #include "psclient.h"
@@ -178,7 +179,7 @@ static int session_start(struct tfj_session *s, struct tfj_rtconfig *cfg, const 
 	t0 = tfj_testutil_now_s();
 	while ((rc = tfj_session_ensure_ready(s, (const float *const *)s->params, 0)) ==
 	       TFJ_EUNAVAIL && tfj_testutil_now_s() - t0 < 30)
-		usleep(100 * 1000);
+		tfj_grpc_idle_ms(100); /* polls, so the TLS handshake goes on */
 	return rc;
 }
 
@@ -500,7 +501,7 @@ static void test_other_shard_down(void)
 		if (tfj_session_ensure_ready(&s, (const float *const *)before, 0) == 0 &&
 		    tfj_session_pull(&s, NULL, 0) == 0)
 			break;
-		usleep(100 * 1000);
+		tfj_grpc_idle_ms(100);
 	}
 	TFJ_CHECK(t < 300);
 	apply_whole(before, &s, &c);
@@ -671,7 +672,7 @@ static void restart_between_pushes(const char *name, int pieces)
 		part_reached |= strstr(d, "over the stream, part ") && strstr(d, "not initialised");
 		s.push_retry = 1;
 		(void)tfj_session_ensure_ready(&s, (const float *const *)s.params, 0);
-		usleep(100 * 1000);
+		tfj_grpc_idle_ms(100);
 	}
 	s.push_retry = 0;
 	TFJ_CHECK_OK(rc);

@@ -241,7 +241,7 @@ static int wait_ps(struct tfj_psclient *cl)
 	for (i = 0; i < 300 && rc == TFJ_EUNAVAIL; i++) {
 		rc = call(cl, TFJ_RPC_STATUS);
 		if (rc == TFJ_EUNAVAIL)
-			usleep(100 * 1000);
+			tfj_grpc_idle_ms(100);
 	}
 	return rc;
 }

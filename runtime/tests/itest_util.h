@@ -20,9 +20,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tfj/file.h>
+
 #include "cli.h"
 #include "data.h"
 #include "launch.h"
+#include "pstls.h"
 #include "tfj_test.h"
 #include "tfj_testutil.h"
 
@@ -49,6 +52,49 @@ static inline int itest_dispatch(int argc, char **argv, int *code)
 		if (itest_dispatch((argc), (argv), &code_))                     \
 			return code_;                                           \
 	} while (0)
+
+static char itest_tls_dir_[4096];
+
+static inline void itest_tls_remove_(void)
+{
+	if (itest_tls_dir_[0])
+		tfj_pstls_local_remove(itest_tls_dir_);
+}
+
+/*
+ * The ps certificate every process a test starts itself uses (pstls.h:
+ * the runtime refuses to run without one): a throwaway CA made once per
+ * test program, named by TFJOB_PS_TLS_DIR in our environment so children
+ * inherit it, removed at exit. Nothing when the environment already names
+ * one or turned TLS off. Returns the directory, or NULL.
+ */
+static inline const char *itest_tls_env(void)
+{
+	const char *dir = getenv(TFJ_PSTLS_DIR_ENV), *mode = getenv(TFJ_PSTLS_MODE_ENV);
+
+	if ((dir && *dir) || (mode && !strcmp(mode, "off")))
+		return dir;
+	snprintf(itest_tls_dir_, sizeof(itest_tls_dir_), "/tmp/tfj-itest-tls-XXXXXX");
+	if (tfj_pstls_local(itest_tls_dir_) != 0 || setenv(TFJ_PSTLS_DIR_ENV, itest_tls_dir_, 1)) {
+		itest_tls_dir_[0] = '\0';
+		return NULL;
+	}
+	atexit(itest_tls_remove_);
+	return itest_tls_dir_;
+}
+
+/* The CA of itest_tls_env's certificate, for a test's own channel to a ps (caller frees). */
+static inline char *itest_tls_ca(void)
+{
+	const char *dir = itest_tls_env();
+	char path[4200], *pem = NULL;
+	size_t len;
+
+	if (!dir)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/%s", dir, TFJ_PSTLS_CA_FILE);
+	return tfj_file_read(&pem, &len, path, TFJ_PSTLS_PEM_MAX, 0) == 0 ? pem : NULL;
+}
 
 static inline void itest_require_data(void)
 {
@@ -144,6 +190,7 @@ static inline pid_t itest_spawn_quiet(char *const *args, const char *tf_config, 
 		snprintf(tf, n, "TF_CONFIG=%s", tf_config);
 		set[1] = tf;
 	}
+	itest_tls_env();
 	s.args = args;
 	s.drop = drop;
 	s.set = set;
@@ -166,6 +213,7 @@ static inline pid_t itest_spawn_env(char *const *args, char *env_kv, const char 
 	char *set[] = { "TFJ_ITEST_CHILD=1", env_kv, NULL };
 	struct tfj_testutil_spawn s = { 0 };
 
+	itest_tls_env();
 	s.args = args;
 	s.drop = drop;
 	s.set = set;

@@ -101,6 +101,16 @@ int tfj_grpc_bb_read(uint8_t **out, size_t *len, grpc_byte_buffer *bb, size_t ma
 /* Shuts a completion queue down, drains it and destroys it. Accepts NULL. */
 void tfj_grpc_cq_destroy(grpc_completion_queue *cq);
 
+/*
+ * Waits ms milliseconds while letting gRPC make progress: it polls a
+ * completion queue of its own instead of sleeping. A client that waits
+ * between retries must not simply sleep: gRPC moves a connection attempt
+ * (a TLS handshake above all, several round trips) only while some thread
+ * polls, so an attempt begun just before a plain sleep stalls until it
+ * times out, and the next call fails fast again.
+ */
+void tfj_grpc_idle_ms(int64_t ms);
+
 /* The name of a status code ("UNAVAILABLE"); "UNKNOWN" for others. */
 const char *tfj_grpc_status_name(grpc_status_code st);
 

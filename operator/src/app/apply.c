@@ -11,6 +11,7 @@
 #include <time.h>
 #include <sys/random.h>
 
+#include <tfj/certgen.h>
 #include <tfj/clock.h>
 #include <tfj/err.h>
 #include <tfj/json.h>
@@ -374,12 +375,43 @@ static int ensure_job_object(int *created, struct apply_ctx *a, const char *api,
 }
 
 /*
- * The job's ps Secret, before its first pod: the pods mount it, so they
- * wait for it. Once the memo knows it exists it costs no request
- * (guardmemo.h: a restart is free).
+ * The job's ps certificate (tfjob/pssecret.h): a CA of its own, whose key
+ * is wiped as soon as it signed the one serving certificate for the job's
+ * ps hosts, so no further certificate can chain to it.
+ */
+static int make_ps_cert(struct tfj_certgen_pair *leaf, struct tfj_certgen_pair *ca,
+			const struct apply_ctx *a)
+{
+	char names[TFJ_PSSECRET_MAX_SANS][TFJ_PSSECRET_SAN_MAX];
+	const char *ptrs[TFJ_PSSECRET_MAX_SANS];
+	int64_t now_s = tfj_clock_unix_ms() / 1000;
+	size_t n, i;
+	int rc;
+
+	if ((rc = tfj_pssecret_tls_names(names, &n, a->job, a->c->cluster_domain)))
+		return rc;
+	for (i = 0; i < n; i++)
+		ptrs[i] = names[i];
+	if ((rc = tfj_certgen_ca(ca, "tfjob-ps-ca", now_s, TFJ_PSSECRET_CERT_LIFE_S)) == 0)
+		rc = tfj_certgen_leaf(leaf, ca, ptrs, n, now_s, TFJ_PSSECRET_CERT_LIFE_S);
+	if (ca->key_pem) {
+		explicit_bzero(ca->key_pem, strlen(ca->key_pem));
+		free(ca->key_pem);
+		ca->key_pem = NULL;
+	}
+	return rc;
+}
+
+/*
+ * The job's ps Secret (its token and its certificate, made here and sent
+ * once), before its first pod: the pods mount it, so they wait for it.
+ * Once the memo knows it exists it costs no request (guardmemo.h: a
+ * restart is free).
  */
 static int ensure_job_secret(struct apply_ctx *a)
 {
+	struct tfj_certgen_pair ca = { 0 }, leaf = { 0 };
+	struct tfj_pssecret_tls tls;
 	uint8_t rnd[TFJ_PSSECRET_BYTES];
 	char name[300];
 	cJSON *body = NULL;
@@ -390,20 +422,29 @@ static int ensure_job_secret(struct apply_ctx *a)
 		return 0;
 	if ((rc = tfj_pssecret_name(name, sizeof(name), a->job)))
 		return rc;
+	if ((rc = make_ps_cert(&leaf, &ca, a)))
+		goto out;
 	/* getrandom blocks only until the kernel's pool is seeded at boot. */
 	got = getrandom(rnd, sizeof(rnd), 0);
-	if (got != (ssize_t)sizeof(rnd))
-		return tfj_err_set(TFJ_EINTERNAL, "getrandom failed for the ps secret");
-	rc = tfj_pssecret_body(&body, a->job, a->c->operator_name, rnd);
+	if (got != (ssize_t)sizeof(rnd)) {
+		rc = tfj_err_set(TFJ_EINTERNAL, "getrandom failed for the ps secret");
+		goto out;
+	}
+	tls.ca_pem = ca.cert_pem;
+	tls.cert_pem = leaf.cert_pem;
+	tls.key_pem = leaf.key_pem;
+	rc = tfj_pssecret_body(&body, a->job, a->c->operator_name, rnd, &tls);
 	explicit_bzero(rnd, sizeof(rnd));
 	if (rc == 0)
 		rc = ensure_job_object(&created, a, TFJ_APIPATH_CORE, "secrets", name, body,
 				       "secret", "FailedCreateSecret");
+	if (rc == 0)
+		tfj_guardmemo_note(a->c->guards, a->job->uid, TFJ_GUARDMEMO_SECRET, a->now_ms);
+out:
 	tfj_pssecret_body_free(body);
-	if (rc)
-		return rc;
-	tfj_guardmemo_note(a->c->guards, a->job->uid, TFJ_GUARDMEMO_SECRET, a->now_ms);
-	return 0;
+	tfj_certgen_pair_free(&leaf);
+	tfj_certgen_pair_free(&ca);
+	return rc;
 }
 
 /*

@@ -56,6 +56,8 @@ struct tfj_apply {
 	const char *operator_name;   /* borrowed; label of the job's Secret and
 				      * NetworkPolicy; NULL = the default */
 	struct tfj_capublish *capub; /* borrowed; the report CA (PUBLISH_CA); NULL = none */
+	const char *cluster_domain;  /* borrowed; the pods' host form (podspec.h),
+				      * for the ps certificate's names; NULL = short */
 	struct tfj_guardmemo *guards;/* borrowed; jobs whose Secret exists
 				      * (guardmemo.h); NULL = ensure it every time */
 	_Atomic uint64_t jobs_created, jobs_succeeded, jobs_failed, jobs_restarted;

@@ -620,6 +620,7 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	c->ap.events = c->events;
 	c->ap.guards = c->guards;
 	c->ap.operator_name = c->opname;
+	c->ap.cluster_domain = c->domain;
 
 	memset(&io, 0, sizeof(io));
 	io.watch_timeout_s = o->watch_timeout_s;

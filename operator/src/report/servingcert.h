@@ -47,7 +47,7 @@
 #include <tfj/buf.h>
 
 #include "kube/kube.h"
-#include "report/certgen.h"
+#include <tfj/certgen.h>
 
 #define TFJ_SERVINGCERT_DEFAULT_SECRET "tfjob-operator-report-tls"
 #define TFJ_SERVINGCERT_CA_LIFETIME_S (10LL * 365 * 86400)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <tfj/err.h>
+#include <tfj/names.h>
 
 #include "tfjob/podspec.h"
 
@@ -19,8 +20,38 @@ int tfj_pssecret_name(char *out, size_t outlen, const struct tfj_tfjob *job)
 	return 0;
 }
 
+int tfj_pssecret_tls_names(char names[TFJ_PSSECRET_MAX_SANS][TFJ_PSSECRET_SAN_MAX], size_t *n,
+			   const struct tfj_tfjob *job, const char *domain)
+{
+	char host[TFJ_NAMES_HOST_MAX + 1], *colon;
+	int i, nps = job->rs[TFJ_RT_PS].present ? job->rs[TFJ_RT_PS].replicas : 0, w, rc;
+
+	*n = 0;
+	if (nps < 1 || nps > TFJ_PSSECRET_MAX_SANS) {
+		w = snprintf(names[0], TFJ_PSSECRET_SAN_MAX, "*.%s.svc%s%s", job->ns,
+			     domain && *domain ? "." : "", domain && *domain ? domain : "");
+		if (w < 0 || w >= TFJ_PSSECRET_SAN_MAX)
+			return tfj_err_set(TFJ_ETOOBIG, "ps certificate name for job %s too long",
+					   job->name);
+		*n = 1;
+		return 0;
+	}
+	for (i = 0; i < nps; i++) {
+		/* The port is irrelevant to the name: any will do. */
+		if ((rc = tfj_names_host(host, sizeof(host), job->name, "ps", i, job->ns, domain, 1)))
+			return rc;
+		if ((colon = strrchr(host, ':')))
+			*colon = '\0';
+		if (strlen(host) >= TFJ_PSSECRET_SAN_MAX)
+			return tfj_err_set(TFJ_ETOOBIG, "ps host %s too long for a certificate", host);
+		memcpy(names[i], host, strlen(host) + 1);
+	}
+	*n = (size_t)nps;
+	return 0;
+}
+
 int tfj_pssecret_body(cJSON **out, const struct tfj_tfjob *job, const char *operator_name,
-		      const uint8_t rnd[TFJ_PSSECRET_BYTES])
+		      const uint8_t rnd[TFJ_PSSECRET_BYTES], const struct tfj_pssecret_tls *tls)
 {
 	static const char hex[] = "0123456789abcdef";
 	char name[300], tok[2 * TFJ_PSSECRET_BYTES + 1];
@@ -29,6 +60,8 @@ int tfj_pssecret_body(cJSON **out, const struct tfj_tfjob *job, const char *oper
 	int rc;
 
 	*out = NULL;
+	if (!tls || !tls->ca_pem || !tls->cert_pem || !tls->key_pem)
+		return tfj_err_set(TFJ_EINVAL, "ps secret: the TLS certificate is missing");
 	if ((rc = tfj_pssecret_name(name, sizeof(name), job)))
 		return rc;
 	for (i = 0; i < TFJ_PSSECRET_BYTES; i++) {
@@ -43,7 +76,10 @@ int tfj_pssecret_body(cJSON **out, const struct tfj_tfjob *job, const char *oper
 	    /* Never rewritten: a changed secret would split a running job in two. */
 	    !cJSON_AddTrueToObject(s, "immutable") ||
 	    !(data = cJSON_AddObjectToObject(s, "stringData")) ||
-	    !cJSON_AddStringToObject(data, TFJ_PSSECRET_KEY, tok))
+	    !cJSON_AddStringToObject(data, TFJ_PSSECRET_KEY, tok) ||
+	    !cJSON_AddStringToObject(data, TFJ_PSSECRET_CA_KEY, tls->ca_pem) ||
+	    !cJSON_AddStringToObject(data, TFJ_PSSECRET_CERT_KEY, tls->cert_pem) ||
+	    !cJSON_AddStringToObject(data, TFJ_PSSECRET_TLSKEY_KEY, tls->key_pem))
 		goto out;
 	*out = s;
 	s = NULL;
@@ -57,11 +93,15 @@ out:
 
 void tfj_pssecret_body_free(cJSON *s)
 {
-	cJSON *t = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(s, "stringData"),
-						    TFJ_PSSECRET_KEY);
+	static const char *const wipe[] = { TFJ_PSSECRET_KEY, TFJ_PSSECRET_TLSKEY_KEY };
+	cJSON *data = cJSON_GetObjectItemCaseSensitive(s, "stringData"), *t;
+	size_t i;
 
-	if (cJSON_IsString(t) && t->valuestring)
-		explicit_bzero(t->valuestring, strlen(t->valuestring));
+	for (i = 0; i < sizeof(wipe) / sizeof(wipe[0]); i++) {
+		t = cJSON_GetObjectItemCaseSensitive(data, wipe[i]);
+		if (cJSON_IsString(t) && t->valuestring)
+			explicit_bzero(t->valuestring, strlen(t->valuestring));
+	}
 	cJSON_Delete(s);
 }
 
@@ -79,7 +119,8 @@ int tfj_pssecret_pod(cJSON *spec, cJSON *ctr, const struct tfj_tfjob *job)
 	    !cJSON_AddNumberToObject(sec, "defaultMode", 0444))
 		return TFJ_ENOMEM;
 	if (tfj_podspec_mount(ctr, TFJ_PSSECRET_VOLUME, TFJ_PSSECRET_DIR, 1) ||
-	    tfj_podspec_env(ctr, TFJ_PSSECRET_ENV, TFJ_PSSECRET_FILE))
+	    tfj_podspec_env(ctr, TFJ_PSSECRET_ENV, TFJ_PSSECRET_FILE) ||
+	    tfj_podspec_env(ctr, TFJ_PSSECRET_TLS_ENV, TFJ_PSSECRET_DIR))
 		return TFJ_ENOMEM;
 	return 0;
 }

@@ -1,8 +1,9 @@
 /*
  * certgen.c - CA and serving certificates with libcrypto (see certgen.h).
  */
-#include "report/certgen.h"
+#include "tfj/certgen.h"
 
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,7 +170,15 @@ out:
 	return rc;
 }
 
-/* "DNS:a,DNS:b" for the subjectAltName extension, within cap. */
+/* 1 when name is an IPv4 or IPv6 literal, which a subjectAltName holds as an IP address. */
+static int is_ip(const char *name)
+{
+	unsigned char a[16];
+
+	return inet_pton(AF_INET, name, a) == 1 || inet_pton(AF_INET6, name, a) == 1;
+}
+
+/* "DNS:a,IP:127.0.0.1" for the subjectAltName extension, within cap. */
 static int san_list(char *buf, size_t cap, const char *const *names, size_t n)
 {
 	size_t len = 0, i;
@@ -180,7 +189,14 @@ static int san_list(char *buf, size_t cap, const char *const *names, size_t n)
 
 		if (!names[i] || !*names[i] || strlen(names[i]) > 253)
 			return tfj_err_set(TFJ_EINVAL, "certificate: a DNS name of 1-253 characters");
-		/* The extension's text form is comma-separated: no commas, colons or spaces. */
+		/* The extension's text form is comma-separated: no commas or spaces. */
+		if (is_ip(names[i])) {
+			w = snprintf(buf + len, cap - len, "%sIP:%s", i ? "," : "", names[i]);
+			if (w < 0 || (size_t)w >= cap - len)
+				return tfj_err_set(TFJ_ETOOBIG, "certificate: too many names");
+			len += (size_t)w;
+			continue;
+		}
 		for (p = names[i]; *p; p++)
 			if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' ||
 			      *p == '.' || (*p >= 'A' && *p <= 'Z') || *p == '*'))
@@ -197,7 +213,7 @@ static int san_list(char *buf, size_t cap, const char *const *names, size_t n)
 int tfj_certgen_leaf(struct tfj_certgen_pair *out, const struct tfj_certgen_pair *ca,
 		     const char *const *names, size_t n, int64_t now_s, int64_t lifetime_s)
 {
-	char san[TFJ_CERTGEN_MAX_NAMES * 260];
+	char san[TFJ_CERTGEN_MAX_NAMES * 260], cn[65];
 	EVP_PKEY *k = NULL, *cak = NULL;
 	X509 *x = NULL, *cax = NULL;
 	int64_t to = now_s + lifetime_s, ca_from, ca_to;
@@ -218,7 +234,13 @@ int tfj_certgen_leaf(struct tfj_certgen_pair *out, const struct tfj_certgen_pair
 		rc = tfj_err_set(TFJ_EINVAL, "certificate: unreadable CA: %s", ossl_reason());
 		goto out;
 	}
-	if ((rc = start_cert(&x, &k, names[0], now_s - TFJ_CERTGEN_BACKDATE_S, to)))
+	/*
+	 * X.509 caps a common name at 64 characters; clients match the
+	 * subjectAltNames, so a longer first name gives its first label.
+	 */
+	snprintf(cn, sizeof(cn), "%.*s", strlen(names[0]) <= 64 ? 64 : (int)strcspn(names[0], "."),
+		 names[0]);
+	if ((rc = start_cert(&x, &k, cn, now_s - TFJ_CERTGEN_BACKDATE_S, to)))
 		goto out;
 	if (!X509_set_issuer_name(x, X509_get_subject_name(cax)) ||
 	    !add_ext(cax, x, NID_basic_constraints, "critical,CA:FALSE") ||
@@ -358,7 +380,8 @@ int tfj_certgen_verify(const char *ca_pem, const char *cert_pem, const char *key
 	vp = X509_STORE_CTX_get0_param(ctx);
 	X509_VERIFY_PARAM_set_time(vp, (time_t)now_s);
 	X509_VERIFY_PARAM_set_purpose(vp, X509_PURPOSE_SSL_SERVER);
-	if (!X509_VERIFY_PARAM_set1_host(vp, name, 0)) {
+	if (is_ip(name) ? !X509_VERIFY_PARAM_set1_ip_asc(vp, name)
+			: !X509_VERIFY_PARAM_set1_host(vp, name, 0)) {
 		rc = tfj_err_set(TFJ_EINVAL, "certificate: bad host name '%s'", name);
 		goto out;
 	}

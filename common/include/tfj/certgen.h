@@ -1,14 +1,19 @@
 /*
- * certgen.h - the report channel's certificates, made with OpenSSL's
- * libcrypto: a self-signed CA and a serving certificate it signs for the
- * report Service's DNS names, and the checks the operator runs on any
+ * certgen.h - CA and serving certificates, made with OpenSSL's libcrypto
+ * (library tfj_certgen): a self-signed CA and a serving certificate it
+ * signs for a list of names, and the checks the operator runs on any
  * certificate it is handed (a Secret made by another replica, an older
- * version of itself, or cert-manager).
+ * version of itself, or cert-manager). Its users: the operator's report
+ * channel (report/servingcert.h), each TFJob's ps certificate
+ * (tfjob/pssecret.h) and the runtime's throwaway CA for a local cluster
+ * (runtime/src/pstls.h).
  *
  * Keys are ECDSA P-256, signatures SHA-256, serial numbers 128 random bits.
  * The CA has basicConstraints CA:TRUE (critical) and keyUsage keyCertSign;
  * the serving certificate CA:FALSE, keyUsage digitalSignature, extended key
- * usage serverAuth and one DNS subjectAltName per name given. notBefore is
+ * usage serverAuth and one subjectAltName per name given: an IP address
+ * for an IPv4 or IPv6 literal (a local cluster on 127.0.0.1), a DNS name
+ * otherwise. notBefore is
  * set TFJ_CERTGEN_BACKDATE_S before `now`, so a peer whose clock is a little
  * behind still accepts a fresh certificate.
  *
@@ -39,7 +44,8 @@ int tfj_certgen_ca(struct tfj_certgen_pair *out, const char *cn, int64_t now_s,
 
 /*
  * A serving certificate signed by `ca`, for names[0..n) (n 1..TFJ_CERTGEN_-
- * MAX_NAMES; names[0] is also the common name), valid from now - backdate
+ * MAX_NAMES; names[0] is also the common name, or its first label when
+ * longer than X.509's 64 characters), valid from now - backdate
  * to now + lifetime_s but never past the CA's own notAfter.
  */
 int tfj_certgen_leaf(struct tfj_certgen_pair *out, const struct tfj_certgen_pair *ca,

@@ -3,14 +3,15 @@
  * a serving certificate chains to its CA (X509_verify_cert) for each of the
  * Service's DNS names and no other, its key matches, another CA does not
  * verify it, expiry and not-yet-valid are refused, the leaf never outlives
- * the CA, and the renewal rule (less than a third left).
+ * the CA, and the renewal rule (less than a third left). IP literals
+ * become IP subjectAltNames that verify for that address only.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include <tfj/err.h>
 
-#include "report/certgen.h"
+#include <tfj/certgen.h>
 #include "tfj_test.h"
 
 #define NOW 1800000000LL   /* 2027-01-15: any fixed instant */
@@ -149,8 +150,25 @@ static void test_bad_input(void)
 	tfj_certgen_pair_free(NULL);
 }
 
+static void test_ip_names(void)
+{
+	static const char *const local[] = { "127.0.0.1", "localhost", "::1" };
+	struct tfj_certgen_pair ca, leaf;
+
+	TFJ_CHECK_OK(tfj_certgen_ca(&ca, "local", NOW, DAY));
+	TFJ_CHECK_OK(tfj_certgen_leaf(&leaf, &ca, local, 3, NOW, DAY));
+	TFJ_CHECK_OK(tfj_certgen_verify(ca.cert_pem, leaf.cert_pem, leaf.key_pem, "127.0.0.1", NOW));
+	TFJ_CHECK_OK(tfj_certgen_verify(ca.cert_pem, leaf.cert_pem, leaf.key_pem, "::1", NOW));
+	TFJ_CHECK_OK(tfj_certgen_verify(ca.cert_pem, leaf.cert_pem, leaf.key_pem, "localhost", NOW));
+	TFJ_CHECK_INT(tfj_certgen_verify(ca.cert_pem, leaf.cert_pem, leaf.key_pem, "127.0.0.2",
+					 NOW), TFJ_EINVAL);
+	tfj_certgen_pair_free(&leaf);
+	tfj_certgen_pair_free(&ca);
+}
+
 int main(void)
 {
+	TFJ_RUN(test_ip_names);
 	TFJ_RUN(test_chain_and_names);
 	TFJ_RUN(test_wrong_ca_and_key);
 	TFJ_RUN(test_expiry);
