@@ -141,7 +141,10 @@ static void *forger_main(void *arg)
 	grpc_channel *ch = NULL;
 	long k;
 
-	snprintf(target, sizeof(target), "ipv6:[::1]:%d", w->r->port);
+	if (o->shared_peer)
+		snprintf(target, sizeof(target), "127.0.0.1:%d", w->r->port);
+	else
+		snprintf(target, sizeof(target), "ipv6:[::1]:%d", w->r->port);
 	if (tfj_grpc_channel_new(&ch, target, NULL, NULL))
 		return NULL;
 	for (k = 0;; k++) {

@@ -2,7 +2,8 @@
  * loadgen.h - the client side of tfj-bench-reportload (reportload.c): valid
  * Heartbeats, each token once per period, from a pool of client channels to
  * 127.0.0.1, and forgers sending tokens signed by a key of their own under
- * the real kid to ::1; latency measured around each call.
+ * the real kid to ::1 (or to 127.0.0.1 as well, shared_peer); latency
+ * measured around each call.
  *
  * Runs in the child process: reads "P <port>", then "T <job> <job-uid>
  * <index> <token>" per token and "E" from `in`; writes "S" to `out` when
@@ -22,6 +23,7 @@ struct tfj_loadgen_opts {
 	int seconds;       /* the whole run, warm-up included */
 	int warmup_s;      /* not counted in the latencies */
 	int threads;       /* client threads (and channels) for the valid reports */
+	int shared_peer;   /* 1: the forgers call 127.0.0.1 too, the agents' address */
 };
 
 /* Returns the child's exit code: 0 when the run took place. */

@@ -10,7 +10,8 @@
  * TokenReview budget, the issuer's keys, the report server with its
  * default limits). Then every token sends a Heartbeat once per period from
  * a pool of client channels to 127.0.0.1, while forgers send tokens signed
- * by another key under the real kid, naming real pods, to ::1.
+ * by another key under the real kid, naming real pods, to ::1, or with
+ * --shared-peer 1 to 127.0.0.1 too (agents behind the attacker's address).
  *
  * The clients run in a child process forked before anything else starts,
  * so this process's CPU time (getrusage) is the operator side alone. The
@@ -207,22 +208,25 @@ static int feed_child(FILE *to, const struct tfj_loadgen_opts *o, int port, int 
 	return rc;
 }
 
-static void print_result(const struct tfj_loadgen_opts *o, const struct snap *a, const struct snap *b,
-			 const struct snap *z, const char *clients)
+/* One JSON object: the steady phase (a to b), the whole run's totals (b), the clients'. */
+static void print_result(const struct tfj_loadgen_opts *o, const struct snap *a,
+			 const struct snap *b, const char *clients)
 {
-	double wall = b->wall_s - a->wall_s;
+	double wall = b->wall_s - a->wall_s, cpu = b->cpu_s - a->cpu_s;
 
 	printf("{\"tokens\":%d,\"period_s\":%d,\"forgers\":%d,\"forger_qps\":%g,"
-	       "\"seconds\":%d,\"warmup_s\":%d,\"client_threads\":%d,\n"
+	       "\"seconds\":%d,\"warmup_s\":%d,\"client_threads\":%d,\"shared_peer\":%d,\n"
 	       " \"steady_wall_s\":%.2f,\"operator_cpu_s\":%.3f,\"operator_cpu_pct_of_core\":%.2f,\n"
-	       " \"tokenreviews_total\":%llu,\"tokenreviews_steady\":%llu,"
-	       "\"auth_local_ok\":%llu,\"auth_cache_ok_steady\":%llu,\"auth_tokenreview_ok\":%llu,\n"
+	       " \"tokenreviews_total\":%llu,\"tokenreviews_steady\":%llu,\"auth_local_ok\":%llu,"
+	       "\"auth_local_ok_steady\":%llu,\"auth_cache_ok_steady\":%llu,"
+	       "\"auth_tokenreview_ok\":%llu,\n"
 	       " \"forged_refused_signature\":%llu,\"peer_limited\":%llu,\n"
 	       " \"clients\":%s}\n",
 	       o->tokens, o->period_s, o->forgers, o->forger_qps, o->seconds, o->warmup_s,
-	       o->threads, wall, b->cpu_s - a->cpu_s, wall > 0 ? 100 * (b->cpu_s - a->cpu_s) / wall : 0,
-	       z->reviews_posted, b->reviews_posted - a->reviews_posted, z->local_ok,
-	       b->cache_ok - a->cache_ok, z->review_ok, z->signature, z->peer_limited, clients);
+	       o->threads, o->shared_peer, wall, cpu, wall > 0 ? 100 * cpu / wall : 0,
+	       b->reviews_posted, b->reviews_posted - a->reviews_posted, b->local_ok,
+	       b->local_ok - a->local_ok, b->cache_ok - a->cache_ok, b->review_ok, b->signature,
+	       b->peer_limited, clients);
 	fflush(stdout);
 }
 
@@ -234,7 +238,7 @@ static int serve(const struct tfj_loadgen_opts *o, int per_job, FILE *to, FILE *
 {
 	struct tfj_report_opts ro = { 0 };
 	struct rstack st;
-	struct snap a, b, z;
+	struct snap a, b;
 	struct podwait w = { 0 };
 	char (*juids)[64] = NULL;
 	char *line = NULL;
@@ -273,8 +277,7 @@ static int serve(const struct tfj_loadgen_opts *o, int per_job, FILE *to, FILE *
 	if (getline(&line, &cap, from) < 1 || line[0] != '{')
 		goto out;
 	take(&b, &st);
-	z = b;
-	print_result(o, &a, &b, &z, line);
+	print_result(o, &a, &b, line);
 	ok = b.reviews_posted == a.reviews_posted && strstr(line, "\"valid_refused\":0,");
 	rc = ok ? 0 : 1;
 out:
@@ -305,6 +308,7 @@ static int parse_args(struct tfj_loadgen_opts *o, int *per_job, int argc, char *
 		else if (!strcmp(argv[i], "--seconds")) o->seconds = (int)v;
 		else if (!strcmp(argv[i], "--warmup-s")) o->warmup_s = (int)v;
 		else if (!strcmp(argv[i], "--threads")) o->threads = (int)v;
+		else if (!strcmp(argv[i], "--shared-peer")) o->shared_peer = v != 0;
 		else return -1;
 	}
 	if (argc % 2 == 0 || o->tokens < 1 || *per_job < 1 || o->tokens % *per_job ||
@@ -316,7 +320,7 @@ static int parse_args(struct tfj_loadgen_opts *o, int *per_job, int argc, char *
 
 int main(int argc, char **argv)
 {
-	struct tfj_loadgen_opts o = { 1000, 5, 8, 2.0, 180, 15, 8 };
+	struct tfj_loadgen_opts o = { 1000, 5, 8, 2.0, 180, 15, 8, 0 };
 	int per_job = 50, to_child[2], from_child[2], rc, status = 0;
 	struct tfj_kubeconfig kc;
 	struct tfj_kube_opts ko = { 5, 20, 10000, 0, 60, "tfjob-bench-review" };
@@ -325,7 +329,7 @@ int main(int argc, char **argv)
 	if (parse_args(&o, &per_job, argc, argv)) {
 		fprintf(stderr, "usage: %s [--tokens 1000] [--per-job 50] [--period-s 5] "
 			"[--forgers 8] [--forger-qps 2] [--seconds 180] [--warmup-s 15] "
-			"[--threads 8]\n", argv[0]);
+			"[--threads 8] [--shared-peer 0|1]\n", argv[0]);
 		return 2;
 	}
 	/* The clients' process, forked while this one has no threads yet. */
