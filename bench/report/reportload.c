@@ -322,6 +322,8 @@ int main(int argc, char **argv)
 {
 	struct tfj_loadgen_opts o = { 1000, 5, 8, 2.0, 180, 15, 8, 0 };
 	int per_job = 50, to_child[2], from_child[2], rc, status = 0;
+	FILE *to, *from;
+	int handed = 0;
 	struct tfj_kubeconfig kc;
 	struct tfj_kube_opts ko = { 5, 20, 10000, 0, 60, "tfjob-bench-review" };
 	pid_t pid;
@@ -342,26 +344,35 @@ int main(int argc, char **argv)
 	}
 	close(to_child[0]);
 	close(from_child[1]);
+	to = fdopen(to_child[1], "w");
+	from = fdopen(from_child[0], "r");
 	tfj_log_set_component("bench");
 	rc = it_start(&K, KC, sizeof(KC), NS, sizeof(NS), "load");
-	if (rc)
+	if (rc || !to || !from) {
+		rc = rc ? rc : 1;
 		goto reap;
+	}
 	rc = 1;
 	if (tfj_kubeconfig_load_file(&kc, KC) || tfj_kube_new(&KR, &kc, &ko)) {
 		fprintf(stderr, "review client: %s\n", tfj_err_detail());
-		close(to_child[1]);
 	} else {
 		tfj_kubeconfig_free(&kc);
 		grpc_init();
-		rc = serve(&o, per_job, fdopen(to_child[1], "w"), fdopen(from_child[0], "r"));
+		rc = serve(&o, per_job, to, from);
+		handed = 1; /* serve closed `to` */
 		grpc_shutdown();
 	}
 	tfj_kube_free(KR);
 	it_delete_ns(K, NS);
 	tfj_kube_free(K);
 reap:
-	if (rc == 77)
+	/* The child ends on its input's end, whatever happened here. */
+	if (!to)
 		close(to_child[1]);
+	else if (!handed)
+		fclose(to);
+	if (from)
+		fclose(from);
 	waitpid(pid, &status, 0);
 	return rc;
 }
