@@ -30,7 +30,8 @@ struct rstack {
 /*
  * Starts it all against k (the reviewer on review_k, or k when NULL);
  * `tune` (may be NULL) sets the server's limits (threads, peer_qps,
- * peer_burst). Failures are checks; returns 0 when the server listens.
+ * peer_burst) and may name another address than 127.0.0.1:0 (the report
+ * load benchmark listens on every interface). Failures are checks; returns 0 when the server listens.
  */
 static inline int rs_start(struct rstack *s, struct tfj_kube *k, struct tfj_kube *review_k,
 			   const char *ns, const char *manager, const char *aud,
@@ -58,7 +59,8 @@ static inline int rs_start(struct rstack *s, struct tfj_kube *k, struct tfj_kube
 	memset(&ro, 0, sizeof(ro));
 	if (tune)
 		ro = *tune;
-	ro.addr = "127.0.0.1:0";
+	if (!ro.addr)
+		ro.addr = "127.0.0.1:0";
 	tfj_reporthub_wire(&ro, &s->hub);
 	TFJ_CHECK_OK(tfj_report_start(&s->srv, &ro));
 	return s->srv ? 0 : -1;
