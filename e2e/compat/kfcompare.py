@@ -39,8 +39,9 @@ REPORT_ENV = {"TFJOB_REPORT_ADDR", "TFJOB_REPORT_TOKEN_FILE", "TFJOB_JOB_NAMESPA
               "TFJOB_REPLICA_INDEX", "POD_NAME", "TFJOB_REPORT_CA_FILE",
               "TFJOB_REPORT_INSECURE"}
 REPORT_VOLUME = "tfjob-report-token"
-# Row "Per-job ps secret": the env var and volume are additive.
-PS_SECRET_ENV = "TFJOB_PS_SECRET_FILE"
+# Row "Per-job ps secret": the env vars (the secret's file, the directory of
+# the job's ps TLS certificate) and the volume are additive.
+PS_SECRET_ENV = ("TFJOB_PS_SECRET_FILE", "TFJOB_PS_TLS_DIR")
 PS_SECRET_VOLUME = "tfjob-ps-secret"
 
 
@@ -245,7 +246,7 @@ def actual_pod(o):
              if k in ("name", "image", "command", "args", "ports", "env")}
         # Row "Report channel": its env vars are additive; compare the rest.
         env = [e for e in c.get("env", [])
-               if e["name"] not in REPORT_ENV and e["name"] != PS_SECRET_ENV]
+               if e["name"] not in REPORT_ENV and e["name"] not in PS_SECRET_ENV]
         c.pop("env", None)
         if env:
             c["env"] = env
