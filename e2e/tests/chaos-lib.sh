@@ -92,8 +92,16 @@ chaos_watch_start() {
 	chaos_watch_pid=$!
 }
 
+# The loop's kubectl goes too: left running, it would outlive the test with
+# every descriptor the test had (a caller's test-bed lock among them).
 chaos_watch_stop() {
-	[ -n "$chaos_watch_pid" ] && kill "$chaos_watch_pid" 2>/dev/null || true
+	local kids
+	if [ -n "$chaos_watch_pid" ]; then
+		kids=$(pgrep -P "$chaos_watch_pid" || true)
+		kill "$chaos_watch_pid" 2>/dev/null || true
+		# shellcheck disable=SC2086
+		[ -n "$kids" ] && kill $kids 2>/dev/null || true
+	fi
 	chaos_watch_pid=""
 }
 
