@@ -66,16 +66,6 @@ static enum tfj_report_code ok_auth(void *ud, const struct tfj_reportmsg *m, con
 	return TFJ_REPORT_OK;
 }
 
-static enum tfj_report_code ok_deliver(void *ud, const struct tfj_reportmsg *m,
-				       const char *subject, const char **reason)
-{
-	(void)ud;
-	(void)m;
-	(void)subject;
-	(void)reason;
-	return TFJ_REPORT_OK;
-}
-
 static struct tfj_report *start(int handshake_ms, int idle_ms)
 {
 	grpc_ssl_pem_key_cert_pair kp = { LEAF.key_pem, LEAF.cert_pem };
@@ -84,7 +74,7 @@ static struct tfj_report *start(int handshake_ms, int idle_ms)
 
 	o.addr = "127.0.0.1:0";
 	o.auth = ok_auth;
-	o.deliver = ok_deliver;
+	o.deliver = rc_deliver_ok;
 	o.handshake_timeout_ms = handshake_ms;
 	o.idle_timeout_ms = idle_ms;
 	o.creds = grpc_ssl_server_credentials_create_ex(NULL, &kp, 1,

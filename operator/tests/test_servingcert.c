@@ -338,16 +338,6 @@ static enum tfj_report_code ok_auth(void *ud, const struct tfj_reportmsg *m, con
 	return TFJ_REPORT_OK;
 }
 
-static enum tfj_report_code ok_deliver(void *ud, const struct tfj_reportmsg *m,
-				       const char *subject, const char **reason)
-{
-	(void)ud;
-	(void)m;
-	(void)subject;
-	(void)reason;
-	return TFJ_REPORT_OK;
-}
-
 /* A Register over a fresh channel to the server, verified with ca (NULL: plaintext). */
 static grpc_status_code call(int port, const char *ca)
 {
@@ -396,7 +386,7 @@ static void test_tls_server(void)
 	TFJ_CHECK_OK(tfj_servingcert_ca(&ca, &gen, s));
 	o.addr = "127.0.0.1:0";
 	o.auth = ok_auth;
-	o.deliver = ok_deliver;
+	o.deliver = rc_deliver_ok;
 	o.creds = tfj_servingcert_server_creds(s);
 	TFJ_CHECK_NOT_NULL(o.creds);
 	TFJ_CHECK_OK(tfj_report_start(&srv, &o));
