@@ -8,6 +8,9 @@ OP_SEL=app.kubernetes.io/name=tfjob-operator,app.kubernetes.io/instance=$OP_RELE
 # Steps per job: with 50m of CPU per pod a job trains for a minute or two
 # on the test bed; the tests key on state, so any speed works.
 CHAOS_STEPS=${TFJOB_CHAOS_STEPS:-20000}
+# CPU limit of every pod: a test with few jobs may give each more, so that
+# its jobs (whose ps traffic is TLS, see docs/security.md) finish sooner.
+CHAOS_CPU_LIMIT=${CHAOS_CPU_LIMIT:-50m}
 # runPolicy.progressDeadlineSeconds of the jobs ("" = none): hang detection
 # on, so a pod wrongly judged hung would be restarted (and seen).
 CHAOS_PROGRESS_DEADLINE=${CHAOS_PROGRESS_DEADLINE:-}
@@ -38,7 +41,7 @@ chaos_job_yaml() {
               # plane: a CPU limit keeps the API server responsive.
               resources:
                 requests: {cpu: 10m, memory: 32Mi}
-                limits: {cpu: 50m, memory: 256Mi}
+                limits: {cpu: $CHAOS_CPU_LIMIT, memory: 256Mi}
               securityContext:
                 allowPrivilegeEscalation: false
                 readOnlyRootFilesystem: true
