@@ -2,6 +2,7 @@
 between-graph cluster) under the process monitor and returns its figures."""
 import json
 import os
+import resource
 import signal
 import socket
 import statistics
@@ -25,6 +26,33 @@ def _free_ports(n):
     for s in socks:
         s.close()
     return ports
+
+
+# Fashion-MNIST's training set: an epoch is this many examples for both
+# implementations (the workers split it between them).
+TRAIN_EXAMPLES = 60000
+
+
+def _children_cpu_s():
+    """User + system seconds of every waited-for descendant so far. The job's
+    processes are children (TensorFlow's tasks) or grandchildren waited for
+    by `tfjob-runtime launch` (ours), so the difference around one job is the
+    CPU time of all its processes, ps and evaluator included, however many
+    cores they ran on."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _cpu_figures(epochs, cpu_s, procs):
+    """The per-CPU-second figures of one run: the whole job, and its
+    training tasks alone (ps and workers; the evaluator's share depends on
+    how long the job runs, as it evaluates every eval_secs)."""
+    examples = epochs * TRAIN_EXAMPLES
+    train_cpu = sum(v["cpu_s"] for k, v in procs.items()
+                    if k.split(":")[0] in ("ps", "worker", "chief"))
+    return {"examples": examples, "cpu_s": cpu_s, "train_cpu_s": train_cpu,
+            "examples_per_cpu_s": examples / cpu_s if cpu_s > 0 else None,
+            "train_examples_per_cpu_s": examples / train_cpu if train_cpu > 0 else None}
 
 
 def _median(v):
@@ -58,10 +86,12 @@ def run_ours(runtime, model, sync, epochs, batch, lr, evaluator=False, eval_secs
     load0 = procmon.loadavg()
     mon = procmon.Monitor(os.getpid())
     mon.start()
+    cpu0 = _children_cpu_s()
     t0 = time.time()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                        timeout=timeout + 60)
     wall = time.time() - t0
+    cpu_s = _children_cpu_s() - cpu0
     procs = mon.stop()
     if log:
         with open(log, "w") as f:
@@ -86,7 +116,7 @@ def run_ours(runtime, model, sync, epochs, batch, lr, evaluator=False, eval_secs
                     phase[k].append(rec[k])
     if p.returncode != 0 or not res or not final:
         raise RuntimeError("launch failed (rc %d): %s" % (p.returncode, p.stdout[-2000:]))
-    return {
+    result = {
         "impl": "tfjob-runtime", "model": model, "sync": sync, "epochs": epochs,
         "test_accuracy": final["test_accuracy"], "examples_per_sec": final["examples_per_sec"],
         "train_s": final["train_s"], "wall_s": wall, "steps": final["step"],
@@ -96,6 +126,8 @@ def run_ours(runtime, model, sync, epochs, batch, lr, evaluator=False, eval_secs
         "step_ms": _median(phase["step_ms"]), "overlap": overlap, "procs": procs,
         "curve": curve, "load": load0,
     }
+    result.update(_cpu_figures(epochs, cpu_s, procs))
+    return result
 
 
 def run_tf(python, script, model, sync, epochs, batch, lr, evaluator=True, eval_secs=2.0,
@@ -118,6 +150,7 @@ def run_tf(python, script, model, sync, epochs, batch, lr, evaluator=True, eval_
     common += ["--t0", repr(t0)]
     mon = procmon.Monitor(os.getpid())
     mon.start()
+    cpu0 = _children_cpu_s()
     roles = [("ps", 0), ("worker", 0), ("worker", 1)] + ([("evaluator", 0)] if evaluator else [])
     procs = {}
     logf = open(log, "w") if log else subprocess.DEVNULL
@@ -148,6 +181,7 @@ def run_tf(python, script, model, sync, epochs, batch, lr, evaluator=True, eval_
                 p.kill()
                 rest = p.communicate()[0]
             out.setdefault(k, rest or "")
+        cpu_s = _children_cpu_s() - cpu0
         pinfo = mon.stop()
         if log:
             logf.close()
@@ -165,10 +199,12 @@ def run_tf(python, script, model, sync, epochs, batch, lr, evaluator=True, eval_
                 f.write("== %s:%d\n%s\n" % (k[0], k[1], text))
     if not res:
         raise RuntimeError("TensorFlow job gave no result; see %s" % log)
-    return {
+    result = {
         "impl": "tensorflow", "model": model, "sync": sync, "epochs": epochs,
         "test_accuracy": res["test_accuracy"], "examples_per_sec": res["examples_per_sec"],
         "train_s": res["train_s"], "wall_s": wall, "steps": res["step"],
         "s_per_epoch": res["train_s"] / epochs, "procs": pinfo, "curve": sorted(curve),
         "load": load0,
     }
+    result.update(_cpu_figures(epochs, cpu_s, pinfo))
+    return result

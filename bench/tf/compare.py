@@ -65,11 +65,24 @@ def main():
         v = [x for x in v if x]
         return statistics.median(v) if v else float("nan")
 
+    def cpu(rs, label):
+        v = [x["procs"].get(label, {}).get("cpu_s") for x in rs]
+        v = [x for x in v if x is not None]
+        return statistics.median(v) if v else float("nan")
+
     md = ["| model | mode | impl | examples/s median (min-max) | train s/epoch | wall s | "
           "test acc | peak RSS MiB ps / w0 / w1 / eval | load 1m |",
           "|---|---|---|---|---|---|---|---|---|"]
     ratios = ["| model | mode | examples/s ours/TF | s/epoch ours/TF | sum RSS ours/TF | "
               "test acc ours - TF |", "|---|---|---|---|---|---|"]
+    # Examples per CPU-second (user + system time of every process of the
+    # job): what one core buys, whatever the number of cores. The ratio is
+    # of medians; min-max are the runs' own figures.
+    percpu = ["| model | mode | impl | examples/CPU-s, whole job: median (min-max) | "
+              "ps + workers only | CPU s per job | ps / w0 / w1 / eval CPU s |",
+              "|---|---|---|---|---|---|---|"]
+    percpu_ratios = ["| model | mode | examples/CPU-s ours/TF, whole job | ps + workers only |",
+                     "|---|---|---|---|"]
     for model in models:
         for sync in (False, True):
             mode = "sync" if sync else "async"
@@ -86,10 +99,19 @@ def main():
                     med(rs, "s_per_epoch"), med(rs, "wall_s"), med(rs, "test_accuracy"),
                     rss(rs, "ps:0"), rss(rs, "worker:0"), rss(rs, "worker:1"),
                     rss(rs, "evaluator:0"), ", ".join("%.1f" % x["load"][0] for x in rs)))
+                c = [x["examples_per_cpu_s"] for x in rs]
+                row[impl] += (statistics.median(c), med(rs, "train_examples_per_cpu_s"))
+                percpu.append("| %s | %s | %s | %.0f (%.0f-%.0f) | %.0f | %.1f | %s |" % (
+                    model, mode, impl, statistics.median(c), min(c), max(c),
+                    med(rs, "train_examples_per_cpu_s"), med(rs, "cpu_s"),
+                    " / ".join("%.1f" % cpu(rs, label)
+                               for label in ("ps:0", "worker:0", "worker:1", "evaluator:0"))))
             o, t = row["tfjob-runtime"], row["tensorflow"]
+            percpu_ratios.append("| %s | %s | %.2f | %.2f |" % (model, mode, o[4] / t[4], o[5] / t[5]))
             ratios.append("| %s | %s | %.2f | %.2f | %.2f | %+.4f |" % (
                 model, mode, o[0] / t[0], o[1] / t[1], o[2] / t[2], o[3] - t[3]))
-    text = "\n".join(md) + "\n\n" + "\n".join(ratios) + "\n"
+    text = ("\n".join(md) + "\n\n" + "\n".join(ratios) + "\n\n" + "\n".join(percpu) +
+            "\n\n" + "\n".join(percpu_ratios) + "\n")
     with open(os.path.join(out, "compare.md"), "w") as f:
         f.write(text)
     print(text)
