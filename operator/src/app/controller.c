@@ -69,6 +69,7 @@ struct tfj_controller {
 	struct tfj_events *events;
 	struct tfj_guardmemo *guards; /* jobs whose Secret and NetworkPolicy exist */
 	struct tfj_poison *poison;   /* TFJobs the informer could not decode */
+	struct tfj_jobmetrics *jm;   /* job counters by namespace (jobmetrics.h) */
 	long stale_ms;               /* readiness bound (informer_stale_s) */
 
 	/* key -> struct tfj_createfail*: jobs whose creates failed for good */
@@ -611,7 +612,8 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	if ((rc = tfj_queue_new(&c->q, &qo)) || (rc = tfj_expect_new(&c->exp, 0)) ||
 	    (rc = tfj_events_new(&c->events, o->event_kube ? o->event_kube : k, &eo)) ||
 	    (rc = tfj_guardmemo_new(&c->guards, 0, o->guard_recheck_ms)) ||
-	    (rc = tfj_poison_new(&c->poison, k, c->events, c->manager)))
+	    (rc = tfj_poison_new(&c->poison, k, c->events, c->manager)) ||
+	    (rc = tfj_jobmetrics_new(&c->jm, 0)))
 		goto out;
 	c->stale_ms = (o->informer_stale_s > 0 ? o->informer_stale_s
 					       : TFJ_CONTROLLER_STALE_DEFAULT_S) * 1000;
@@ -619,6 +621,7 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	c->ap.exp = c->exp;
 	c->ap.events = c->events;
 	c->ap.guards = c->guards;
+	c->ap.jm = c->jm;
 	c->ap.operator_name = c->opname;
 	c->ap.cluster_domain = c->domain;
 
@@ -704,6 +707,7 @@ void tfj_controller_free(struct tfj_controller *c)
 	tfj_nsinformer_free(c->netpols);
 	tfj_guardmemo_free(c->guards); /* after the informers: on_job forgets in it */
 	tfj_queue_free(c->q);
+	tfj_jobmetrics_free(c->jm); /* after the workers, which count in it */
 	tfj_expect_free(c->exp);
 	tfj_strmap_free(&c->cf, free);
 	pthread_mutex_destroy(&c->cf_mu);
