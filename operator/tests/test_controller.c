@@ -195,6 +195,7 @@ static void test_job_lifecycle(void)
 	TFJ_CHECK(strstr(tfj_buf_cstr(&m), "tfjob_operator_jobs_succeeded_total 1\n") != NULL);
 	TFJ_CHECK(strstr(tfj_buf_cstr(&m), "training_operator_jobs_successful_total{job_namespace="
 			 "\"ml\",framework=\"tensorflow\"} 1\n") != NULL);
+	TFJ_CHECK(strstr(tfj_buf_cstr(&m), "tfjob_operator_jobs{phase=\"Succeeded\"} 1\n") != NULL);
 	TFJ_CHECK(strstr(tfj_buf_cstr(&m), "tfjob_operator_reconcile_total{result=\"success\"}") != NULL);
 	/* Events go out on their own thread (events.h): wait for it. */
 	TFJ_CHECK_INT(tfj_controller_flush_events(c, 10000), 0);

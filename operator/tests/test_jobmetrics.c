@@ -3,7 +3,8 @@
  * one series per namespace and family with job_namespace and framework,
  * the namespaces past the cap (and anything not a namespace name) counted
  * under "_other", the names shown before the first job, restarts by exit
- * code with "other" and "none".
+ * code with "other" and "none", the jobs-by-phase gauge following each
+ * job's notes.
  */
 #include <string.h>
 
@@ -135,11 +136,52 @@ static void test_restarts_by_exit_code(void)
 	tfj_jobmetrics_free(m);
 }
 
+static void test_jobs_by_phase(void)
+{
+	struct tfj_jobmetrics *m = NULL;
+	struct tfj_buf b = TFJ_BUF_INIT(1 << 16);
+
+	TFJ_CHECK_OK(tfj_jobmetrics_new(&m, 0));
+	/* All six phases shown before any job. */
+	TFJ_CHECK_OK(tfj_jobmetrics_render(m, &b));
+	TFJ_CHECK(has(&b, "# TYPE tfjob_operator_jobs gauge\n"));
+	TFJ_CHECK(has(&b, "tfjob_operator_jobs{phase=\"Created\"} 0\n"));
+	TFJ_CHECK(has(&b, "tfjob_operator_jobs{phase=\"Failed\"} 0\n"));
+	tfj_buf_clear(&b);
+	tfj_jobmetrics_phase(m, "ml/a", "Created");
+	tfj_jobmetrics_phase(m, "ml/b", "Created");
+	tfj_jobmetrics_phase(m, "ml/a", "Running");
+	tfj_jobmetrics_phase(m, "ml/a", "Running"); /* unchanged: counted once */
+	tfj_jobmetrics_phase(m, "ml/c", "Succeeded");
+	tfj_jobmetrics_phase(m, "ml/d", "Bogus");     /* not a phase: not shown */
+	TFJ_CHECK_OK(tfj_jobmetrics_render(m, &b));
+	TFJ_CHECK(has(&b, "tfjob_operator_jobs{phase=\"Created\"} 1\n"));
+	TFJ_CHECK(has(&b, "tfjob_operator_jobs{phase=\"Running\"} 1\n"));
+	TFJ_CHECK(has(&b, "tfjob_operator_jobs{phase=\"Succeeded\"} 1\n"));
+	TFJ_CHECK(!has(&b, "Bogus"));
+	tfj_buf_clear(&b);
+	/* Deleted, or a phase that is none: gone from the gauge. */
+	tfj_jobmetrics_forget(m, "ml/a");
+	tfj_jobmetrics_forget(m, "ml/never");
+	tfj_jobmetrics_phase(m, "ml/b", "");
+	tfj_jobmetrics_phase(m, "ml/c", "Failed");
+	TFJ_CHECK_OK(tfj_jobmetrics_render(m, &b));
+	TFJ_CHECK(has(&b, "tfjob_operator_jobs{phase=\"Created\"} 0\n"));
+	TFJ_CHECK(has(&b, "tfjob_operator_jobs{phase=\"Running\"} 0\n"));
+	TFJ_CHECK(has(&b, "tfjob_operator_jobs{phase=\"Succeeded\"} 0\n"));
+	TFJ_CHECK(has(&b, "tfjob_operator_jobs{phase=\"Failed\"} 1\n"));
+	tfj_buf_free(&b);
+	tfj_jobmetrics_free(m);
+	tfj_jobmetrics_phase(NULL, "ml/a", "Running");
+	tfj_jobmetrics_forget(NULL, "ml/a");
+}
+
 int main(void)
 {
 	TFJ_RUN(test_names_before_first_job);
 	TFJ_RUN(test_per_namespace);
 	TFJ_RUN(test_cardinality_bounded);
 	TFJ_RUN(test_restarts_by_exit_code);
+	TFJ_RUN(test_jobs_by_phase);
 	return tfj_test_finish();
 }

@@ -395,6 +395,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 				if (poisoned)
 					goto done;
 				tfj_expect_forget(c->exp, key);
+				tfj_jobmetrics_forget(c->jm, key);
 				atomic_fetch_add(&c->rec_skipped, 1);
 				goto done; /* deleted; its children are garbage-collected */
 			}
@@ -412,6 +413,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 				goto done;
 			rc = get_text(c, &text, &len, path);
 			if (rc == TFJ_ENOTFOUND) {
+				tfj_jobmetrics_forget(c->jm, key);
 				rc = 0;
 				goto done;
 			}
@@ -430,6 +432,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		 * no write at all, of its children or of what they would need
 		 * (the report CA, the PodGroup). */
 		if (job.deleting || tfj_plan_managed_elsewhere(&job, &c->pcfg)) {
+			tfj_jobmetrics_forget(c->jm, key); /* not ours to show by phase */
 			tfj_tfjob_free(&job);
 			atomic_fetch_add(&c->rec_skipped, 1);
 			goto done;
@@ -502,6 +505,8 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			/* A finished job creates no pod again: its memo entry can go. */
 			if (!rc && plan.finished)
 				tfj_guardmemo_forget(c->guards, job.uid);
+			if (!rc)
+				tfj_jobmetrics_phase(c->jm, key, plan.phase);
 			/* The status now holds what the agents told: ack it to them. */
 			if (!rc && in.progress && plan.progress_durable)
 				tfj_progress_persisted(c->prog, job.uid, prog.seq);

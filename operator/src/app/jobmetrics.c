@@ -10,10 +10,17 @@
 
 #include <tfj/err.h>
 
+#include "kube/strmap.h"
+
 #define NS_MAX 63            /* a namespace name is a DNS-1123 label */
 #define EXIT_CODES 256       /* "0".."255" */
 #define EXIT_OTHER EXIT_CODES
 #define EXIT_NONE (EXIT_CODES + 1)
+
+/* The phases the gauge shows: tfjob/jobstatus.h's STATE values. */
+static const char *const phases[] = { "Created", "Running", "Restarting", "Suspended",
+				      "Succeeded", "Failed" };
+#define NPHASES (sizeof(phases) / sizeof(phases[0]))
 
 struct ns_row {
 	char ns[NS_MAX + 1];
@@ -25,6 +32,8 @@ struct tfj_jobmetrics {
 	struct ns_row *rows;     /* rows[0] is "_other"; then namespaces as first seen */
 	size_t nrows, max_rows;
 	uint64_t exits[EXIT_CODES + 2];
+	struct tfj_strmap phase_of;  /* job key -> its phase index + 1 (as a pointer) */
+	uint64_t in_phase[NPHASES];
 };
 
 static const char *const family[TFJ_JM_COUNT] = {
@@ -52,6 +61,7 @@ int tfj_jobmetrics_new(struct tfj_jobmetrics **out, size_t max_ns)
 		max_ns = TFJ_JOBMETRICS_MAX_NS_DEFAULT;
 	if (max_ns > SIZE_MAX / sizeof(struct ns_row) - 1)
 		return tfj_err_set(TFJ_EINVAL, "jobmetrics: too many namespaces");
+	/* Zeroed: phase_of is then an empty map (TFJ_STRMAP_INIT). */
 	if (!(m = calloc(1, sizeof(*m))))
 		return tfj_err_set(TFJ_ENOMEM, "jobmetrics");
 	if (!(m->rows = calloc(max_ns + 1, sizeof(*m->rows)))) {
@@ -75,6 +85,7 @@ void tfj_jobmetrics_free(struct tfj_jobmetrics *m)
 	if (!m)
 		return;
 	pthread_mutex_destroy(&m->mu);
+	tfj_strmap_free(&m->phase_of, NULL);
 	free(m->rows);
 	free(m);
 }
@@ -136,6 +147,58 @@ void tfj_jobmetrics_restart(struct tfj_jobmetrics *m, int exit_code)
 	pthread_mutex_unlock(&m->mu);
 }
 
+/* Drops key's note, if any. Under mu. */
+static void drop_phase(struct tfj_jobmetrics *m, const char *key)
+{
+	uintptr_t old = (uintptr_t)tfj_strmap_del(&m->phase_of, key);
+
+	if (old && m->in_phase[old - 1])
+		m->in_phase[old - 1]--;
+}
+
+void tfj_jobmetrics_phase(struct tfj_jobmetrics *m, const char *key, const char *phase)
+{
+	uintptr_t idx = 0, old;
+
+	if (!m || !key)
+		return;
+	for (size_t i = 0; phase && i < NPHASES; i++)
+		if (strcmp(phase, phases[i]) == 0)
+			idx = i + 1;
+	pthread_mutex_lock(&m->mu);
+	old = (uintptr_t)tfj_strmap_get(&m->phase_of, key);
+	if (idx == 0) {
+		drop_phase(m, key);
+	} else if (old != idx && (old || m->phase_of.n < TFJ_JOBMETRICS_MAX_JOBS) &&
+		   tfj_strmap_put(&m->phase_of, key, (void *)idx, NULL) == 0) {
+		if (old && m->in_phase[old - 1])
+			m->in_phase[old - 1]--;
+		m->in_phase[idx - 1]++;
+	}
+	pthread_mutex_unlock(&m->mu);
+}
+
+void tfj_jobmetrics_forget(struct tfj_jobmetrics *m, const char *key)
+{
+	if (!m || !key)
+		return;
+	pthread_mutex_lock(&m->mu);
+	drop_phase(m, key);
+	pthread_mutex_unlock(&m->mu);
+}
+
+static int render_phases(struct tfj_jobmetrics *m, struct tfj_buf *out)
+{
+	int rc = tfj_buf_puts(out,
+		"# HELP tfjob_operator_jobs TFJobs this operator reconciles, by phase (STATE).\n"
+		"# TYPE tfjob_operator_jobs gauge\n");
+
+	for (size_t i = 0; i < NPHASES && rc == 0; i++)
+		rc = tfj_buf_printf(out, "tfjob_operator_jobs{phase=\"%s\"} %llu\n", phases[i],
+				    (unsigned long long)m->in_phase[i]);
+	return rc;
+}
+
 /* One Kubeflow family: the rows with a count, "_other" only when it has one. */
 static int render_family(struct tfj_jobmetrics *m, struct tfj_buf *out, enum tfj_jobmetric f)
 {
@@ -185,6 +248,8 @@ int tfj_jobmetrics_render(struct tfj_jobmetrics *m, struct tfj_buf *out)
 		rc = render_family(m, out, (enum tfj_jobmetric)f);
 	if (rc == 0)
 		rc = render_exits(m, out);
+	if (rc == 0)
+		rc = render_phases(m, out);
 	pthread_mutex_unlock(&m->mu);
 	return rc ? TFJ_ETOOBIG : 0;
 }

@@ -20,6 +20,14 @@
  * namespace (or a value that is not a namespace name) are counted under
  * job_namespace="_other", which no namespace can be called.
  *
+ * Jobs by phase: tfjob_operator_jobs{phase} is a gauge of the jobs this
+ * operator reconciles, by the phase their last applied plan left
+ * (Created, Running, Restarting, Suspended, Succeeded, Failed; the STATE
+ * column), all six always shown. The controller notes each job's phase
+ * after a plan was applied and forgets the job when it is deleted or left
+ * to another controller; at most TFJ_JOBMETRICS_MAX_JOBS jobs are noted
+ * (past that, new jobs are not shown in the gauge until others go).
+ *
  * Restarts by exit code: tfjob_operator_pod_restarts_total{exit_code} with
  * "0".."255" (the tensorflow container's exit code), "other" (outside that
  * range) and "none" (no exit code: a hung replica, or a pod deleted before
@@ -39,6 +47,7 @@
 #define TFJ_JOBMETRICS_MAX_NS_DEFAULT 256
 #define TFJ_JOBMETRICS_OTHER_NS "_other"
 #define TFJ_JOBMETRICS_EXIT_NONE (-1)
+#define TFJ_JOBMETRICS_MAX_JOBS 65536
 
 enum tfj_jobmetric {
 	TFJ_JM_CREATED,
@@ -62,7 +71,16 @@ void tfj_jobmetrics_inc(struct tfj_jobmetrics *m, const char *ns, enum tfj_jobme
 void tfj_jobmetrics_restart(struct tfj_jobmetrics *m, int exit_code);
 
 /*
- * Appends both families as Prometheus text: the HELP and TYPE lines always
+ * Notes the phase of job `key` ("ns/name"); a phase that is none of the six
+ * (NULL, "") forgets the job. NULL m: nothing.
+ */
+void tfj_jobmetrics_phase(struct tfj_jobmetrics *m, const char *key, const char *phase);
+
+/* Forgets job `key` (deleted, or not ours). NULL m: nothing. */
+void tfj_jobmetrics_forget(struct tfj_jobmetrics *m, const char *key);
+
+/*
+ * Appends the families as Prometheus text: the HELP and TYPE lines always
  * (a scrape shows the names before the first job), a sample per series
  * counted so far. NULL m: nothing.
  */
