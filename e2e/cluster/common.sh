@@ -71,6 +71,7 @@ tb_bin() {
     containerd) echo /usr/bin/containerd ;;
     scheduler-plugins) echo "$SCHED_PLUGINS_BIN/scheduler" ;;
     kube-router) echo "$KUBE_ROUTER_BIN/kube-router" ;;
+    prometheus) echo /usr/bin/prometheus ;;
     *) echo "$K8S_BIN/$1" ;;
     esac
 }

@@ -124,6 +124,9 @@ static void test_job_lifecycle(void)
 	TFJ_CHECK_INT(tfj_controller_metrics(c, &m), 0);
 	TFJ_CHECK(strstr(tfj_buf_cstr(&m),
 			 "tfjob_operator_status_writes_total{result=\"conflict\"} 1\n") != NULL);
+	/* Kubeflow's name, by the job's namespace (jobmetrics.h). */
+	TFJ_CHECK(strstr(tfj_buf_cstr(&m), "training_operator_jobs_created_total{job_namespace="
+			 "\"ml\",framework=\"tensorflow\"} 1\n") != NULL);
 	tfj_buf_clear(&m);
 
 	/* The worker's TF_CONFIG names every training task. */
@@ -190,6 +193,9 @@ static void test_job_lifecycle(void)
 	TFJ_CHECK_INT(F.posts[0], pod_posts); /* nothing recreated */
 	TFJ_CHECK_INT(tfj_controller_metrics(c, &m), 0);
 	TFJ_CHECK(strstr(tfj_buf_cstr(&m), "tfjob_operator_jobs_succeeded_total 1\n") != NULL);
+	TFJ_CHECK(strstr(tfj_buf_cstr(&m), "training_operator_jobs_successful_total{job_namespace="
+			 "\"ml\",framework=\"tensorflow\"} 1\n") != NULL);
+	TFJ_CHECK(strstr(tfj_buf_cstr(&m), "tfjob_operator_jobs{phase=\"Succeeded\"} 1\n") != NULL);
 	TFJ_CHECK(strstr(tfj_buf_cstr(&m), "tfjob_operator_reconcile_total{result=\"success\"}") != NULL);
 	/* Events go out on their own thread (events.h): wait for it. */
 	TFJ_CHECK_INT(tfj_controller_flush_events(c, 10000), 0);

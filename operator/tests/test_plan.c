@@ -321,6 +321,8 @@ static void test_exitcode_retryable_restarts_same_name(void)
 	del = fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-worker-1");
 	TFJ_CHECK(del != NULL);
 	TFJ_CHECK(del && del->reason == TFJ_DEL_RESTART);
+	/* The exit code travels with the delete, for restarts by exit code (jobmetrics.h). */
+	TFJ_CHECK(del && del->exit_code == 137);
 	TFJ_CHECK(del && !strcmp(del->uid, cJSON_GetObjectItem(cJSON_GetObjectItem(
 		fx_pod_named(&w, "mnist-worker-1"), "metadata"), "uid")->valuestring));
 	/* The restart count is in status before the pod is gone. */

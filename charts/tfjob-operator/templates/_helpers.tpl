@@ -99,3 +99,18 @@ comma-separated string, or a list (--set 'watchNamespace={team-a,team-b}').
 {{- $l := kindIs "slice" $w | ternary $w (splitList "," (toString $w)) -}}
 {{- range $l }}{{ if trim (toString .) }}{{ trim (toString .) }},{{ end }}{{ end -}}
 {{- end -}}
+
+{{/*
+Scraping asked for (ServiceMonitor or pod annotations) must be possible: the
+operator's NetworkPolicy lets only networkPolicy.metricsNamespace reach the
+metrics port, and a ServiceMonitor scrapes the metrics Service.
+*/}}
+{{- define "tfjob-operator.checkScrape" -}}
+{{- $scrape := or .Values.metrics.serviceMonitor.enabled .Values.metrics.scrapeAnnotations -}}
+{{- if and $scrape .Values.networkPolicy.enabled (not .Values.networkPolicy.metricsNamespace) -}}
+{{- fail "metrics.serviceMonitor.enabled / metrics.scrapeAnnotations: set networkPolicy.metricsNamespace to Prometheus's namespace (the operator's NetworkPolicy lets no other pod reach the metrics port)" -}}
+{{- end -}}
+{{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.service.enabled) -}}
+{{- fail "metrics.serviceMonitor.enabled needs metrics.service.enabled (the ServiceMonitor scrapes that Service)" -}}
+{{- end -}}
+{{- end -}}

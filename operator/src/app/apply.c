@@ -113,13 +113,19 @@ static void count_transitions(struct tfj_apply *c, const struct tfj_tfjob *job,
 	if (!nst)
 		return;
 	if (tfj_jobstatus_decode(nst, status) == 0) {
-		if (!tfj_jobstatus_is(ost, TFJ_COND_CREATED) && tfj_jobstatus_is(nst, TFJ_COND_CREATED))
+		if (!tfj_jobstatus_is(ost, TFJ_COND_CREATED) && tfj_jobstatus_is(nst, TFJ_COND_CREATED)) {
 			atomic_fetch_add(&c->jobs_created, 1);
+			tfj_jobmetrics_inc(c->jm, job->ns, TFJ_JM_CREATED);
+		}
 		if (!tfj_jobstatus_is(ost, TFJ_COND_SUCCEEDED) &&
-		    tfj_jobstatus_is(nst, TFJ_COND_SUCCEEDED))
+		    tfj_jobstatus_is(nst, TFJ_COND_SUCCEEDED)) {
 			atomic_fetch_add(&c->jobs_succeeded, 1);
-		if (!tfj_jobstatus_is(ost, TFJ_COND_FAILED) && tfj_jobstatus_is(nst, TFJ_COND_FAILED))
+			tfj_jobmetrics_inc(c->jm, job->ns, TFJ_JM_SUCCESSFUL);
+		}
+		if (!tfj_jobstatus_is(ost, TFJ_COND_FAILED) && tfj_jobstatus_is(nst, TFJ_COND_FAILED)) {
 			atomic_fetch_add(&c->jobs_failed, 1);
+			tfj_jobmetrics_inc(c->jm, job->ns, TFJ_JM_FAILED);
+		}
 	}
 	free(nst);
 }
@@ -539,8 +545,11 @@ static int do_delete(struct apply_ctx *a, const struct tfj_action *act, const ch
 		return rc;
 	}
 	atomic_fetch_add(&c->deletes, 1);
-	if (strcmp(kind, "pod") == 0 && act->reason == TFJ_DEL_RESTART)
+	if (strcmp(kind, "pod") == 0 && act->reason == TFJ_DEL_RESTART) {
 		atomic_fetch_add(&c->jobs_restarted, 1);
+		tfj_jobmetrics_inc(c->jm, a->job->ns, TFJ_JM_RESTARTED);
+		tfj_jobmetrics_restart(c->jm, act->exit_code);
+	}
 	tfj_apply_event(c, a->job, act->ev_type, act->ev_reason, act->ev_message);
 	return 0;
 }
@@ -637,6 +646,9 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 					   a->job->name, NULL)))
 				break;
 			rc = tfj_kube_delete(c->k, path, a->job->uid, "Background");
+			/* Counted when this call deleted it, as Kubeflow counts its own deletes. */
+			if (rc == 0)
+				tfj_jobmetrics_inc(c->jm, a->job->ns, TFJ_JM_DELETED);
 			if (rc == TFJ_ENOTFOUND || rc == TFJ_ECONFLICT)
 				rc = 0;
 			if (rc == 0) {
@@ -721,6 +733,7 @@ int tfj_apply_metrics(struct tfj_apply *c, struct tfj_buf *out)
 		LD(c->creates), LD(c->create_errors), LD(c->deletes), LD(c->delete_errors),
 		LD(c->status_writes), LD(c->status_conflicts), LD(c->name_conflicts),
 		LD(c->adoptions));
+	rc |= tfj_jobmetrics_render(c->jm, out);
 	rc |= tfj_events_metrics(c->events, out);
 	rc |= tfj_buf_printf(out,
 		"# HELP tfjob_operator_job_guards_known Running TFJobs whose ps Secret "

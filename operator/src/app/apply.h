@@ -42,6 +42,7 @@
 
 #include "app/events.h"
 #include "app/guardmemo.h"
+#include "app/jobmetrics.h"
 #include "kube/expect.h"
 #include "kube/kube.h"
 #include "report/capublish.h"
@@ -60,6 +61,8 @@ struct tfj_apply {
 				      * for the ps certificate's names; NULL = short */
 	struct tfj_guardmemo *guards;/* borrowed; jobs whose Secret exists
 				      * (guardmemo.h); NULL = ensure it every time */
+	struct tfj_jobmetrics *jm;   /* borrowed; the same counts by namespace
+				      * (jobmetrics.h); NULL = none */
 	_Atomic uint64_t jobs_created, jobs_succeeded, jobs_failed, jobs_restarted;
 	_Atomic uint64_t creates, deletes, create_errors, delete_errors;
 	_Atomic uint64_t status_writes, status_conflicts;
@@ -91,7 +94,7 @@ int tfj_apply_plan(struct tfj_apply *ap, const struct tfj_tfjob *job, const char
 void tfj_apply_event(struct tfj_apply *ap, const struct tfj_tfjob *job, const char *type,
 		     const char *reason, const char *msg);
 
-/* Appends the job, write and event counters (events.h) as Prometheus text. */
+/* Appends the job, write and event counters (events.h, jobmetrics.h) as Prometheus text. */
 int tfj_apply_metrics(struct tfj_apply *ap, struct tfj_buf *out);
 
 #endif

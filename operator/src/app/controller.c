@@ -69,6 +69,7 @@ struct tfj_controller {
 	struct tfj_events *events;
 	struct tfj_guardmemo *guards; /* jobs whose Secret and NetworkPolicy exist */
 	struct tfj_poison *poison;   /* TFJobs the informer could not decode */
+	struct tfj_jobmetrics *jm;   /* job counters by namespace (jobmetrics.h) */
 	long stale_ms;               /* readiness bound (informer_stale_s) */
 
 	/* key -> struct tfj_createfail*: jobs whose creates failed for good */
@@ -394,6 +395,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 				if (poisoned)
 					goto done;
 				tfj_expect_forget(c->exp, key);
+				tfj_jobmetrics_forget(c->jm, key);
 				atomic_fetch_add(&c->rec_skipped, 1);
 				goto done; /* deleted; its children are garbage-collected */
 			}
@@ -411,6 +413,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 				goto done;
 			rc = get_text(c, &text, &len, path);
 			if (rc == TFJ_ENOTFOUND) {
+				tfj_jobmetrics_forget(c->jm, key);
 				rc = 0;
 				goto done;
 			}
@@ -429,6 +432,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		 * no write at all, of its children or of what they would need
 		 * (the report CA, the PodGroup). */
 		if (job.deleting || tfj_plan_managed_elsewhere(&job, &c->pcfg)) {
+			tfj_jobmetrics_forget(c->jm, key); /* not ours to show by phase */
 			tfj_tfjob_free(&job);
 			atomic_fetch_add(&c->rec_skipped, 1);
 			goto done;
@@ -501,6 +505,8 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			/* A finished job creates no pod again: its memo entry can go. */
 			if (!rc && plan.finished)
 				tfj_guardmemo_forget(c->guards, job.uid);
+			if (!rc)
+				tfj_jobmetrics_phase(c->jm, key, plan.phase);
 			/* The status now holds what the agents told: ack it to them. */
 			if (!rc && in.progress && plan.progress_durable)
 				tfj_progress_persisted(c->prog, job.uid, prog.seq);
@@ -611,7 +617,8 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	if ((rc = tfj_queue_new(&c->q, &qo)) || (rc = tfj_expect_new(&c->exp, 0)) ||
 	    (rc = tfj_events_new(&c->events, o->event_kube ? o->event_kube : k, &eo)) ||
 	    (rc = tfj_guardmemo_new(&c->guards, 0, o->guard_recheck_ms)) ||
-	    (rc = tfj_poison_new(&c->poison, k, c->events, c->manager)))
+	    (rc = tfj_poison_new(&c->poison, k, c->events, c->manager)) ||
+	    (rc = tfj_jobmetrics_new(&c->jm, 0)))
 		goto out;
 	c->stale_ms = (o->informer_stale_s > 0 ? o->informer_stale_s
 					       : TFJ_CONTROLLER_STALE_DEFAULT_S) * 1000;
@@ -619,6 +626,7 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	c->ap.exp = c->exp;
 	c->ap.events = c->events;
 	c->ap.guards = c->guards;
+	c->ap.jm = c->jm;
 	c->ap.operator_name = c->opname;
 	c->ap.cluster_domain = c->domain;
 
@@ -704,6 +712,7 @@ void tfj_controller_free(struct tfj_controller *c)
 	tfj_nsinformer_free(c->netpols);
 	tfj_guardmemo_free(c->guards); /* after the informers: on_job forgets in it */
 	tfj_queue_free(c->q);
+	tfj_jobmetrics_free(c->jm); /* after the workers, which count in it */
 	tfj_expect_free(c->exp);
 	tfj_strmap_free(&c->cf, free);
 	pthread_mutex_destroy(&c->cf_mu);

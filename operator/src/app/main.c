@@ -31,7 +31,7 @@
 #include "app/config.h"
 #include "app/controller.h"
 #include "app/httpd.h"
-#include "app/procmem.h"
+#include "app/scrape.h"
 #include "report/capublish.h"
 #include "report/progress.h"
 #include "report/servingcert.h"
@@ -82,40 +82,19 @@ struct app {
 static int collect(void *ud, struct tfj_buf *out)
 {
 	struct app *a = ud;
-	int rc = tfj_kube_metrics(a->kube, out);
+	struct tfj_scrape s = {
+		.kube = a->kube,
+		.event_kube = a->event_kube,
+		.ctl = a->ctl,
+		.report = atomic_load(&a->report),
+		.prog = a->prog,
+		.cert = a->cert,
+		.tr = a->hub.tr,
+		.leading = atomic_load(&a->leading),
+		.identity = a->identity,
+	};
 
-	if (rc == 0)
-		rc = tfj_procmem_metrics(out);
-	/* Events spend a client of their own: counted apart (events.h). */
-	if (rc == 0 && a->event_kube)
-		rc = tfj_kube_requests_metric(a->event_kube, out,
-					      "tfjob_operator_event_api_requests_total",
-					      "Kubernetes API requests of the Events' own client "
-					      "(POST, PATCH of a count) by verb and HTTP code.");
-	if (rc == 0)
-		rc = tfj_controller_metrics(a->ctl, out);
-	if (rc == 0)
-		rc = tfj_report_metrics(atomic_load(&a->report), out);
-	if (rc == 0)
-		rc = tfj_progress_metrics(a->prog, out);
-	if (rc == 0)
-		rc = tfj_servingcert_metrics(a->cert, out);
-	if (rc == 0)
-		rc = tfj_tokenreviewer_metrics(a->hub.tr, out);
-	if (rc == 0)
-		rc = tfj_buf_printf(out,
-				    "# HELP tfjob_operator_leader 1 while this replica is the leader.\n"
-				    "# TYPE tfjob_operator_leader gauge\n"
-				    "tfjob_operator_leader %d\n",
-				    atomic_load(&a->leading));
-	if (rc == 0 && a->identity[0])
-		rc = tfj_buf_printf(out,
-				    "# HELP tfjob_operator_identity_info This process's leader-election "
-				    "identity: the Lease's holderIdentity while it leads.\n"
-				    "# TYPE tfjob_operator_identity_info gauge\n"
-				    "tfjob_operator_identity_info{identity=\"%s\"} 1\n",
-				    a->identity);
-	return rc;
+	return tfj_scrape_render(&s, out);
 }
 
 static int ready(void *ud)

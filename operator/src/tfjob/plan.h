@@ -103,6 +103,8 @@ enum tfj_delete_reason {
 struct tfj_action {
 	enum tfj_action_kind kind;
 	enum tfj_delete_reason reason;  /* DELETE_POD / DELETE_SERVICE */
+	int exit_code;                  /* DELETE_POD: the failed tensorflow container's exit
+					 * code, -1 when there is none (hung, still running) */
 	char name[64];                  /* child or job name ("" for status/event/requeue) */
 	char uid[128];                  /* delete precondition ("" when unknown) */
 	int rtype, index;               /* CREATE_*: the replica (enum tfj_rtype, index) */

@@ -90,6 +90,7 @@ int tfj_planact_delete_pod(struct tfj_planctx *c, size_t i, enum tfj_delete_reas
 	if (!(a = tfj_planact_push(c, TFJ_ACT_DELETE_POD)))
 		return TFJ_ENOMEM;
 	a->reason = why;
+	a->exit_code = ps->phase == TFJ_POD_FAILED && ps->has_exit == 2 ? ps->exit_code : -1;
 	tfj_planact_fmt(a->name, sizeof(a->name), "%s", ps->name);
 	tfj_planact_fmt(a->uid, sizeof(a->uid), "%s", ps->uid);
 	tfj_planact_fmt(msg, sizeof(msg), "Deleted pod: %s (%s%s%s)", ps->name, tfj_plan_reason_name(why),
