@@ -157,11 +157,31 @@ static int parse_epoch(struct tfj_progress_tf *st, const char *p)
 	if (*skip_blank(p))
 		return -1;
 	st->epoch = e;
+	st->epochs = n;
+	st->per_epoch = 0;
 	return 0;
 }
 
+/*
+ * The training length from a Keras line of epoch st->epoch: N epochs of T
+ * steps. Only the epoch's first progress line fixes T; a line with another
+ * T is not fit's (model.evaluate or predict draws its own bar, with no
+ * Epoch line before it), so it gives no total rather than a wrong one.
+ */
+static void keras_total(struct tfj_progrec *out, struct tfj_progress_tf *st, int64_t t)
+{
+	if (st->epoch < 1 || st->epochs < 1)
+		return;
+	if (st->per_epoch == 0)
+		st->per_epoch = t;
+	if (st->per_epoch != t || st->epochs > MAX_COUNT / t)
+		return;
+	out->total_steps = st->epochs * t;
+	out->have |= TFJ_PROGREC_BIT(TFJ_PROGREC_TOTAL);
+}
+
 /* "S/T" + a bar or " - " items: a Keras progress line. */
-static int parse_keras(struct tfj_progrec *out, const struct tfj_progress_tf *st, const char *p)
+static int parse_keras(struct tfj_progrec *out, struct tfj_progress_tf *st, const char *p)
 {
 	int64_t s, t;
 
@@ -177,6 +197,30 @@ static int parse_keras(struct tfj_progrec *out, const struct tfj_progress_tf *st
 		return -1;
 	out->step = st->epoch > 0 ? (st->epoch - 1) * t + s : s;
 	out->have |= TFJ_PROGREC_BIT(TFJ_PROGREC_STEP);
+	keras_total(out, st, t);
+	return 0;
+}
+
+/*
+ * tfjob-runtime's start line, in its kv or JSON log format: the component
+ * is "runtime" and the message ends in "max_steps N" (the training length
+ * it computed from --max-steps or --epochs). Its progress records carry no
+ * total, so this line is where the agent learns it.
+ */
+static int parse_runtime(struct tfj_progrec *out, const char *p)
+{
+	const char *m;
+	int64_t n;
+
+	if (!strstr(p, "comp=runtime ") && !strstr(p, "\"comp\":\"runtime\""))
+		return -1;
+	if (!(m = strstr(p, ", max_steps ")))
+		return -1;
+	m += strlen(", max_steps ");
+	if (read_count(&n, &m) || n < 1 || *m != '"')
+		return -1;
+	out->total_steps = n;
+	out->have |= TFJ_PROGREC_BIT(TFJ_PROGREC_TOTAL);
 	return 0;
 }
 
@@ -196,6 +240,9 @@ int tfj_progress_tf_parse(struct tfj_progrec *out, struct tfj_progress_tf *st, c
 			return 0;
 		memset(out, 0, sizeof(*out));
 	}
+	if (parse_runtime(out, p) == 0)
+		return 0;
+	memset(out, 0, sizeof(*out));
 	/* tf.estimator: "loss = X, step = N" or an evaluation's "accuracy = X, ...". */
 	if (strstr(p, "loss = ") || strstr(p, "accuracy = ")) {
 		read_items(out, p, " = ", 1);

@@ -382,6 +382,8 @@ int tfj_reporter_heartbeat(struct tfj_reporter *r, const struct tfj_progress_sta
 	pr.accuracy = p->accuracy;
 	pr.has_examples_per_sec = !!(p->have & TFJ_PROGREC_BIT(TFJ_PROGREC_EPS));
 	pr.examples_per_sec = p->examples_per_sec;
+	pr.has_total_steps = !!(p->have & TFJ_PROGREC_BIT(TFJ_PROGREC_TOTAL));
+	pr.total_steps = p->total_steps;
 	pr.unix_time_ms = p->unix_time_ms;
 	pr.records_seen = p->records;
 	req.replica = &ref;

@@ -230,6 +230,12 @@ int tfj_progress_record(int *created, struct tfj_progress *p, const struct tfj_r
 		if (m->has_step && trains) {
 			j->sum.has_step = 1;
 			j->sum.step = m->step;
+			tfj_progeta_add(&j->sum.rate, now_ms, m->step);
+		}
+		/* The training length, from any replica that knows it (all say the same). */
+		if (m->has_total) {
+			j->sum.has_total = 1;
+			j->sum.total = m->total;
 		}
 		if (m->has_loss && trains) {
 			j->sum.has_loss = 1;

@@ -104,6 +104,8 @@ static int read_progress(struct tfj_reportmsg *m, const Tfj__Report__V1__Progres
 		return tfj_err_set(TFJ_EINVAL, "progress.global_step: negative");
 	if (p->unix_time_ms < 0)
 		return tfj_err_set(TFJ_EINVAL, "progress.unix_time_ms: negative");
+	if (p->has_total_steps && p->total_steps < 1)
+		return tfj_err_set(TFJ_EINVAL, "progress.total_steps: below 1");
 	m->has_step = p->has_step;
 	m->step = p->global_step;
 	m->has_loss = p->has_loss;
@@ -112,6 +114,8 @@ static int read_progress(struct tfj_reportmsg *m, const Tfj__Report__V1__Progres
 	m->accuracy = p->accuracy;
 	m->has_eps = p->has_examples_per_sec;
 	m->eps = p->examples_per_sec;
+	m->has_total = p->has_total_steps;
+	m->total = p->total_steps;
 	m->progress_ms = p->unix_time_ms;
 	return 0;
 }

@@ -50,6 +50,8 @@ struct tfj_reportmsg {
 	int has_step, has_loss, has_accuracy, has_eps;
 	int64_t step;
 	double loss, accuracy, eps;
+	int has_total;
+	int64_t total;          /* training length in steps, >= 1 */
 	int64_t progress_ms;    /* when the agent saw the record (0 = none yet) */
 	int child_running;
 	/* Exit */

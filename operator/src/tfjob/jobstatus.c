@@ -375,8 +375,17 @@ static int decode_progress(struct tfj_progress_status *p, const cJSON *status)
 		return tfj_err_set(TFJ_ETYPE, "status.progress: expected an object");
 	p->present = 1;
 	p->has_step = cJSON_GetObjectItemCaseSensitive(o, "globalStep") != NULL;
+	p->has_total = cJSON_GetObjectItemCaseSensitive(o, "totalSteps") != NULL;
+	p->has_pct = cJSON_GetObjectItemCaseSensitive(o, "progressPercentage") != NULL;
+	p->has_eta = cJSON_GetObjectItemCaseSensitive(o, "estimatedRemainingSeconds") != NULL;
 	if ((p->has_step &&
 	     (rc = tfj_json_get_int64(&p->step, o, "globalStep", 0, TFJ_JSON_INT_MAX))) ||
+	    (p->has_total &&
+	     (rc = tfj_json_get_int64(&p->total, o, "totalSteps", 1, TFJ_JSON_INT_MAX))) ||
+	    (p->has_pct &&
+	     (rc = tfj_json_get_int(&p->pct, o, "progressPercentage", 0, 100))) ||
+	    (p->has_eta && (rc = tfj_json_get_int64(&p->eta, o, "estimatedRemainingSeconds", 0,
+						     TFJ_JSON_INT_MAX))) ||
 	    (rc = opt_num(&p->has_loss, &p->loss, o, "loss")) ||
 	    (rc = opt_num(&p->has_accuracy, &p->accuracy, o, "accuracy")) ||
 	    (rc = opt_num(&p->has_eps, &p->eps, o, "examplesPerSecond")) ||
@@ -522,20 +531,62 @@ static int encode_summary(cJSON *o, const struct tfj_job_status *st)
 	return 0;
 }
 
+/* One {name, value} entry of status.progress.metrics (KEP-2779's shape). */
+static int add_metric(cJSON *arr, const char *name, double v)
+{
+	cJSON *m = cJSON_CreateObject();
+	char buf[32];
+
+	if (!m)
+		return TFJ_ENOMEM;
+	cJSON_AddItemToArray(arr, m);
+	(void)snprintf(buf, sizeof(buf), "%.6g", v);
+	return cJSON_AddStringToObject(m, "name", name) && cJSON_AddStringToObject(m, "value", buf)
+		       ? 0
+		       : TFJ_ENOMEM;
+}
+
+/*
+ * The latest named metrics as KEP-2779's list of name/value strings, for
+ * tools written against Trainer v2's status; derived from the typed fields
+ * above, so never decoded.
+ */
+static int encode_metrics(cJSON *po, const struct tfj_progress_status *p)
+{
+	cJSON *arr;
+
+	if (!p->has_loss && !p->has_accuracy && !p->has_eps)
+		return 0;
+	if (!(arr = cJSON_AddArrayToObject(po, "metrics")))
+		return TFJ_ENOMEM;
+	if ((p->has_loss && add_metric(arr, "loss", p->loss)) ||
+	    (p->has_accuracy && add_metric(arr, "accuracy", p->accuracy)) ||
+	    (p->has_eps && add_metric(arr, "examples_per_second", p->eps)))
+		return TFJ_ENOMEM;
+	return 0;
+}
+
 static int encode_progress(cJSON *o, const struct tfj_progress_status *p)
 {
 	cJSON *po;
+	int rc;
 
 	if (!p->present)
 		return 0;
 	if (!(po = cJSON_AddObjectToObject(o, "progress")) ||
 	    (p->has_step && !cJSON_AddNumberToObject(po, "globalStep", (double)p->step)) ||
+	    (p->has_total && !cJSON_AddNumberToObject(po, "totalSteps", (double)p->total)) ||
+	    (p->has_pct && !cJSON_AddNumberToObject(po, "progressPercentage", p->pct)) ||
+	    (p->has_eta &&
+	     !cJSON_AddNumberToObject(po, "estimatedRemainingSeconds", (double)p->eta)) ||
 	    (p->has_loss && !cJSON_AddNumberToObject(po, "loss", p->loss)) ||
 	    (p->has_accuracy && !cJSON_AddNumberToObject(po, "accuracy", p->accuracy)) ||
 	    (p->has_eps && !cJSON_AddNumberToObject(po, "examplesPerSecond", p->eps)) ||
 	    (p->done_pod[0] && !cJSON_AddStringToObject(po, "trainingDonePodUID", p->done_pod)))
 		return TFJ_ENOMEM;
-	return add_time(po, "lastReportTime", p->last_report);
+	if ((rc = encode_metrics(po, p)) || (rc = add_time(po, "lastReportTime", p->last_report)))
+		return rc;
+	return add_time(po, "lastUpdatedTime", p->last_report);
 }
 
 static int encode_all(cJSON *o, const struct tfj_job_status *st)

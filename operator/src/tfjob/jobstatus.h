@@ -18,6 +18,12 @@
  *   .status.progress                  training progress from the report channel:
  *                                     globalStep, loss, accuracy, examplesPerSecond,
  *                                     lastReportTime (the STEP and ACCURACY columns),
+ *                                     totalSteps, progressPercentage and
+ *                                     estimatedRemainingSeconds (PROGRESS and ETA;
+ *                                     absent when the total is unknown: progeta.h),
+ *                                     lastUpdatedTime and metrics[] (KEP-2779's
+ *                                     names; lastUpdatedTime = lastReportTime, the
+ *                                     metrics derived from the fields above),
  *                                     trainingDonePodUID (the lead replica's pod that
  *                                     reported Exit 0: "training done", kept here so a
  *                                     restarted operator or a new leader still knows)
@@ -82,9 +88,12 @@ struct tfj_replica_status {
 
 struct tfj_progress_status {
 	int present;
-	int has_step, has_loss, has_accuracy, has_eps;
+	int has_step, has_loss, has_accuracy, has_eps, has_total, has_pct, has_eta;
 	int64_t step;
 	double loss, accuracy, eps;
+	int64_t total;               /* totalSteps, >= 1 */
+	int pct;                     /* progressPercentage, 0-100 */
+	int64_t eta;                 /* estimatedRemainingSeconds, >= 0 */
 	int64_t last_report;         /* unix seconds */
 	char done_pod[64];           /* trainingDonePodUID; "" = training not done */
 };
