@@ -136,6 +136,7 @@ static void test_server(void)
 	TFJ_CHECK_INT(s.last.ref.index, 1);
 	TFJ_CHECK_INT((int)s.last.step, 1234);
 	TFJ_CHECK(s.last.accuracy == 0.75);
+	TFJ_CHECK_INT(s.last.has_total, 0);
 
 	/* RegisterReplica answers with the operator's heartbeat period. */
 	rc_ref(&ref, "team-a", "mnist", "job-1", "chief", 0, "mnist-chief-0");
@@ -317,10 +318,33 @@ static void test_bad_address(void)
 	TFJ_CHECK_INT(tfj_report_start(&srv, &o), TFJ_EINVAL);
 }
 
+/* The training length: carried when said, and a length below one step is refused. */
+static void test_decode_total_steps(void)
+{
+	Tfj__Report__V1__HeartbeatRequest hb;
+	Tfj__Report__V1__ReplicaRef ref;
+	Tfj__Report__V1__Progress pr;
+	struct tfj_reportmsg m;
+	uint8_t buf[1024];
+	size_t n;
+
+	heartbeat(&hb, &ref, &pr, "mnist-worker-1");
+	pr.has_total_steps = 1;
+	pr.total_steps = 5000;
+	n = tfj__report__v1__heartbeat_request__pack(&hb, buf);
+	TFJ_CHECK_INT(tfj_reportmsg_decode(&m, TFJ_RM_HEARTBEAT, buf, n), 0);
+	TFJ_CHECK_INT(m.has_total, 1);
+	TFJ_CHECK_INT((int)m.total, 5000);
+	pr.total_steps = 0;
+	n = tfj__report__v1__heartbeat_request__pack(&hb, buf);
+	TFJ_CHECK_INT(tfj_reportmsg_decode(&m, TFJ_RM_HEARTBEAT, buf, n), TFJ_EINVAL);
+}
+
 int main(void)
 {
 	grpc_init();
 	TFJ_RUN(test_server);
+	TFJ_RUN(test_decode_total_steps);
 	TFJ_RUN(test_heartbeat_stop);
 	TFJ_RUN(test_review_limited_charged);
 	TFJ_RUN(test_bad_address);

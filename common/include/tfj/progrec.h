@@ -62,8 +62,10 @@
 #define TFJ_PROGREC_KEY_EXAMPLES_PER_SECOND "examples_per_second"
 /*
  * The training length in global steps (--max-steps, or epochs x steps per
- * epoch), the total that progress percentages and ETAs are computed from.
- * "total_steps" is accepted as its other spelling.
+ * epoch), the total that progress percentages and ETAs are computed from;
+ * "total_steps" is accepted as its other spelling. Read from any trainer's
+ * records; tfjob-runtime's records do not carry it (the agent reads its
+ * start line instead, agent/src/progress_tf.h).
  */
 #define TFJ_PROGREC_KEY_MAX_STEPS "max_steps"
 #define TFJ_PROGREC_KEY_TOTAL_STEPS "total_steps"
