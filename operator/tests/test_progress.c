@@ -84,6 +84,13 @@ static void test_progress(void)
 	TFJ_CHECK_INT((int)p.rate.n, 1);
 	tfj_progress_release(&p);
 
+	/* Worker 1's steps are the job's, but only worker 0's time the rate. */
+	m = hb("job-1", TFJ_RT_WORKER, 1, 25, 850);
+	TFJ_CHECK_INT(tfj_progress_record(NULL, st, &m, "pod-w1", 4200), 0);
+	TFJ_CHECK_INT(tfj_progress_snapshot(st, &p, "job-1"), 0);
+	TFJ_CHECK_INT((int)p.step, 25);
+	TFJ_CHECK_INT((int)p.rate.n, 1);
+	tfj_progress_release(&p);
 	/* A worker's next record says the length: the job has a total and a step rate. */
 	m = hb("job-1", TFJ_RT_WORKER, 0, 30, 900);
 	m.has_total = 1;

@@ -4,7 +4,8 @@
  * the training length (total steps) and the recent step rate.
  *
  * The step rate is measured over a window of (operator clock, global step)
- * samples, one per report that advanced the job's step: the samples of the
+ * samples, one per report of the lead replica (report/progress.c) that
+ * advanced its step: the samples of the
  * last TFJ_PROGETA_WINDOW_MS, at most TFJ_PROGETA_SAMPLES of them, and
  * always the two newest (reports sparser than the window still give a
  * rate, over the gap between them). A step that goes back (a restart from
