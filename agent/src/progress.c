@@ -111,6 +111,8 @@ static int handle_line(struct tfj_progress_tracker *t, enum tfj_progress_stream 
 	}
 	/* TensorFlow's and Keras' own lines (progress_tf.h). */
 	if (memchr(line, '\0', len) == NULL && tfj_progress_tf_parse(&upd, &t->tf, line) == 0) {
+		if (t->tf.named.n)
+			t->state.named = t->tf.named;
 		tfj_progress_merge(&t->state, &upd);
 		return 1;
 	}

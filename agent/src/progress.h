@@ -47,6 +47,7 @@ struct tfj_progress_state {
 	int64_t total_steps;    /* the training length, >= 1 */
 	int64_t unix_time_ms;   /* when the latest record was seen */
 	uint64_t records;       /* records (runtime or regex) accepted */
+	struct tfj_progress_metrics named; /* the latest TensorFlow line's named metrics */
 };
 
 /*

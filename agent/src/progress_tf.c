@@ -101,12 +101,30 @@ static int is_accuracy_name(const char *name, size_t n)
 	return 0;
 }
 
+/* Keeps a numeric item as a named metric, while there is room. */
+static void add_named(struct tfj_progress_metrics *named, const char *name, size_t n, double v)
+{
+	if (named->n >= TFJ_PROGRESS_METRICS_MAX || n >= TFJ_PROGRESS_METRIC_NAME)
+		return;
+	memcpy(named->m[named->n].name, name, n);
+	named->m[named->n].name[n] = '\0';
+	named->m[named->n].value = v;
+	named->n++;
+}
+
+static int is_step_name(const char *name, size_t n)
+{
+	return (n == 4 && !memcmp(name, "step", 4)) || (n == 11 && !memcmp(name, "global_step", 11));
+}
+
 /*
  * Finds `name<sep>value` items anywhere in s: a name is a run of
  * [A-Za-z0-9_/] preceded by start, blank, ',' or '-'. Fills loss, accuracy
- * and (when want_step) step / global_step.
+ * and (when want_step) step / global_step; every other numeric item but the
+ * step goes to *named.
  */
-static void read_items(struct tfj_progrec *out, const char *s, const char *sep, int want_step)
+static void read_items(struct tfj_progrec *out, struct tfj_progress_metrics *named, const char *s,
+		       const char *sep, int want_step)
 {
 	size_t seplen = strlen(sep);
 	const char *p = s;
@@ -124,6 +142,12 @@ static void read_items(struct tfj_progrec *out, const char *s, const char *sep, 
 		if (n == 0 || (name > s && name[-1] != ' ' && name[-1] != ',' && name[-1] != '-' &&
 			       name[-1] != '\t' && name[-1] != ':'))
 			continue;
+		if (!is_step_name(name, n)) {
+			const char *nv = v;
+
+			if (read_number(&d, &nv) == 0)
+				add_named(named, name, n, d);
+		}
 		if (n == 4 && !memcmp(name, "loss", 4)) {
 			if (read_number(&d, &v) == 0) {
 				out->loss = d;
@@ -134,8 +158,7 @@ static void read_items(struct tfj_progrec *out, const char *s, const char *sep, 
 				out->accuracy = d;
 				out->have |= TFJ_PROGREC_BIT(TFJ_PROGREC_ACCURACY);
 			}
-		} else if (want_step && ((n == 4 && !memcmp(name, "step", 4)) ||
-					 (n == 11 && !memcmp(name, "global_step", 11)))) {
+		} else if (want_step && is_step_name(name, n)) {
 			if (read_count(&i, &v) == 0 && (!*v || !isdigit((unsigned char)*v))) {
 				out->step = i;
 				out->have |= TFJ_PROGREC_BIT(TFJ_PROGREC_STEP);
@@ -191,7 +214,7 @@ static int parse_keras(struct tfj_progrec *out, struct tfj_progress_tf *st, cons
 	/* The rest must look like Keras: " - name: value" items. */
 	if (!strstr(p, " - ") || !strstr(p, ": "))
 		return -1;
-	read_items(out, p, ": ", 0);
+	read_items(out, &st->named, p, ": ", 0);
 	if (!(out->have & (TFJ_PROGREC_BIT(TFJ_PROGREC_LOSS) |
 			   TFJ_PROGREC_BIT(TFJ_PROGREC_ACCURACY))))
 		return -1;
@@ -233,22 +256,25 @@ int tfj_progress_tf_parse(struct tfj_progrec *out, struct tfj_progress_tf *st, c
 	p = skip_blank(buf);
 
 	memset(out, 0, sizeof(*out));
+	st->named.n = 0;
 	if (parse_epoch(st, p) == 0)
 		return TFJ_ENOTFOUND;
 	if (isdigit((unsigned char)*p)) {
 		if (parse_keras(out, st, p) == 0)
 			return 0;
 		memset(out, 0, sizeof(*out));
+		st->named.n = 0;
 	}
 	if (parse_runtime(out, p) == 0)
 		return 0;
 	memset(out, 0, sizeof(*out));
 	/* tf.estimator: "loss = X, step = N" or an evaluation's "accuracy = X, ...". */
 	if (strstr(p, "loss = ") || strstr(p, "accuracy = ")) {
-		read_items(out, p, " = ", 1);
+		read_items(out, &st->named, p, " = ", 1);
 		if (out->have)
 			return 0;
 	}
 	memset(out, 0, sizeof(*out));
+	st->named.n = 0;
 	return TFJ_ENOTFOUND;
 }

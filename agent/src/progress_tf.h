@@ -38,14 +38,34 @@
 #include <tfj/progrec.h>
 
 /*
+ * Named metrics: every numeric item of a Keras or estimator line (`- mae:
+ * 0.31`, `val_loss: 0.6`, `auc = 0.9`) but the step, as the line named
+ * it. Bounded: the first TFJ_PROGRESS_METRICS_MAX items of a line, names of
+ * at most TFJ_PROGRESS_METRIC_NAME - 1 characters ([A-Za-z0-9_], longer
+ * names are skipped), the same bounds the operator's decoder enforces.
+ */
+#define TFJ_PROGRESS_METRICS_MAX 16
+#define TFJ_PROGRESS_METRIC_NAME 64
+struct tfj_progress_metric {
+	char name[TFJ_PROGRESS_METRIC_NAME];
+	double value;   /* finite */
+};
+struct tfj_progress_metrics {
+	struct tfj_progress_metric m[TFJ_PROGRESS_METRICS_MAX];
+	unsigned n;
+};
+
+/*
  * What earlier lines said: the current Keras epoch (0 = none seen yet), the
  * epoch count of its `Epoch E/N` line and the steps per epoch of its first
- * progress line (0 = none yet).
+ * progress line (0 = none yet); and the named metrics of the last line
+ * parsed (n = 0 when it had none).
  */
 struct tfj_progress_tf {
 	int64_t epoch;
 	int64_t epochs;
 	int64_t per_epoch;
+	struct tfj_progress_metrics named;
 };
 
 /*

@@ -224,6 +224,38 @@ static void test_totals(void)
 		      TFJ_ENOTFOUND);
 }
 
+/* Named metrics: every numeric item of the line but the step, bounded. */
+static void test_named_metrics(void)
+{
+	struct tfj_progress_tf st = { 0 };
+	struct tfj_progrec r;
+	char line[1024];
+	size_t len = 0;
+	int i;
+
+	TFJ_CHECK_INT(parse(&r, &st, "412/500 [====>...] - ETA: 3s - loss: 0.1234 - accuracy: 0.9 - "
+			    "mae: 0.31 - val_loss: 0.6"), 0);
+	TFJ_CHECK_INT(st.named.n, 4);
+	TFJ_CHECK_STR(st.named.m[0].name, "loss");
+	TFJ_CHECK_STR(st.named.m[2].name, "mae");
+	TFJ_CHECK_NEAR(st.named.m[2].value, 0.31, 1e-12);
+	TFJ_CHECK_STR(st.named.m[3].name, "val_loss");
+	/* Estimator items: the step is STEP, not a named metric. */
+	TFJ_CHECK_INT(parse(&r, &st, "INFO:tensorflow:loss = 0.43, step = 200 (0.25 sec)"), 0);
+	TFJ_CHECK_INT(st.named.n, 1);
+	TFJ_CHECK_STR(st.named.m[0].name, "loss");
+	/* A line that is not progress leaves none. */
+	TFJ_CHECK_INT(parse(&r, &st, "3/4 of the data loaded"), TFJ_ENOTFOUND);
+	TFJ_CHECK_INT(st.named.n, 0);
+	/* At most 16 per line; a 64-character name is skipped. */
+	len = (size_t)snprintf(line, sizeof(line), "1/9 - loss: 1 - %064d: 2", 0);
+	for (i = 0; i < 20 && len < sizeof(line) - 16; i++)
+		len += (size_t)snprintf(line + len, sizeof(line) - len, " - m%d: %d", i, i);
+	TFJ_CHECK_INT(parse(&r, &st, line), 0);
+	TFJ_CHECK_INT(st.named.n, TFJ_PROGRESS_METRICS_MAX);
+	TFJ_CHECK_STR(st.named.m[1].name, "m0");
+}
+
 /*
  * A terminal's Keras output (bars redrawn with '\r', ANSI colours) split at
  * every byte between two reads comes out the same: the framer joins lines.
@@ -282,6 +314,7 @@ int main(void)
 	TFJ_RUN(test_recorded_keras_fit);
 	TFJ_RUN(test_lines);
 	TFJ_RUN(test_totals);
+	TFJ_RUN(test_named_metrics);
 	TFJ_RUN(test_split_reads);
 	TFJ_RUN(test_garbage);
 	return tfj_test_finish();

@@ -165,6 +165,24 @@ static void test_status_progress_eta(void)
 	TFJ_CHECK_INT((int)num(po, "progressPercentage"), 51);
 	TFJ_CHECK_INT((int)num(po, "estimatedRemainingSeconds"), 20);
 
+	/* The trainer's other named metrics follow the typed ones; "loss" is not repeated. */
+	snprintf(p.metrics[0].name, sizeof(p.metrics[0].name), "loss");
+	p.metrics[0].value = 0.5;
+	snprintf(p.metrics[1].name, sizeof(p.metrics[1].name), "val_loss");
+	p.metrics[1].value = 0.625;
+	p.nmetrics = 2;
+	w.now_ms = t0 + 25000;
+	p.report_ms = w.now_ms;
+	fx_step(&w);
+	po = progress_obj(&w);
+	TFJ_CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(po, "metrics")), 2);
+	m = cJSON_GetArrayItem(cJSON_GetObjectItem(po, "metrics"), 1);
+	TFJ_CHECK(m && !strcmp(cJSON_GetObjectItem(m, "name")->valuestring, "val_loss"));
+	TFJ_CHECK(m && !strcmp(cJSON_GetObjectItem(m, "value")->valuestring, "0.625"));
+	/* Decoded back, they compare equal: nothing to write. */
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK_INT(w.plan.n, 0);
+
 	/* The last step: 100 % and nothing left. */
 	w.now_ms = t0 + 30000;
 	p.step = 4100;

@@ -95,9 +95,14 @@ static void test_progress(void)
 	m = hb("job-1", TFJ_RT_WORKER, 0, 30, 900);
 	m.has_total = 1;
 	m.total = 300;
+	snprintf(m.metrics[0].name, sizeof(m.metrics[0].name), "val_loss");
+	m.metrics[0].value = 0.75;
+	m.nmetrics = 1;
 	TFJ_CHECK_INT(tfj_progress_record(NULL, st, &m, "pod-w0", 4500), 0);
 	TFJ_CHECK_INT(tfj_progress_snapshot(st, &p, "job-1"), 0);
 	TFJ_CHECK(p.has_total && p.total == 300);
+	TFJ_CHECK_INT((int)p.nmetrics, 1);
+	TFJ_CHECK_STR(p.metrics[0].name, "val_loss");
 	TFJ_CHECK_INT((int)p.rate.n, 2);
 	{
 		double r = 0;

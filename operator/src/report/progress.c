@@ -262,6 +262,17 @@ int tfj_progress_record(int *created, struct tfj_progress *p, const struct tfj_r
 			j->sum.step = m->step;
 			rate_sample(j, m, now_ms);
 		}
+		/* Named metrics: the newest training replica's report that has any. */
+		if (m->nmetrics && trains) {
+			unsigned i;
+
+			for (i = 0; i < m->nmetrics && i < TFJ_PLAN_METRICS; i++) {
+				memcpy(j->sum.metrics[i].name, m->metrics[i].name,
+				       sizeof(j->sum.metrics[i].name));
+				j->sum.metrics[i].value = m->metrics[i].value;
+			}
+			j->sum.nmetrics = i;
+		}
 		/* The training length, from any replica that knows it (all say the same). */
 		if (m->has_total) {
 			j->sum.has_total = 1;

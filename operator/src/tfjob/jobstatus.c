@@ -363,6 +363,8 @@ static int opt_num(int *has, double *out, const cJSON *obj, const char *key)
 	return tfj_json_get_number(out, obj, key);
 }
 
+static int decode_metrics(struct tfj_progress_status *p, const cJSON *o);
+
 static int decode_progress(struct tfj_progress_status *p, const cJSON *status)
 {
 	const cJSON *o = cJSON_GetObjectItemCaseSensitive(status, "progress");
@@ -390,7 +392,8 @@ static int decode_progress(struct tfj_progress_status *p, const cJSON *status)
 	    (rc = opt_num(&p->has_accuracy, &p->accuracy, o, "accuracy")) ||
 	    (rc = opt_num(&p->has_eps, &p->eps, o, "examplesPerSecond")) ||
 	    (rc = opt_time(&p->last_report, o, "lastReportTime")) ||
-	    (rc = tfj_json_opt_string(&done, o, "trainingDonePodUID", "")))
+	    (rc = tfj_json_opt_string(&done, o, "trainingDonePodUID", "")) ||
+	    (rc = decode_metrics(p, o)))
 		return rc;
 	if (strlen(done) >= sizeof(p->done_pod))
 		return tfj_err_set(TFJ_ERANGE, "status.progress.trainingDonePodUID: too long");
@@ -548,14 +551,16 @@ static int add_metric(cJSON *arr, const char *name, double v)
 
 /*
  * The latest named metrics as KEP-2779's list of name/value strings, for
- * tools written against Trainer v2's status; derived from the typed fields
- * above, so never decoded.
+ * tools written against Trainer v2's status: the three typed fields above
+ * (derived, so never decoded), then the trainer's other named metrics
+ * (p->metric) whose names are not those three.
  */
 static int encode_metrics(cJSON *po, const struct tfj_progress_status *p)
 {
-	cJSON *arr;
+	cJSON *arr, *m;
+	unsigned i;
 
-	if (!p->has_loss && !p->has_accuracy && !p->has_eps)
+	if (!p->has_loss && !p->has_accuracy && !p->has_eps && !p->nmetric)
 		return 0;
 	if (!(arr = cJSON_AddArrayToObject(po, "metrics")))
 		return TFJ_ENOMEM;
@@ -563,6 +568,52 @@ static int encode_metrics(cJSON *po, const struct tfj_progress_status *p)
 	    (p->has_accuracy && add_metric(arr, "accuracy", p->accuracy)) ||
 	    (p->has_eps && add_metric(arr, "examples_per_second", p->eps)))
 		return TFJ_ENOMEM;
+	for (i = 0; i < p->nmetric && i < TFJ_JOBSTATUS_METRICS; i++) {
+		if (!(m = cJSON_CreateObject()))
+			return TFJ_ENOMEM;
+		cJSON_AddItemToArray(arr, m);
+		if (!cJSON_AddStringToObject(m, "name", p->metric[i].name) ||
+		    !cJSON_AddStringToObject(m, "value", p->metric[i].value))
+			return TFJ_ENOMEM;
+	}
+	return 0;
+}
+
+/* 1 for the names encode_metrics derives from the typed fields. */
+static int derived_metric(const char *name)
+{
+	return !strcmp(name, "loss") || !strcmp(name, "accuracy") ||
+	       !strcmp(name, "examples_per_second");
+}
+
+/*
+ * The trainer's named metrics back from status.progress.metrics: the
+ * entries encode_metrics did not derive, at most TFJ_JOBSTATUS_METRICS;
+ * names or values too long for the struct are skipped.
+ */
+static int decode_metrics(struct tfj_progress_status *p, const cJSON *o)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "metrics"), *it;
+	const char *name, *value;
+	int rc;
+
+	p->nmetric = 0;
+	if (!arr || cJSON_IsNull(arr))
+		return 0;
+	if (!cJSON_IsArray(arr))
+		return tfj_err_set(TFJ_ETYPE, "status.progress.metrics: expected an array");
+	cJSON_ArrayForEach(it, arr) {
+		if ((rc = tfj_json_get_string(&name, it, "name")) ||
+		    (rc = tfj_json_get_string(&value, it, "value")))
+			return rc;
+		if (derived_metric(name) || p->nmetric >= TFJ_JOBSTATUS_METRICS ||
+		    strlen(name) >= sizeof(p->metric[0].name) ||
+		    strlen(value) >= sizeof(p->metric[0].value))
+			continue;
+		memcpy(p->metric[p->nmetric].name, name, strlen(name) + 1);
+		memcpy(p->metric[p->nmetric].value, value, strlen(value) + 1);
+		p->nmetric++;
+	}
 	return 0;
 }
 

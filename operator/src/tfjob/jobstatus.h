@@ -22,8 +22,10 @@
  *                                     estimatedRemainingSeconds (PROGRESS and ETA;
  *                                     absent when the total is unknown: progeta.h),
  *                                     lastUpdatedTime and metrics[] (KEP-2779's
- *                                     names; lastUpdatedTime = lastReportTime, the
- *                                     metrics derived from the fields above),
+ *                                     names; lastUpdatedTime = lastReportTime; the
+ *                                     metrics: loss, accuracy, examples_per_second
+ *                                     from the fields above, then the trainer's
+ *                                     other named metrics, at most 16),
  *                                     trainingDonePodUID (the lead replica's pod that
  *                                     reported Exit 0: "training done", kept here so a
  *                                     restarted operator or a new leader still knows)
@@ -44,6 +46,7 @@
 
 #define TFJ_JOBSTATUS_TYPES 5      /* = TFJ_RT_COUNT, kept here to avoid a cycle */
 #define TFJ_JOBSTATUS_MAX_INDEX 4096 /* = TFJ_TFJOB_MAX_REPLICAS */
+#define TFJ_JOBSTATUS_METRICS 16     /* = TFJ_PLAN_METRICS */
 #define TFJ_JOBSTATUS_REASON_MAX 64
 #define TFJ_JOBSTATUS_MESSAGE_MAX 512
 
@@ -94,6 +97,9 @@ struct tfj_progress_status {
 	int64_t total;               /* totalSteps, >= 1 */
 	int pct;                     /* progressPercentage, 0-100 */
 	int64_t eta;                 /* estimatedRemainingSeconds, >= 0 */
+	/* The trainer's other named metrics, values as written ("%.6g"). */
+	struct { char name[64]; char value[32]; } metric[TFJ_JOBSTATUS_METRICS];
+	unsigned nmetric;
 	int64_t last_report;         /* unix seconds */
 	char done_pod[64];           /* trainingDonePodUID; "" = training not done */
 };

@@ -41,6 +41,42 @@ void tfj_planprog_reasons(struct tfj_planctx *c)
 	}
 }
 
+static int same_metrics(const struct tfj_progress_status *a, const struct tfj_progress_status *b)
+{
+	unsigned i;
+
+	if (a->nmetric != b->nmetric)
+		return 0;
+	for (i = 0; i < a->nmetric && i < TFJ_JOBSTATUS_METRICS; i++)
+		if (strcmp(a->metric[i].name, b->metric[i].name) ||
+		    strcmp(a->metric[i].value, b->metric[i].value))
+			return 0;
+	return 1;
+}
+
+/*
+ * The trainer's named metrics, values formatted as the status writes them
+ * (so a decoded status compares equal to the same report), without the
+ * names the typed fields already give.
+ */
+static void named_metrics(struct tfj_progress_status *n, const struct tfj_plan_progress *p)
+{
+	unsigned i;
+
+	n->nmetric = 0;
+	for (i = 0; i < p->nmetrics && i < TFJ_PLAN_METRICS; i++) {
+		const char *name = p->metrics[i].name;
+
+		if (!strcmp(name, "loss") || !strcmp(name, "accuracy") ||
+		    !strcmp(name, "examples_per_second") || n->nmetric >= TFJ_JOBSTATUS_METRICS)
+			continue;
+		tfj_planact_fmt(n->metric[n->nmetric].name, sizeof(n->metric[0].name), "%s", name);
+		tfj_planact_fmt(n->metric[n->nmetric].value, sizeof(n->metric[0].value), "%.6g",
+				p->metrics[i].value);
+		n->nmetric++;
+	}
+}
+
 static int same_values(const struct tfj_progress_status *a, const struct tfj_progress_status *b)
 {
 	return a->present == b->present && a->has_step == b->has_step && a->step == b->step &&
@@ -49,7 +85,8 @@ static int same_values(const struct tfj_progress_status *a, const struct tfj_pro
 	       a->has_eps == b->has_eps && (!a->has_eps || a->eps == b->eps) &&
 	       a->has_total == b->has_total && (!a->has_total || a->total == b->total) &&
 	       a->has_pct == b->has_pct && (!a->has_pct || a->pct == b->pct) &&
-	       a->has_eta == b->has_eta && (!a->has_eta || a->eta == b->eta);
+	       a->has_eta == b->has_eta && (!a->has_eta || a->eta == b->eta) &&
+	       same_metrics(a, b);
 }
 
 /*
@@ -94,6 +131,7 @@ void tfj_planprog_progress(struct tfj_planctx *c)
 	n.has_eps = p->has_eps;
 	n.eps = p->eps;
 	eta_fields(&n, p);
+	named_metrics(&n, p);
 	n.last_report = p->report_ms / 1000;
 	memcpy(n.done_pod, c->st.progress.done_pod, sizeof(n.done_pod));
 	if (same_values(&n, &c->st.progress) || n.last_report < c->st.progress.last_report)
