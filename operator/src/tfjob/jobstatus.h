@@ -164,4 +164,11 @@ int tfj_jobstatus_parse_time(int64_t *out, const char *s);
 /* Writes "YYYY-MM-DDTHH:MM:SSZ" into out (outlen >= 21). */
 int tfj_jobstatus_format_time(char *out, size_t outlen, int64_t t);
 
+/*
+ * An RFC 3339 time under key (absent: *out = 0); and its
+ * writer, which writes nothing for 0. Shared with progstatus.c.
+ */
+int tfj_jobstatus_get_time(int64_t *out, const cJSON *obj, const char *key);
+int tfj_jobstatus_put_time(cJSON *obj, const char *key, int64_t t);
+
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tfjob/progeta.h"
+#include "tfjob/progstatus.h"
 #include "tfjob/stoprule.h"
 #include "tfjob/tfjob.h"
 
@@ -67,8 +68,7 @@ static void named_metrics(struct tfj_progress_status *n, const struct tfj_plan_p
 	for (i = 0; i < p->nmetrics && i < TFJ_PLAN_METRICS; i++) {
 		const char *name = p->metrics[i].name;
 
-		if (!strcmp(name, "loss") || !strcmp(name, "accuracy") ||
-		    !strcmp(name, "examples_per_second") || n->nmetric >= TFJ_JOBSTATUS_METRICS)
+		if (tfj_progstatus_derived(name) || n->nmetric >= TFJ_JOBSTATUS_METRICS)
 			continue;
 		tfj_planact_fmt(n->metric[n->nmetric].name, sizeof(n->metric[0].name), "%s", name);
 		tfj_planact_fmt(n->metric[n->nmetric].value, sizeof(n->metric[0].value), "%.6g",
