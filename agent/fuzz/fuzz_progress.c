@@ -43,8 +43,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		tfj_progress_tf_parse(&p, &tf, line);
 		tf.epoch = 7;
+		tf.epochs = 10;
 		if (tfj_progress_tf_parse(&p, &tf, line) == 0 &&
-		    (p.have & TFJ_PROGREC_BIT(TFJ_PROGREC_STEP)) && p.step < 0)
+		    (((p.have & TFJ_PROGREC_BIT(TFJ_PROGREC_STEP)) && p.step < 0) ||
+		     ((p.have & TFJ_PROGREC_BIT(TFJ_PROGREC_TOTAL)) && p.total_steps < 1)))
 			abort();
 	}
 
@@ -55,7 +57,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		tfj_progress_tracker_feed(&t, TFJ_STREAM_STDOUT, (const char *)data + split, size - split);
 		tfj_progress_tracker_feed(&t, TFJ_STREAM_STDERR, (const char *)data, size);
 		tfj_progress_tracker_flush(&t);
-		if (t.state.have & TFJ_PROGREC_BIT(TFJ_PROGREC_STEP) && t.state.step < 0)
+		if ((t.state.have & TFJ_PROGREC_BIT(TFJ_PROGREC_STEP) && t.state.step < 0) ||
+		    (t.state.have & TFJ_PROGREC_BIT(TFJ_PROGREC_TOTAL) && t.state.total_steps < 1))
 			abort();
 		tfj_progress_tracker_tail(&t, tail, sizeof(tail));
 		{

@@ -33,8 +33,12 @@ int tfj_progress_field_parse(enum tfj_progrec_field *out, const char *name)
 		*out = TFJ_PROGREC_EPS;
 		return 0;
 	}
+	if (strcmp(name, "total_steps") == 0) {
+		*out = TFJ_PROGREC_TOTAL;
+		return 0;
+	}
 	return tfj_err_set(TFJ_EINVAL, "unknown progress field '%s' (step, loss, accuracy, "
-			   "examples_per_sec)", name);
+			   "examples_per_sec, max_steps)", name);
 }
 
 void tfj_progress_merge(struct tfj_progress_state *state, const struct tfj_progrec *upd)
@@ -47,6 +51,8 @@ void tfj_progress_merge(struct tfj_progress_state *state, const struct tfj_progr
 		state->accuracy = upd->accuracy;
 	if (upd->have & TFJ_PROGREC_BIT(TFJ_PROGREC_EPS))
 		state->examples_per_sec = upd->examples_per_sec;
+	if (upd->have & TFJ_PROGREC_BIT(TFJ_PROGREC_TOTAL))
+		state->total_steps = upd->total_steps;
 	state->have |= upd->have;
 	state->unix_time_ms = tfj_clock_unix_ms();
 	state->records++;
@@ -105,6 +111,8 @@ static int handle_line(struct tfj_progress_tracker *t, enum tfj_progress_stream 
 	}
 	/* TensorFlow's and Keras' own lines (progress_tf.h). */
 	if (memchr(line, '\0', len) == NULL && tfj_progress_tf_parse(&upd, &t->tf, line) == 0) {
+		if (t->tf.named.n)
+			t->state.named = t->tf.named;
 		tfj_progress_merge(&t->state, &upd);
 		return 1;
 	}

@@ -44,14 +44,16 @@ struct tfj_progress_state {
 	double loss;
 	double accuracy;
 	double examples_per_sec;
+	int64_t total_steps;    /* the training length, >= 1 */
 	int64_t unix_time_ms;   /* when the latest record was seen */
 	uint64_t records;       /* records (runtime or regex) accepted */
+	struct tfj_progress_metrics named; /* the latest TensorFlow line's named metrics */
 };
 
 /*
  * Field for a name as the --progress-field flag and the regex's named groups
- * spell it: tfj_progrec_field_name's names, also "global_step", "eps" and
- * "examples_per_second". TFJ_EINVAL if unknown.
+ * spell it: tfj_progrec_field_name's names, also "global_step", "eps",
+ * "examples_per_second" and "total_steps". TFJ_EINVAL if unknown.
  */
 int tfj_progress_field_parse(enum tfj_progrec_field *out, const char *name);
 

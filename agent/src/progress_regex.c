@@ -249,7 +249,7 @@ static int sub_number(double *d, int64_t *i64, int integer, const char *s, size_
 	return 0;
 }
 
-/* Where a number field goes in a record; NULL for the step (an integer). */
+/* Where a number field goes in a record; NULL for the integer fields. */
 static double *number_field(struct tfj_progrec *r, int f)
 {
 	switch (f) {
@@ -262,6 +262,16 @@ static double *number_field(struct tfj_progrec *r, int f)
 	default:
 		return NULL;
 	}
+}
+
+/* Where an integer field goes in a record; NULL for a number field. */
+static int64_t *int_field(struct tfj_progrec *r, int f)
+{
+	if (f == TFJ_PROGREC_STEP)
+		return &r->step;
+	if (f == TFJ_PROGREC_TOTAL)
+		return &r->total_steps;
+	return NULL;
 }
 
 #define TFJ_PROGRESS_MAX_GROUPS 64
@@ -288,9 +298,10 @@ int tfj_progress_regex_match(struct tfj_progrec *out, const struct tfj_progress_
 			continue;
 		s = line + m[g].rm_so;
 		l = (size_t)(m[g].rm_eo - m[g].rm_so);
-		/* The step is an integer, every other field a number. */
-		if (sub_number(number_field(out, f), f == TFJ_PROGREC_STEP ? &out->step : NULL,
-			       f == TFJ_PROGREC_STEP, s, l) == 0)
+		/* The step and the total are integers, every other field a number. */
+		if (sub_number(number_field(out, f), int_field(out, f), int_field(out, f) != NULL,
+			       s, l) == 0 &&
+		    (f != TFJ_PROGREC_TOTAL || out->total_steps > 0))
 			out->have |= TFJ_PROGREC_BIT(f);
 	}
 	return out->have ? 0 : TFJ_ENOTFOUND;

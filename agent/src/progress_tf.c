@@ -101,12 +101,30 @@ static int is_accuracy_name(const char *name, size_t n)
 	return 0;
 }
 
+/* Keeps a numeric item as a named metric, while there is room. */
+static void add_named(struct tfj_progress_metrics *named, const char *name, size_t n, double v)
+{
+	if (named->n >= TFJ_PROGRESS_METRICS_MAX || n >= TFJ_PROGRESS_METRIC_NAME)
+		return;
+	memcpy(named->m[named->n].name, name, n);
+	named->m[named->n].name[n] = '\0';
+	named->m[named->n].value = v;
+	named->n++;
+}
+
+static int is_step_name(const char *name, size_t n)
+{
+	return (n == 4 && !memcmp(name, "step", 4)) || (n == 11 && !memcmp(name, "global_step", 11));
+}
+
 /*
  * Finds `name<sep>value` items anywhere in s: a name is a run of
  * [A-Za-z0-9_/] preceded by start, blank, ',' or '-'. Fills loss, accuracy
- * and (when want_step) step / global_step.
+ * and (when want_step) step / global_step; every other numeric item but the
+ * step goes to *named.
  */
-static void read_items(struct tfj_progrec *out, const char *s, const char *sep, int want_step)
+static void read_items(struct tfj_progrec *out, struct tfj_progress_metrics *named, const char *s,
+		       const char *sep, int want_step)
 {
 	size_t seplen = strlen(sep);
 	const char *p = s;
@@ -124,6 +142,12 @@ static void read_items(struct tfj_progrec *out, const char *s, const char *sep, 
 		if (n == 0 || (name > s && name[-1] != ' ' && name[-1] != ',' && name[-1] != '-' &&
 			       name[-1] != '\t' && name[-1] != ':'))
 			continue;
+		if (!is_step_name(name, n)) {
+			const char *nv = v;
+
+			if (read_number(&d, &nv) == 0)
+				add_named(named, name, n, d);
+		}
 		if (n == 4 && !memcmp(name, "loss", 4)) {
 			if (read_number(&d, &v) == 0) {
 				out->loss = d;
@@ -134,8 +158,7 @@ static void read_items(struct tfj_progrec *out, const char *s, const char *sep, 
 				out->accuracy = d;
 				out->have |= TFJ_PROGREC_BIT(TFJ_PROGREC_ACCURACY);
 			}
-		} else if (want_step && ((n == 4 && !memcmp(name, "step", 4)) ||
-					 (n == 11 && !memcmp(name, "global_step", 11)))) {
+		} else if (want_step && is_step_name(name, n)) {
 			if (read_count(&i, &v) == 0 && (!*v || !isdigit((unsigned char)*v))) {
 				out->step = i;
 				out->have |= TFJ_PROGREC_BIT(TFJ_PROGREC_STEP);
@@ -157,11 +180,31 @@ static int parse_epoch(struct tfj_progress_tf *st, const char *p)
 	if (*skip_blank(p))
 		return -1;
 	st->epoch = e;
+	st->epochs = n;
+	st->per_epoch = 0;
 	return 0;
 }
 
+/*
+ * The training length from a Keras line of epoch st->epoch: N epochs of T
+ * steps. Only the epoch's first progress line fixes T; a line with another
+ * T is not fit's (model.evaluate or predict draws its own bar, with no
+ * Epoch line before it), so it gives no total rather than a wrong one.
+ */
+static void keras_total(struct tfj_progrec *out, struct tfj_progress_tf *st, int64_t t)
+{
+	if (st->epoch < 1 || st->epochs < 1)
+		return;
+	if (st->per_epoch == 0)
+		st->per_epoch = t;
+	if (st->per_epoch != t || st->epochs > MAX_COUNT / t)
+		return;
+	out->total_steps = st->epochs * t;
+	out->have |= TFJ_PROGREC_BIT(TFJ_PROGREC_TOTAL);
+}
+
 /* "S/T" + a bar or " - " items: a Keras progress line. */
-static int parse_keras(struct tfj_progrec *out, const struct tfj_progress_tf *st, const char *p)
+static int parse_keras(struct tfj_progrec *out, struct tfj_progress_tf *st, const char *p)
 {
 	int64_t s, t;
 
@@ -171,12 +214,36 @@ static int parse_keras(struct tfj_progrec *out, const struct tfj_progress_tf *st
 	/* The rest must look like Keras: " - name: value" items. */
 	if (!strstr(p, " - ") || !strstr(p, ": "))
 		return -1;
-	read_items(out, p, ": ", 0);
+	read_items(out, &st->named, p, ": ", 0);
 	if (!(out->have & (TFJ_PROGREC_BIT(TFJ_PROGREC_LOSS) |
 			   TFJ_PROGREC_BIT(TFJ_PROGREC_ACCURACY))))
 		return -1;
 	out->step = st->epoch > 0 ? (st->epoch - 1) * t + s : s;
 	out->have |= TFJ_PROGREC_BIT(TFJ_PROGREC_STEP);
+	keras_total(out, st, t);
+	return 0;
+}
+
+/*
+ * tfjob-runtime's start line, in its kv or JSON log format: the component
+ * is "runtime" and the message ends in "max_steps N" (the training length
+ * it computed from --max-steps or --epochs). Its progress records carry no
+ * total, so this line is where the agent learns it.
+ */
+static int parse_runtime(struct tfj_progrec *out, const char *p)
+{
+	const char *m;
+	int64_t n;
+
+	if (!strstr(p, "comp=runtime ") && !strstr(p, "\"comp\":\"runtime\""))
+		return -1;
+	if (!(m = strstr(p, ", max_steps ")))
+		return -1;
+	m += strlen(", max_steps ");
+	if (read_count(&n, &m) || n < 1 || *m != '"')
+		return -1;
+	out->total_steps = n;
+	out->have |= TFJ_PROGREC_BIT(TFJ_PROGREC_TOTAL);
 	return 0;
 }
 
@@ -189,19 +256,25 @@ int tfj_progress_tf_parse(struct tfj_progrec *out, struct tfj_progress_tf *st, c
 	p = skip_blank(buf);
 
 	memset(out, 0, sizeof(*out));
+	st->named.n = 0;
 	if (parse_epoch(st, p) == 0)
 		return TFJ_ENOTFOUND;
 	if (isdigit((unsigned char)*p)) {
 		if (parse_keras(out, st, p) == 0)
 			return 0;
 		memset(out, 0, sizeof(*out));
+		st->named.n = 0;
 	}
+	if (parse_runtime(out, p) == 0)
+		return 0;
+	memset(out, 0, sizeof(*out));
 	/* tf.estimator: "loss = X, step = N" or an evaluation's "accuracy = X, ...". */
 	if (strstr(p, "loss = ") || strstr(p, "accuracy = ")) {
-		read_items(out, p, " = ", 1);
+		read_items(out, &st->named, p, " = ", 1);
 		if (out->have)
 			return 0;
 	}
 	memset(out, 0, sizeof(*out));
+	st->named.n = 0;
 	return TFJ_ENOTFOUND;
 }

@@ -369,8 +369,10 @@ int tfj_reporter_heartbeat(struct tfj_reporter *r, const struct tfj_progress_sta
 	Tfj__Report__V1__HeartbeatRequest req = TFJ__REPORT__V1__HEARTBEAT_REQUEST__INIT;
 	Tfj__Report__V1__ReplicaRef ref = TFJ__REPORT__V1__REPLICA_REF__INIT;
 	Tfj__Report__V1__Progress pr = TFJ__REPORT__V1__PROGRESS__INIT;
+	Tfj__Report__V1__Metric mv[TFJ_PROGRESS_METRICS_MAX];
+	Tfj__Report__V1__Metric *mp[TFJ_PROGRESS_METRICS_MAX];
 	uint8_t *buf = NULL;
-	size_t len = 0;
+	size_t len = 0, i;
 	int rc;
 
 	fill_ref(r, &ref);
@@ -382,6 +384,16 @@ int tfj_reporter_heartbeat(struct tfj_reporter *r, const struct tfj_progress_sta
 	pr.accuracy = p->accuracy;
 	pr.has_examples_per_sec = !!(p->have & TFJ_PROGREC_BIT(TFJ_PROGREC_EPS));
 	pr.examples_per_sec = p->examples_per_sec;
+	pr.has_total_steps = !!(p->have & TFJ_PROGREC_BIT(TFJ_PROGREC_TOTAL));
+	pr.total_steps = p->total_steps;
+	for (i = 0; i < p->named.n && i < TFJ_PROGRESS_METRICS_MAX; i++) {
+		tfj__report__v1__metric__init(&mv[i]);
+		mv[i].name = (char *)p->named.m[i].name;
+		mv[i].value = p->named.m[i].value;
+		mp[i] = &mv[i];
+	}
+	pr.n_metrics = i;
+	pr.metrics = i ? mp : NULL;
 	pr.unix_time_ms = p->unix_time_ms;
 	pr.records_seen = p->records;
 	req.replica = &ref;

@@ -79,6 +79,9 @@ static void test_recorded_mwms_progbar(void)
 	TFJ_CHECK_INT(r.st.records, 13);
 	TFJ_CHECK_INT(r.step_went_back, 0);
 	TFJ_CHECK_INT(r.st.step, 40);
+	/* Epoch 1/2 and a 20-step bar: 40 steps in all. */
+	TFJ_CHECK(has(&r.st, TFJ_PROGREC_TOTAL));
+	TFJ_CHECK_INT(r.st.total_steps, 40);
 	TFJ_CHECK_NEAR(r.st.loss, 1.0993, 1e-9);
 	/* The final record's test accuracy is the last word. */
 	TFJ_CHECK_NEAR(r.st.accuracy, 0.6305, 1e-9);
@@ -98,6 +101,8 @@ static void test_recorded_ps_chief(void)
 	TFJ_CHECK_INT(r.st.step, 200);
 	TFJ_CHECK_NEAR(r.st.loss, 0.7576, 1e-9);
 	TFJ_CHECK(!has(&r.st, TFJ_PROGREC_ACCURACY));
+	/* Estimator lines never say the training length: no total, not a guess. */
+	TFJ_CHECK(!has(&r.st, TFJ_PROGREC_TOTAL));
 	r = feed_fixture("ps-chief.stdout", TFJ_STREAM_STDOUT);
 	TFJ_CHECK_INT(r.st.records, 1);
 	TFJ_CHECK_NEAR(r.st.accuracy, 0.7131, 1e-9);
@@ -114,11 +119,13 @@ static void test_recorded_keras_fit(void)
 	TFJ_CHECK_INT(r.st.records, 4);
 	TFJ_CHECK_INT(r.step_went_back, 0);
 	TFJ_CHECK_INT(r.st.step, 36); /* epoch 2, 18/18 */
+	TFJ_CHECK_INT(r.st.total_steps, 36);
 	TFJ_CHECK_NEAR(r.st.loss, 1.9998, 1e-9);
 	TFJ_CHECK_NEAR(r.st.accuracy, 0.29, 1e-9);
 	r = feed_fixture("keras-fit-verbose2.stdout", TFJ_STREAM_STDOUT);
 	TFJ_CHECK_INT(r.st.records, 2);
 	TFJ_CHECK_INT(r.st.step, 36);
+	TFJ_CHECK_INT(r.st.total_steps, 36);
 	TFJ_CHECK_NEAR(r.st.loss, 2.0735, 1e-9);
 	TFJ_CHECK_NEAR(r.st.accuracy, 0.2456, 1e-9);
 }
@@ -169,12 +176,120 @@ static void test_lines(void)
 	TFJ_CHECK_INT(parse(&r, &st, "\x1b[1m\x1b"), TFJ_ENOTFOUND);
 }
 
+/* The training length: Keras' Epoch E/N x the epoch's T, and tfjob-runtime's start line. */
+static void test_totals(void)
+{
+	struct tfj_progress_tf st = { 0 };
+	struct tfj_progrec r;
+
+	/* A bar before any Epoch line (a bare Progbar): a step, no total. */
+	TFJ_CHECK_INT(parse(&r, &st, "412/500 [====>...] - ETA: 3s - loss: 0.1234 - accuracy: 0.9"), 0);
+	TFJ_CHECK_INT(r.step, 412);
+	TFJ_CHECK(!(r.have & TFJ_PROGREC_BIT(TFJ_PROGREC_TOTAL)));
+	TFJ_CHECK_INT(parse(&r, &st, "Epoch 3/10"), TFJ_ENOTFOUND);
+	TFJ_CHECK_INT(parse(&r, &st, "412/500 [====>...] - ETA: 3s - loss: 0.1234 - accuracy: 0.9"), 0);
+	TFJ_CHECK_INT(r.step, 1412);
+	TFJ_CHECK(r.have & TFJ_PROGREC_BIT(TFJ_PROGREC_TOTAL));
+	TFJ_CHECK_INT(r.total_steps, 5000);
+	/* model.evaluate's bar after fit: its own T, so no total (its step is not fit's). */
+	TFJ_CHECK_INT(parse(&r, &st, "313/313 - 1s - 2ms/step - accuracy: 0.87 - loss: 0.36"), 0);
+	TFJ_CHECK(!(r.have & TFJ_PROGREC_BIT(TFJ_PROGREC_TOTAL)));
+	/* The next Epoch line starts over: its first bar fixes T again. */
+	TFJ_CHECK_INT(parse(&r, &st, "Epoch 4/10"), TFJ_ENOTFOUND);
+	TFJ_CHECK_INT(parse(&r, &st, "1/500 - loss: 0.2"), 0);
+	TFJ_CHECK_INT(r.total_steps, 5000);
+	TFJ_CHECK_INT(r.step, 1501);
+	/* A huge epoch count that would overflow gives no total. */
+	TFJ_CHECK_INT(parse(&r, &st, "Epoch 1/1000000000"), TFJ_ENOTFOUND);
+	TFJ_CHECK_INT(parse(&r, &st, "1/1000000000 - loss: 0.2"), 0);
+	TFJ_CHECK(!(r.have & TFJ_PROGREC_BIT(TFJ_PROGREC_TOTAL)));
+	/* tfjob-runtime's start line, kv and JSON log formats. */
+	TFJ_CHECK_INT(parse(&r, &st, "ts=2026-11-28T07:00:00.123Z level=info comp=runtime "
+			    "msg=\"worker:0: replica 0 of 2, 30000 examples, async, coordinator, "
+			    "max_steps 4688\""), 0);
+	TFJ_CHECK_INT(r.have, TFJ_PROGREC_BIT(TFJ_PROGREC_TOTAL));
+	TFJ_CHECK_INT(r.total_steps, 4688);
+	TFJ_CHECK_INT(parse(&r, &st, "{\"ts\":\"2026-11-28T07:00:00.123Z\",\"level\":\"info\","
+			    "\"comp\":\"runtime\",\"msg\":\"worker:1: replica 1 of 2, 30000 examples, "
+			    "sync, max_steps 200\"}"), 0);
+	TFJ_CHECK_INT(r.total_steps, 200);
+	/* Another component, another wording, zero or junk: nothing. */
+	TFJ_CHECK_INT(parse(&r, &st, "ts=x level=info comp=agent msg=\"a, max_steps 10\""),
+		      TFJ_ENOTFOUND);
+	TFJ_CHECK_INT(parse(&r, &st, "ts=x level=info comp=runtime msg=\"a, max_steps 0\""),
+		      TFJ_ENOTFOUND);
+	TFJ_CHECK_INT(parse(&r, &st, "ts=x level=info comp=runtime msg=\"a, max_steps 10x\""),
+		      TFJ_ENOTFOUND);
+	TFJ_CHECK_INT(parse(&r, &st, "ts=x level=info comp=runtime msg=\"max_steps 10\""),
+		      TFJ_ENOTFOUND);
+}
+
+/* Named metrics: every numeric item of the line but the step, bounded. */
+static void test_named_metrics(void)
+{
+	struct tfj_progress_tf st = { 0 };
+	struct tfj_progrec r;
+	char line[1024];
+	size_t len = 0;
+	int i;
+
+	TFJ_CHECK_INT(parse(&r, &st, "412/500 [====>...] - ETA: 3s - loss: 0.1234 - accuracy: 0.9 - "
+			    "mae: 0.31 - val_loss: 0.6"), 0);
+	TFJ_CHECK_INT(st.named.n, 4);
+	TFJ_CHECK_STR(st.named.m[0].name, "loss");
+	TFJ_CHECK_STR(st.named.m[2].name, "mae");
+	TFJ_CHECK_NEAR(st.named.m[2].value, 0.31, 1e-12);
+	TFJ_CHECK_STR(st.named.m[3].name, "val_loss");
+	/* Estimator items: the step is STEP, not a named metric. */
+	TFJ_CHECK_INT(parse(&r, &st, "INFO:tensorflow:loss = 0.43, step = 200 (0.25 sec)"), 0);
+	TFJ_CHECK_INT(st.named.n, 1);
+	TFJ_CHECK_STR(st.named.m[0].name, "loss");
+	/* A line that is not progress leaves none. */
+	TFJ_CHECK_INT(parse(&r, &st, "3/4 of the data loaded"), TFJ_ENOTFOUND);
+	TFJ_CHECK_INT(st.named.n, 0);
+	/* At most 16 per line; a 64-character name is skipped. */
+	len = (size_t)snprintf(line, sizeof(line), "1/9 - loss: 1 - %064d: 2", 0);
+	for (i = 0; i < 20 && len < sizeof(line) - 16; i++)
+		len += (size_t)snprintf(line + len, sizeof(line) - len, " - m%d: %d", i, i);
+	TFJ_CHECK_INT(parse(&r, &st, line), 0);
+	TFJ_CHECK_INT(st.named.n, TFJ_PROGRESS_METRICS_MAX);
+	TFJ_CHECK_STR(st.named.m[1].name, "m0");
+}
+
+/*
+ * A terminal's Keras output (bars redrawn with '\r', ANSI colours) split at
+ * every byte between two reads comes out the same: the framer joins lines.
+ */
+static void test_split_reads(void)
+{
+	static const char out[] = "Epoch 1/2\n\r\x1b[1m 5/20\x1b[0m \x1b[32m\xe2\x94\x81\x1b[0m "
+				  "15ms/step - accuracy: 0.2969 - loss: 2.1612\r\x1b[1m20/20\x1b[0m "
+				  "- 1s - accuracy: 0.5703 - loss: 1.6045\r\nEpoch 2/2\n 7/20 - "
+				  "loss: 1.5";
+	size_t cut, n = sizeof(out) - 1;
+
+	for (cut = 0; cut <= n; cut++) {
+		struct tfj_progress_tracker t;
+
+		TFJ_CHECK_OK(tfj_progress_tracker_init(&t, TFJ_PROGRESS_LINE_DEFAULT, NULL));
+		tfj_progress_tracker_feed(&t, TFJ_STREAM_STDOUT, out, cut);
+		tfj_progress_tracker_feed(&t, TFJ_STREAM_STDOUT, out + cut, n - cut);
+		tfj_progress_tracker_flush(&t);
+		TFJ_CHECK_INT(t.state.records, 3);
+		TFJ_CHECK_INT(t.state.step, 27);
+		TFJ_CHECK_INT(t.state.total_steps, 40);
+		TFJ_CHECK_NEAR(t.state.loss, 1.5, 1e-12);
+		tfj_progress_tracker_free(&t);
+	}
+}
+
 /* Random bytes and mutated real lines never crash and never fail. */
 static void test_garbage(void)
 {
 	static const char *const seeds[] = {
 		"\r\x1b[1m 5/20\x1b[0m \x1b[32m\xe2\x94\x81\x1b[0m 15ms/step - accuracy: 0.2969 - loss: 2.1612",
 		"INFO:tensorflow:loss = 0.7576, step = 200 (0.108 sec)", "Epoch 1/2",
+		"ts=x level=info comp=runtime msg=\"w, max_steps 4688\"",
 	};
 	struct tfj_progress_tf st = { 0 };
 	struct tfj_progrec r;
@@ -182,7 +297,7 @@ static void test_garbage(void)
 	int i, k;
 
 	for (i = 0; i < 2000; i++) {
-		const char *s = seeds[i % 3];
+		const char *s = seeds[i % 4];
 		size_t n = strlen(s);
 
 		memcpy(line, s, n + 1);
@@ -198,6 +313,9 @@ int main(void)
 	TFJ_RUN(test_recorded_ps_chief);
 	TFJ_RUN(test_recorded_keras_fit);
 	TFJ_RUN(test_lines);
+	TFJ_RUN(test_totals);
+	TFJ_RUN(test_named_metrics);
+	TFJ_RUN(test_split_reads);
 	TFJ_RUN(test_garbage);
 	return tfj_test_finish();
 }

@@ -94,7 +94,7 @@ size_t tfj_progrec_end(struct tfj_progrec_writer *w)
 
 static const char *const field_names[TFJ_PROGREC_NFIELDS] = {
 	TFJ_PROGREC_KEY_STEP, TFJ_PROGREC_KEY_LOSS, TFJ_PROGREC_KEY_ACCURACY,
-	TFJ_PROGREC_KEY_EXAMPLES_PER_SEC
+	TFJ_PROGREC_KEY_EXAMPLES_PER_SEC, TFJ_PROGREC_KEY_MAX_STEPS
 };
 
 const char *tfj_progrec_field_name(enum tfj_progrec_field f)
@@ -125,6 +125,28 @@ static int opt_step(struct tfj_progrec *p, const cJSON *obj)
 		if (rc < 0)
 			return rc;
 		p->have |= TFJ_PROGREC_BIT(TFJ_PROGREC_STEP);
+		return 0;
+	}
+	return 0;
+}
+
+/*
+ * Reads the training length under the first of its two keys present. Zero
+ * is out of range: "no steps to run" would make every percentage 100.
+ */
+static int opt_total(struct tfj_progrec *p, const cJSON *obj)
+{
+	static const char *const keys[2] = { TFJ_PROGREC_KEY_MAX_STEPS,
+					     TFJ_PROGREC_KEY_TOTAL_STEPS };
+	int i, rc;
+
+	for (i = 0; i < 2; i++) {
+		if (!present(obj, keys[i]))
+			continue;
+		rc = tfj_json_get_int64(&p->total_steps, obj, keys[i], 1, TFJ_JSON_INT_MAX);
+		if (rc < 0)
+			return rc;
+		p->have |= TFJ_PROGREC_BIT(TFJ_PROGREC_TOTAL);
 		return 0;
 	}
 	return 0;
@@ -176,7 +198,7 @@ int tfj_progrec_parse(struct tfj_progrec *out, const char *line, size_t len)
 		rc = tfj_err_set(TFJ_ETYPE, "progress record: not a JSON object");
 		goto out;
 	}
-	if ((rc = opt_step(&p, root)) < 0 ||
+	if ((rc = opt_step(&p, root)) < 0 || (rc = opt_total(&p, root)) < 0 ||
 	    (rc = opt_number(&p, TFJ_PROGREC_LOSS, &p.loss, root, TFJ_PROGREC_KEY_LOSS, NULL)) < 0 ||
 	    (rc = opt_number(&p, TFJ_PROGREC_ACCURACY, &p.accuracy, root, TFJ_PROGREC_KEY_ACCURACY,
 			     TFJ_PROGREC_KEY_TEST_ACCURACY)) < 0 ||

@@ -334,6 +334,11 @@ static void test_reader(void)
 		{ "TFJ_PROGRESS {\"loss\":1e999}", TFJ_ETYPE, 0, 0 },
 		{ "TFJ_PROGRESS {\"step\":-1}", TFJ_ERANGE, 0, 0 },
 		{ "TFJ_PROGRESS {\"time_s\":1}", TFJ_EPARSE, 0, 0 },
+		/* The training length alone is a record; zero steps to run is not a length. */
+		{ "TFJ_PROGRESS {\"max_steps\":500}", 0, BIT(TOTAL), 0 },
+		{ "TFJ_PROGRESS {\"step\":3,\"total_steps\":50}", 0, BIT(STEP) | BIT(TOTAL), 3 },
+		{ "TFJ_PROGRESS {\"step\":3,\"max_steps\":0}", TFJ_ERANGE, 0, 0 },
+		{ "TFJ_PROGRESS {\"max_steps\":2.5}", TFJ_ETYPE, 0, 0 },
 	};
 	struct tfj_progrec r;
 	size_t i;
@@ -347,6 +352,14 @@ static void test_reader(void)
 	TFJ_CHECK_INT(tfj_progrec_parse(&r, cases[0].line, strlen(cases[0].line)), 0);
 	TFJ_CHECK(r.examples_per_sec == 2.5);
 	TFJ_CHECK(r.accuracy == 0.5);
+	/* max_steps wins over total_steps. */
+	{
+		static const char both[] = "TFJ_PROGRESS {\"total_steps\":9,\"max_steps\":8}";
+
+		TFJ_CHECK_INT(tfj_progrec_parse(&r, both, sizeof(both) - 1), 0);
+	}
+	TFJ_CHECK_INT(r.total_steps, 8);
+	TFJ_CHECK_STR(tfj_progrec_field_name(TFJ_PROGREC_TOTAL), TFJ_PROGREC_KEY_MAX_STEPS);
 }
 
 int main(void)

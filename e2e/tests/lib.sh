@@ -187,3 +187,50 @@ kill_tf_child() {
 	e2e_log "kill -$sig $child ($(tr '\0' ' ' </proc/"$child"/cmdline | cut -c1-60)) in $pod"
 	kill -"$sig" "$child"
 }
+
+# progress_sample JOB PHASE: reads the PROGRESS and ETA columns once
+# (status.progress.progressPercentage and .estimatedRemainingSeconds) with
+# the job's PHASE as read just before, and updates PROG_MID (the last
+# PROGRESS strictly between 0 and 100 seen before Succeeded), PROG_LAST,
+# ETA_TOP (the largest ETA seen before Succeeded) and ETA_FELL (1 once a
+# later ETA was below ETA_TOP). Prints `kubectl get tfjob JOB` when either
+# column changes. Call it from a polling loop; check_progress_eta judges.
+progress_sample() {
+	local job=$1 phase=$2 row prog eta
+	row=$(kubectl -n "$E2E_NS" get tfjob "$job" --no-headers \
+		-o custom-columns=P:.status.progress.progressPercentage,E:.status.progress.estimatedRemainingSeconds 2>/dev/null || true)
+	read -r prog eta <<<"$row"
+	case $prog in '' | '<none>') prog= ;; *[!0-9]*) e2e_fail "PROGRESS not an integer: '$prog'" ;; esac
+	case $eta in '' | '<none>') eta= ;; *[!0-9]*) e2e_fail "ETA not an integer: '$eta'" ;; esac
+	[ -z "$prog" ] || [ "$prog" -le 100 ] || e2e_fail "PROGRESS $prog above 100"
+	if [ "$prog/$eta" != "${PROG_SEEN:-}" ]; then
+		PROG_SEEN=$prog/$eta
+		e2e_log "PROGRESS ${prog:-none} ETA ${eta:-none} (phase ${phase:-none}):"
+		kubectl -n "$E2E_NS" get tfjob "$job" 2>/dev/null || true
+	fi
+	[ -n "$prog" ] && PROG_LAST=$prog
+	[ "$phase" = Succeeded ] || {
+		[ -n "$prog" ] && [ "$prog" -gt 0 ] && [ "$prog" -lt 100 ] && PROG_MID=$prog
+		[ -n "$eta" ] && [ "$eta" -gt "${ETA_TOP:-0}" ] && ETA_TOP=$eta
+	}
+	[ -n "$eta" ] && [ -n "${ETA_TOP:-}" ] && [ "$eta" -lt "$ETA_TOP" ] && ETA_FELL=1
+	return 0
+}
+
+# check_progress_eta JOB: after the job Succeeded, PROGRESS was seen between
+# 0 and 100 while it ran and reaches 100 (the status is written at most
+# every 5 s, so the last report may land after Succeeded), and an ETA seen
+# while it ran was later followed by a smaller one.
+check_progress_eta() {
+	local job=$1 deadline=$((SECONDS + 30))
+	while [ "${PROG_LAST:-}" != 100 ]; do
+		[ $SECONDS -lt $deadline ] ||
+			e2e_fail "PROGRESS '${PROG_LAST:-}' 30 s after Succeeded, wanted 100 (status.progress: $(kubectl -n "$E2E_NS" get tfjob "$job" -o jsonpath='{.status.progress}'))"
+		sleep 1
+		progress_sample "$job" Succeeded
+	done
+	[ -n "${PROG_MID:-}" ] || e2e_fail "no PROGRESS between 0 and 100 seen while $job ran"
+	[ "${ETA_TOP:-0}" -gt 0 ] || e2e_fail "no ETA above 0 seen while $job ran"
+	[ "${ETA_FELL:-0}" = 1 ] || e2e_fail "ETA never fell below its high of $ETA_TOP s"
+	e2e_log "PROGRESS $PROG_MID while running -> $PROG_LAST; ETA fell from $ETA_TOP s"
+}

@@ -18,7 +18,8 @@ apply_tf_example() {
 # follow_steps JOB LIMIT_S: polls until JOB is Succeeded (fails on Failed or
 # the limit) and sets FIRST_STEP to the first STEP (status.progress.
 # globalStep, the printer column) seen while it was not finished yet and
-# LAST_STEP to the largest seen at any time.
+# LAST_STEP to the largest seen at any time. With FOLLOW_PROGRESS set it
+# also samples PROGRESS and ETA (lib.sh's progress_sample).
 follow_steps() {
 	local job=$1 limit=$2 phase step deadline=$(($SECONDS + $2))
 	FIRST_STEP=0 LAST_STEP=0
@@ -30,6 +31,7 @@ follow_steps() {
 			[ "$FIRST_STEP" = 0 ] && [ "$phase" != Succeeded ] && [ "$step" -gt 0 ] && FIRST_STEP=$step
 			[ "$step" -gt "$LAST_STEP" ] && { LAST_STEP=$step; e2e_log "STEP $step (phase ${phase:-none})"; } ;;
 		esac
+		[ -z "${FOLLOW_PROGRESS:-}" ] || progress_sample "$job" "$phase"
 		[ "$phase" = Succeeded ] && return 0
 		[ "$phase" = Failed ] && e2e_fail "$job Failed"
 		[ $SECONDS -lt $deadline ] || e2e_fail "$job still '${phase:-none}' after $limit s"

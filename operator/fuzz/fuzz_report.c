@@ -5,8 +5,10 @@
  * the rest is the request body as it would arrive off the wire.
  * Properties: no crash or leak, and a decoded report always satisfies the
  * decoder's promises: names non-empty, NUL-terminated and of the allowed
- * characters, a known replica type, an index in range, finite numbers, an
- * exit code in 0..255, printable reason and message.
+ * characters, a known replica type, an index in range, finite numbers, a
+ * training length of at least one step, at most TFJ_REPORTMSG_METRICS named
+ * metrics with names and finite values, an exit code in 0..255, printable
+ * reason and message.
  */
 #include <math.h>
 #include <stdint.h>
@@ -60,6 +62,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if ((m.has_loss && !isfinite(m.loss)) || (m.has_accuracy && !isfinite(m.accuracy)) ||
 	    (m.has_eps && !isfinite(m.eps)) || (m.has_step && m.step < 0) || m.progress_ms < 0)
 		abort();
+	if ((m.has_total && m.total < 1) || m.nmetrics > TFJ_REPORTMSG_METRICS)
+		abort();
+	for (unsigned i = 0; i < m.nmetrics; i++) {
+		size_t n = strnlen(m.metrics[i].name, sizeof(m.metrics[i].name));
+
+		if (n == 0 || n >= sizeof(m.metrics[i].name) || !isfinite(m.metrics[i].value))
+			abort();
+	}
 	if (m.exit_code < 0 || m.exit_code > 255)
 		abort();
 	check_text(m.reason, sizeof(m.reason));

@@ -79,6 +79,37 @@ static void test_progress(void)
 	TFJ_CHECK(p.step == 10);
 	TFJ_CHECK(p.has_accuracy && p.accuracy == 0.9);
 	TFJ_CHECK_INT((int)p.nreplicas, 3);
+	/* No replica said the training length; only the worker's step is a rate sample. */
+	TFJ_CHECK_INT(p.has_total, 0);
+	TFJ_CHECK_INT((int)p.rate.n, 1);
+	tfj_progress_release(&p);
+
+	/* Worker 1's steps are the job's, but only worker 0's time the rate. */
+	m = hb("job-1", TFJ_RT_WORKER, 1, 25, 850);
+	TFJ_CHECK_INT(tfj_progress_record(NULL, st, &m, "pod-w1", 4200), 0);
+	TFJ_CHECK_INT(tfj_progress_snapshot(st, &p, "job-1"), 0);
+	TFJ_CHECK_INT((int)p.step, 25);
+	TFJ_CHECK_INT((int)p.rate.n, 1);
+	tfj_progress_release(&p);
+	/* A worker's next record says the length: the job has a total and a step rate. */
+	m = hb("job-1", TFJ_RT_WORKER, 0, 30, 900);
+	m.has_total = 1;
+	m.total = 300;
+	snprintf(m.metrics[0].name, sizeof(m.metrics[0].name), "val_loss");
+	m.metrics[0].value = 0.75;
+	m.nmetrics = 1;
+	TFJ_CHECK_INT(tfj_progress_record(NULL, st, &m, "pod-w0", 4500), 0);
+	TFJ_CHECK_INT(tfj_progress_snapshot(st, &p, "job-1"), 0);
+	TFJ_CHECK(p.has_total && p.total == 300);
+	TFJ_CHECK_INT((int)p.nmetrics, 1);
+	TFJ_CHECK_STR(p.metrics[0].name, "val_loss");
+	TFJ_CHECK_INT((int)p.rate.n, 2);
+	{
+		double r = 0;
+
+		TFJ_CHECK_INT(tfj_progeta_rate(&r, &p.rate), 0);
+		TFJ_CHECK(r > 7.99 && r < 8.01); /* 20 steps in 2.5 s */
+	}
 	tfj_progress_release(&p);
 
 	/* Exit is remembered with the agent's reason. */

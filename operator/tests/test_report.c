@@ -5,6 +5,7 @@
  * Heartbeat reply's stop and the rejected-total metric. (The real TokenReview and pod checks are in
  * itest_report.c; the decision function in test_tokenreview.c.)
  */
+#include <math.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -136,6 +137,7 @@ static void test_server(void)
 	TFJ_CHECK_INT(s.last.ref.index, 1);
 	TFJ_CHECK_INT((int)s.last.step, 1234);
 	TFJ_CHECK(s.last.accuracy == 0.75);
+	TFJ_CHECK_INT(s.last.has_total, 0);
 
 	/* RegisterReplica answers with the operator's heartbeat period. */
 	rc_ref(&ref, "team-a", "mnist", "job-1", "chief", 0, "mnist-chief-0");
@@ -317,10 +319,85 @@ static void test_bad_address(void)
 	TFJ_CHECK_INT(tfj_report_start(&srv, &o), TFJ_EINVAL);
 }
 
+/* The training length: carried when said, and a length below one step is refused. */
+static void test_decode_total_steps(void)
+{
+	Tfj__Report__V1__HeartbeatRequest hb;
+	Tfj__Report__V1__ReplicaRef ref;
+	Tfj__Report__V1__Progress pr;
+	struct tfj_reportmsg m;
+	uint8_t buf[1024];
+	size_t n;
+
+	heartbeat(&hb, &ref, &pr, "mnist-worker-1");
+	pr.has_total_steps = 1;
+	pr.total_steps = 5000;
+	n = tfj__report__v1__heartbeat_request__pack(&hb, buf);
+	TFJ_CHECK_INT(tfj_reportmsg_decode(&m, TFJ_RM_HEARTBEAT, buf, n), 0);
+	TFJ_CHECK_INT(m.has_total, 1);
+	TFJ_CHECK_INT((int)m.total, 5000);
+	pr.total_steps = 0;
+	n = tfj__report__v1__heartbeat_request__pack(&hb, buf);
+	TFJ_CHECK_INT(tfj_reportmsg_decode(&m, TFJ_RM_HEARTBEAT, buf, n), TFJ_EINVAL);
+}
+
+/* Named metrics: at most 16, names 1-63 of [A-Za-z0-9_./-], finite values. */
+static void test_decode_metrics(void)
+{
+	Tfj__Report__V1__HeartbeatRequest hb;
+	Tfj__Report__V1__ReplicaRef ref;
+	Tfj__Report__V1__Progress pr;
+	Tfj__Report__V1__Metric mv[17], *mp[17];
+	struct tfj_reportmsg m;
+	char names[17][8], longname[65];
+	uint8_t buf[4096];
+	size_t n, i;
+
+	heartbeat(&hb, &ref, &pr, "mnist-worker-1");
+	for (i = 0; i < 17; i++) {
+		tfj__report__v1__metric__init(&mv[i]);
+		snprintf(names[i], sizeof(names[i]), "m_%zu", i);
+		mv[i].name = names[i];
+		mv[i].value = (double)i;
+		mp[i] = &mv[i];
+	}
+	pr.metrics = mp;
+	pr.n_metrics = 16;
+	n = tfj__report__v1__heartbeat_request__pack(&hb, buf);
+	TFJ_CHECK_INT(tfj_reportmsg_decode(&m, TFJ_RM_HEARTBEAT, buf, n), 0);
+	TFJ_CHECK_INT((int)m.nmetrics, 16);
+	TFJ_CHECK_STR(m.metrics[15].name, "m_15");
+	TFJ_CHECK(m.metrics[15].value == 15.0);
+	pr.n_metrics = 17;
+	n = tfj__report__v1__heartbeat_request__pack(&hb, buf);
+	TFJ_CHECK_INT(tfj_reportmsg_decode(&m, TFJ_RM_HEARTBEAT, buf, n), TFJ_EINVAL);
+	pr.n_metrics = 1;
+	mv[0].name = (char *)"val loss";
+	n = tfj__report__v1__heartbeat_request__pack(&hb, buf);
+	TFJ_CHECK_INT(tfj_reportmsg_decode(&m, TFJ_RM_HEARTBEAT, buf, n), TFJ_EINVAL);
+	mv[0].name = (char *)"";
+	n = tfj__report__v1__heartbeat_request__pack(&hb, buf);
+	TFJ_CHECK_INT(tfj_reportmsg_decode(&m, TFJ_RM_HEARTBEAT, buf, n), TFJ_EINVAL);
+	memset(longname, 'a', 64);
+	longname[64] = '\0';
+	mv[0].name = longname;
+	n = tfj__report__v1__heartbeat_request__pack(&hb, buf);
+	TFJ_CHECK_INT(tfj_reportmsg_decode(&m, TFJ_RM_HEARTBEAT, buf, n), TFJ_EINVAL);
+	longname[63] = '\0';
+	n = tfj__report__v1__heartbeat_request__pack(&hb, buf);
+	TFJ_CHECK_INT(tfj_reportmsg_decode(&m, TFJ_RM_HEARTBEAT, buf, n), 0);
+	mv[0].name = names[0];
+	mv[0].value = NAN;
+	n = tfj__report__v1__heartbeat_request__pack(&hb, buf);
+	TFJ_CHECK_INT(tfj_reportmsg_decode(&m, TFJ_RM_HEARTBEAT, buf, n), TFJ_EINVAL);
+}
+
 int main(void)
 {
 	grpc_init();
 	TFJ_RUN(test_server);
+	TFJ_RUN(test_decode_total_steps);
+	TFJ_RUN(test_decode_metrics);
 	TFJ_RUN(test_heartbeat_stop);
 	TFJ_RUN(test_review_limited_charged);
 	TFJ_RUN(test_bad_address);

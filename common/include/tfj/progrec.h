@@ -15,8 +15,8 @@
  * whose closing brace does not fit becomes {"error":"record too long"}, so
  * the line is always one complete record.
  *
- * Reader: tfj_progrec_parse() takes one line and reads the four fields the
- * agent reports (step, loss, accuracy, examples/s) with the type-checked
+ * Reader: tfj_progrec_parse() takes one line and reads the five fields the
+ * agent reports (step, loss, accuracy, examples/s, total steps) with the type-checked
  * getters of json.h. Unknown keys are ignored, null means absent, and a
  * known key of the wrong type, out of range or not finite makes the whole
  * record invalid. The reader accepts lines of any length the caller framed
@@ -60,6 +60,15 @@
 /* Other trainers' spellings the reader also accepts. */
 #define TFJ_PROGREC_KEY_GLOBAL_STEP "global_step"
 #define TFJ_PROGREC_KEY_EXAMPLES_PER_SECOND "examples_per_second"
+/*
+ * The training length in global steps (--max-steps, or epochs x steps per
+ * epoch), the total that progress percentages and ETAs are computed from;
+ * "total_steps" is accepted as its other spelling. Read from any trainer's
+ * records; tfjob-runtime's records do not carry it (the agent reads its
+ * start line instead, agent/src/progress_tf.h).
+ */
+#define TFJ_PROGREC_KEY_MAX_STEPS "max_steps"
+#define TFJ_PROGREC_KEY_TOTAL_STEPS "total_steps"
 
 /* --- writer ---------------------------------------------------------------- */
 
@@ -95,6 +104,7 @@ enum tfj_progrec_field {
 	TFJ_PROGREC_LOSS,
 	TFJ_PROGREC_ACCURACY,
 	TFJ_PROGREC_EPS,      /* examples per second */
+	TFJ_PROGREC_TOTAL,    /* total steps (max_steps) */
 	TFJ_PROGREC_NFIELDS
 };
 
@@ -106,9 +116,10 @@ struct tfj_progrec {
 	double loss;              /* finite */
 	double accuracy;          /* "accuracy", else "test_accuracy"; finite */
 	double examples_per_sec;  /* finite */
+	int64_t total_steps;      /* max_steps, else total_steps; >= 1 */
 };
 
-/* "step", "loss", "accuracy", "examples_per_sec"; NULL when out of range. */
+/* "step", "loss", "accuracy", "examples_per_sec", "max_steps"; NULL when out of range. */
 const char *tfj_progrec_field_name(enum tfj_progrec_field f);
 
 /*

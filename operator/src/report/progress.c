@@ -22,6 +22,7 @@ struct job {
 	size_t nreps, cap;
 	size_t limit;                   /* records at most (tfj_progress_limit) */
 	uint64_t durable_seq;           /* records up to here are in the status */
+	int rate_rank;                  /* rate_rank() of the replica sum.rate follows */
 };
 
 struct tfj_progress {
@@ -191,6 +192,35 @@ static struct tfj_plan_replica_report *replica(struct job *j, const char *pod_ui
 	return r;
 }
 
+/*
+ * Which replica's steps time the step rate (sum.rate): one replica, the
+ * lead (chief or master 0, else worker 0), because replicas' reports
+ * interleave (worker 1's record of step 500 may arrive after worker 0's of
+ * 510) and a window fed by several would see the step go back and start
+ * over. 0 = not a candidate; a higher rank takes the window over.
+ */
+static int rate_rank(int type, int index)
+{
+	if (index != 0)
+		return 0;
+	if (type == TFJ_RT_CHIEF || type == TFJ_RT_MASTER)
+		return 2;
+	return type == TFJ_RT_WORKER ? 1 : 0;
+}
+
+static void rate_sample(struct job *j, const struct tfj_reportmsg *m, int64_t now_ms)
+{
+	int rank = rate_rank(m->ref.type, m->ref.index);
+
+	if (rank == 0 || rank < j->rate_rank)
+		return;
+	if (rank > j->rate_rank) {
+		memset(&j->sum.rate, 0, sizeof(j->sum.rate));
+		j->rate_rank = rank;
+	}
+	tfj_progeta_add(&j->sum.rate, now_ms, m->step);
+}
+
 int tfj_progress_record(int *created, struct tfj_progress *p, const struct tfj_reportmsg *m,
 			const char *pod_uid, int64_t now_ms)
 {
@@ -230,6 +260,23 @@ int tfj_progress_record(int *created, struct tfj_progress *p, const struct tfj_r
 		if (m->has_step && trains) {
 			j->sum.has_step = 1;
 			j->sum.step = m->step;
+			rate_sample(j, m, now_ms);
+		}
+		/* Named metrics: the newest training replica's report that has any. */
+		if (m->nmetrics && trains) {
+			unsigned i;
+
+			for (i = 0; i < m->nmetrics && i < TFJ_PLAN_METRICS; i++) {
+				memcpy(j->sum.metrics[i].name, m->metrics[i].name,
+				       sizeof(j->sum.metrics[i].name));
+				j->sum.metrics[i].value = m->metrics[i].value;
+			}
+			j->sum.nmetrics = i;
+		}
+		/* The training length, from any replica that knows it (all say the same). */
+		if (m->has_total) {
+			j->sum.has_total = 1;
+			j->sum.total = m->total;
 		}
 		if (m->has_loss && trains) {
 			j->sum.has_loss = 1;

@@ -3,6 +3,7 @@
  */
 #include "report/reportmsg.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -93,8 +94,42 @@ static int read_ref(struct tfj_reportmsg_ref *out, const Tfj__Report__V1__Replic
 	return 0;
 }
 
+/* A metric name as the status holds it: 1-63 of [A-Za-z0-9_./-]. */
+static int metric_name_ok(const char *s)
+{
+	size_t n = 0;
+
+	if (!s)
+		return 0;
+	for (; s[n]; n++)
+		if (n >= 63 || !(isalnum((unsigned char)s[n]) || strchr("_./-", s[n])))
+			return 0;
+	return n > 0;
+}
+
+static int read_metrics(struct tfj_reportmsg *m, const Tfj__Report__V1__Progress *p)
+{
+	size_t i;
+
+	if (p->n_metrics > TFJ_REPORTMSG_METRICS)
+		return tfj_err_set(TFJ_EINVAL, "progress.metrics: %zu, at most %d", p->n_metrics,
+				   TFJ_REPORTMSG_METRICS);
+	for (i = 0; i < p->n_metrics; i++) {
+		const Tfj__Report__V1__Metric *mt = p->metrics[i];
+
+		if (!mt || !metric_name_ok(mt->name) || !isfinite(mt->value))
+			return tfj_err_set(TFJ_EINVAL, "progress.metrics[%zu]: bad name or value", i);
+		memcpy(m->metrics[i].name, mt->name, strlen(mt->name) + 1);
+		m->metrics[i].value = mt->value;
+	}
+	m->nmetrics = (unsigned)p->n_metrics;
+	return 0;
+}
+
 static int read_progress(struct tfj_reportmsg *m, const Tfj__Report__V1__Progress *p)
 {
+	int rc;
+
 	if (!p)
 		return 0;
 	if ((p->has_loss && !isfinite(p->loss)) || (p->has_accuracy && !isfinite(p->accuracy)) ||
@@ -104,6 +139,8 @@ static int read_progress(struct tfj_reportmsg *m, const Tfj__Report__V1__Progres
 		return tfj_err_set(TFJ_EINVAL, "progress.global_step: negative");
 	if (p->unix_time_ms < 0)
 		return tfj_err_set(TFJ_EINVAL, "progress.unix_time_ms: negative");
+	if (p->has_total_steps && p->total_steps < 1)
+		return tfj_err_set(TFJ_EINVAL, "progress.total_steps: below 1");
 	m->has_step = p->has_step;
 	m->step = p->global_step;
 	m->has_loss = p->has_loss;
@@ -112,6 +149,10 @@ static int read_progress(struct tfj_reportmsg *m, const Tfj__Report__V1__Progres
 	m->accuracy = p->accuracy;
 	m->has_eps = p->has_examples_per_sec;
 	m->eps = p->examples_per_sec;
+	m->has_total = p->has_total_steps;
+	m->total = p->total_steps;
+	if ((rc = read_metrics(m, p)))
+		return rc;
 	m->progress_ms = p->unix_time_ms;
 	return 0;
 }

@@ -43,6 +43,13 @@ struct tfj_reportmsg_ref {
 	char pod[254];
 };
 
+/* A trainer's named metric (Progress.metrics): at most TFJ_REPORTMSG_METRICS. */
+#define TFJ_REPORTMSG_METRICS 16
+struct tfj_reportmsg_metric {
+	char name[64];        /* 1-63 characters [A-Za-z0-9_./-] */
+	double value;         /* finite */
+};
+
 struct tfj_reportmsg {
 	enum tfj_reportmsg_kind kind;
 	struct tfj_reportmsg_ref ref;
@@ -50,6 +57,10 @@ struct tfj_reportmsg {
 	int has_step, has_loss, has_accuracy, has_eps;
 	int64_t step;
 	double loss, accuracy, eps;
+	int has_total;
+	int64_t total;          /* training length in steps, >= 1 */
+	struct tfj_reportmsg_metric metrics[TFJ_REPORTMSG_METRICS];
+	unsigned nmetrics;
 	int64_t progress_ms;    /* when the agent saw the record (0 = none yet) */
 	int child_running;
 	/* Exit */

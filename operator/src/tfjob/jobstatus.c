@@ -10,6 +10,7 @@
 #include <tfj/json.h>
 
 #include "tfjob/jobstatus.h"
+#include "tfjob/progstatus.h"
 
 static const char *const cond_names[TFJ_COND_COUNT] = {
 	"Created", "Running", "Restarting", "Suspended", "Succeeded", "Failed", "ReplicaFailure",
@@ -299,7 +300,7 @@ const char *tfj_jobstatus_phase(const struct tfj_job_status *st)
 
 /* ---- decode -------------------------------------------------------- */
 
-static int opt_time(int64_t *out, const cJSON *obj, const char *key)
+int tfj_jobstatus_get_time(int64_t *out, const cJSON *obj, const char *key)
 {
 	const char *s;
 	int rc = tfj_json_opt_string(&s, obj, key, NULL);
@@ -331,8 +332,8 @@ static int decode_condition(struct tfj_job_status *st, const cJSON *it)
 	c->status = !strcmp(status, "True");
 	snprintf(c->reason, sizeof(c->reason), "%s", reason);
 	snprintf(c->message, sizeof(c->message), "%s", msg);
-	if ((rc = opt_time(&c->last_update, it, "lastUpdateTime")) ||
-	    (rc = opt_time(&c->last_transition, it, "lastTransitionTime")))
+	if ((rc = tfj_jobstatus_get_time(&c->last_update, it, "lastUpdateTime")) ||
+	    (rc = tfj_jobstatus_get_time(&c->last_transition, it, "lastTransitionTime")))
 		return rc;
 	return 0;
 }
@@ -349,43 +350,6 @@ static int decode_replica(struct tfj_replica_status *rs, const cJSON *it)
 	    (rc = tfj_json_opt_string(&idx, it, "completedIndexes", "")) ||
 	    (rc = tfj_jobstatus_parse_indexes(rs, idx, TFJ_JOBSTATUS_MAX_INDEX)))
 		return rc;
-	return 0;
-}
-
-static int opt_num(int *has, double *out, const cJSON *obj, const char *key)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	*has = 0;
-	if (!it || cJSON_IsNull(it))
-		return 0;
-	*has = 1;
-	return tfj_json_get_number(out, obj, key);
-}
-
-static int decode_progress(struct tfj_progress_status *p, const cJSON *status)
-{
-	const cJSON *o = cJSON_GetObjectItemCaseSensitive(status, "progress");
-	const char *done = "";
-	int rc;
-
-	if (!o || cJSON_IsNull(o))
-		return 0;
-	if (!cJSON_IsObject(o))
-		return tfj_err_set(TFJ_ETYPE, "status.progress: expected an object");
-	p->present = 1;
-	p->has_step = cJSON_GetObjectItemCaseSensitive(o, "globalStep") != NULL;
-	if ((p->has_step &&
-	     (rc = tfj_json_get_int64(&p->step, o, "globalStep", 0, TFJ_JSON_INT_MAX))) ||
-	    (rc = opt_num(&p->has_loss, &p->loss, o, "loss")) ||
-	    (rc = opt_num(&p->has_accuracy, &p->accuracy, o, "accuracy")) ||
-	    (rc = opt_num(&p->has_eps, &p->eps, o, "examplesPerSecond")) ||
-	    (rc = opt_time(&p->last_report, o, "lastReportTime")) ||
-	    (rc = tfj_json_opt_string(&done, o, "trainingDonePodUID", "")))
-		return rc;
-	if (strlen(done) >= sizeof(p->done_pod))
-		return tfj_err_set(TFJ_ERANGE, "status.progress.trainingDonePodUID: too long");
-	memcpy(p->done_pod, done, strlen(done) + 1);
 	return 0;
 }
 
@@ -420,11 +384,11 @@ static int decode_all(struct tfj_job_status *out, const cJSON *status)
 				return rc;
 		}
 	}
-	if ((rc = opt_time(&out->start_time, status, "startTime")) ||
-	    (rc = opt_time(&out->completion_time, status, "completionTime")) ||
+	if ((rc = tfj_jobstatus_get_time(&out->start_time, status, "startTime")) ||
+	    (rc = tfj_jobstatus_get_time(&out->completion_time, status, "completionTime")) ||
 	    (rc = tfj_json_opt_int64(&out->observed_generation, status, "observedGeneration", 0,
 				     TFJ_JSON_INT_MAX, 0)) ||
-	    (rc = decode_progress(&out->progress, status)))
+	    (rc = tfj_progstatus_decode(&out->progress, status)))
 		return rc;
 	return 0;
 }
@@ -444,7 +408,7 @@ int tfj_jobstatus_decode(struct tfj_job_status *out, const cJSON *status)
 
 /* ---- encode -------------------------------------------------------- */
 
-static int add_time(cJSON *obj, const char *key, int64_t t)
+int tfj_jobstatus_put_time(cJSON *obj, const char *key, int64_t t)
 {
 	char buf[32];
 	int rc;
@@ -469,8 +433,8 @@ static int encode_condition(cJSON *arr, const struct tfj_condition *c, const cha
 	    !cJSON_AddStringToObject(o, "reason", c->reason) ||
 	    !cJSON_AddStringToObject(o, "message", c->message))
 		return rc;
-	if ((rc = add_time(o, "lastUpdateTime", c->last_update)) ||
-	    (rc = add_time(o, "lastTransitionTime", c->last_transition)))
+	if ((rc = tfj_jobstatus_put_time(o, "lastUpdateTime", c->last_update)) ||
+	    (rc = tfj_jobstatus_put_time(o, "lastTransitionTime", c->last_transition)))
 		return rc;
 	return 0;
 }
@@ -522,22 +486,6 @@ static int encode_summary(cJSON *o, const struct tfj_job_status *st)
 	return 0;
 }
 
-static int encode_progress(cJSON *o, const struct tfj_progress_status *p)
-{
-	cJSON *po;
-
-	if (!p->present)
-		return 0;
-	if (!(po = cJSON_AddObjectToObject(o, "progress")) ||
-	    (p->has_step && !cJSON_AddNumberToObject(po, "globalStep", (double)p->step)) ||
-	    (p->has_loss && !cJSON_AddNumberToObject(po, "loss", p->loss)) ||
-	    (p->has_accuracy && !cJSON_AddNumberToObject(po, "accuracy", p->accuracy)) ||
-	    (p->has_eps && !cJSON_AddNumberToObject(po, "examplesPerSecond", p->eps)) ||
-	    (p->done_pod[0] && !cJSON_AddStringToObject(po, "trainingDonePodUID", p->done_pod)))
-		return TFJ_ENOMEM;
-	return add_time(po, "lastReportTime", p->last_report);
-}
-
 static int encode_all(cJSON *o, const struct tfj_job_status *st)
 {
 	cJSON *conds, *rss;
@@ -553,8 +501,8 @@ static int encode_all(cJSON *o, const struct tfj_job_status *st)
 	for (i = 0; i < TFJ_JOBSTATUS_TYPES; i++)
 		if (st->rs[i].present && (rc = encode_replica(rss, &st->rs[i], type_keys[i])))
 			return rc;
-	if ((rc = add_time(o, "startTime", st->start_time)) ||
-	    (rc = add_time(o, "completionTime", st->completion_time)))
+	if ((rc = tfj_jobstatus_put_time(o, "startTime", st->start_time)) ||
+	    (rc = tfj_jobstatus_put_time(o, "completionTime", st->completion_time)))
 		return rc;
 	if (*tfj_jobstatus_phase(st) &&
 	    !cJSON_AddStringToObject(o, "phase", tfj_jobstatus_phase(st)))
@@ -564,7 +512,7 @@ static int encode_all(cJSON *o, const struct tfj_job_status *st)
 	if (st->observed_generation &&
 	    !cJSON_AddNumberToObject(o, "observedGeneration", (double)st->observed_generation))
 		return TFJ_ENOMEM;
-	return encode_progress(o, &st->progress);
+	return tfj_progstatus_encode(o, &st->progress);
 }
 
 int tfj_jobstatus_encode(cJSON **out, const struct tfj_job_status *st)

@@ -18,6 +18,14 @@
  *   .status.progress                  training progress from the report channel:
  *                                     globalStep, loss, accuracy, examplesPerSecond,
  *                                     lastReportTime (the STEP and ACCURACY columns),
+ *                                     totalSteps, progressPercentage and
+ *                                     estimatedRemainingSeconds (PROGRESS and ETA;
+ *                                     absent when the total is unknown: progeta.h),
+ *                                     lastUpdatedTime and metrics[] (KEP-2779's
+ *                                     names; lastUpdatedTime = lastReportTime; the
+ *                                     metrics: loss, accuracy, examples_per_second
+ *                                     from the fields above, then the trainer's
+ *                                     other named metrics, at most 16),
  *                                     trainingDonePodUID (the lead replica's pod that
  *                                     reported Exit 0: "training done", kept here so a
  *                                     restarted operator or a new leader still knows)
@@ -38,6 +46,7 @@
 
 #define TFJ_JOBSTATUS_TYPES 5      /* = TFJ_RT_COUNT, kept here to avoid a cycle */
 #define TFJ_JOBSTATUS_MAX_INDEX 4096 /* = TFJ_TFJOB_MAX_REPLICAS */
+#define TFJ_JOBSTATUS_METRICS 16     /* = TFJ_PLAN_METRICS */
 #define TFJ_JOBSTATUS_REASON_MAX 64
 #define TFJ_JOBSTATUS_MESSAGE_MAX 512
 
@@ -82,9 +91,15 @@ struct tfj_replica_status {
 
 struct tfj_progress_status {
 	int present;
-	int has_step, has_loss, has_accuracy, has_eps;
+	int has_step, has_loss, has_accuracy, has_eps, has_total, has_pct, has_eta;
 	int64_t step;
 	double loss, accuracy, eps;
+	int64_t total;               /* totalSteps, >= 1 */
+	int pct;                     /* progressPercentage, 0-100 */
+	int64_t eta;                 /* estimatedRemainingSeconds, >= 0 */
+	/* The trainer's other named metrics, values as written ("%.6g"). */
+	struct { char name[64]; char value[32]; } metric[TFJ_JOBSTATUS_METRICS];
+	unsigned nmetric;
 	int64_t last_report;         /* unix seconds */
 	char done_pod[64];           /* trainingDonePodUID; "" = training not done */
 };
@@ -148,5 +163,12 @@ int tfj_jobstatus_format_indexes(char **out, const struct tfj_replica_status *rs
 int tfj_jobstatus_parse_time(int64_t *out, const char *s);
 /* Writes "YYYY-MM-DDTHH:MM:SSZ" into out (outlen >= 21). */
 int tfj_jobstatus_format_time(char *out, size_t outlen, int64_t t);
+
+/*
+ * An RFC 3339 time under key (absent: *out = 0); and its
+ * writer, which writes nothing for 0. Shared with progstatus.c.
+ */
+int tfj_jobstatus_get_time(int64_t *out, const cJSON *obj, const char *key);
+int tfj_jobstatus_put_time(cJSON *obj, const char *key, int64_t t);
 
 #endif

@@ -63,6 +63,7 @@
 
 #include "tfjob/createfail.h"
 #include "tfjob/podspec.h"
+#include "tfjob/progeta.h"
 #include "tfjob/tfjob.h"
 
 struct tfj_gang;
@@ -196,10 +197,21 @@ struct tfj_plan_replica_report {
 	uint64_t exit_seq;            /* and of its Exit report */
 };
 
+/* A trainer's named metric (report/reportmsg.h's bounds). */
+#define TFJ_PLAN_METRICS 16
+struct tfj_plan_metric {
+	char name[64];
+	double value;
+};
+
 struct tfj_plan_progress {
-	int has_step, has_loss, has_accuracy, has_eps;
+	int has_step, has_loss, has_accuracy, has_eps, has_total;
 	int64_t step;
 	double loss, accuracy, eps;
+	int64_t total;                /* training length in steps (has_total) */
+	struct tfj_progeta_window rate; /* the job step's recent samples (progeta.h) */
+	struct tfj_plan_metric metrics[TFJ_PLAN_METRICS]; /* the newest report's named metrics */
+	unsigned nmetrics;
 	int64_t report_ms;            /* operator clock of the newest of these values; 0 = none */
 	int64_t since_ms;             /* since when reports have been received: hang clocks
 				       * never start earlier (an operator restart or a new

@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include "tfjob/progeta.h"
+#include "tfjob/progstatus.h"
 #include "tfjob/stoprule.h"
 #include "tfjob/tfjob.h"
 
@@ -40,12 +42,70 @@ void tfj_planprog_reasons(struct tfj_planctx *c)
 	}
 }
 
+static int same_metrics(const struct tfj_progress_status *a, const struct tfj_progress_status *b)
+{
+	unsigned i;
+
+	if (a->nmetric != b->nmetric)
+		return 0;
+	for (i = 0; i < a->nmetric && i < TFJ_JOBSTATUS_METRICS; i++)
+		if (strcmp(a->metric[i].name, b->metric[i].name) ||
+		    strcmp(a->metric[i].value, b->metric[i].value))
+			return 0;
+	return 1;
+}
+
+/*
+ * The trainer's named metrics, values formatted as the status writes them
+ * (so a decoded status compares equal to the same report), without the
+ * names the typed fields already give.
+ */
+static void named_metrics(struct tfj_progress_status *n, const struct tfj_plan_progress *p)
+{
+	unsigned i;
+
+	n->nmetric = 0;
+	for (i = 0; i < p->nmetrics && i < TFJ_PLAN_METRICS; i++) {
+		const char *name = p->metrics[i].name;
+
+		if (tfj_progstatus_derived(name) || n->nmetric >= TFJ_JOBSTATUS_METRICS)
+			continue;
+		tfj_planact_fmt(n->metric[n->nmetric].name, sizeof(n->metric[0].name), "%s", name);
+		tfj_planact_fmt(n->metric[n->nmetric].value, sizeof(n->metric[0].value), "%.6g",
+				p->metrics[i].value);
+		n->nmetric++;
+	}
+}
+
 static int same_values(const struct tfj_progress_status *a, const struct tfj_progress_status *b)
 {
 	return a->present == b->present && a->has_step == b->has_step && a->step == b->step &&
 	       a->has_loss == b->has_loss && (!a->has_loss || a->loss == b->loss) &&
 	       a->has_accuracy == b->has_accuracy && (!a->has_accuracy || a->accuracy == b->accuracy) &&
-	       a->has_eps == b->has_eps && (!a->has_eps || a->eps == b->eps);
+	       a->has_eps == b->has_eps && (!a->has_eps || a->eps == b->eps) &&
+	       a->has_total == b->has_total && (!a->has_total || a->total == b->total) &&
+	       a->has_pct == b->has_pct && (!a->has_pct || a->pct == b->pct) &&
+	       a->has_eta == b->has_eta && (!a->has_eta || a->eta == b->eta) &&
+	       same_metrics(a, b);
+}
+
+/*
+ * Percentage and ETA from the training length and the step rate (progeta.h).
+ * Without both a step and a total neither is set: an unknown total leaves
+ * the PROGRESS and ETA columns empty rather than wrong.
+ */
+static void eta_fields(struct tfj_progress_status *n, const struct tfj_plan_progress *p)
+{
+	double rate;
+
+	if (!p->has_total || !p->has_step)
+		return;
+	n->has_total = 1;
+	n->total = p->total;
+	n->has_pct = tfj_progeta_percent(&n->pct, p->step, p->total) == 0;
+	if (tfj_progeta_rate(&rate, &p->rate) != 0)
+		rate = 0;
+	n->has_eta = tfj_progeta_remaining(&n->eta, p->step, p->total, rate) == 0;
 }
 
 void tfj_planprog_progress(struct tfj_planctx *c)
@@ -70,6 +130,8 @@ void tfj_planprog_progress(struct tfj_planctx *c)
 	n.accuracy = p->accuracy;
 	n.has_eps = p->has_eps;
 	n.eps = p->eps;
+	eta_fields(&n, p);
+	named_metrics(&n, p);
 	n.last_report = p->report_ms / 1000;
 	memcpy(n.done_pod, c->st.progress.done_pod, sizeof(n.done_pod));
 	if (same_values(&n, &c->st.progress) || n.last_report < c->st.progress.last_report)
@@ -127,6 +189,12 @@ void tfj_planprog_final(struct tfj_planctx *c)
 	st->loss = ps->has_term_loss ? ps->term_loss : 0;
 	st->has_accuracy = ps->has_term_accuracy;
 	st->accuracy = ps->has_term_accuracy ? ps->term_accuracy : 0;
+	/* The step moved: the percentage follows; the trainer ended, so no time is left. */
+	if (st->has_total) {
+		st->has_pct = tfj_progeta_percent(&st->pct, st->step, st->total) == 0;
+		st->has_eta = 1;
+		st->eta = 0;
+	}
 	if (ps->finished_at > st->last_report)
 		st->last_report = ps->finished_at;
 }
