@@ -1,9 +1,12 @@
 /*
  * main.c - tfjob-runtime: the distributed training runtime (see cli.h).
  */
+#include "blascore.h"
 #include "cli.h"
 
 int main(int argc, char **argv)
 {
+	/* Before anything else: it may replace this process (blascore.h). */
+	tfj_blascore_reexec(argv);
 	return tfj_cli_main(argc, argv);
 }
