@@ -17,18 +17,15 @@
  * FAILED_PRECONDITION -> TFJ_ECONFLICT (the tasks disagree; permanent);
  * OUT_OF_RANGE -> TFJ_ENUMERIC; anything else -> TFJ_EINTERNAL.
  *
- * Protocol (docs/runtime-protocol.md): with --protocol auto each ps is
- * asked once with a unary Status, whose answer says whether it serves the
- * stream (v2); every other request then travels as a frame on one
- * long-lived stream per ps (psframe.h), or as a unary call (v1) to a ps
- * without it. A stream opened to a ps that turns out not to have it
- * (UNIMPLEMENTED: it never saw the request) makes that ps v1 and the request
- * goes again as a unary call at once. --protocol 1 or 2 forces one. A
- * stream that breaks fails its request with the stream's status (mapped as
- * above, so the caller retries or gives up as it would with v1) and is
- * opened again by the next call; a request past its deadline cancels its
- * stream (DEADLINE_EXCEEDED). The secret (psauth.h) goes with the stream's
- * initial metadata.
+ * Transport (docs/runtime-protocol.md): every request travels as a frame
+ * on one long-lived stream per ps (psframe.h, pscstream.h). The first
+ * request to a ps, and the first after its stream broke, is preceded by a
+ * Status on the stream, whose answer says whether the ps takes pushes in
+ * pieces (the ps may have come back as another one). A stream that breaks
+ * fails its request with the stream's status (mapped as above, so the
+ * caller retries or gives up) and is opened again by the next call; a
+ * request past its deadline cancels its stream (DEADLINE_EXCEEDED). The
+ * secret (psauth.h) goes with the stream's initial metadata.
  *
  * Ownership: the client owns its channels, streams and arenas;
  * tfj_psclient_free().
@@ -47,13 +44,10 @@
 
 struct tfj_psclient;
 
-/* What went over which protocol (logged by tfj_psclient_free, read by tests). */
+/* What went over the streams (logged by tfj_psclient_free, read by tests). */
 struct tfj_psclient_stats {
-	uint64_t frames;          /* answers received over streams (v2) */
-	uint64_t unary;           /* unary calls completed (v1), Status aside */
-	uint64_t status_unary;    /* unary Status calls: the negotiation (auto, --protocol 1) */
+	uint64_t frames;          /* answers received over streams */
 	uint64_t streams_opened;  /* streams opened, reopenings included */
-	uint64_t fallbacks;       /* streams a ps refused as UNIMPLEMENTED */
 };
 
 int tfj_psclient_new(struct tfj_psclient **out, const struct tfj_rtconfig *cfg);
@@ -86,7 +80,7 @@ int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
  * not send those again. A shard with one part and no applied[i] is a
  * whole request and goes as tfj_psclient_call() would send it. Parts
  * (more than one, or one with applied[i]: what is left of a cut) go only
- * over streams, to a ps that takes pieces: a shard that cannot take them
+ * to a ps that takes pieces: a shard that cannot take them
  * now (see tfj_psclient_pieces_of) is sent nothing and fails the call
  * with TFJ_EUNAVAIL, so that the caller sends it the request whole; the
  * other shards get theirs.
@@ -97,9 +91,8 @@ int tfj_psclient_call_parts(struct tfj_psclient *cl, enum tfj_rpc_method method,
 			    double timeout_s);
 
 /*
- * 1 when ps i is known to serve the stream (protocol v2 negotiated, or
- * --protocol 2); 0 before the first negotiation, after its stream broke
- * (until a call to it asked again) and with protocol v1.
+ * 1 when ps i answered a Status on its current stream; 0 before the first
+ * one and after its stream broke (until a call to it asked again).
  */
 int tfj_psclient_streaming_of(const struct tfj_psclient *cl, size_t i);
 

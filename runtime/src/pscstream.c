@@ -94,7 +94,7 @@ static int stream_open(struct tfj_pscstream *ps)
 	ps->open = 1;
 	ps->opened++;
 	tfj_log_fmt(ps->opened == 1 ? TFJ_LOG_INFO : TFJ_LOG_DEBUG,
-		    "ps %zu (%s): stream opened (protocol v2)", ps->shard, ps->host);
+		    "ps %zu (%s): stream opened", ps->shard, ps->host);
 	return 0;
 }
 
@@ -303,7 +303,7 @@ static int take_answer(struct tfj_pscstream *ps, enum tfj_rpc_method method, siz
 			 tfj_grpc_status_name((grpc_status_code)f.status), f.detail);
 		return tfj_psclient_err_of((grpc_status_code)f.status);
 	}
-	/* Tensors stay in the frame's slices (no copy here), as with v1. */
+	/* Tensors stay in the frame's slices (no copy here). */
 	if (tfj_psframe_body(msg, &f, tfj_rpc_methods[method].resp, ps->arena)) {
 		snprintf(detail, cap, "ps %zu (%s) %s: %s", ps->shard, ps->host, TFJ_PSFRAME_PATH,
 			 tfj_err_detail());

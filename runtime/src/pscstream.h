@@ -1,5 +1,5 @@
 /*
- * pscstream.h - a client's stream to one ps (protocol v2): the requests
+ * pscstream.h - a client's stream to one ps: the requests
  * that psclient.c puts on it, one at a time or as the parts of one, and
  * their answers (docs/runtime-protocol.md).
  *
@@ -34,7 +34,7 @@
 #include "rpcnames.h"
 #include "wire.h"
 
-/* Tag kinds of a stream's batches (the first member of every tag); unary tags use others. */
+/* Tag kinds of a stream's batches (the first member of every tag). */
 enum { TFJ_PSCSTREAM_TAG_RECV = 16, TFJ_PSCSTREAM_TAG_SEND, TFJ_PSCSTREAM_TAG_STATUS };
 
 struct tfj_pscstream;

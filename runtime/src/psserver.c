@@ -2,11 +2,11 @@
  * psserver.c - gRPC server of one parameter server shard (psserver.h).
  *
  * This file owns the server's life: it sets up the shard, the gRPC server
- * and its completion queue, runs the loop that drains the queue, accepts
- * the unary calls of protocol v1 and the calls of unknown methods, and
- * tears everything down. Serving a request once it is decoded lives in
- * pssrv.c and protocol v2's streams in psstream.c; the state all three
- * share, and the tags they hand to gRPC, are defined in pssrv.h.
+ * and its completion queue, runs the loop that drains the queue, answers
+ * the calls of unknown methods, and tears everything down. Serving a
+ * request once it is decoded lives in pssrv.c and the streams in
+ * psstream.c; the state all three share, and the tags they hand to gRPC,
+ * are defined in pssrv.h.
  */
 #include "psserver.h"
 
@@ -32,58 +32,6 @@
 
 volatile sig_atomic_t tfj_stop_requested;
 
-static int arm_slot(struct tfj_pssrv *s, struct tfj_pssrv_slot *sl)
-{
-	return tfj_grpc_incoming_request(&sl->in, s->srv, sl->reg, s->cq, sl);
-}
-
-static void on_new_call(struct tfj_pssrv *s, struct tfj_pssrv_slot *sl, int ok)
-{
-	grpc_call *call = sl->in.call;
-	grpc_byte_buffer *payload = sl->in.payload;
-	struct tfj_pssrv_call *c;
-	int denied = 0;
-
-	/* Before anything is decoded: a call without the job's secret gets no further. */
-	if (ok && call)
-		denied = tfj_psauth_check_md(&s->auth, &sl->in.md);
-	/* The call and its payload are ours now; the slot is armed again below. */
-	sl->in.call = NULL;
-	sl->in.payload = NULL;
-	tfj_grpc_incoming_release(&sl->in);
-	if (!ok || !call) {
-		if (payload)
-			grpc_byte_buffer_destroy(payload);
-		return; /* server shutting down */
-	}
-	if (arm_slot(s, sl) != 0)
-		tfj_log_error("cannot accept more calls", "detail", tfj_err_detail());
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		grpc_call_cancel_with_status(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory",
-					     NULL);
-		grpc_call_unref(call);
-		if (payload)
-			grpc_byte_buffer_destroy(payload);
-		return;
-	}
-	c->call = call;
-	if (denied) {
-		tfj_pssrv_log_refused(s, call);
-		tfj_pssrv_respond(s, c, GRPC_STATUS_UNAUTHENTICATED, "ps: missing or wrong job secret",
-				  NULL);
-	} else {
-		struct tfj_wire_msg wm;
-		int rc;
-
-		tfj_wire_arena_reset(&s->arena);
-		rc = tfj_wire_decode_split(&wm, tfj_rpc_methods[sl->method].req, payload, &s->arena);
-		tfj_pssrv_handle(s, sl->method, c, rc, &wm);
-	}
-	if (payload)
-		grpc_byte_buffer_destroy(payload);
-}
-
 static int arm_unknown(struct tfj_pssrv *s)
 {
 	struct tfj_pssrv_unknown_slot *u = &s->uslot;
@@ -108,30 +56,20 @@ static void unknown_release(struct tfj_pssrv_unknown_slot *u)
 static void on_unknown(struct tfj_pssrv *s, int ok)
 {
 	grpc_call *call = s->uslot.call;
-	struct tfj_pssrv_call *c;
 
 	unknown_release(&s->uslot);
 	if (!ok || !call)
 		return;
 	if (arm_unknown(s) != 0)
 		tfj_log_error("cannot accept more calls", "detail", tfj_err_detail());
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		grpc_call_cancel_with_status(call, GRPC_STATUS_UNIMPLEMENTED, "unknown method",
-					     NULL);
-		grpc_call_unref(call);
-		return;
-	}
-	c->call = call;
-	tfj_pssrv_respond(s, c, GRPC_STATUS_UNIMPLEMENTED, "ps: unknown method", NULL);
+	grpc_call_cancel_with_status(call, GRPC_STATUS_UNIMPLEMENTED, "ps: unknown method", NULL);
+	grpc_call_unref(call);
 }
 
 /* Every completion of the server's queue but the shutdown tag. */
 static void dispatch(struct tfj_pssrv *s, void *tag, int ok)
 {
 	switch (*(int *)tag) {
-	case TFJ_PSSRV_TAG_NEW_CALL: on_new_call(s, tag, ok); break;
-	case TFJ_PSSRV_TAG_CALL_DONE: tfj_pssrv_call_done(s, tag); break;
 	case TFJ_PSSRV_TAG_NEW_STREAM:
 	case TFJ_PSSRV_TAG_STREAM_RECV:
 	case TFJ_PSSRV_TAG_STREAM_SEND:
@@ -195,12 +133,6 @@ static void teardown(struct tfj_pssrv *s)
 				continue;
 			if (ev.tag == &s->shutdown_kind) {
 				done = 1;
-			} else if (*(int *)ev.tag == TFJ_PSSRV_TAG_NEW_CALL) {
-				struct tfj_pssrv_slot *sl = ev.tag;
-
-				if (!ev.success)
-					sl->in.call = NULL; /* never delivered: nothing to unref */
-				tfj_grpc_incoming_release(&sl->in);
 			} else if (*(int *)ev.tag == TFJ_PSSRV_TAG_NEW_UNKNOWN) {
 				if (ev.success && s->uslot.call)
 					grpc_call_unref(s->uslot.call);
@@ -256,7 +188,7 @@ int tfj_psserver_main(const struct tfj_rtconfig *cfg)
 	grpc_server_credentials *creds = NULL;
 	struct tfj_pstls tls = { 0 };
 	struct tfj_grpc_args args;
-	int port, rc, code = TFJ_EXIT_OK, i;
+	int port, rc, code = TFJ_EXIT_OK;
 
 	if (!s)
 		return TFJ_EXIT_NOMEM;
@@ -297,29 +229,15 @@ int tfj_psserver_main(const struct tfj_rtconfig *cfg)
 		goto out;
 	}
 	grpc_server_register_completion_queue(s->srv, s->cq, NULL);
-	for (i = 0; i < TFJ_RPC_NMETHODS; i++) {
-		s->slots[i].kind = TFJ_PSSRV_TAG_NEW_CALL;
-		s->slots[i].method = i;
-		s->slots[i].reg = tfj_grpc_server_method(s->srv, tfj_rpc_methods[i].path);
-		if (!s->slots[i].reg) {
-			tfj_log_error("cannot register a method", "method", tfj_rpc_methods[i].path);
-			code = TFJ_EXIT_INTERNAL;
-			grpc_server_destroy(s->srv);
-			s->srv = NULL;
-			goto out;
-		}
-	}
-	/* Protocol v2 unless forced off: a v1 ps answers the stream UNIMPLEMENTED. */
+	/* The stream is the only method served; any other is answered UNIMPLEMENTED. */
 	s->sslot.kind = TFJ_PSSRV_TAG_NEW_STREAM;
-	if (cfg->protocol != 1) {
-		s->sslot.reg = tfj_grpc_server_stream_method(s->srv, TFJ_PSFRAME_PATH);
-		if (!s->sslot.reg) {
-			tfj_log_error("cannot register a method", "method", TFJ_PSFRAME_PATH);
-			code = TFJ_EXIT_INTERNAL;
-			grpc_server_destroy(s->srv);
-			s->srv = NULL;
-			goto out;
-		}
+	s->sslot.reg = tfj_grpc_server_stream_method(s->srv, TFJ_PSFRAME_PATH);
+	if (!s->sslot.reg) {
+		tfj_log_error("cannot register a method", "method", TFJ_PSFRAME_PATH);
+		code = TFJ_EXIT_INTERNAL;
+		grpc_server_destroy(s->srv);
+		s->srv = NULL;
+		goto out;
 	}
 	if (tls.on && !(creds = tfj_pstls_server_creds(&tls))) {
 		tfj_log_error("cannot use the ps certificate", "dir", getenv(TFJ_PSTLS_DIR_ENV));
@@ -335,19 +253,13 @@ int tfj_psserver_main(const struct tfj_rtconfig *cfg)
 		s->srv = NULL;
 		goto out;
 	}
-	for (i = 0; i < TFJ_RPC_NMETHODS; i++)
-		if (arm_slot(s, &s->slots[i]) != 0) {
-			code = TFJ_EXIT_INTERNAL;
-			goto out;
-		}
-	if ((s->sslot.reg && tfj_psstream_arm(s) != 0) || arm_unknown(s) != 0) {
+	if (tfj_psstream_arm(s) != 0 || arm_unknown(s) != 0) {
 		code = TFJ_EXIT_INTERNAL;
 		goto out;
 	}
-	tfj_log_fmt(TFJ_LOG_INFO, "ps %d listening on %s: %zu slices, %zu floats, %s, protocol %s, "
+	tfj_log_fmt(TFJ_LOG_INFO, "ps %d listening on %s: %zu slices, %zu floats, %s, "
 		    "pushes %s", cfg->index, cfg->bind, s->shard.nslices, s->shard.n,
 		    s->shard.initialized ? "restored" : "waiting for the chief's Init",
-		    s->sslot.reg ? "v1 and v2 (stream)" : "v1 only",
 		    cfg->sync ? "whole (sync)" : cfg->push_part_kib ? "in parts or whole" :
 		    "whole (--push-part-kib 0)");
 	for (;;) {

@@ -2,12 +2,11 @@
  * psserver.h - the parameter server task: serves one shard over gRPC.
  *
  * The service is tfj.runtime.v1.ParameterServer (common/proto/
- * tfj_runtime.proto, docs/runtime-protocol.md): the unary methods of
- * protocol v1 and, unless --protocol 1, the Stream of protocol v2, where a
- * client's requests arrive as frames (psframe.h) on one long-lived stream,
- * its secret checked once on the stream's initial metadata. Calls of any
- * other method are answered UNIMPLEMENTED. One thread runs a gRPC
- * completion queue: every request, unary or framed, is decoded, applied to
+ * tfj_runtime.proto, docs/runtime-protocol.md), whose Stream is its only
+ * transport: a client's requests arrive as frames (psframe.h) on one
+ * long-lived stream, its secret checked once on the stream's initial
+ * metadata. Calls of any other method are answered UNIMPLEMENTED. One
+ * thread runs a gRPC completion queue: every request is decoded, applied to
  * the shard (shard.h) and answered from that thread, so the shard needs no
  * locks.
  * A Pull that asks for a step the shard has not reached yet (sync mode) is

@@ -20,42 +20,12 @@
 
 #define MAX_PULL_WAIT_MS 30000
 
-/* A frame's answer leaves through its stream; a call's is sent here and closes the call. */
+/* Every answer leaves as a frame on the stream its request came on. */
 void tfj_pssrv_respond(struct tfj_pssrv *s, struct tfj_pssrv_call *c, grpc_status_code code,
 		       const char *detail, const ProtobufCMessage *msg)
 {
-	if (c->st) {
-		tfj_psstream_respond(c, code, detail, msg);
-		return;
-	}
-	if (msg && tfj_wire_encode(&c->resp, msg, c->snap ? &c->snap->lease : NULL) != 0) {
-		code = GRPC_STATUS_RESOURCE_EXHAUSTED;
-		detail = "cannot encode the response";
-		c->resp = NULL;
-	}
-	c->kind = TFJ_PSSRV_TAG_CALL_DONE;
-	if (tfj_grpc_reply(c->call, code, detail, c->resp, &c->cancelled, c) != 0) {
-		tfj_log_warn("cannot answer a call", "error", tfj_err_detail());
-		if (c->resp)
-			grpc_byte_buffer_destroy(c->resp);
-		if (c->snap)
-			c->snap->users--;
-		grpc_call_unref(c->call);
-		free(c);
-		return;
-	}
-	s->inflight++;
-}
-
-void tfj_pssrv_call_done(struct tfj_pssrv *s, struct tfj_pssrv_call *c)
-{
-	if (c->resp)
-		grpc_byte_buffer_destroy(c->resp);
-	if (c->snap)
-		c->snap->users--;
-	grpc_call_unref(c->call);
-	free(c);
-	s->inflight--;
+	(void)s;
+	tfj_psstream_respond(c, code, detail, msg);
 }
 
 /* The pool entry holding the live parameters (NULL before the pool adopted them). */
@@ -220,8 +190,8 @@ void tfj_pssrv_handle(struct tfj_pssrv *s, int method, struct tfj_pssrv_call *c,
 		r.step = s->shard.step;
 		r.layout_hash = s->plan.layout_hash;
 		r.num_slices = (uint32_t)s->shard.nslices;
-		/* A ps forced to v1 says so, as an old one does by leaving it 0. */
-		r.protocol = s->sslot.reg ? TFJ_PSFRAME_PROTOCOL : 1;
+		/* Informational only: every ps serves the stream, and no client asks. */
+		r.protocol = TFJ_PSFRAME_PROTOCOL;
 		/* Parts are an async rule: a sync ps says no, and its clients push whole. */
 		r.partial_push = !s->cfg->sync;
 		/*

@@ -1,17 +1,13 @@
 /*
- * pssrv.h - the state of one ps task and how it serves one request, shared
- * by the two transports that bring requests to it: unary calls (protocol
- * v1, psserver.c) and frames on a client's stream (protocol v2,
- * psstream.h).
+ * pssrv.h - the state of one ps task and how it serves one request that
+ * came as a frame on a client's stream (psstream.h).
  *
- * The split follows what changes with the transport and what does not.
+ * The split follows what concerns the transport and what does not.
  * Serving a request (check the layout hash, apply it to the shard, park a
  * Pull that asks for a step not reached yet, answer from the parameter
- * buffer pool with copy on write) is the same for a call and for a frame,
- * so it lives here once; only the last step differs, and
- * tfj_pssrv_respond() sends a call's answer itself and hands a frame's to
- * psstream.h. psserver.c owns the server's life (set-up, the completion
- * queue loop, tear-down) and the unary calls; psstream.c owns the streams.
+ * buffer pool with copy on write) lives here; tfj_pssrv_respond() hands
+ * the answer to psstream.h. psserver.c owns the server's life (set-up,
+ * the completion queue loop, tear-down); psstream.c owns the streams.
  * Everything runs on the one thread that drains the completion queue, so
  * none of this state is locked.
  *
@@ -22,12 +18,11 @@
  * Ownership: the server (struct tfj_pssrv) is set up and freed by
  * psserver.c; it borrows the config and owns everything else it points
  * to, the buffer pool included (tfj_pssrv_pool_free). A request (struct
- * tfj_pssrv_call) is calloc'ed by the transport that received it and
- * handed to tfj_pssrv_handle(), or straight to tfj_pssrv_respond() when it
- * is refused before it is decoded; either takes it. A parked Pull stays in
+ * tfj_pssrv_call) is calloc'ed by the stream that received it and handed
+ * to tfj_pssrv_handle(), or straight to tfj_pssrv_respond() when it is
+ * refused before it is decoded; either takes it. A parked Pull stays in
  * `parked` until tfj_pssrv_flush_parked() answers it. Once answered, a
- * call belongs to its gRPC batch and is freed by tfj_pssrv_call_done()
- * when the batch completes; a frame belongs to its stream (psstream.h).
+ * request belongs to its stream (psstream.h).
  */
 #ifndef TFJ_PSSRV_H
 #define TFJ_PSSRV_H
@@ -52,28 +47,20 @@
 #define TFJ_PSSRV_MAX_SNAPSHOTS 64
 
 enum tfj_pssrv_tag {
-	TFJ_PSSRV_TAG_NEW_CALL = 1, TFJ_PSSRV_TAG_CALL_DONE, TFJ_PSSRV_TAG_SHUTDOWN,
-	/* Protocol v2: a new stream, and the batches of one (psstream.c). */
+	TFJ_PSSRV_TAG_SHUTDOWN = 1,
+	/* A new stream, and the batches of one (psstream.c). */
 	TFJ_PSSRV_TAG_NEW_STREAM, TFJ_PSSRV_TAG_STREAM_RECV, TFJ_PSSRV_TAG_STREAM_SEND,
 	TFJ_PSSRV_TAG_STREAM_CLOSED, TFJ_PSSRV_TAG_STREAM_STATUS,
 	/* A call of a method this ps does not serve. */
 	TFJ_PSSRV_TAG_NEW_UNKNOWN
 };
 
-/* The slot that takes the next unary call of one method. */
-struct tfj_pssrv_slot {
-	int kind;                /* TFJ_PSSRV_TAG_NEW_CALL */
-	int method;              /* enum tfj_rpc_method */
-	void *reg;               /* registered method handle */
-	struct tfj_grpc_incoming in;
-};
-
 /*
  * Calls of methods not registered here. gRPC's core leaves them waiting
  * until the server asks for them, so without this slot a client calling a
- * method this ps lacks (a newer client's stream, with --protocol 1 the v2
- * stream) would wait until its deadline; with it, the client is answered
- * UNIMPLEMENTED at once and can fall back (psclient.h).
+ * method this ps lacks (a unary call of a method that only travels on the
+ * stream, say) would wait until its deadline; with it, the client is
+ * answered UNIMPLEMENTED at once.
  */
 struct tfj_pssrv_unknown_slot {
 	int kind; /* TFJ_PSSRV_TAG_NEW_UNKNOWN */
@@ -96,17 +83,13 @@ struct tfj_pssrv_snapshot {
 	struct tfj_wire_lease lease; /* slices gRPC still holds */
 };
 
-/* One request: a unary call, or a frame of a stream (call NULL, st set). */
+/* One request: a frame of a stream, answered as a frame on it. */
 struct tfj_pssrv_call {
-	int kind; /* TFJ_PSSRV_TAG_CALL_DONE */
-	grpc_call *call;
-	/* A request that came on a stream (call NULL): answered as a frame. */
 	struct tfj_psstream *st;
 	uint64_t id;
 	uint32_t method;
 	grpc_byte_buffer *resp;
 	struct tfj_pssrv_snapshot *snap;
-	int cancelled;
 	/* Parked Pull. */
 	int with_state;
 	int64_t min_step;
@@ -120,8 +103,7 @@ struct tfj_pssrv {
 	struct tfj_shard shard;
 	grpc_server *srv;
 	grpc_completion_queue *cq;
-	struct tfj_pssrv_slot slots[TFJ_RPC_NMETHODS];
-	struct tfj_psstream_slot sslot;     /* reg NULL: v2 off (--protocol 1) */
+	struct tfj_psstream_slot sslot;
 	struct tfj_pssrv_unknown_slot uslot;
 	uint64_t streams_opened;
 	uint64_t stream_frames;
@@ -133,7 +115,6 @@ struct tfj_pssrv {
 	Tfj__Runtime__V1__Slice **sptrs;
 	Tfj__Runtime__V1__Slice *stmsgs;  /* optimizer state, for Pulls with_state */
 	Tfj__Runtime__V1__Slice **stptrs;
-	int inflight;
 	gpr_timespec finish_at;
 	int shutdown_kind; /* TFJ_PSSRV_TAG_SHUTDOWN; its address is the shutdown tag */
 	struct tfj_psauth auth;    /* the job's ps secret (off when not configured) */
@@ -161,12 +142,9 @@ void tfj_pssrv_pool_free(struct tfj_pssrv *s);
 void tfj_pssrv_handle(struct tfj_pssrv *s, int method, struct tfj_pssrv_call *c, int rc,
 		      const struct tfj_wire_msg *wmp);
 
-/* Sends the answer (msg may be NULL for an error) and closes the call, or queues the frame. */
+/* Queues the answer's frame on its stream (msg may be NULL for an error). */
 void tfj_pssrv_respond(struct tfj_pssrv *s, struct tfj_pssrv_call *c, grpc_status_code code,
 		       const char *detail, const ProtobufCMessage *msg);
-
-/* A unary answer's batch completed (TFJ_PSSRV_TAG_CALL_DONE): frees c. */
-void tfj_pssrv_call_done(struct tfj_pssrv *s, struct tfj_pssrv_call *c);
 
 /* Answers parked Pulls whose step arrived, whose wait ran out, or all (force). */
 void tfj_pssrv_flush_parked(struct tfj_pssrv *s, int force);

@@ -1,5 +1,5 @@
 /*
- * psstream.c - protocol v2 on the ps: one stream per client (psstream.h).
+ * psstream.c - the ps's side of the streams: one per client (psstream.h).
  */
 #include "psstream.h"
 
@@ -22,7 +22,7 @@ struct stag {
 };
 
 /*
- * One client's stream (protocol v2). Requests arrive one frame at a time
+ * One client's stream. Requests arrive one frame at a time
  * (one receive outstanding); answers queue in `q` and go out one send at a
  * time, in the order they were made (a parked Pull answers later, so
  * answers may leave in another order than their requests came; the ids
@@ -199,7 +199,6 @@ static void on_new_stream(struct tfj_pssrv *s, struct tfj_psstream_slot *sl, int
 {
 	grpc_call *call = sl->in.call;
 	struct tfj_psstream *st;
-	struct tfj_pssrv_call *c;
 	grpc_op ops[2];
 	int denied = 0;
 
@@ -212,18 +211,11 @@ static void on_new_stream(struct tfj_pssrv *s, struct tfj_psstream_slot *sl, int
 	if (tfj_psstream_arm(s) != 0)
 		tfj_log_error("cannot accept more streams", "detail", tfj_err_detail());
 	if (denied) {
-		/* Refused like a unary call: UNAUTHENTICATED, before any frame is read. */
+		/* UNAUTHENTICATED, before any frame is read. */
 		tfj_pssrv_log_refused(s, call);
-		c = calloc(1, sizeof(*c));
-		if (!c) {
-			grpc_call_cancel_with_status(call, GRPC_STATUS_UNAUTHENTICATED,
-						     "ps: missing or wrong job secret", NULL);
-			grpc_call_unref(call);
-			return;
-		}
-		c->call = call;
-		tfj_pssrv_respond(s, c, GRPC_STATUS_UNAUTHENTICATED, "ps: missing or wrong job secret",
-				  NULL);
+		grpc_call_cancel_with_status(call, GRPC_STATUS_UNAUTHENTICATED,
+					     "ps: missing or wrong job secret", NULL);
+		grpc_call_unref(call);
 		return;
 	}
 	st = calloc(1, sizeof(*st));

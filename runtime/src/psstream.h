@@ -1,17 +1,16 @@
 /*
- * psstream.h - the ps side of protocol v2: one bidirectional stream per
+ * psstream.h - the ps side of the transport: one bidirectional stream per
  * client (/tfj.runtime.v1.ParameterServer/Stream, psframe.h,
  * docs/runtime-protocol.md).
  *
- * A stream's requests arrive one frame at a time and are served exactly as
- * unary calls are (tfj_pssrv_handle, pssrv.h); what this module adds is
- * the transport: accepting a stream (the job's secret is checked once, on
- * its initial metadata), keeping one receive outstanding, queueing the
- * answers and sending them one at a time, and ending the stream with OK
- * once the client closed its side and every answer left. It is apart from
- * psserver.c because none of that concerns unary calls, and the request
- * service in between (pssrv.c) does not care which transport a request
- * came on except for how its answer leaves (tfj_psstream_respond).
+ * A stream's requests arrive one frame at a time and are served by
+ * tfj_pssrv_handle (pssrv.h); what this module adds is the transport:
+ * accepting a stream (the job's secret is checked once, on its initial
+ * metadata), keeping one receive outstanding, queueing the answers and
+ * sending them one at a time, and ending the stream with OK once the
+ * client closed its side and every answer left. The request service
+ * (pssrv.c) does not care how a request came except for how its answer
+ * leaves (tfj_psstream_respond).
  *
  * Everything runs on the ps's completion-queue thread (pssrv.h).
  *
@@ -38,7 +37,7 @@ struct tfj_psstream;
 /* The slot that takes new streams (a member of struct tfj_pssrv). */
 struct tfj_psstream_slot {
 	int kind; /* TFJ_PSSRV_TAG_NEW_STREAM */
-	void *reg; /* the registered stream method; NULL: v2 off (--protocol 1) */
+	void *reg; /* the registered stream method */
 	struct tfj_grpc_incoming in;
 };
 

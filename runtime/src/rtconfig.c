@@ -252,7 +252,7 @@ const char *tfj_rtconfig_usage(void)
 	"  --eval-secs X (5)  --progress-steps N (100)\n"
 	"transport:\n"
 	"  --peer-timeout X (60 s)  --rpc-timeout X (30 s)  --max-message-mb N (256)\n"
-	"  --ps-linger X (3 s)  --protocol auto|1|2 (auto)  --log-level debug|info|warn|error\n"
+	"  --ps-linger X (3 s)  --log-level debug|info|warn|error\n"
 	"  --push-part-kib N (" VALUE_STR(TFJ_RT_PUSH_PART_KIB) ")  async: a larger push goes as parts "
 	"of N KiB, each\n"
 	"             applied while the next arrives; 0 = whole pushes (on a ps: ask\n"
@@ -275,7 +275,7 @@ static const struct {
 	{ "min-slice", 1 },
 	{ "checkpoint-dir", 1 }, { "checkpoint-steps", 1 }, { "checkpoint-secs", 1 },
 	{ "eval-secs", 1 }, { "progress-steps", 1 }, { "peer-timeout", 1 },
-	{ "rpc-timeout", 1 }, { "max-message-mb", 1 }, { "ps-linger", 1 }, { "protocol", 1 },
+	{ "rpc-timeout", 1 }, { "max-message-mb", 1 }, { "ps-linger", 1 },
 	{ "push-part-kib", 1 },
 	{ "log-level", 1 }, { "fail-after", 1 }, { "inject-nan-at", 1 },
 };
@@ -396,15 +396,6 @@ static int apply_training(struct tfj_rtconfig *cfg, const char **v)
 		if ((rc = tfj_parse_i64(&i64, s, 1, 2047, "--max-message-mb")) != 0)
 			return rc;
 		cfg->max_message_bytes = (size_t)i64 << 20;
-	}
-	/* Protocol: auto uses the stream (v2) with every ps that announces it. */
-	if ((s = get(v, "protocol")) != NULL) {
-		if (strcmp(s, "auto") == 0)
-			cfg->protocol = 0;
-		else if ((rc = tfj_parse_i64(&i64, s, 1, 2, "--protocol")) != 0)
-			return tfj_err_set(TFJ_EINVAL, "--protocol: \"%.20s\" (want auto, 1 or 2)", s);
-		else
-			cfg->protocol = (int)i64;
 	}
 	if ((s = get(v, "sync")) != NULL && (rc = tfj_parse_bool(&cfg->sync, s, "--sync")) != 0)
 		return rc;

@@ -95,7 +95,6 @@ struct tfj_rtconfig {
 	double peer_timeout_s;       /* give up on an unreachable peer after this */
 	double rpc_timeout_s;        /* deadline of one call */
 	size_t max_message_bytes;    /* gRPC send/receive cap */
-	int protocol;                /* --protocol: 0 auto (v2 where the ps has it), 1, 2 */
 	size_t push_part_kib;        /* async: cut pushes into parts of this size (0 = whole) */
 	double ps_linger_s;          /* ps: keep serving this long after Finish */
 	double fail_after_s;         /* test hook: exit 138 after this long (0 = off) */

@@ -14,7 +14,6 @@
 #include <tfj/log.h>
 
 #include <tfj/exitcode.h>
-#include "psframe.h"
 #include "psserver.h"
 
 double tfj_session_now(void)
@@ -238,7 +237,6 @@ int tfj_session_ensure_ready(struct tfj_session *s, const float *const *init_val
 	for (j = 0; j < s->nps; j++) {
 		tfj__runtime__v1__status_request__init(&sq[j]);
 		sq[j].task = s->task;
-		sq[j].protocol = s->cfg->protocol == 1 ? 1 : TFJ_PSFRAME_PROTOCOL;
 		s->reqs[j] = &sq[j].base;
 	}
 	rc = tfj_psclient_call(s->cl, TFJ_RPC_STATUS, s->reqs, s->resps, s->cfg->rpc_timeout_s);

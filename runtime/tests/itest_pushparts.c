@@ -18,10 +18,9 @@
  *  3. Each shard's push is decided on its own: after ps 0 refused a part
  *     and ps 1 took its push and then died, ps 0's retries still go in
  *     parts, and only the refused part goes again.
- *  4. A client forced to protocol v1 (no stream) and a sync job send whole
- *     pushes whatever --push-part-kib says: no early part on any ps; parts
- *     handed to psclient anyway fail with TFJ_EUNAVAIL, and no ps is sent
- *     any.
+ *  4. A sync job sends whole pushes whatever --push-part-kib says: no
+ *     early part on any ps; parts handed to psclient anyway fail with
+ *     TFJ_EUNAVAIL, and no ps is sent any.
  *  5. ps 1 restarted empty between a pull and a push: the retries go only
  *     to the shard that has not answered, so ps 0 takes the gradient once.
  *     Pushing in parts with ps 1 back as a ps that takes no pieces
@@ -152,16 +151,16 @@ static void pair_kill(struct pair *p)
 
 /*
  * A worker-0 session (the coordinator) on pair p with --push-part-kib
- * `part_kib` and --protocol `proto` (--sync when `sync`); the shards are
+ * `part_kib` (--sync when `sync`); the shards are
  * initialised with the same values for every session (waiting up to 30 s
  * for the ps to listen).
  */
 static int session_start(struct tfj_session *s, struct tfj_rtconfig *cfg, const struct pair *p,
-			 const char *part_kib, const char *proto, int sync)
+			 const char *part_kib, int sync)
 {
 	char *args[] = { "--job_name", "worker", "--task_index", "0", "--ps_hosts",
 			 (char *)p->hosts, "--worker_hosts", wk, "--push-part-kib", (char *)part_kib,
-			 "--protocol", (char *)proto, MODEL_FLAGS, "--sync", NULL };
+			 MODEL_FLAGS, "--sync", NULL };
 	int argc = (int)(sizeof(args) / sizeof(args[0]) - 1) - !sync;
 	double t0;
 	size_t v, e;
@@ -241,8 +240,8 @@ static void test_parts_equal_whole(void)
 	TFJ_CHECK(started);
 	if (!started)
 		goto out;
-	TFJ_CHECK_OK(session_start(&sa, &ca, &pa, "16", "auto", 0));
-	TFJ_CHECK_OK(session_start(&sb, &cb, &pb, "0", "auto", 0));
+	TFJ_CHECK_OK(session_start(&sa, &ca, &pa, "16", 0));
+	TFJ_CHECK_OK(session_start(&sb, &cb, &pb, "0", 0));
 	for (t = 0; t < STEPS; t++) {
 		TFJ_CHECK_OK(step(&sa, t));
 		TFJ_CHECK_OK(step(&sb, t));
@@ -376,7 +375,7 @@ static void test_nan_part(void)
 		TFJ_CHECK_OK(-1);
 		goto out;
 	}
-	TFJ_CHECK_OK(session_start(&s, &c, &p, "16", "auto", 0));
+	TFJ_CHECK_OK(session_start(&s, &c, &p, "16", 0));
 	nvars = s.plan.nvars;
 	if (nan_in_part3(&s, &before) != 0)
 		goto done;
@@ -463,7 +462,7 @@ static void test_other_shard_down(void)
 		TFJ_CHECK_OK(-1);
 		goto out;
 	}
-	TFJ_CHECK_OK(session_start(&s, &c, &p, "16", "auto", 0));
+	TFJ_CHECK_OK(session_start(&s, &c, &p, "16", 0));
 	nvars = s.plan.nvars;
 	if (nan_in_part3(&s, &before) != 0)
 		goto done;
@@ -520,7 +519,7 @@ out:
 }
 
 /* Three steps of a client that must send whole pushes; no ps sees an early part. */
-static void check_whole(const char *name, int sync, const char *proto)
+static void check_whole(const char *name, int sync)
 {
 	struct pair p;
 	struct tfj_rtconfig c;
@@ -532,15 +531,12 @@ static void check_whole(const char *name, int sync, const char *proto)
 		pair_kill(&p);
 		return;
 	}
-	TFJ_CHECK_OK(session_start(&s, &c, &p, "16", proto, sync));
+	TFJ_CHECK_OK(session_start(&s, &c, &p, "16", sync));
 	for (t = 0; t < 3; t++)
 		TFJ_CHECK_OK(step(&s, t));
 	printf("%s: parts_ok %d, streaming %d, answers over streams %" PRIu64 "\n", name,
 	       s.parts_ok, every_ps(tfj_psclient_streaming_of, &s), frames(&s));
-	if (sync)
-		TFJ_CHECK_INT(s.parts_ok, 0);
-	else
-		TFJ_CHECK_INT(frames(&s), 0);
+	TFJ_CHECK_INT(s.parts_ok, 0);
 	/* Parts handed to psclient all the same fail before anything is sent. */
 	{
 		Tfj__Runtime__V1__PushRequest q[2] = { TFJ__RUNTIME__V1__PUSH_REQUEST__INIT,
@@ -558,7 +554,7 @@ static void check_whole(const char *name, int sync, const char *proto)
 		printf("%s: %s\n", name, tfj_err_detail());
 		TFJ_CHECK(strstr(tfj_err_detail(), "takes no push in pieces") != NULL);
 		tfj_psclient_get_stats(&b, s.cl);
-		TFJ_CHECK_INT((long long)(b.frames + b.unary), (long long)(a.frames + a.unary));
+		TFJ_CHECK_INT((long long)b.frames, (long long)a.frames);
 	}
 	session_end(&s, &c, &p);
 	TFJ_CHECK_INT(early_parts(&p, 0), 0);
@@ -566,10 +562,9 @@ static void check_whole(const char *name, int sync, const char *proto)
 	pair_kill(&p);
 }
 
-static void test_whole_without_stream_or_in_sync(void)
+static void test_whole_in_sync(void)
 {
-	check_whole("v1", 0, "1");
-	check_whole("sync", 1, "auto");
+	check_whole("sync", 1);
 }
 
 /* Whether ps i's output holds `needle`, waiting up to timeout_s for it. */
@@ -634,7 +629,7 @@ static void restart_between_pushes(const char *name, int pieces)
 		TFJ_CHECK_OK(-1);
 		goto out;
 	}
-	TFJ_CHECK_OK(session_start(&s, &c, &p, pieces ? "16" : "0", "auto", 0));
+	TFJ_CHECK_OK(session_start(&s, &c, &p, pieces ? "16" : "0", 0));
 	f0 = frames(&s);
 	TFJ_CHECK_OK(step(&s, 0));
 	/* A pull (one answer per ps) and a push (one answer per part). */
@@ -764,7 +759,7 @@ int main(int argc, char **argv)
 	TFJ_RUN(test_parts_equal_whole);
 	TFJ_RUN(test_nan_part);
 	TFJ_RUN(test_other_shard_down);
-	TFJ_RUN(test_whole_without_stream_or_in_sync);
+	TFJ_RUN(test_whole_in_sync);
 	TFJ_RUN(test_ps_restarted_between_pushes);
 	grpc_shutdown();
 	itest_require_data();
