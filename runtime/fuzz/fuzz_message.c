@@ -29,6 +29,7 @@
 #include "rtconfig.h"
 #include "shard.h"
 #include "wire.h"
+#include "wiresplit.h"
 
 static struct tfj_rtconfig cfg, acfg;
 static struct tfj_layout plan, aplan;

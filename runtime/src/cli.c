@@ -18,13 +18,14 @@
 #include "launch.h"
 #include "psserver.h"
 #include "rtconfig.h"
+#include "stop.h"
 #include "trainer.h"
 #include "wire.h"
 
 static void on_signal(int sig)
 {
 	(void)sig;
-	tfj_stop_requested = 1;
+	tfj_stop_request();
 }
 
 static void install_signals(void)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compute_backend.h"
 #include "computelib.h"
 
 #include <tfj/err.h>

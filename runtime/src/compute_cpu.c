@@ -2,7 +2,7 @@
  * compute_cpu.c - the host backend: OpenBLAS sgemm plus plain loops for the
  * element-wise operations. Buffers are ordinary heap memory.
  */
-#include "compute.h"
+#include "compute_backend.h"
 
 #include <cblas.h>
 #include <float.h>

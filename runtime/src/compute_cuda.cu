@@ -15,7 +15,7 @@
  * row-major is computed as C^T = op(B)^T op(A)^T in column-major, i.e.
  * sgemm with the operands swapped and m/n exchanged.
  */
-#include "compute.h"
+#include "compute_backend.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>

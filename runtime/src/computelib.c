@@ -1,6 +1,6 @@
 /*
  * computelib.c - dlopen of a compute backend library and its ABI check
- * (see computelib.h and the plugin ABI in compute.h).
+ * (see computelib.h and the plugin ABI in compute_backend.h).
  */
 #include "computelib.h"
 

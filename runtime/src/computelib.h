@@ -1,7 +1,7 @@
 /*
  * computelib.h - loads a compute backend library (the CUDA backend,
  * libtfjob-compute-cuda.so) with dlopen and checks its plugin ABI
- * (compute.h: TFJ_COMPUTE_PLUGIN_ENTRY, struct tfj_compute_plugin).
+ * (compute_backend.h: TFJ_COMPUTE_PLUGIN_ENTRY, struct tfj_compute_plugin).
  *
  * Why a library and not a linked-in backend: cuBLAS and the CUDA runtime
  * are ~570 MB and a binary that links them does not start where they are
@@ -25,7 +25,7 @@
 
 #include <stddef.h>
 
-#include "compute.h"
+#include "compute_backend.h"
 
 struct tfj_computelib;
 

@@ -25,7 +25,7 @@
 #include <tfj/tfconfig.h>
 
 #include <tfj/exitcode.h>
-#include "psserver.h"
+#include "stop.h"
 #include "pstls.h"
 #include "rtconfig.h"
 
@@ -540,10 +540,10 @@ static int run_cluster(const struct tfj_launch_opts *o, struct tfj_launch_result
 			chaos_done = 1;
 		}
 		if (!term_sent && ((r->coord_done && now - r->coord_done_at > GRACE_S) ||
-				   now - t0 > timeout || tfj_stop_requested)) {
+				   now - t0 > timeout || tfj_stop_requested())) {
 			if (!r->coord_done) {
 				fprintf(r->out, "[launch] %s: stopping the cluster\n",
-					tfj_stop_requested ? "interrupted" : "timed out");
+					tfj_stop_requested() ? "interrupted" : "timed out");
 				failed = TFJ_EXIT_ABORTED;
 			}
 			kill_all(r, SIGTERM);

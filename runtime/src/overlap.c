@@ -146,7 +146,7 @@ int tfj_overlap_new(struct tfj_overlap **out, struct tfj_session *s, const float
 	pthread_mutex_init(&o->mu, NULL);
 	pthread_cond_init(&o->cv, NULL);
 	/*
-	 * Signals go to the main thread, whose handler sets tfj_stop_requested;
+	 * Signals go to the main thread, whose handler asks to stop (stop.h);
 	 * the job's retries see the flag and give up with TFJ_ECANCELED.
 	 */
 	sigfillset(&all);

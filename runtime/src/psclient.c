@@ -18,6 +18,7 @@
 #include "psframe.h"
 #include "pscstream.h"
 #include "wire.h"
+#include "wiresplit.h"
 
 /* Least time one connection attempt to a ps gets (see tfj_psclient_new). */
 #define PS_CONNECT_MIN_MS 2000
@@ -221,24 +222,6 @@ void tfj_psclient_get_stats(struct tfj_psclient_stats *out, const struct tfj_psc
 const struct tfj_wire_msg *tfj_psclient_tensors(const struct tfj_psclient *cl, size_t i)
 {
 	return &cl->ps[i].msg;
-}
-
-int tfj_psclient_err_of(grpc_status_code st)
-{
-	switch (st) {
-	case GRPC_STATUS_OK: return 0;
-	case GRPC_STATUS_UNAVAILABLE:
-	case GRPC_STATUS_DEADLINE_EXCEEDED:
-	case GRPC_STATUS_RESOURCE_EXHAUSTED:
-	case GRPC_STATUS_ABORTED:
-	case GRPC_STATUS_CANCELLED:
-		return TFJ_EUNAVAIL;
-	case GRPC_STATUS_FAILED_PRECONDITION: return TFJ_ECONFLICT;
-	case GRPC_STATUS_OUT_OF_RANGE: return TFJ_ENUMERIC;
-	/* The ps refused our job secret: permanent, a retry sends the same one. */
-	case GRPC_STATUS_UNAUTHENTICATED: return TFJ_EAUTH;
-	default: return TFJ_EINTERNAL;
-	}
 }
 
 /* Waits for every request of this exchange; streams past the deadline are cancelled. */

@@ -12,10 +12,8 @@
  * (tfj_wire_decode_split) so the caller copies each one once, straight to
  * where it belongs.
  *
- * gRPC statuses become TFJ_E* codes: UNAVAILABLE, DEADLINE_EXCEEDED,
- * RESOURCE_EXHAUSTED, ABORTED, CANCELLED -> TFJ_EUNAVAIL (try again later);
- * FAILED_PRECONDITION -> TFJ_ECONFLICT (the tasks disagree; permanent);
- * OUT_OF_RANGE -> TFJ_ENUMERIC; anything else -> TFJ_EINTERNAL.
+ * gRPC statuses become TFJ_E* codes as tfj_pscstream_err_of() says
+ * (pscstream.h): TFJ_EUNAVAIL means try again later.
  *
  * Transport (docs/runtime-protocol.md): every request travels as a frame
  * on one long-lived stream per ps (psframe.h, pscstream.h). The first
@@ -41,6 +39,7 @@
 #include "rpcnames.h"
 #include "rtconfig.h"
 #include "wire.h"
+#include "wiresplit.h"
 
 struct tfj_psclient;
 
@@ -102,12 +101,6 @@ int tfj_psclient_streaming_of(const struct tfj_psclient *cl, size_t i);
  * tfj_psclient_call_parts() may send it parts.
  */
 int tfj_psclient_pieces_of(const struct tfj_psclient *cl, size_t i);
-
-/*
- * The TFJ_E* code of a gRPC status, as above (0 for OK); the streams'
- * answers use it too (pscstream.c).
- */
-int tfj_psclient_err_of(grpc_status_code st);
 
 void tfj_psclient_get_stats(struct tfj_psclient_stats *out, const struct tfj_psclient *cl);
 

@@ -9,8 +9,26 @@
 
 #include <tfj/log.h>
 
-#include "psclient.h"
 #include "psframe.h"
+#include "wiresplit.h"
+
+int tfj_pscstream_err_of(grpc_status_code st)
+{
+	switch (st) {
+	case GRPC_STATUS_OK: return 0;
+	case GRPC_STATUS_UNAVAILABLE:
+	case GRPC_STATUS_DEADLINE_EXCEEDED:
+	case GRPC_STATUS_RESOURCE_EXHAUSTED:
+	case GRPC_STATUS_ABORTED:
+	case GRPC_STATUS_CANCELLED:
+		return TFJ_EUNAVAIL;
+	case GRPC_STATUS_FAILED_PRECONDITION: return TFJ_ECONFLICT;
+	case GRPC_STATUS_OUT_OF_RANGE: return TFJ_ENUMERIC;
+	/* The ps refused our job secret: permanent, a retry sends the same one. */
+	case GRPC_STATUS_UNAUTHENTICATED: return TFJ_EAUTH;
+	default: return TFJ_EINTERNAL;
+	}
+}
 
 void tfj_pscstream_init(struct tfj_pscstream *ps, size_t shard, const char *host,
 			grpc_channel *ch, grpc_completion_queue *cq, const char *secret,
@@ -226,7 +244,7 @@ static void part_answer(struct tfj_pscstream *ps)
 	if (f.status == GRPC_STATUS_OK && ps->applied)
 		ps->applied[ps->nanswered] = 1;
 	if (f.status != GRPC_STATUS_OK && !ps->perr) {
-		ps->perr = tfj_psclient_err_of((grpc_status_code)f.status);
+		ps->perr = tfj_pscstream_err_of((grpc_status_code)f.status);
 		snprintf(ps->pdetail, sizeof(ps->pdetail), "ps %zu (%s) %s over the stream, part "
 			 "%zu of %zu: %s: %s", ps->shard, ps->host, tfj_rpc_methods[ps->method].path,
 			 ps->nanswered + 1, ps->nparts,
@@ -301,7 +319,7 @@ static int take_answer(struct tfj_pscstream *ps, enum tfj_rpc_method method, siz
 		snprintf(detail, cap, "ps %zu (%s) %s over the stream%s: %s: %s", ps->shard,
 			 ps->host, tfj_rpc_methods[method].path, part,
 			 tfj_grpc_status_name((grpc_status_code)f.status), f.detail);
-		return tfj_psclient_err_of((grpc_status_code)f.status);
+		return tfj_pscstream_err_of((grpc_status_code)f.status);
 	}
 	/* Tensors stay in the frame's slices (no copy here). */
 	if (tfj_psframe_body(msg, &f, tfj_rpc_methods[method].resp, ps->arena)) {
@@ -359,5 +377,5 @@ int tfj_pscstream_result(struct tfj_pscstream *ps, enum tfj_rpc_method method, i
 		 (const char *)GRPC_SLICE_START_PTR(ps->gs.details));
 	stream_reset(ps);
 	*ended = st;
-	return tfj_psclient_err_of(st);
+	return tfj_pscstream_err_of(st);
 }

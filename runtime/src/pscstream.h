@@ -33,6 +33,7 @@
 
 #include "rpcnames.h"
 #include "wire.h"
+#include "wiresplit.h"
 
 /* Tag kinds of a stream's batches (the first member of every tag). */
 enum { TFJ_PSCSTREAM_TAG_RECV = 16, TFJ_PSCSTREAM_TAG_SEND, TFJ_PSCSTREAM_TAG_STATUS };
@@ -68,6 +69,15 @@ struct tfj_pscstream {
 	char pdetail[TFJ_ERR_DETAIL_MAX];
 	uint64_t frames, opened;      /* answers received, streams opened */
 };
+
+/*
+ * The TFJ_E* code of a gRPC status (0 for OK): UNAVAILABLE,
+ * DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ABORTED, CANCELLED -> TFJ_EUNAVAIL
+ * (try again later); FAILED_PRECONDITION -> TFJ_ECONFLICT (the tasks
+ * disagree; permanent); OUT_OF_RANGE -> TFJ_ENUMERIC; UNAUTHENTICATED ->
+ * TFJ_EAUTH; anything else -> TFJ_EINTERNAL.
+ */
+int tfj_pscstream_err_of(grpc_status_code st);
 
 void tfj_pscstream_init(struct tfj_pscstream *ps, size_t shard, const char *host,
 			grpc_channel *ch, grpc_completion_queue *cq, const char *secret,

@@ -2,6 +2,7 @@
  * psframe.c - protocol v2's stream frames (psframe.h).
  */
 #include "psframe.h"
+#include "wiresplit.h"
 
 #include <string.h>
 

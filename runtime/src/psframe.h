@@ -31,6 +31,7 @@
 
 #include "rpcnames.h"
 #include "wire.h"
+#include "wiresplit.h"
 
 /* The stream's gRPC method. */
 #define TFJ_PSFRAME_PATH "/" TFJ_RPC_SERVICE "/Stream"

@@ -28,9 +28,8 @@
 #include "psstream.h"
 #include "rpcnames.h"
 #include "shard.h"
+#include "stop.h"
 #include "wire.h"
-
-volatile sig_atomic_t tfj_stop_requested;
 
 static int arm_unknown(struct tfj_pssrv *s)
 {
@@ -271,7 +270,7 @@ int tfj_psserver_main(const struct tfj_rtconfig *cfg)
 			break;
 		}
 		tfj_pssrv_flush_parked(s, 0);
-		if (tfj_stop_requested) {
+		if (tfj_stop_requested()) {
 			tfj_log_warn("stopping on signal");
 			code = TFJ_EXIT_ABORTED;
 			break;

@@ -26,12 +26,7 @@
 #ifndef TFJ_PSSERVER_H
 #define TFJ_PSSERVER_H
 
-#include <signal.h>
-
 #include "rtconfig.h"
-
-/* Set from a signal handler to make every loop of the runtime stop. */
-extern volatile sig_atomic_t tfj_stop_requested;
 
 /* Runs the ps task described by cfg; returns an exit code (tfj/exitcode.h). */
 int tfj_psserver_main(const struct tfj_rtconfig *cfg);

@@ -16,16 +16,16 @@
 #include <tfj/log.h>
 
 #include "psframe.h"
-#include "psstream.h"
+#include "wiresplit.h"
 
 #define MAX_PULL_WAIT_MS 30000
 
-/* Every answer leaves as a frame on the stream its request came on. */
+/* Every answer leaves the way its request came (a frame on its stream). */
 void tfj_pssrv_respond(struct tfj_pssrv *s, struct tfj_pssrv_call *c, grpc_status_code code,
 		       const char *detail, const ProtobufCMessage *msg)
 {
 	(void)s;
-	tfj_psstream_respond(c, code, detail, msg);
+	c->respond(c, code, detail, msg);
 }
 
 /* The pool entry holding the live parameters (NULL before the pool adopted them). */

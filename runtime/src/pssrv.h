@@ -6,7 +6,9 @@
  * Serving a request (check the layout hash, apply it to the shard, park a
  * Pull that asks for a step not reached yet, answer from the parameter
  * buffer pool with copy on write) lives here; tfj_pssrv_respond() hands
- * the answer to psstream.h. psserver.c owns the server's life (set-up,
+ * the answer to the transport (c->respond, set by psstream.h, which this
+ * module does not include: psstream depends on it, not the other way).
+ * psserver.c owns the server's life (set-up,
  * the completion queue loop, tear-down); psstream.c owns the streams.
  * Everything runs on the one thread that drains the completion queue, so
  * none of this state is locked.
@@ -36,12 +38,14 @@
 
 #include "layout.h"
 #include "psauth.h"
-#include "psstream.h"
 #include "rpcnames.h"
 #include "rtconfig.h"
 #include "shard.h"
 #include "tfj_runtime.pb-c.h"
 #include "wire.h"
+#include "wiresplit.h"
+
+struct tfj_psstream;
 
 /* Parameter buffers in the pool: the live one plus those Pulls still send. */
 #define TFJ_PSSRV_MAX_SNAPSHOTS 64
@@ -53,6 +57,13 @@ enum tfj_pssrv_tag {
 	TFJ_PSSRV_TAG_STREAM_CLOSED, TFJ_PSSRV_TAG_STREAM_STATUS,
 	/* A call of a method this ps does not serve. */
 	TFJ_PSSRV_TAG_NEW_UNKNOWN
+};
+
+/* The slot that takes the next new stream (psstream.h arms and serves it). */
+struct tfj_pssrv_slot {
+	int kind;  /* TFJ_PSSRV_TAG_NEW_STREAM */
+	void *reg; /* the registered stream method */
+	struct tfj_grpc_incoming in;
 };
 
 /*
@@ -83,9 +94,20 @@ struct tfj_pssrv_snapshot {
 	struct tfj_wire_lease lease; /* slices gRPC still holds */
 };
 
+struct tfj_pssrv_call;
+
+/*
+ * How a request's answer leaves (msg only with GRPC_STATUS_OK; may be
+ * NULL): set by the transport that received it, which this module does
+ * not know (tfj_psstream_respond, psstream.h). Takes c.
+ */
+typedef void (*tfj_pssrv_respond_fn)(struct tfj_pssrv_call *c, grpc_status_code code,
+				     const char *detail, const ProtobufCMessage *msg);
+
 /* One request: a frame of a stream, answered as a frame on it. */
 struct tfj_pssrv_call {
-	struct tfj_psstream *st;
+	tfj_pssrv_respond_fn respond;
+	struct tfj_psstream *st;     /* the stream it came on (the transport's) */
 	uint64_t id;
 	uint32_t method;
 	grpc_byte_buffer *resp;
@@ -103,7 +125,7 @@ struct tfj_pssrv {
 	struct tfj_shard shard;
 	grpc_server *srv;
 	grpc_completion_queue *cq;
-	struct tfj_psstream_slot sslot;
+	struct tfj_pssrv_slot sslot;
 	struct tfj_pssrv_unknown_slot uslot;
 	uint64_t streams_opened;
 	uint64_t stream_frames;
@@ -142,7 +164,7 @@ void tfj_pssrv_pool_free(struct tfj_pssrv *s);
 void tfj_pssrv_handle(struct tfj_pssrv *s, int method, struct tfj_pssrv_call *c, int rc,
 		      const struct tfj_wire_msg *wmp);
 
-/* Queues the answer's frame on its stream (msg may be NULL for an error). */
+/* Answers c through its transport (c->respond; msg may be NULL for an error). Takes c. */
 void tfj_pssrv_respond(struct tfj_pssrv *s, struct tfj_pssrv_call *c, grpc_status_code code,
 		       const char *detail, const ProtobufCMessage *msg);
 

@@ -11,9 +11,9 @@
 
 #include "psauth.h"
 #include "psframe.h"
-#include "pssrv.h"
 #include "rpcnames.h"
 #include "wire.h"
+#include "wiresplit.h"
 
 /* A batch of a stream: the tag names the stream and what completed. */
 struct stag {
@@ -175,6 +175,7 @@ static void on_stream_recv(struct tfj_pssrv *s, struct tfj_psstream *st, int ok)
 		st->half_closed = 1;
 		goto out;
 	}
+	c->respond = tfj_psstream_respond;
 	c->st = st;
 	c->id = f.id;
 	c->method = f.method;
@@ -195,7 +196,7 @@ out:
 }
 
 /* A new stream: the job's secret is checked on its initial metadata, once. */
-static void on_new_stream(struct tfj_pssrv *s, struct tfj_psstream_slot *sl, int ok)
+static void on_new_stream(struct tfj_pssrv *s, struct tfj_pssrv_slot *sl, int ok)
 {
 	grpc_call *call = sl->in.call;
 	struct tfj_psstream *st;
@@ -263,7 +264,7 @@ void tfj_psstream_complete(struct tfj_pssrv *s, void *tag, int ok)
 	}
 }
 
-void tfj_psstream_slot_discard(struct tfj_psstream_slot *sl, int ok)
+void tfj_psstream_slot_discard(struct tfj_pssrv_slot *sl, int ok)
 {
 	if (!ok)
 		sl->in.call = NULL;

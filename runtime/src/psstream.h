@@ -30,16 +30,9 @@
 
 #include <tfj/grpc.h>
 
-struct tfj_pssrv;
-struct tfj_pssrv_call;
-struct tfj_psstream;
+#include "pssrv.h"
 
-/* The slot that takes new streams (a member of struct tfj_pssrv). */
-struct tfj_psstream_slot {
-	int kind; /* TFJ_PSSRV_TAG_NEW_STREAM */
-	void *reg; /* the registered stream method */
-	struct tfj_grpc_incoming in;
-};
+struct tfj_psstream;
 
 /* Asks for the next stream on the server's queue. TFJ_EINTERNAL when gRPC refuses. */
 int tfj_psstream_arm(struct tfj_pssrv *s);
@@ -62,6 +55,6 @@ void tfj_psstream_respond(struct tfj_pssrv_call *c, grpc_status_code code, const
  * Drops what the stream slot's completion delivered while the server shuts
  * down (ok: whether it delivered a call), without serving it.
  */
-void tfj_psstream_slot_discard(struct tfj_psstream_slot *sl, int ok);
+void tfj_psstream_slot_discard(struct tfj_pssrv_slot *sl, int ok);
 
 #endif

@@ -14,7 +14,8 @@
 #include <tfj/log.h>
 
 #include <tfj/exitcode.h>
-#include "psserver.h"
+#include "stop.h"
+#include "wiresplit.h"
 
 double tfj_session_now(void)
 {
@@ -534,8 +535,8 @@ int tfj_session_retry(struct tfj_session *s, struct tfj_retry *r, int rc, const 
 		r->delay = 0;
 		return 0;
 	}
-	if (rc != TFJ_EUNAVAIL || tfj_stop_requested)
-		return tfj_stop_requested ? TFJ_ECANCELED : rc;
+	if (rc != TFJ_EUNAVAIL || tfj_stop_requested())
+		return tfj_stop_requested() ? TFJ_ECANCELED : rc;
 	if (r->first_fail == 0) {
 		r->first_fail = now;
 		tfj_log_warn("peer not ready, retrying", "task", s->task, "during", what, "detail",

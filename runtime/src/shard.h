@@ -39,6 +39,7 @@
 #include "syncagg.h"
 #include "tfj_runtime.pb-c.h"
 #include "wire.h"
+#include "wiresplit.h"
 
 /* Most floats handled per step when a push is read in place from the received slices. */
 #define TFJ_SHARD_CHUNK 8192

@@ -24,7 +24,7 @@
 #include <tfj/exitcode.h>
 #include "model.h"
 #include "layout.h"
-#include "psserver.h"
+#include "stop.h"
 #include "session.h"
 #include "trainloop.h"
 
@@ -384,7 +384,7 @@ int tfj_evaluator_main(const struct tfj_rtconfig *cfg)
 	char line[TFJ_PROGREC_MAX + 1];
 		uint32_t wait = (uint32_t)(cfg->eval_secs * 1000);
 
-		if (tfj_stop_requested) {
+		if (tfj_stop_requested()) {
 			rc = tfj_err_set(TFJ_ECANCELED, "stopped by signal");
 			goto fail;
 		}

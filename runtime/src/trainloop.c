@@ -16,7 +16,7 @@
 #include "ckptdir.h"
 #include "model.h"
 #include "overlap.h"
-#include "psserver.h"
+#include "stop.h"
 
 #define CKPT_KEEP 3
 #define SYNC_WAIT_MS 2000
@@ -99,7 +99,7 @@ static const float *const *reinit_vals(const struct tfj_train *t)
 
 static int check_stop(const struct tfj_train *t)
 {
-	if (tfj_stop_requested)
+	if (tfj_stop_requested())
 		return tfj_err_set(TFJ_ECANCELED, "stopped by signal");
 	if (t->cfg->fail_after_s > 0 && tfj_session_now() - t->s.t0 > t->cfg->fail_after_s)
 		return tfj_err_set(TFJ_EUNAVAIL, "--fail-after %.1fs reached (test hook)",

@@ -116,7 +116,6 @@ int tfj_wire_flatten(size_t *len_out, grpc_byte_buffer *bb, const char *what,
 int tfj_wire_decode(ProtobufCMessage **out, const ProtobufCMessageDescriptor *desc,
 		    grpc_byte_buffer *bb, struct tfj_wire_arena *a);
 
-/* Split decoding (tensors left in the received slices): wiresplit.h. */
-#include "wiresplit.h"
+/* Split decoding (tensors left in the received slices) is wiresplit.h's. */
 
 #endif

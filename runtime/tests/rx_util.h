@@ -14,6 +14,7 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "wire.h"
+#include "wiresplit.h"
 
 #define RX_MAX_SLICES 4096
 #define RX_PIECE 1001

@@ -15,6 +15,7 @@
 
 #include "psframe.h"
 #include "tfj_test.h"
+#include "wiresplit.h"
 
 #define N 700 /* floats per tensor: 2800 bytes, above TFJ_WIRE_ZEROCOPY_MIN */
 

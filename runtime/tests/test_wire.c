@@ -13,6 +13,7 @@
 #include "rpcnames.h"
 #include "tfj_test.h"
 #include "wire.h"
+#include "wiresplit.h"
 
 #define N 5000
 
