@@ -31,7 +31,7 @@ struct ps {
 	struct tfj_wire_arena arena;
 	struct tfj_wire_msg msg;     /* the last decoded answer */
 	grpc_byte_buffer *kept;      /* its payload, which msg points into */
-	int known;                   /* its Status answered since its stream last broke */
+	int known;                   /* it answered a Status on its current stream */
 	int pieces;                  /* its last Status announced piece_parts */
 	int active;                  /* this exchange has a request on its stream */
 	int failed;                  /* this call already failed for it */
@@ -339,44 +339,13 @@ static void exchange(struct tfj_psclient *cl, enum tfj_rpc_method method,
 }
 
 /*
- * Asks every shard that is to get a request, and has not answered a
- * Status since its stream (re)opened, for its Status first: what it takes
- * (pieces) may have changed with a restart.
- */
-static void ask_unknown(struct tfj_psclient *cl, const struct shard_req *rqs,
-			ProtobufCMessage **resps, gpr_timespec deadline, struct call_err *err)
-{
-	Tfj__Runtime__V1__StatusRequest q = TFJ__RUNTIME__V1__STATUS_REQUEST__INIT;
-	const ProtobufCMessage *one = &q.base;
-	struct shard_req *ask;
-	size_t i, n = 0;
-
-	ask = calloc(cl->n ? cl->n : 1, sizeof(*ask));
-	if (!ask) {
-		note(err, TFJ_ENOMEM, "psclient: out of memory");
-		for (i = 0; i < cl->n; i++)
-			cl->ps[i].failed = 1;
-		return;
-	}
-	for (i = 0; i < cl->n; i++)
-		if (rqs[i].n && !cl->ps[i].known) {
-			ask[i].list = &one;
-			ask[i].n = 1;
-			n++;
-		}
-	if (n)
-		exchange(cl, TFJ_RPC_STATUS, ask, resps, deadline, err);
-	for (i = 0; i < cl->n; i++)
-		resps[i] = NULL;
-	free(ask);
-}
-
-/*
- * A shard that cannot take its parts now (a ps that announced no
- * piece_parts, as asked again above after a stream broke) is sent
- * nothing and fails the call, so that the caller sends it the request
- * whole; the other shards get theirs (the caller keeps which shards
- * answered, pushtrack.h, and does not send them it again).
+ * Parts go only to a ps that takes pieces as far as its current stream
+ * says (tfj_psclient_pieces_of, the one rule the caller decided its cut
+ * by): a shard whose ps does not, or whose stream broke since the caller
+ * asked (the ps may be another one), is sent nothing and fails the call,
+ * so that the caller asks again and sends it the request whole; the other
+ * shards get theirs (the caller keeps which shards answered, pushtrack.h,
+ * and does not send them it again).
  */
 static void refuse_parts(struct tfj_psclient *cl, const struct shard_req *rqs,
 			 struct call_err *err)
@@ -387,13 +356,79 @@ static void refuse_parts(struct tfj_psclient *cl, const struct shard_req *rqs,
 	for (i = 0; i < cl->n; i++) {
 		struct ps *p = &cl->ps[i];
 
-		if (p->failed || !(rqs[i].n > 1 || (rqs[i].n && rqs[i].applied)) || p->pieces)
+		if (p->failed || !(rqs[i].n > 1 || (rqs[i].n && rqs[i].applied)) ||
+		    tfj_psclient_pieces_of(cl, i))
 			continue;
-		snprintf(d, sizeof(d), "ps %zu (%s) takes no push in pieces now (it announced no "
-			 "piece_parts): the push goes again whole", i, p->host);
+		snprintf(d, sizeof(d), "ps %zu (%s) takes no push in pieces now (%s): the push "
+			 "goes again whole", i, p->host, p->known ? "it announced no piece_parts" :
+			 "its stream broke since it was asked");
 		note(err, TFJ_EUNAVAIL, d);
 		p->failed = 1;
 	}
+}
+
+/* Reads what ended between calls: streams of a ps that went away are released. */
+static void reap(struct tfj_psclient *cl)
+{
+	size_t i;
+
+	for (;;) {
+		grpc_event ev = grpc_completion_queue_next(cl->cq, gpr_inf_past(GPR_CLOCK_MONOTONIC),
+							   NULL);
+
+		if (ev.type != GRPC_OP_COMPLETE)
+			break;
+		dispatch(ev);
+	}
+	for (i = 0; i < cl->n; i++) {
+		cl->ps[i].failed = 0;
+		if (tfj_pscstream_reap(&cl->ps[i].stream))
+			cl->ps[i].known = 0;
+	}
+}
+
+/* Ends a call: waits for gRPC to let go of the caller's tensors; 0 or the first error. */
+static int call_end(struct tfj_psclient *cl, struct call_err *err)
+{
+	if (tfj_wire_lease_wait(&cl->lease, 10000) != 0)
+		note(err, TFJ_EINTERNAL, tfj_err_detail());
+	if (err->rc)
+		return tfj_err_set(err->rc, "%s", err->detail);
+	return 0;
+}
+
+int tfj_psclient_ask(struct tfj_psclient *cl, const ProtobufCMessage *const *want,
+		     double timeout_s)
+{
+	gpr_timespec deadline = tfj_grpc_deadline_ms((int64_t)(timeout_s * 1000));
+	Tfj__Runtime__V1__StatusRequest q = TFJ__RUNTIME__V1__STATUS_REQUEST__INIT;
+	const ProtobufCMessage *one = &q.base;
+	struct call_err err = { 0 };
+	struct shard_req *ask;
+	ProtobufCMessage **resps;
+	size_t i, n = 0;
+	int rc;
+
+	ask = calloc(cl->n ? cl->n : 1, sizeof(*ask));
+	resps = calloc(cl->n ? cl->n : 1, sizeof(*resps));
+	if (!ask || !resps) {
+		free(ask);
+		free(resps);
+		return tfj_err_set(TFJ_ENOMEM, "psclient: out of memory");
+	}
+	reap(cl);
+	for (i = 0; i < cl->n; i++)
+		if ((!want || want[i]) && !cl->ps[i].known) {
+			ask[i].list = &one;
+			ask[i].n = 1;
+			n++;
+		}
+	if (n)
+		exchange(cl, TFJ_RPC_STATUS, ask, resps, deadline, &err);
+	rc = call_end(cl, &err);
+	free(ask);
+	free(resps);
+	return rc;
 }
 
 /* tfj_psclient_call() and tfj_psclient_call_parts(): rqs[i] is shard i's. */
@@ -404,31 +439,14 @@ static int call(struct tfj_psclient *cl, enum tfj_rpc_method method, const struc
 	struct call_err err = { 0 };
 	size_t i;
 
-	/* Streams that ended between calls (a ps went away) are reopened below. */
-	for (;;) {
-		grpc_event ev = grpc_completion_queue_next(cl->cq, gpr_inf_past(GPR_CLOCK_MONOTONIC),
-							   NULL);
-
-		if (ev.type != GRPC_OP_COMPLETE)
-			break;
-		dispatch(ev);
-	}
-	for (i = 0; i < cl->n; i++) {
+	/* Streams that ended between calls (a ps went away) are reopened by exchange(). */
+	reap(cl);
+	for (i = 0; i < cl->n; i++)
 		resps[i] = NULL;
-		cl->ps[i].failed = 0;
-		if (tfj_pscstream_reap(&cl->ps[i].stream))
-			cl->ps[i].known = 0;
-	}
-	if (method != TFJ_RPC_STATUS)
-		ask_unknown(cl, rqs, resps, deadline, &err);
 	refuse_parts(cl, rqs, &err);
 	exchange(cl, method, rqs, resps, deadline, &err);
 	/* The caller may reuse its tensors once gRPC has let go of them. */
-	if (tfj_wire_lease_wait(&cl->lease, 10000) != 0)
-		note(&err, TFJ_EINTERNAL, tfj_err_detail());
-	if (err.rc)
-		return tfj_err_set(err.rc, "%s", err.detail);
-	return 0;
+	return call_end(cl, &err);
 }
 
 int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,

@@ -16,14 +16,18 @@
  * (pscstream.h): TFJ_EUNAVAIL means try again later.
  *
  * Transport (docs/runtime-protocol.md): every request travels as a frame
- * on one long-lived stream per ps (psframe.h, pscstream.h). The first
- * request to a ps, and the first after its stream broke, is preceded by a
- * Status on the stream, whose answer says whether the ps takes pushes in
- * pieces (the ps may have come back as another one). A stream that breaks
- * fails its request with the stream's status (mapped as above, so the
- * caller retries or gives up) and is opened again by the next call; a
+ * on one long-lived stream per ps (psframe.h, pscstream.h). A stream that
+ * breaks fails its request with the stream's status (mapped as above, so
+ * the caller retries or gives up) and is opened again by the next call; a
  * request past its deadline cancels its stream (DEADLINE_EXCEEDED). The
  * secret (psauth.h) goes with the stream's initial metadata.
+ *
+ * Pushes in pieces: whether a ps takes them is what its last Status
+ * answer on its current stream said (tfj_psclient_pieces_of), the one
+ * rule by which a caller decides to cut a push (pushtrack.h), after
+ * tfj_psclient_ask() asked every ps whose stream is new since its last
+ * Status. tfj_psclient_call_parts() holds to the same rule: it sends no
+ * parts to a ps for which it does not hold (a stream that broke since).
  *
  * Ownership: the client owns its channels, streams and arenas;
  * tfj_psclient_free().
@@ -79,10 +83,10 @@ int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
  * not send those again. A shard with one part and no applied[i] is a
  * whole request and goes as tfj_psclient_call() would send it. Parts
  * (more than one, or one with applied[i]: what is left of a cut) go only
- * to a ps that takes pieces: a shard that cannot take them
- * now (see tfj_psclient_pieces_of) is sent nothing and fails the call
- * with TFJ_EUNAVAIL, so that the caller sends it the request whole; the
- * other shards get theirs.
+ * to a ps that takes pieces: a shard for which tfj_psclient_pieces_of()
+ * does not hold now is sent nothing and fails the call with TFJ_EUNAVAIL,
+ * so that the caller asks again and sends it the request whole; the other
+ * shards get theirs.
  */
 int tfj_psclient_call_parts(struct tfj_psclient *cl, enum tfj_rpc_method method,
 			    const ProtobufCMessage *const *const *parts, const size_t *nparts,
@@ -90,14 +94,24 @@ int tfj_psclient_call_parts(struct tfj_psclient *cl, enum tfj_rpc_method method,
 			    double timeout_s);
 
 /*
+ * Asks the Status, on its stream, of every ps i with want[i] set (want
+ * NULL: every ps) that has not answered one on its current stream (none
+ * yet, or its stream broke since): the answers set what
+ * tfj_psclient_pieces_of() says. 0, or the first failing shard's error
+ * (the others are asked all the same).
+ */
+int tfj_psclient_ask(struct tfj_psclient *cl, const ProtobufCMessage *const *want,
+		     double timeout_s);
+
+/*
  * 1 when ps i answered a Status on its current stream; 0 before the first
- * one and after its stream broke (until a call to it asked again).
+ * one and after its stream broke (until it is asked again).
  */
 int tfj_psclient_streaming_of(const struct tfj_psclient *cl, size_t i);
 
 /*
- * 1 when ps i serves the stream and announced piece_parts at its last
- * Status (an async ps that takes parts cut anywhere), so that
+ * 1 when ps i announced piece_parts (an async ps that takes parts cut
+ * anywhere) at its last Status on its current stream, so that
  * tfj_psclient_call_parts() may send it parts.
  */
 int tfj_psclient_pieces_of(const struct tfj_psclient *cl, size_t i);

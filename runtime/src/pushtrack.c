@@ -65,7 +65,7 @@ void tfj_pushtrack_begin(struct tfj_pushtrack *t)
 
 /*
  * Cuts this try's requests into parts where a shard's is larger than a
- * part and its ps takes pieces over a stream: 1 when some shard's push
+ * part and its ps takes pieces (tfj_psclient_pieces_of, as just asked): 1 when some shard's push
  * goes in parts (lists, counts: the parts no earlier try applied; now:
  * where psclient notes the answers), 0 when every one goes whole, or an
  * error. A shard whose ps takes no pieces now goes whole, and what was
@@ -149,6 +149,14 @@ int tfj_pushtrack_send(struct tfj_pushtrack *t, struct tfj_psclient *cl,
 
 	for (j = 0; j < t->n; j++)
 		resps[j] = NULL;
+	/*
+	 * What each ps takes is asked here, before the cut, where it is
+	 * decided: a ps whose stream is new (it restarted, say) may not be
+	 * the one that said yes. A ps that cannot be asked gets its push
+	 * whole, and that push fails or not on its own.
+	 */
+	if (t->pparts)
+		(void)tfj_psclient_ask(cl, reqs, timeout_s);
 	rc = cut(t, cl, reqs);
 	if (rc > 0)
 		rc = send_parts(t, cl, resps, timeout_s);

@@ -8,11 +8,11 @@
  * in parts (pushparts.h) is sent again only the parts no try had applied.
  * Its stale or duplicate answer is counted once.
  *
- * A large async push to a ps that takes pieces over a stream (psclient's
- * negotiation) is cut into parts; to any other ps it goes whole, as before
- * the first negotiation, after that ps's stream broke and to an older ps.
- * Each shard is decided on its own, so a shard that is done or down does
- * not change how the others' pushes go.
+ * Whole or in parts is decided here, and only here: a large async push
+ * to a ps that takes pieces (tfj_psclient_pieces_of, asked again on every
+ * try for a ps whose stream is new) is cut into parts; to any other ps it
+ * goes whole. Each shard is decided on its own, so a shard that is done
+ * or down does not change how the others' pushes go.
  *
  * Ownership: a struct tfj_pushtrack owns its arrays; tfj_pushtrack_free()
  * (safe on a zeroed or half-initialised one). The requests it sends are

@@ -6,10 +6,11 @@
  *     worker's client counts its requests (psclient's closing log line),
  *     one stream per ps kept the whole run; each ps counts the streams and
  *     frames.
- *  2. The client API (psclient) against one ps: a Pull before any Status
- *     asks the ps's Status first, on the stream; the next Pull goes alone;
- *     when the ps comes back on the same port, the broken stream makes the
- *     client ask again on a new stream. A unary call of a method is
+ *  2. The client API (psclient) against one ps: a Pull goes on the stream
+ *     alone; tfj_psclient_ask() asks the ps's Status on it once; when the
+ *     ps comes back on the same port, the broken stream makes the client
+ *     forget what it was told, and asking again goes on a new stream. A
+ *     unary call of a method is
  *     answered UNIMPLEMENTED at once (the ps serves the stream only, and
  *     answers methods it lacks instead of leaving them waiting).
  *  3. The job's secret on the stream's initial metadata: a client without
@@ -222,7 +223,7 @@ static int unary_status(enum tfj_rpc_method method)
 	return st;
 }
 
-static void test_client_asks_status_first(void)
+static void test_client_asks_status(void)
 {
 	struct tfj_rtconfig ca;
 	struct tfj_psclient *cl = NULL;
@@ -242,16 +243,19 @@ static void test_client_asks_status_first(void)
 		tfj_psclient_free(w);
 		tfj_rtconfig_free(&cw);
 	}
-	/* The first Pull asks Status first, on the same stream. */
+	/* A Pull goes alone; asking is the caller's, once per stream. */
 	TFJ_CHECK_INT(call(cl, TFJ_RPC_PULL), TFJ_ECONFLICT);
 	TFJ_CHECK(strstr(tfj_err_detail(), "over the stream") != NULL);
 	tfj_psclient_get_stats(&st, cl);
-	TFJ_CHECK_EQ(st.frames, 2);
+	TFJ_CHECK_EQ(st.frames, 1);
 	TFJ_CHECK_EQ(st.streams_opened, 1);
-	TFJ_CHECK(tfj_psclient_streaming_of(cl, 0));
-	TFJ_CHECK_INT(call(cl, TFJ_RPC_PULL), TFJ_ECONFLICT);
+	TFJ_CHECK(!tfj_psclient_streaming_of(cl, 0));
+	TFJ_CHECK_OK(tfj_psclient_ask(cl, NULL, 10));
+	TFJ_CHECK_OK(tfj_psclient_ask(cl, NULL, 10));
 	tfj_psclient_get_stats(&st, cl);
-	TFJ_CHECK_EQ(st.frames, 3);
+	TFJ_CHECK_EQ(st.frames, 2);
+	TFJ_CHECK(tfj_psclient_streaming_of(cl, 0));
+	TFJ_CHECK(tfj_psclient_pieces_of(cl, 0)); /* an async ps */
 	/* The ps serves no unary method: UNIMPLEMENTED, at once. */
 	TFJ_CHECK_INT(unary_status(TFJ_RPC_STATUS), GRPC_STATUS_UNIMPLEMENTED);
 	TFJ_CHECK_INT(unary_status(TFJ_RPC_PULL), GRPC_STATUS_UNIMPLEMENTED);
@@ -268,9 +272,13 @@ static void test_client_asks_status_first(void)
 		tfj_rtconfig_free(&cw);
 	}
 	TFJ_CHECK_INT(call(cl, TFJ_RPC_PULL), TFJ_ECONFLICT);
+	TFJ_CHECK(!tfj_psclient_streaming_of(cl, 0));
+	TFJ_CHECK(!tfj_psclient_pieces_of(cl, 0));
+	TFJ_CHECK_OK(tfj_psclient_ask(cl, NULL, 10));
 	tfj_psclient_get_stats(&st, cl);
-	TFJ_CHECK_EQ(st.frames, 5);
+	TFJ_CHECK_EQ(st.frames, 4);
 	TFJ_CHECK_EQ(st.streams_opened, 2);
+	TFJ_CHECK(tfj_psclient_streaming_of(cl, 0));
 out:
 	tfj_psclient_free(cl);
 	tfj_rtconfig_free(&ca);
@@ -376,7 +384,7 @@ int main(int argc, char **argv)
 	snprintf(ps, sizeof(ps), "127.0.0.1:%d", tfj_testutil_free_port());
 	snprintf(wk, sizeof(wk), "127.0.0.1:%d", tfj_testutil_free_port());
 	grpc_init();
-	TFJ_RUN(test_client_asks_status_first);
+	TFJ_RUN(test_client_asks_status);
 	TFJ_RUN(test_secret_on_the_stream);
 	grpc_shutdown();
 	itest_require_data();
