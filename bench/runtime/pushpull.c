@@ -334,7 +334,7 @@ static int ps_bench(struct result *res, const char *runtime, size_t h, int reps,
 		tfj_grpc_idle_ms(100); /* polls, so the TLS handshake goes on */
 	if (rc)
 		goto out;
-	*bytes_out = s.plan.total * sizeof(float);
+	*bytes_out = s.layout.total * sizeof(float);
 	/* Two warm-up rounds (connection, HTTP/2 windows, page faults). */
 	for (i = 0; i < 2; i++)
 		if ((rc = tfj_session_pull(&s, NULL, 0)) ||

@@ -32,7 +32,7 @@
 #include "wiresplit.h"
 
 static struct tfj_rtconfig cfg, acfg;
-static struct tfj_layout plan, aplan;
+static struct tfj_layout layout, alayout;
 static struct tfj_shard shard, ashard;
 static struct tfj_wire_arena arena;
 static int ready;
@@ -44,11 +44,11 @@ static void setup(void)
 	char *aargv[] = { "--job_name", "ps", "--ps_hosts", "p:1,p:2", "--worker_hosts",
 			  "w:1,w:2", "--optimizer", "adam", "--min_slice", "1" };
 
-	if (tfj_rtconfig_parse(&cfg, 11, argv, NULL) || tfj_layout_build(&plan, &cfg) ||
-	    tfj_shard_init(&shard, &plan, &cfg, 1))
+	if (tfj_rtconfig_parse(&cfg, 11, argv, NULL) || tfj_layout_build(&layout, &cfg) ||
+	    tfj_shard_init(&shard, &layout, &cfg, 1))
 		__builtin_trap();
-	if (tfj_rtconfig_parse(&acfg, 10, aargv, NULL) || tfj_layout_build(&aplan, &acfg) ||
-	    tfj_shard_init(&ashard, &aplan, &acfg, 1))
+	if (tfj_rtconfig_parse(&acfg, 10, aargv, NULL) || tfj_layout_build(&alayout, &acfg) ||
+	    tfj_shard_init(&ashard, &alayout, &acfg, 1))
 		__builtin_trap();
 	tfj_wire_arena_init(&arena, 4u << 20);
 	ready = 1;

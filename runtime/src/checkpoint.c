@@ -191,6 +191,38 @@ static int fsync_dir(const char *dir)
 	return rc;
 }
 
+/* The file's bytes, header to CRC, through w (w->rc says whether they all went). */
+static void write_all(struct writer *w, const struct tfj_ckpt *ck)
+{
+	uint32_t crc;
+	size_t i;
+
+	w->crc = crc32(0L, Z_NULL, 0);
+	w_bytes(w, MAGIC, MAGIC_LEN);
+	w_u32(w, VERSION);
+	w_u32(w, ck->optim_kind);
+	w_u64(w, (uint64_t)ck->global_step);
+	w_u64(w, (uint64_t)ck->optim_steps);
+	w_u32(w, (uint32_t)ck->n_vars);
+	for (i = 0; i < ck->n_vars; i++) {
+		const struct tfj_ckpt_var *v = &ck->vars[i];
+		size_t nlen = strlen(v->name), d;
+
+		w_u32(w, (uint32_t)nlen);
+		w_bytes(w, v->name, nlen);
+		w_u32(w, v->rank);
+		for (d = 0; d < v->rank; d++)
+			w_u64(w, v->shape[d]);
+		w_u64(w, v->state_count);
+		w_floats(w, v->value, v->count);
+		if (v->state_count)
+			w_floats(w, v->state, v->state_count);
+	}
+	crc = (uint32_t)w->crc;
+	w_u32(w, crc);
+	w_flush(w);
+}
+
 int tfj_ckpt_save(const char *dir, const char *prefix, const struct tfj_ckpt *ck,
 		  char *path_out, size_t path_cap)
 {
@@ -237,33 +269,7 @@ int tfj_ckpt_save(const char *dir, const char *prefix, const struct tfj_ckpt *ck
 	}
 	tmp_made = 1;
 	w->fd = fd;
-	w->crc = crc32(0L, Z_NULL, 0);
-	w_bytes(w, MAGIC, MAGIC_LEN);
-	w_u32(w, VERSION);
-	w_u32(w, ck->optim_kind);
-	w_u64(w, (uint64_t)ck->global_step);
-	w_u64(w, (uint64_t)ck->optim_steps);
-	w_u32(w, (uint32_t)ck->n_vars);
-	for (i = 0; i < ck->n_vars; i++) {
-		const struct tfj_ckpt_var *v = &ck->vars[i];
-		size_t nlen = strlen(v->name), d;
-
-		w_u32(w, (uint32_t)nlen);
-		w_bytes(w, v->name, nlen);
-		w_u32(w, v->rank);
-		for (d = 0; d < v->rank; d++)
-			w_u64(w, v->shape[d]);
-		w_u64(w, v->state_count);
-		w_floats(w, v->value, v->count);
-		if (v->state_count)
-			w_floats(w, v->state, v->state_count);
-	}
-	{
-		uint32_t crc = (uint32_t)w->crc;
-
-		w_u32(w, crc);
-	}
-	w_flush(w);
+	write_all(w, ck);
 	if ((rc = w->rc) < 0)
 		goto out;
 	/* Data on disk before the rename makes it visible. */

@@ -55,6 +55,12 @@ struct run {
 	int coord_done;
 	double coord_done_at;
 	int64_t coord_step;      /* latest global step in the coordinator's records */
+	/* The supervision loop's state (run_cluster). */
+	double t0, timeout;      /* start, and how long the run may take */
+	int failed;              /* the exit code of the run's failure, 0 while none */
+	int chaos_done;          /* --kill-task done (or none asked for) */
+	int term_sent;           /* every task was sent SIGTERM ... */
+	double term_at;          /* ... at this time */
 };
 
 static double now_s(void)
@@ -421,24 +427,16 @@ static int prevalidate(const struct tfj_launch_opts *o)
 	return rc;
 }
 
-static int run_cluster(const struct tfj_launch_opts *o, struct tfj_launch_result *res)
+/* The tasks of the cluster, their ports and TF_CONFIGs, started: 0 or the error. */
+static int cluster_start(struct run *r)
 {
-	struct run *r = calloc(1, sizeof(*r));
+	const struct tfj_launch_opts *o = r->o;
 	int ports[TFJ_LAUNCH_MAX_TASKS];
-	double t0 = now_s(), timeout = o->timeout_s > 0 ? o->timeout_s : 1800;
-	int i, rc = 0, failed = 0, chaos_done = o->kill_task[0] == '\0', term_sent = 0;
-	double term_at = 0;
+	int i, rc;
 
-	memset(res, 0, sizeof(*res));
-	res->eval_accuracy = -1;
-	if (!r)
-		return tfj_err_set(TFJ_ENOMEM, "launch: out of memory");
-	r->o = o;
-	r->out = o->out ? o->out : stdout;
-	r->res = res;
 	rc = prevalidate(o);
 	if (rc)
-		goto out;
+		return rc;
 	for (i = 0; i < o->nps; i++)
 		add_task(r, "ps", i, 0);
 	if (o->chief)
@@ -449,113 +447,180 @@ static int run_cluster(const struct tfj_launch_opts *o, struct tfj_launch_result
 		add_task(r, "evaluator", 0, 0);
 	rc = free_ports(ports, r->ntasks);
 	if (rc)
-		goto out;
+		return rc;
 	for (i = 0; i < r->ntasks; i++)
 		r->tasks[i].port = ports[i];
 	rc = build_configs(r);
 	if (rc)
-		goto out;
+		return rc;
 	for (i = 0; i < r->ntasks && !rc; i++)
 		rc = spawn(r, &r->tasks[i]);
 	if (rc) {
 		kill_all(r, SIGKILL);
-		failed = TFJ_EXIT_IO;
+		r->failed = TFJ_EXIT_IO;
 	}
-	while (running(r)) {
-		struct pollfd pfd[TFJ_LAUNCH_MAX_TASKS];
-		int map[TFJ_LAUNCH_MAX_TASKS], np = 0, status;
-		double now = now_s();
-		pid_t pid;
+	return 0;
+}
 
-		for (i = 0; i < r->ntasks; i++) {
-			if (r->tasks[i].fd < 0)
-				continue;
-			pfd[np].fd = r->tasks[i].fd;
-			pfd[np].events = POLLIN;
-			map[np++] = i;
+/* Copies what the tasks wrote to the run's output (waits up to 100 ms for it). */
+static void poll_output(struct run *r)
+{
+	struct pollfd pfd[TFJ_LAUNCH_MAX_TASKS];
+	int map[TFJ_LAUNCH_MAX_TASKS], np = 0, i;
+
+	for (i = 0; i < r->ntasks; i++) {
+		if (r->tasks[i].fd < 0)
+			continue;
+		pfd[np].fd = r->tasks[i].fd;
+		pfd[np].events = POLLIN;
+		map[np++] = i;
+	}
+	if (poll(pfd, (nfds_t)np, 100) > 0)
+		for (i = 0; i < np; i++)
+			if (pfd[i].revents)
+				drain(r, &r->tasks[map[i]]);
+}
+
+/* Stops the whole cluster (SIGTERM now, SIGKILL 10 s later). */
+static void stop_all(struct run *r, double now)
+{
+	kill_all(r, SIGTERM);
+	r->term_sent = 1;
+	r->term_at = now;
+}
+
+/* What task t's exit means: done, nothing, a restart, or the run's failure. */
+static void on_exit_of(struct run *r, struct task *t, double now)
+{
+	fprintf(r->out, "[launch] %s exited with %d (%s)\n", t->name, t->code,
+		t->code == 0 ? "ok" : tfj_exitcode_retryable(t->code) ? "retryable" : "permanent");
+	if (t->code == 0) {
+		if (t->coordinator) {
+			r->coord_done = 1;
+			r->coord_done_at = now;
 		}
-		if (poll(pfd, (nfds_t)np, 100) > 0)
-			for (i = 0; i < np; i++)
-				if (pfd[i].revents)
-					drain(r, &r->tasks[map[i]]);
-		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-			struct task *t = by_pid(r, pid);
+	} else if (r->term_sent || r->failed) {
+		/* Exits after our own SIGTERM are not failures. */
+	} else if (r->coord_done && tfj_exitcode_retryable(t->code) &&
+		   strcmp(t->type, "evaluator") == 0) {
+		/*
+		 * Training is over; an evaluator that lost the ps tasks
+		 * after they finished has nothing left to evaluate.
+		 */
+	} else if (tfj_exitcode_retryable(t->code) && t->restarts < r->o->max_restarts &&
+		   !r->coord_done) {
+		t->restarts++;
+		r->res->restarts++;
+		t->restart_at = now + 1.0;
+	} else {
+		r->failed = t->code;
+		stop_all(r, now);
+	}
+}
 
-			if (!t)
-				continue;
-			t->exited = 1;
-			t->code = WIFEXITED(status) ? WEXITSTATUS(status)
-				  : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-			fprintf(r->out, "[launch] %s exited with %d (%s)\n", t->name, t->code,
-				t->code == 0 ? "ok" : tfj_exitcode_retryable(t->code) ? "retryable"
-				: "permanent");
-			if (t->code == 0) {
-				if (t->coordinator) {
-					r->coord_done = 1;
-					r->coord_done_at = now;
-				}
-			} else if (term_sent || failed) {
-				/* Exits after our own SIGTERM are not failures. */
-			} else if (r->coord_done && tfj_exitcode_retryable(t->code) &&
-				   strcmp(t->type, "evaluator") == 0) {
-				/*
-				 * Training is over; an evaluator that lost the ps tasks
-				 * after they finished has nothing left to evaluate.
-				 */
-			} else if (tfj_exitcode_retryable(t->code) && t->restarts < o->max_restarts &&
-				   !r->coord_done) {
-				t->restarts++;
-				res->restarts++;
-				t->restart_at = now + 1.0;
-			} else {
-				failed = t->code;
-				kill_all(r, SIGTERM);
-				term_sent = 1;
-				term_at = now;
-			}
-		}
-		for (i = 0; i < r->ntasks; i++) {
-			struct task *t = &r->tasks[i];
+/* Reaps the tasks that exited. */
+static void reap_exits(struct run *r, double now)
+{
+	pid_t pid;
+	int status;
 
-			if (t->restart_at > 0 && now >= t->restart_at && t->fd < 0 && !failed) {
-				fprintf(r->out, "[launch] restarting %s (restart %d)\n", t->name,
-					t->restarts);
-				if (spawn(r, t) != 0) {
-					failed = TFJ_EXIT_IO;
-					t->restart_at = 0;
-				}
-			} else if (t->restart_at > 0 && failed) {
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		struct task *t = by_pid(r, pid);
+
+		if (!t)
+			continue;
+		t->exited = 1;
+		t->code = WIFEXITED(status) ? WEXITSTATUS(status)
+			  : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+		on_exit_of(r, t, now);
+	}
+}
+
+/* Starts again the tasks whose restart is due (none once the run failed). */
+static void restart_due(struct run *r, double now)
+{
+	int i;
+
+	for (i = 0; i < r->ntasks; i++) {
+		struct task *t = &r->tasks[i];
+
+		if (t->restart_at > 0 && now >= t->restart_at && t->fd < 0 && !r->failed) {
+			fprintf(r->out, "[launch] restarting %s (restart %d)\n", t->name, t->restarts);
+			if (spawn(r, t) != 0) {
+				r->failed = TFJ_EXIT_IO;
 				t->restart_at = 0;
 			}
+		} else if (t->restart_at > 0 && r->failed) {
+			t->restart_at = 0;
 		}
-		/* The step form lands mid-run however fast (or slow) the machine trains. */
-		if (!chaos_done && (o->kill_at_step > 0 ? r->coord_step >= o->kill_at_step
-							: now - t0 >= o->kill_after_s)) {
-			for (i = 0; i < r->ntasks; i++)
-				if (strcmp(r->tasks[i].name, o->kill_task) == 0 && r->tasks[i].pid > 0 &&
-				    !r->tasks[i].exited) {
-					fprintf(r->out, "[launch] chaos: killing %s\n", r->tasks[i].name);
-					kill(r->tasks[i].pid, SIGKILL);
-				}
-			chaos_done = 1;
-		}
-		if (!term_sent && ((r->coord_done && now - r->coord_done_at > GRACE_S) ||
-				   now - t0 > timeout || tfj_stop_requested())) {
-			if (!r->coord_done) {
-				fprintf(r->out, "[launch] %s: stopping the cluster\n",
-					tfj_stop_requested() ? "interrupted" : "timed out");
-				failed = TFJ_EXIT_ABORTED;
-			}
-			kill_all(r, SIGTERM);
-			term_sent = 1;
-			term_at = now;
-		}
-		if (term_sent && now - term_at > 10.0)
-			kill_all(r, SIGKILL);
 	}
-	res->wall_s = now_s() - t0;
-	if (failed)
-		res->exit_code = failed;
+}
+
+/* --kill-task: once, at its step or time. */
+static void chaos(struct run *r, double now)
+{
+	const struct tfj_launch_opts *o = r->o;
+	int i;
+
+	/* The step form lands mid-run however fast (or slow) the machine trains. */
+	if (r->chaos_done || (o->kill_at_step > 0 ? r->coord_step < o->kill_at_step
+						  : now - r->t0 < o->kill_after_s))
+		return;
+	for (i = 0; i < r->ntasks; i++)
+		if (strcmp(r->tasks[i].name, o->kill_task) == 0 && r->tasks[i].pid > 0 &&
+		    !r->tasks[i].exited) {
+			fprintf(r->out, "[launch] chaos: killing %s\n", r->tasks[i].name);
+			kill(r->tasks[i].pid, SIGKILL);
+		}
+	r->chaos_done = 1;
+}
+
+/* Ends the run once the coordinator is done (after a grace), on timeout or on a signal. */
+static void stop_when_due(struct run *r, double now)
+{
+	if (!r->term_sent && ((r->coord_done && now - r->coord_done_at > GRACE_S) ||
+			      now - r->t0 > r->timeout || tfj_stop_requested())) {
+		if (!r->coord_done) {
+			fprintf(r->out, "[launch] %s: stopping the cluster\n",
+				tfj_stop_requested() ? "interrupted" : "timed out");
+			r->failed = TFJ_EXIT_ABORTED;
+		}
+		stop_all(r, now);
+	}
+	if (r->term_sent && now - r->term_at > 10.0)
+		kill_all(r, SIGKILL);
+}
+
+static int run_cluster(const struct tfj_launch_opts *o, struct tfj_launch_result *res)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	int i, rc;
+
+	memset(res, 0, sizeof(*res));
+	res->eval_accuracy = -1;
+	if (!r)
+		return tfj_err_set(TFJ_ENOMEM, "launch: out of memory");
+	r->o = o;
+	r->out = o->out ? o->out : stdout;
+	r->res = res;
+	r->t0 = now_s();
+	r->timeout = o->timeout_s > 0 ? o->timeout_s : 1800;
+	r->chaos_done = o->kill_task[0] == '\0';
+	rc = cluster_start(r);
+	if (rc)
+		goto out;
+	while (running(r)) {
+		double now = now_s();
+
+		poll_output(r);
+		reap_exits(r, now);
+		restart_due(r, now);
+		chaos(r, now);
+		stop_when_due(r, now);
+	}
+	res->wall_s = now_s() - r->t0;
+	if (r->failed)
+		res->exit_code = r->failed;
 	else if (!r->coord_done || !res->have_final)
 		res->exit_code = TFJ_EXIT_INTERNAL;
 out:

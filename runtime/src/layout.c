@@ -8,7 +8,6 @@
 
 #include <tfj/err.h>
 
-#include "compute.h"
 
 static uint64_t mix(uint64_t h, const void *p, size_t n)
 {
@@ -24,30 +23,23 @@ static uint64_t mix(uint64_t h, const void *p, size_t n)
 
 int tfj_layout_build(struct tfj_layout *out, const struct tfj_rtconfig *cfg)
 {
-	struct tfj_compute *c = NULL;
-	struct tfj_model *m = NULL;
 	size_t i;
 	uint64_t h;
 	int32_t v32;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	/* The model only lists its tensors here; a CPU handle is enough for that. */
-	rc = tfj_compute_open(&c, "cpu", 0);
-	if (rc)
-		goto out;
-	rc = tfj_model_new(&m, &cfg->spec, c);
-	if (rc)
-		goto out;
-	out->nvars = tfj_model_num_tensors(m);
-	out->vars = calloc(out->nvars, sizeof(*out->vars));
-	out->counts = calloc(out->nvars, sizeof(*out->counts));
+	/* The shapes follow from the spec: no model (nor compute handle) is built for them. */
+	out->vars = calloc(TFJ_MODEL_MAX_TENSORS, sizeof(*out->vars));
+	out->counts = calloc(TFJ_MODEL_MAX_TENSORS, sizeof(*out->counts));
 	if (!out->vars || !out->counts) {
-		rc = tfj_err_set(TFJ_ENOMEM, "plan: out of memory");
+		rc = tfj_err_set(TFJ_ENOMEM, "layout: out of memory");
 		goto out;
 	}
+	rc = tfj_model_shapes(out->vars, &out->nvars, TFJ_MODEL_MAX_TENSORS, &cfg->spec);
+	if (rc)
+		goto out;
 	for (i = 0; i < out->nvars; i++) {
-		out->vars[i] = *tfj_model_tensor(m, i);
 		out->counts[i] = out->vars[i].count;
 		out->total += out->counts[i];
 	}
@@ -70,8 +62,6 @@ int tfj_layout_build(struct tfj_layout *out, const struct tfj_rtconfig *cfg)
 	h = mix(h, &v32, sizeof(v32));
 	out->layout_hash = h;
 out:
-	tfj_model_free(m);
-	tfj_compute_free(c);
 	if (rc)
 		tfj_layout_free(out);
 	return rc;

@@ -5,8 +5,7 @@
  * request; a mismatch is refused with FAILED_PRECONDITION).
  *
  * (Named apart from the operator's plan, operator/src/tfjob/plan.h, so the
- * two binaries share no type or include guard name; the sessions and
- * shards still call their copy `plan`.)
+ * two binaries share no type or include guard name.)
  *
  * Ownership: a layout owns its arrays; tfj_layout_free().
  */

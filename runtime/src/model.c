@@ -15,6 +15,7 @@
 #include <tfj/err.h>
 
 #define MAX_LAYERS (TFJ_MODEL_MAX_HIDDEN + 1)
+_Static_assert(2 * MAX_LAYERS == TFJ_MODEL_MAX_TENSORS, "tensors per model");
 /* Rows per forward pass in tfj_model_eval(); bounds the workspace. */
 #define EVAL_CHUNK 2048
 
@@ -196,6 +197,44 @@ static void set_tensor(struct tfj_tensor_info *t, const char *layer, const char 
 	t->count = rank == 2 ? d0 * d1 : d0;
 }
 
+int tfj_model_shapes(struct tfj_tensor_info *out, size_t *n, size_t cap,
+		     const struct tfj_model_spec *spec)
+{
+	size_t widths[MAX_LAYERS + 1], layers, l, params = 0;
+	int rc;
+
+	*n = 0;
+	rc = tfj_model_spec_validate(spec);
+	if (rc < 0)
+		return rc;
+	layers = spec->n_hidden + 1;
+	if (cap < 2 * layers)
+		return tfj_err_set(TFJ_ERANGE, "model: room for %zu tensors, %zu needed", cap,
+				   2 * layers);
+	widths[0] = spec->input_dim;
+	for (l = 0; l < spec->n_hidden; l++)
+		widths[l + 1] = spec->hidden[l];
+	widths[layers] = spec->classes;
+	for (l = 0; l < layers; l++) {
+		char layer[32];
+		size_t fan_in = widths[l], fan_out = widths[l + 1];
+
+		/* Widths are capped at 2^16, so fan_in * fan_out cannot overflow. */
+		if (l + 1 == layers)
+			snprintf(layer, sizeof(layer), "logits");
+		else
+			snprintf(layer, sizeof(layer), "dense_%zu", l);
+		set_tensor(&out[2 * l], layer, "kernel", 2, fan_in, fan_out);
+		set_tensor(&out[2 * l + 1], layer, "bias", 1, fan_out, 0);
+		params += fan_in * fan_out + fan_out;
+		if (params > TFJ_MODEL_MAX_PARAMS)
+			return tfj_err_set(TFJ_ETOOBIG, "model: more than %u parameters",
+					   TFJ_MODEL_MAX_PARAMS);
+	}
+	*n = 2 * layers;
+	return 0;
+}
+
 int tfj_model_new(struct tfj_model **out, const struct tfj_model_spec *spec,
 		  struct tfj_compute *c)
 {
@@ -222,24 +261,11 @@ int tfj_model_new(struct tfj_model **out, const struct tfj_model_spec *spec,
 	for (l = 0; l <= m->layers; l++)
 		if (m->widths[l] > m->max_width)
 			m->max_width = m->widths[l];
-	for (l = 0; l < m->layers; l++) {
-		char layer[32];
-		size_t fan_in = m->widths[l], fan_out = m->widths[l + 1];
-
-		/* Widths are capped at 2^16, so fan_in * fan_out cannot overflow. */
-		if (l + 1 == m->layers)
-			snprintf(layer, sizeof(layer), "logits");
-		else
-			snprintf(layer, sizeof(layer), "dense_%zu", l);
-		set_tensor(&m->tensors[2 * l], layer, "kernel", 2, fan_in, fan_out);
-		set_tensor(&m->tensors[2 * l + 1], layer, "bias", 1, fan_out, 0);
-		m->n_params += fan_in * fan_out + fan_out;
-		if (m->n_params > TFJ_MODEL_MAX_PARAMS) {
-			rc = tfj_err_set(TFJ_ETOOBIG, "model: more than %u parameters",
-					 TFJ_MODEL_MAX_PARAMS);
-			goto fail;
-		}
-	}
+	rc = tfj_model_shapes(m->tensors, &l, 2 * MAX_LAYERS, spec);
+	if (rc < 0)
+		goto fail;
+	for (l = 0; l < 2 * m->layers; l++)
+		m->n_params += m->tensors[l].count;
 	m->host = !tfj_compute_is_gpu(c);
 	for (l = 0; l < m->layers && m->host; l++)
 		if ((rc = tfj_compute_view_new(c, &m->w[l])) < 0 ||

@@ -32,6 +32,7 @@
 #define TFJ_MODEL_MAX_PARAMS (256u << 20) /* floats over all tensors (1 GiB) */
 #define TFJ_MODEL_MAX_BATCH 16384       /* rows per tfj_model_grad() call */
 #define TFJ_TENSOR_NAME_MAX 64          /* including the NUL */
+#define TFJ_MODEL_MAX_TENSORS (2 * (TFJ_MODEL_MAX_HIDDEN + 1)) /* a kernel and a bias per layer */
 
 enum tfj_model_kind { TFJ_MODEL_SOFTMAX = 0, TFJ_MODEL_MLP = 1 };
 
@@ -65,6 +66,16 @@ int tfj_model_spec_validate(const struct tfj_model_spec *spec);
 const char *tfj_model_kind_name(enum tfj_model_kind kind);
 
 struct tfj_model;
+
+/*
+ * The tensors (names, shapes, in model order) of a model of `spec`,
+ * computed from the spec alone, without building the model: out[0..*n)
+ * of cap entries (TFJ_MODEL_MAX_TENSORS is always enough). TFJ_EINVAL for
+ * a bad spec, TFJ_ETOOBIG over TFJ_MODEL_MAX_PARAMS, TFJ_ERANGE when cap
+ * is too small (*n is 0 on any error).
+ */
+int tfj_model_shapes(struct tfj_tensor_info *out, size_t *n, size_t cap,
+		     const struct tfj_model_spec *spec);
 
 int tfj_model_new(struct tfj_model **out, const struct tfj_model_spec *spec,
 		  struct tfj_compute *c);

@@ -66,7 +66,7 @@ static int run_job(struct tfj_overlap *o, struct tfj_overlap_result *res)
 static int run_parts(struct tfj_overlap *o, struct tfj_overlap_result *res)
 {
 	struct tfj_session *s = o->s;
-	size_t hi = s->plan.nvars, lo;
+	size_t hi = s->layout.nvars, lo;
 	int rc, stale;
 
 	memset(res, 0, sizeof(*res));
@@ -191,7 +191,7 @@ static int submit(struct tfj_overlap *o, int push, int parts, int64_t max_steps)
 		o->push = push;
 		o->parts = parts;
 		o->max_steps = max_steps;
-		o->ready_from = o->s->plan.nvars;
+		o->ready_from = o->s->layout.nvars;
 		o->abandon = 0;
 		o->st = RUNNING;
 		pthread_cond_broadcast(&o->cv);

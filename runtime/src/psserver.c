@@ -153,7 +153,7 @@ static void teardown(struct tfj_pssrv *s)
 	tfj_wire_arena_free(&s->arena);
 	tfj_psauth_free(&s->auth);
 	tfj_shard_free(&s->shard);
-	tfj_layout_free(&s->plan);
+	tfj_layout_free(&s->layout);
 }
 
 /*
@@ -181,113 +181,141 @@ static int load_credentials(struct tfj_pssrv *s, struct tfj_pstls *tls)
 	return TFJ_EXIT_OK;
 }
 
-int tfj_psserver_main(const struct tfj_rtconfig *cfg)
+/* The shard, restored from a checkpoint when there is one: TFJ_EXIT_OK or the exit code. */
+static int shard_setup(struct tfj_pssrv *s)
 {
-	struct tfj_pssrv *s = calloc(1, sizeof(*s));
-	grpc_server_credentials *creds = NULL;
-	struct tfj_pstls tls = { 0 };
-	struct tfj_grpc_args args;
-	int port, rc, code = TFJ_EXIT_OK;
+	const struct tfj_rtconfig *cfg = s->cfg;
+	int rc;
 
-	if (!s)
-		return TFJ_EXIT_NOMEM;
-	s->cfg = cfg;
-	if ((code = load_credentials(s, &tls)) != TFJ_EXIT_OK)
-		goto out;
-	rc = tfj_layout_build(&s->plan, cfg);
+	rc = tfj_layout_build(&s->layout, cfg);
 	if (rc == 0)
-		rc = tfj_shard_init(&s->shard, &s->plan, cfg, (uint32_t)cfg->index);
+		rc = tfj_shard_init(&s->shard, &s->layout, cfg, (uint32_t)cfg->index);
 	if (rc) {
 		tfj_log_error("cannot set up the shard", "detail", tfj_err_detail());
-		code = tfj_exitcode_from_err(rc);
-		goto out;
+		return tfj_exitcode_from_err(rc);
 	}
 	tfj_pssrv_pool_adopt(s);
 	rc = restore(s);
 	if (rc) {
 		tfj_log_error("cannot restore from checkpoint", "dir", cfg->checkpoint_dir, "detail",
 			      tfj_err_detail());
-		code = rc == TFJ_EIO ? TFJ_EXIT_IO : TFJ_EXIT_CHECKPOINT;
-		goto out;
+		return rc == TFJ_EIO ? TFJ_EXIT_IO : TFJ_EXIT_CHECKPOINT;
 	}
 	s->smsgs = calloc(s->shard.nslices, sizeof(*s->smsgs));
 	s->sptrs = calloc(s->shard.nslices, sizeof(*s->sptrs));
 	s->stmsgs = calloc(s->shard.nslices, sizeof(*s->stmsgs));
 	s->stptrs = calloc(s->shard.nslices, sizeof(*s->stptrs));
-	if (!s->smsgs || !s->sptrs || !s->stmsgs || !s->stptrs) {
-		code = TFJ_EXIT_NOMEM;
-		goto out;
-	}
+	if (!s->smsgs || !s->sptrs || !s->stmsgs || !s->stptrs)
+		return TFJ_EXIT_NOMEM;
 	tfj_wire_arena_init(&s->arena, 2 * cfg->max_message_bytes + (1u << 20));
+	return TFJ_EXIT_OK;
+}
+
+/*
+ * The gRPC server: the stream is the only method served (any other is
+ * answered UNIMPLEMENTED), over TLS when tls is on, listening on --bind.
+ * TFJ_EXIT_OK, or the exit code (logged).
+ */
+static int server_start(struct tfj_pssrv *s, const struct tfj_pstls *tls)
+{
+	grpc_server_credentials *creds = NULL;
+	struct tfj_grpc_args args;
+	int port, code = TFJ_EXIT_OK;
+
 	tfj_grpc_args_init(&args);
-	tfj_wire_transport_args(&args, cfg->max_message_bytes);
+	tfj_wire_transport_args(&args, s->cfg->max_message_bytes);
 	s->cq = grpc_completion_queue_create_for_next(NULL);
 	if (tfj_grpc_server_new(&s->srv, &args) != 0) {
 		tfj_log_error("cannot create the server", "detail", tfj_err_detail());
-		code = TFJ_EXIT_INTERNAL;
-		goto out;
+		return TFJ_EXIT_INTERNAL;
 	}
 	grpc_server_register_completion_queue(s->srv, s->cq, NULL);
-	/* The stream is the only method served; any other is answered UNIMPLEMENTED. */
 	s->sslot.kind = TFJ_PSSRV_TAG_NEW_STREAM;
 	s->sslot.reg = tfj_grpc_server_stream_method(s->srv, TFJ_PSFRAME_PATH);
 	if (!s->sslot.reg) {
 		tfj_log_error("cannot register a method", "method", TFJ_PSFRAME_PATH);
 		code = TFJ_EXIT_INTERNAL;
-		grpc_server_destroy(s->srv);
-		s->srv = NULL;
-		goto out;
-	}
-	if (tls.on && !(creds = tfj_pstls_server_creds(&tls))) {
+	} else if (tls->on && !(creds = tfj_pstls_server_creds(tls))) {
 		tfj_log_error("cannot use the ps certificate", "dir", getenv(TFJ_PSTLS_DIR_ENV));
 		code = TFJ_EXIT_USAGE;
-		grpc_server_destroy(s->srv);
-		s->srv = NULL;
-		goto out;
-	}
-	if (tfj_grpc_server_listen(&port, s->srv, cfg->bind, creds) != 0) {
-		tfj_log_error("cannot listen (port in use?)", "address", cfg->bind);
+	} else if (tfj_grpc_server_listen(&port, s->srv, s->cfg->bind, creds) != 0) {
+		tfj_log_error("cannot listen (port in use?)", "address", s->cfg->bind);
 		code = TFJ_EXIT_IO;
+	}
+	if (code != TFJ_EXIT_OK) {
+		/* Not started: nothing to shut down, teardown() skips it. */
 		grpc_server_destroy(s->srv);
 		s->srv = NULL;
-		goto out;
+		return code;
 	}
-	if (tfj_psstream_arm(s) != 0 || arm_unknown(s) != 0) {
-		code = TFJ_EXIT_INTERNAL;
-		goto out;
+	if (tfj_psstream_arm(s) != 0 || arm_unknown(s) != 0)
+		return TFJ_EXIT_INTERNAL;
+	return TFJ_EXIT_OK;
+}
+
+/* 1 once the chief's Finish is --ps_linger old (logged with the ps's counters). */
+static int lingered(const struct tfj_pssrv *s)
+{
+	const struct tfj_rtconfig *cfg = s->cfg;
+	gpr_timespec until;
+
+	if (!s->shard.finished)
+		return 0;
+	until = gpr_time_add(s->finish_at, gpr_time_from_millis((int64_t)(cfg->ps_linger_s * 1000),
+								GPR_TIMESPAN));
+	if (gpr_time_cmp(tfj_grpc_now(), until) < 0)
+		return 0;
+	tfj_log_fmt(TFJ_LOG_INFO, "ps %d done at step %" PRId64 " (applied %" PRIu64
+		    ", early parts %" PRIu64 ", stale %" PRIu64 ", duplicate %" PRIu64
+		    ", refused without secret %" PRIu64 ", streams %" PRIu64
+		    ", stream frames %" PRIu64 ", copies on write %" PRIu64 ")",
+		    cfg->index, s->shard.step, s->shard.applied, s->shard.parts,
+		    s->shard.stale, s->shard.duplicate, s->auth.refused,
+		    s->streams_opened, s->stream_frames, s->cow_copies);
+	return 1;
+}
+
+/* Drains the queue until the chief's Finish lingered out, or a stop: the exit code. */
+static int serve(struct tfj_pssrv *s)
+{
+	for (;;) {
+		grpc_event ev = grpc_completion_queue_next(s->cq, tfj_grpc_deadline_ms(100), NULL);
+
+		if (ev.type == GRPC_OP_COMPLETE)
+			dispatch(s, ev.tag, ev.success);
+		else if (ev.type == GRPC_QUEUE_SHUTDOWN)
+			return TFJ_EXIT_OK;
+		tfj_pssrv_flush_parked(s, 0);
+		if (tfj_stop_requested()) {
+			tfj_log_warn("stopping on signal");
+			return TFJ_EXIT_ABORTED;
+		}
+		if (lingered(s))
+			return TFJ_EXIT_OK;
 	}
+}
+
+int tfj_psserver_main(const struct tfj_rtconfig *cfg)
+{
+	struct tfj_pssrv *s = calloc(1, sizeof(*s));
+	struct tfj_pstls tls = { 0 };
+	int code;
+
+	if (!s)
+		return TFJ_EXIT_NOMEM;
+	s->cfg = cfg;
+	if ((code = load_credentials(s, &tls)) != TFJ_EXIT_OK)
+		goto out;
+	if ((code = shard_setup(s)) != TFJ_EXIT_OK)
+		goto out;
+	if ((code = server_start(s, &tls)) != TFJ_EXIT_OK)
+		goto out;
 	tfj_log_fmt(TFJ_LOG_INFO, "ps %d listening on %s: %zu slices, %zu floats, %s, "
 		    "pushes %s", cfg->index, cfg->bind, s->shard.nslices, s->shard.n,
 		    s->shard.initialized ? "restored" : "waiting for the chief's Init",
 		    cfg->sync ? "whole (sync)" : cfg->push_part_kib ? "in parts or whole" :
 		    "whole (--push-part-kib 0)");
-	for (;;) {
-		grpc_event ev = grpc_completion_queue_next(s->cq, tfj_grpc_deadline_ms(100), NULL);
-
-		if (ev.type == GRPC_OP_COMPLETE) {
-			dispatch(s, ev.tag, ev.success);
-		} else if (ev.type == GRPC_QUEUE_SHUTDOWN) {
-			break;
-		}
-		tfj_pssrv_flush_parked(s, 0);
-		if (tfj_stop_requested()) {
-			tfj_log_warn("stopping on signal");
-			code = TFJ_EXIT_ABORTED;
-			break;
-		}
-		if (s->shard.finished &&
-		    gpr_time_cmp(tfj_grpc_now(), gpr_time_add(s->finish_at, gpr_time_from_millis(
-			(int64_t)(cfg->ps_linger_s * 1000), GPR_TIMESPAN))) >= 0) {
-			tfj_log_fmt(TFJ_LOG_INFO, "ps %d done at step %" PRId64 " (applied %" PRIu64
-				    ", early parts %" PRIu64 ", stale %" PRIu64 ", duplicate %" PRIu64
-				    ", refused without secret %" PRIu64 ", streams %" PRIu64
-				    ", stream frames %" PRIu64 ", copies on write %" PRIu64 ")",
-				    cfg->index, s->shard.step, s->shard.applied, s->shard.parts,
-				    s->shard.stale, s->shard.duplicate, s->auth.refused,
-				    s->streams_opened, s->stream_frames, s->cow_copies);
-			break;
-		}
-	}
+	code = serve(s);
 out:
 	tfj_pstls_free(&tls);
 	teardown(s);

@@ -159,19 +159,145 @@ static int check_hash(struct tfj_pssrv *s, struct tfj_pssrv_call *c, uint64_t h)
 {
 	char msg[160];
 
-	if (h == s->plan.layout_hash)
+	if (h == s->layout.layout_hash)
 		return 0;
 	snprintf(msg, sizeof(msg), "layout mismatch: ps %u has %016" PRIx64 ", caller %016" PRIx64
-		 " (different model/optimizer/placement flags?)", s->shard.id, s->plan.layout_hash, h);
+		 " (different model/optimizer/placement flags?)", s->shard.id, s->layout.layout_hash, h);
 	tfj_pssrv_respond(s, c, GRPC_STATUS_FAILED_PRECONDITION, msg, NULL);
 	return -1;
 }
 
-void tfj_pssrv_handle(struct tfj_pssrv *s, int method, struct tfj_pssrv_call *c, int rc,
-		      const struct tfj_wire_msg *wmp)
+/* Answers c with the error rc (its detail, the shard's refusal). */
+static void refuse(struct tfj_pssrv *s, struct tfj_pssrv_call *c, int rc)
 {
-	struct tfj_wire_msg wm = *wmp;
-	ProtobufCMessage *m = wm.head;
+	char detail[TFJ_ERR_DETAIL_MAX];
+
+	snprintf(detail, sizeof(detail), "%s", tfj_err_detail());
+	tfj_pssrv_respond(s, c, status_of(rc), detail, NULL);
+}
+
+static void serve_status(struct tfj_pssrv *s, struct tfj_pssrv_call *c)
+{
+	Tfj__Runtime__V1__StatusResponse r = TFJ__RUNTIME__V1__STATUS_RESPONSE__INIT;
+
+	r.shard = s->shard.id;
+	r.num_shards = (uint32_t)s->layout.place.nps;
+	r.initialized = s->shard.initialized;
+	r.finished = s->shard.finished;
+	r.step = s->shard.step;
+	r.layout_hash = s->layout.layout_hash;
+	r.num_slices = (uint32_t)s->shard.nslices;
+	/* Informational only: every ps serves the stream, and no client asks. */
+	r.protocol = TFJ_PSFRAME_PROTOCOL;
+	/* Parts are an async rule: a sync ps says no, and its clients push whole. */
+	r.partial_push = !s->cfg->sync;
+	/*
+	 * --push-part-kib 0 on a ps declines pushes cut inside slices,
+	 * so workers push to it whole (each ps is decided on its own):
+	 * the ps side's switch to turn them off.
+	 */
+	r.piece_parts = r.partial_push && s->cfg->push_part_kib > 0;
+	tfj_pssrv_respond(s, c, GRPC_STATUS_OK, NULL, &r.base);
+}
+
+static void serve_init(struct tfj_pssrv *s, struct tfj_pssrv_call *c,
+		       const struct tfj_wire_msg *wm)
+{
+	Tfj__Runtime__V1__InitRequest *q = (Tfj__Runtime__V1__InitRequest *)wm->head;
+	Tfj__Runtime__V1__InitResponse r = TFJ__RUNTIME__V1__INIT_RESPONSE__INIT;
+	int rc;
+
+	if (check_hash(s, c, q->layout_hash))
+		return;
+	if (!s->shard.initialized || q->force) {
+		rc = tfj_shard_load(&s->shard, wm->t, wm->nt, q->step, wm->st, wm->nst,
+				    q->optim_steps);
+		if (rc) {
+			refuse(s, c, rc);
+			return;
+		}
+		r.applied = 1;
+		if (wm->nst)
+			tfj_log_fmt(TFJ_LOG_INFO, "ps %u initialised at step %" PRId64
+				    " with optimizer state (%s, %" PRId64 " updates)",
+				    s->shard.id, s->shard.step,
+				    tfj_optim_name(s->cfg->optim), s->shard.opt_t);
+		else
+			tfj_log_fmt(TFJ_LOG_INFO, "ps %u initialised at step %" PRId64
+				    ", optimizer state fresh", s->shard.id, s->shard.step);
+	}
+	r.step = s->shard.step;
+	tfj_pssrv_respond(s, c, GRPC_STATUS_OK, NULL, &r.base);
+	tfj_pssrv_flush_parked(s, 0);
+}
+
+static void serve_pull(struct tfj_pssrv *s, struct tfj_pssrv_call *c,
+		       const struct tfj_wire_msg *wm)
+{
+	Tfj__Runtime__V1__PullRequest *q = (Tfj__Runtime__V1__PullRequest *)wm->head;
+	uint32_t wait = q->max_wait_ms > MAX_PULL_WAIT_MS ? MAX_PULL_WAIT_MS : q->max_wait_ms;
+
+	if (check_hash(s, c, q->layout_hash))
+		return;
+	if (!s->shard.initialized) {
+		tfj_pssrv_respond(s, c, GRPC_STATUS_UNAVAILABLE, "ps: not initialised yet", NULL);
+		return;
+	}
+	c->with_state = q->with_state;
+	if (s->shard.finished || s->shard.step >= q->min_step || wait == 0) {
+		answer_pull(s, c);
+		return;
+	}
+	c->min_step = q->min_step;
+	c->wait_until = tfj_grpc_deadline_ms(wait);
+	c->next = s->parked;
+	s->parked = c;
+}
+
+static void serve_push(struct tfj_pssrv *s, struct tfj_pssrv_call *c,
+		       const struct tfj_wire_msg *wm)
+{
+	Tfj__Runtime__V1__PushRequest *q = (Tfj__Runtime__V1__PushRequest *)wm->head;
+	Tfj__Runtime__V1__PushResponse r = TFJ__RUNTIME__V1__PUSH_RESPONSE__INIT;
+	int64_t before = s->shard.step;
+	int rc;
+
+	if (check_hash(s, c, q->layout_hash))
+		return;
+	rc = tfj_shard_push(&s->shard, q, wm->t, wm->nt, &r.result);
+	if (rc) {
+		refuse(s, c, rc);
+		return;
+	}
+	r.step = s->shard.step;
+	r.finished = s->shard.finished;
+	tfj_pssrv_respond(s, c, GRPC_STATUS_OK, NULL, &r.base);
+	if (s->shard.step != before)
+		tfj_pssrv_flush_parked(s, 0);
+}
+
+static void serve_finish(struct tfj_pssrv *s, struct tfj_pssrv_call *c,
+			 const struct tfj_wire_msg *wm)
+{
+	Tfj__Runtime__V1__FinishRequest *q = (Tfj__Runtime__V1__FinishRequest *)wm->head;
+	Tfj__Runtime__V1__FinishResponse r = TFJ__RUNTIME__V1__FINISH_RESPONSE__INIT;
+
+	if (check_hash(s, c, q->layout_hash))
+		return;
+	if (!s->shard.finished) {
+		s->shard.finished = 1;
+		s->finish_at = tfj_grpc_now();
+		tfj_log_fmt(TFJ_LOG_INFO, "ps %u: chief finished training at step %" PRId64
+			    "; serving %.1fs more", s->shard.id, q->step, s->cfg->ps_linger_s);
+	}
+	r.step = s->shard.step;
+	tfj_pssrv_respond(s, c, GRPC_STATUS_OK, NULL, &r.base);
+	tfj_pssrv_flush_parked(s, 0);
+}
+
+void tfj_pssrv_handle(struct tfj_pssrv *s, int method, struct tfj_pssrv_call *c, int rc,
+		      const struct tfj_wire_msg *wm)
+{
 	char detail[TFJ_ERR_DETAIL_MAX];
 
 	if (rc) {
@@ -180,118 +306,12 @@ void tfj_pssrv_handle(struct tfj_pssrv *s, int method, struct tfj_pssrv_call *c,
 		return;
 	}
 	switch (method) {
-	case TFJ_RPC_STATUS: {
-		Tfj__Runtime__V1__StatusResponse r = TFJ__RUNTIME__V1__STATUS_RESPONSE__INIT;
-
-		r.shard = s->shard.id;
-		r.num_shards = (uint32_t)s->plan.place.nps;
-		r.initialized = s->shard.initialized;
-		r.finished = s->shard.finished;
-		r.step = s->shard.step;
-		r.layout_hash = s->plan.layout_hash;
-		r.num_slices = (uint32_t)s->shard.nslices;
-		/* Informational only: every ps serves the stream, and no client asks. */
-		r.protocol = TFJ_PSFRAME_PROTOCOL;
-		/* Parts are an async rule: a sync ps says no, and its clients push whole. */
-		r.partial_push = !s->cfg->sync;
-		/*
-		 * --push-part-kib 0 on a ps declines pushes cut inside slices,
-		 * so workers push to it whole (each ps is decided on its own):
-		 * the ps side's switch to turn them off, as an older ps would.
-		 */
-		r.piece_parts = r.partial_push && s->cfg->push_part_kib > 0;
-		tfj_pssrv_respond(s, c, GRPC_STATUS_OK, NULL, &r.base);
-		return;
-	}
-	case TFJ_RPC_INIT: {
-		Tfj__Runtime__V1__InitRequest *q = (Tfj__Runtime__V1__InitRequest *)m;
-		Tfj__Runtime__V1__InitResponse r = TFJ__RUNTIME__V1__INIT_RESPONSE__INIT;
-
-		if (check_hash(s, c, q->layout_hash))
-			return;
-		if (!s->shard.initialized || q->force) {
-			rc = tfj_shard_load(&s->shard, wm.t, wm.nt, q->step, wm.st, wm.nst,
-					    q->optim_steps);
-			if (rc) {
-				snprintf(detail, sizeof(detail), "%s", tfj_err_detail());
-				tfj_pssrv_respond(s, c, status_of(rc), detail, NULL);
-				return;
-			}
-			r.applied = 1;
-			if (wm.nst)
-				tfj_log_fmt(TFJ_LOG_INFO, "ps %u initialised at step %" PRId64
-					    " with optimizer state (%s, %" PRId64 " updates)",
-					    s->shard.id, s->shard.step,
-					    tfj_optim_name(s->cfg->optim), s->shard.opt_t);
-			else
-				tfj_log_fmt(TFJ_LOG_INFO, "ps %u initialised at step %" PRId64
-					    ", optimizer state fresh", s->shard.id, s->shard.step);
-		}
-		r.step = s->shard.step;
-		tfj_pssrv_respond(s, c, GRPC_STATUS_OK, NULL, &r.base);
-		tfj_pssrv_flush_parked(s, 0);
-		return;
-	}
-	case TFJ_RPC_PULL: {
-		Tfj__Runtime__V1__PullRequest *q = (Tfj__Runtime__V1__PullRequest *)m;
-		uint32_t wait = q->max_wait_ms > MAX_PULL_WAIT_MS ? MAX_PULL_WAIT_MS : q->max_wait_ms;
-
-		if (check_hash(s, c, q->layout_hash))
-			return;
-		if (!s->shard.initialized) {
-			tfj_pssrv_respond(s, c, GRPC_STATUS_UNAVAILABLE, "ps: not initialised yet", NULL);
-			return;
-		}
-		c->with_state = q->with_state;
-		if (s->shard.finished || s->shard.step >= q->min_step || wait == 0) {
-			answer_pull(s, c);
-			return;
-		}
-		c->min_step = q->min_step;
-		c->wait_until = tfj_grpc_deadline_ms(wait);
-		c->next = s->parked;
-		s->parked = c;
-		return;
-	}
-	case TFJ_RPC_PUSH: {
-		Tfj__Runtime__V1__PushRequest *q = (Tfj__Runtime__V1__PushRequest *)m;
-		Tfj__Runtime__V1__PushResponse r = TFJ__RUNTIME__V1__PUSH_RESPONSE__INIT;
-		int64_t before = s->shard.step;
-
-		if (check_hash(s, c, q->layout_hash))
-			return;
-		rc = tfj_shard_push(&s->shard, q, wm.t, wm.nt, &r.result);
-		if (rc) {
-			snprintf(detail, sizeof(detail), "%s", tfj_err_detail());
-			tfj_pssrv_respond(s, c, status_of(rc), detail, NULL);
-			return;
-		}
-		r.step = s->shard.step;
-		r.finished = s->shard.finished;
-		tfj_pssrv_respond(s, c, GRPC_STATUS_OK, NULL, &r.base);
-		if (s->shard.step != before)
-			tfj_pssrv_flush_parked(s, 0);
-		return;
-	}
-	case TFJ_RPC_FINISH: {
-		Tfj__Runtime__V1__FinishRequest *q = (Tfj__Runtime__V1__FinishRequest *)m;
-		Tfj__Runtime__V1__FinishResponse r = TFJ__RUNTIME__V1__FINISH_RESPONSE__INIT;
-
-		if (check_hash(s, c, q->layout_hash))
-			return;
-		if (!s->shard.finished) {
-			s->shard.finished = 1;
-			s->finish_at = tfj_grpc_now();
-			tfj_log_fmt(TFJ_LOG_INFO, "ps %u: chief finished training at step %" PRId64
-				    "; serving %.1fs more", s->shard.id, q->step, s->cfg->ps_linger_s);
-		}
-		r.step = s->shard.step;
-		tfj_pssrv_respond(s, c, GRPC_STATUS_OK, NULL, &r.base);
-		tfj_pssrv_flush_parked(s, 0);
-		return;
-	}
-	default:
-		tfj_pssrv_respond(s, c, GRPC_STATUS_UNIMPLEMENTED, "unknown method", NULL);
+	case TFJ_RPC_STATUS: serve_status(s, c); break;
+	case TFJ_RPC_INIT: serve_init(s, c, wm); break;
+	case TFJ_RPC_PULL: serve_pull(s, c, wm); break;
+	case TFJ_RPC_PUSH: serve_push(s, c, wm); break;
+	case TFJ_RPC_FINISH: serve_finish(s, c, wm); break;
+	default: tfj_pssrv_respond(s, c, GRPC_STATUS_UNIMPLEMENTED, "unknown method", NULL);
 	}
 }
 

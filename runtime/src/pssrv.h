@@ -121,7 +121,7 @@ struct tfj_pssrv_call {
 
 struct tfj_pssrv {
 	const struct tfj_rtconfig *cfg;
-	struct tfj_layout plan;
+	struct tfj_layout layout;
 	struct tfj_shard shard;
 	grpc_server *srv;
 	grpc_completion_queue *cq;

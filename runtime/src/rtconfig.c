@@ -344,14 +344,10 @@ static const char *get(const char **vals, const char *name)
 	return i < 0 ? NULL : vals[i];
 }
 
-/* Training settings: every flag with its range. */
-static int apply_training(struct tfj_rtconfig *cfg, const char **v)
-{
-	const char *s;
-	int64_t i64;
-	double d;
-	int rc = 0;
-
+/*
+ * The flag readers of the apply_* functions below, which declare what they
+ * use: v (the values), s, i64, d, rc and cfg.
+ */
 #define NUM_I(flag, lo, hi, dst)                                                   \
 	if ((s = get(v, flag)) != NULL) {                                          \
 		if ((rc = tfj_parse_i64(&i64, s, lo, hi, "--" flag)) != 0)         \
@@ -368,6 +364,14 @@ static int apply_training(struct tfj_rtconfig *cfg, const char **v)
 	if ((s = get(v, flag)) != NULL &&                                          \
 	    (rc = copy_str(dst, sizeof(dst), s, "--" flag)) != 0)                  \
 		return rc;
+
+/* Strings and numbers: every flag with its range. */
+static int apply_values(struct tfj_rtconfig *cfg, const char **v)
+{
+	const char *s;
+	int64_t i64;
+	double d;
+	int rc = 0;
 
 	STR("model", cfg->model);
 	STR("hidden", cfg->hidden);
@@ -397,6 +401,15 @@ static int apply_training(struct tfj_rtconfig *cfg, const char **v)
 			return rc;
 		cfg->max_message_bytes = (size_t)i64 << 20;
 	}
+	return 0;
+}
+
+/* Update mode, overlap and placement. */
+static int apply_modes(struct tfj_rtconfig *cfg, const char **v)
+{
+	const char *s;
+	int rc = 0;
+
 	if ((s = get(v, "sync")) != NULL && (rc = tfj_parse_bool(&cfg->sync, s, "--sync")) != 0)
 		return rc;
 	/* --overlap alone (or true) is the step mode it meant before push existed. */
@@ -418,6 +431,16 @@ static int apply_training(struct tfj_rtconfig *cfg, const char **v)
 	if ((s = get(v, "placement")) != NULL &&
 	    (rc = tfj_placement_parse(&cfg->placement, s)) != 0)
 		return rc;
+	return 0;
+}
+
+/* The optimizer, its hyperparameters and the learning-rate schedule. */
+static int apply_optimizer(struct tfj_rtconfig *cfg, const char **v)
+{
+	const char *s;
+	double d;
+	int rc = 0;
+
 	if ((s = get(v, "optimizer")) != NULL) {
 		if ((rc = tfj_optim_parse(&cfg->optim, s)) != 0)
 			return tfj_err_set(TFJ_EINVAL, "--optimizer: %s", tfj_err_detail());
@@ -440,6 +463,18 @@ static int apply_training(struct tfj_rtconfig *cfg, const char **v)
 	}
 	if ((rc = tfj_optim_validate(cfg->optim, &cfg->hp)) != 0)
 		return tfj_err_set(TFJ_EINVAL, "optimizer settings: %s", tfj_err_detail());
+	return 0;
+}
+
+#undef NUM_I
+#undef NUM_D
+#undef STR
+
+/* The model, the dataset and the device, checked once every flag is read. */
+static int apply_model(struct tfj_rtconfig *cfg)
+{
+	int rc;
+
 	/*
 	 * mlp-large: the benchmark model of issue #18 (784-1024-1024-10, 1.86 M
 	 * parameters), big enough that transfer, not per-call cost, dominates.
@@ -470,9 +505,17 @@ static int apply_training(struct tfj_rtconfig *cfg, const char **v)
 		return tfj_err_set(TFJ_EINVAL, "--device: \"%.8s\" (want cpu, gpu or auto)",
 				   cfg->device);
 	return 0;
-#undef NUM_I
-#undef NUM_D
-#undef STR
+}
+
+/* Training settings, in the order their errors are reported. */
+static int apply_training(struct tfj_rtconfig *cfg, const char **v)
+{
+	int rc;
+
+	if ((rc = apply_values(cfg, v)) != 0 || (rc = apply_modes(cfg, v)) != 0 ||
+	    (rc = apply_optimizer(cfg, v)) != 0)
+		return rc;
+	return apply_model(cfg);
 }
 
 int tfj_rtconfig_parse(struct tfj_rtconfig *out, int argc, char *const *argv,

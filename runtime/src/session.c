@@ -42,13 +42,13 @@ void tfj_session_free(struct tfj_session *s)
 	size_t i;
 
 	if (s->params)
-		for (i = 0; i < s->plan.nvars; i++)
+		for (i = 0; i < s->layout.nvars; i++)
 			free(s->params[i]);
 	if (s->grads)
-		for (i = 0; i < s->plan.nvars; i++)
+		for (i = 0; i < s->layout.nvars; i++)
 			free(s->grads[i]);
 	if (s->state)
-		for (i = 0; i < s->plan.nvars; i++)
+		for (i = 0; i < s->layout.nvars; i++)
 			free(s->state[i]);
 	free(s->state);
 	free(s->params);
@@ -66,7 +66,7 @@ void tfj_session_free(struct tfj_session *s)
 	tfj_model_free(s->model);
 	tfj_compute_free(s->comp);
 	tfj_psclient_free(s->cl);
-	tfj_layout_free(&s->plan);
+	tfj_layout_free(&s->layout);
 }
 
 int tfj_session_init(struct tfj_session *s, const struct tfj_rtconfig *cfg)
@@ -78,7 +78,7 @@ int tfj_session_init(struct tfj_session *s, const struct tfj_rtconfig *cfg)
 	s->cfg = cfg;
 	s->t0 = tfj_session_now();
 	snprintf(s->task, sizeof(s->task), "%s:%d", tfj_role_name(cfg->role), cfg->index);
-	rc = tfj_layout_build(&s->plan, cfg);
+	rc = tfj_layout_build(&s->layout, cfg);
 	if (rc)
 		return rc;
 	rc = tfj_compute_open(&s->comp, cfg->device, 0);
@@ -93,9 +93,9 @@ int tfj_session_init(struct tfj_session *s, const struct tfj_rtconfig *cfg)
 	if (rc)
 		return rc;
 	s->nps = cfg->nps;
-	np = s->plan.place.nslices;
-	s->params = calloc(s->plan.nvars, sizeof(*s->params));
-	s->grads = calloc(s->plan.nvars, sizeof(*s->grads));
+	np = s->layout.place.nslices;
+	s->params = calloc(s->layout.nvars, sizeof(*s->params));
+	s->grads = calloc(s->layout.nvars, sizeof(*s->grads));
 	s->shard_step = calloc(s->nps, sizeof(*s->shard_step));
 	s->pullq = calloc(s->nps, sizeof(*s->pullq));
 	s->pushq = calloc(s->nps, sizeof(*s->pushq));
@@ -107,20 +107,20 @@ int tfj_session_init(struct tfj_session *s, const struct tfj_rtconfig *cfg)
 	if (!s->params || !s->grads || !s->shard_step || !s->pullq || !s->pushq ||
 	    !s->slice_ptrs || !s->slice_msgs || !s->first_slice || !s->reqs || !s->resps)
 		return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
-	for (i = 0; i < s->plan.nvars; i++) {
-		s->params[i] = calloc(s->plan.counts[i], sizeof(float));
-		s->grads[i] = calloc(s->plan.counts[i], sizeof(float));
+	for (i = 0; i < s->layout.nvars; i++) {
+		s->params[i] = calloc(s->layout.counts[i], sizeof(float));
+		s->grads[i] = calloc(s->layout.counts[i], sizeof(float));
 		if (!s->params[i] || !s->grads[i])
 			return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
 	}
 	s->state_k = tfj_optim_state_size(cfg->optim, 1);
 	if (s->state_k && cfg->is_coordinator) {
-		s->state = calloc(s->plan.nvars, sizeof(*s->state));
+		s->state = calloc(s->layout.nvars, sizeof(*s->state));
 		if (!s->state)
 			return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
 		/* Only the coordinator checkpoints; the pages are touched only then. */
-		for (i = 0; i < s->plan.nvars; i++) {
-			s->state[i] = calloc(s->plan.counts[i], s->state_k * sizeof(float));
+		for (i = 0; i < s->layout.nvars; i++) {
+			s->state[i] = calloc(s->layout.counts[i], s->state_k * sizeof(float));
 			if (!s->state[i])
 				return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
 		}
@@ -135,7 +135,7 @@ int tfj_session_init(struct tfj_session *s, const struct tfj_rtconfig *cfg)
 		for (j = 0; j < s->nps; j++) {
 			s->first_slice[j] = k;
 			for (i = 0; i < np; i++) {
-				const struct tfj_place_slice *p = &s->plan.place.slices[i];
+				const struct tfj_place_slice *p = &s->layout.place.slices[i];
 
 				if (p->ps != j)
 					continue;
@@ -151,7 +151,7 @@ int tfj_session_init(struct tfj_session *s, const struct tfj_rtconfig *cfg)
 		s->first_slice[s->nps] = k;
 	}
 	/* Room to follow a push over its tries; parts of --push-part-kib where async. */
-	return tfj_pushtrack_init(&s->push, s->nps, s->plan.place.ps_size, s->first_slice,
+	return tfj_pushtrack_init(&s->push, s->nps, s->layout.place.ps_size, s->first_slice,
 				  cfg->sync ? 0 : cfg->push_part_kib * (1024 / sizeof(float)));
 }
 
@@ -202,7 +202,7 @@ static int init_state_build(struct init_state *is, const struct tfj_session *s)
 	}
 	for (i = 0; i < np; i++) {
 		const Tfj__Runtime__V1__Slice *e = &s->slice_msgs[i];
-		size_t cnt = (size_t)e->count, vc = s->plan.counts[e->var];
+		size_t cnt = (size_t)e->count, vc = s->layout.counts[e->var];
 
 		for (b = 0; b < s->state_k; b++)
 			memcpy(is->buf + off + b * cnt, s->init_state[e->var] + b * vc + e->offset,
@@ -251,12 +251,12 @@ int tfj_session_ensure_ready(struct tfj_session *s, const float *const *init_val
 	for (j = 0; j < s->nps; j++) {
 		Tfj__Runtime__V1__StatusResponse *r = (Tfj__Runtime__V1__StatusResponse *)s->resps[j];
 
-		if (r->layout_hash != s->plan.layout_hash || r->shard != j ||
+		if (r->layout_hash != s->layout.layout_hash || r->shard != j ||
 		    r->num_shards != s->nps) {
 			rc = tfj_err_set(TFJ_ECONFLICT, "ps %zu disagrees on the layout (shard %u of %u, "
 					 "hash %016" PRIx64 " vs ours %016" PRIx64 "): every task "
 					 "needs the same training flags", j, r->shard, r->num_shards,
-					 r->layout_hash, s->plan.layout_hash);
+					 r->layout_hash, s->layout.layout_hash);
 			goto out;
 		}
 		s->reqs[j] = NULL;
@@ -267,7 +267,7 @@ int tfj_session_ensure_ready(struct tfj_session *s, const float *const *init_val
 			goto out;
 		}
 		tfj__runtime__v1__init_request__init(&iq[j]);
-		iq[j].layout_hash = s->plan.layout_hash;
+		iq[j].layout_hash = s->layout.layout_hash;
 		iq[j].step = init_step;
 		point_slices(s, j, (float **)init_vals);
 		iq[j].n_slices = s->first_slice[j + 1] - s->first_slice[j];
@@ -333,7 +333,7 @@ static void take_state(struct tfj_session *s, size_t j, const struct tfj_wire_ms
 	for (k = 0; k < want; k++) {
 		const Tfj__Runtime__V1__Slice *e = &s->slice_msgs[s->first_slice[j] + k];
 		struct tfj_wire_bytes d = tm->st[k].data;
-		size_t vc = s->plan.counts[e->var];
+		size_t vc = s->layout.counts[e->var];
 
 		for (b = 0; b < s->state_k; b++)
 			tfj_wire_bytes_take(&d, s->state[e->var] + b * vc + e->offset,
@@ -349,7 +349,7 @@ static int pull(struct tfj_session *s, const int64_t *min_step, uint32_t wait_ms
 
 	for (j = 0; j < s->nps; j++) {
 		tfj__runtime__v1__pull_request__init(&s->pullq[j]);
-		s->pullq[j].layout_hash = s->plan.layout_hash;
+		s->pullq[j].layout_hash = s->layout.layout_hash;
 		s->pullq[j].min_step = min_step ? min_step[j] : 0;
 		s->pullq[j].max_wait_ms = min_step ? wait_ms : 0;
 		s->pullq[j].task = s->task;
@@ -443,7 +443,7 @@ int tfj_session_push_vars(struct tfj_session *s, size_t lo, size_t hi, int64_t m
 			  int *stale)
 {
 	size_t j, a, b, sent = 0;
-	int rc, whole = lo == 0 && hi >= s->plan.nvars;
+	int rc, whole = lo == 0 && hi >= s->layout.nvars;
 
 	if (!whole && !s->parts_ok)
 		return tfj_err_set(TFJ_EINVAL, "push: a ps does not take pushes in parts");
@@ -461,7 +461,7 @@ int tfj_session_push_vars(struct tfj_session *s, size_t lo, size_t hi, int64_t m
 		if ((a == b && !whole) || tfj_pushtrack_done(&s->push, j))
 			continue;
 		tfj__runtime__v1__push_request__init(&s->pushq[j]);
-		s->pushq[j].layout_hash = s->plan.layout_hash;
+		s->pushq[j].layout_hash = s->layout.layout_hash;
 		s->pushq[j].step = s->shard_step[j];
 		s->pushq[j].replica = (uint32_t)s->cfg->replica;
 		s->pushq[j].max_steps = max_steps;
@@ -484,7 +484,7 @@ int tfj_session_push_vars(struct tfj_session *s, size_t lo, size_t hi, int64_t m
 
 int tfj_session_push(struct tfj_session *s, int64_t max_steps, int *stale)
 {
-	return tfj_session_push_vars(s, 0, s->plan.nvars, max_steps, stale);
+	return tfj_session_push_vars(s, 0, s->layout.nvars, max_steps, stale);
 }
 
 int tfj_session_finish(struct tfj_session *s)
@@ -509,7 +509,7 @@ int tfj_session_finish(struct tfj_session *s)
 	 */
 	for (j = 0; j < s->nps; j++) {
 		tfj__runtime__v1__finish_request__init(&fq[j]);
-		fq[j].layout_hash = s->plan.layout_hash;
+		fq[j].layout_hash = s->layout.layout_hash;
 		fq[j].step = s->gstep;
 		s->reqs[j] = s->finish_acked[j] ? NULL : &fq[j].base;
 	}
@@ -575,7 +575,7 @@ int tfj_session_pull_retry(struct tfj_session *s, const int64_t *min_step, uint3
 int tfj_session_push_retry(struct tfj_session *s, int64_t max_steps, int *stale,
 			   const float *const *reinit, int64_t reinit_step)
 {
-	return tfj_session_push_vars_retry(s, 0, s->plan.nvars, max_steps, stale, reinit,
+	return tfj_session_push_vars_retry(s, 0, s->layout.nvars, max_steps, stale, reinit,
 					   reinit_step);
 }
 

@@ -30,7 +30,7 @@
 
 struct tfj_session {
 	const struct tfj_rtconfig *cfg;
-	struct tfj_layout plan;
+	struct tfj_layout layout;
 	struct tfj_psclient *cl;
 	struct tfj_compute *comp;
 	struct tfj_model *model;

@@ -9,7 +9,7 @@
 
 #include <tfj/err.h>
 
-int tfj_shard_init(struct tfj_shard *s, const struct tfj_layout *plan,
+int tfj_shard_init(struct tfj_shard *s, const struct tfj_layout *layout,
 		   const struct tfj_rtconfig *cfg, uint32_t id)
 {
 	size_t i, k = 0, st = 0;
@@ -17,14 +17,14 @@ int tfj_shard_init(struct tfj_shard *s, const struct tfj_layout *plan,
 
 	memset(s, 0, sizeof(*s));
 	s->id = id;
-	s->plan = plan;
+	s->layout = layout;
 	s->cfg = cfg;
-	if (id >= plan->place.nps)
-		return tfj_err_set(TFJ_EINVAL, "shard %u of %zu", id, plan->place.nps);
-	for (i = 0; i < plan->place.nslices; i++)
-		if (plan->place.slices[i].ps == id)
+	if (id >= layout->place.nps)
+		return tfj_err_set(TFJ_EINVAL, "shard %u of %zu", id, layout->place.nps);
+	for (i = 0; i < layout->place.nslices; i++)
+		if (layout->place.slices[i].ps == id)
 			s->nslices++;
-	s->n = plan->place.ps_size[id];
+	s->n = layout->place.ps_size[id];
 	if (s->nslices == 0 || s->n == 0)
 		return tfj_err_set(TFJ_EINVAL, "ps %u holds no variables: more ps tasks than the "
 				   "model can use", id);
@@ -36,12 +36,12 @@ int tfj_shard_init(struct tfj_shard *s, const struct tfj_layout *plan,
 		rc = tfj_err_set(TFJ_ENOMEM, "shard: out of memory");
 		goto out;
 	}
-	for (i = 0; i < plan->place.nslices; i++) {
-		if (plan->place.slices[i].ps != id)
+	for (i = 0; i < layout->place.nslices; i++) {
+		if (layout->place.slices[i].ps != id)
 			continue;
-		s->slices[k] = &plan->place.slices[i];
+		s->slices[k] = &layout->place.slices[i];
 		s->state_off[k] = st;
-		st += tfj_optim_state_size(cfg->optim, plan->place.slices[i].count);
+		st += tfj_optim_state_size(cfg->optim, layout->place.slices[i].count);
 		k++;
 	}
 	s->state_off[k] = st;
@@ -316,9 +316,9 @@ static int ckpt_has_state(const struct tfj_shard *s, const struct tfj_ckpt *ck)
 		return 0;
 	for (i = 0; i < s->nslices; i++) {
 		const struct tfj_place_slice *p = s->slices[i];
-		int vi = tfj_ckpt_find(ck, s->plan->vars[p->var].name);
+		int vi = tfj_ckpt_find(ck, s->layout->vars[p->var].name);
 
-		if (vi < 0 || ck->vars[vi].count != s->plan->vars[p->var].count ||
+		if (vi < 0 || ck->vars[vi].count != s->layout->vars[p->var].count ||
 		    ck->vars[vi].count > SIZE_MAX / k ||
 		    ck->vars[vi].state_count != k * ck->vars[vi].count || !ck->vars[vi].state)
 			return 0;
@@ -338,15 +338,15 @@ int tfj_shard_restore(int *with_state, struct tfj_shard *s, const struct tfj_ckp
 	*with_state = 0;
 	for (i = 0; i < s->nslices; i++) {
 		const struct tfj_place_slice *p = s->slices[i];
-		int vi = tfj_ckpt_find(ck, s->plan->vars[p->var].name);
+		int vi = tfj_ckpt_find(ck, s->layout->vars[p->var].name);
 
 		if (vi < 0)
 			return tfj_err_set(TFJ_EPARSE, "checkpoint lacks variable %s",
-					   s->plan->vars[p->var].name);
-		if (ck->vars[vi].count != s->plan->vars[p->var].count)
+					   s->layout->vars[p->var].name);
+		if (ck->vars[vi].count != s->layout->vars[p->var].count)
 			return tfj_err_set(TFJ_EPARSE, "checkpoint variable %s has %zu elements, "
-					   "model %zu", s->plan->vars[p->var].name,
-					   ck->vars[vi].count, s->plan->vars[p->var].count);
+					   "model %zu", s->layout->vars[p->var].name,
+					   ck->vars[vi].count, s->layout->vars[p->var].count);
 	}
 	use_state = ckpt_has_state(s, ck);
 	rc = prewrite(s);
@@ -355,7 +355,7 @@ int tfj_shard_restore(int *with_state, struct tfj_shard *s, const struct tfj_ckp
 	reset_optimizer(s, ck->global_step);
 	for (i = 0; i < s->nslices; i++) {
 		const struct tfj_place_slice *p = s->slices[i];
-		const struct tfj_ckpt_var *v = &ck->vars[tfj_ckpt_find(ck, s->plan->vars[p->var].name)];
+		const struct tfj_ckpt_var *v = &ck->vars[tfj_ckpt_find(ck, s->layout->vars[p->var].name)];
 
 		memcpy(s->param + p->shard_off, v->value + p->offset, p->count * sizeof(float));
 		/* Block b of the slice's state is block b of the variable's, cut the same way. */

@@ -20,7 +20,7 @@
  * gradient is never copied. Init goes through the
  * gradient scratch, so a bad value leaves the parameters as they were.
  *
- * Ownership: the shard owns its arrays and borrows the plan and config,
+ * Ownership: the shard owns its arrays and borrows the layout and config,
  * which must outlive it; tfj_shard_free(). A prewrite hook may replace
  * `param` with a buffer it owns (pssrv.c does, so that Pull answers can
  * send the parameters without a snapshot copy); it must then set `param`
@@ -46,10 +46,10 @@
 
 struct tfj_shard {
 	uint32_t id;
-	const struct tfj_layout *plan;
+	const struct tfj_layout *layout;
 	const struct tfj_rtconfig *cfg;
 	size_t nslices;
-	const struct tfj_place_slice **slices; /* this ps's slices, in plan order */
+	const struct tfj_place_slice **slices; /* this ps's slices, in layout order */
 	size_t n;                  /* floats held */
 	float *param;              /* n floats */
 	float *state;              /* optimizer state, per slice at state_off[i] */
@@ -71,7 +71,7 @@ struct tfj_shard {
 	void *prewrite_ud;
 };
 
-int tfj_shard_init(struct tfj_shard *s, const struct tfj_layout *plan,
+int tfj_shard_init(struct tfj_shard *s, const struct tfj_layout *layout,
 		   const struct tfj_rtconfig *cfg, uint32_t id);
 void tfj_shard_free(struct tfj_shard *s);
 

@@ -75,8 +75,8 @@ static int initial_state(float ***state, struct tfj_session *s, const struct tfj
 	*state = NULL;
 	if (k == 0)
 		return 0;
-	for (i = 0; i < s->plan.nvars; i++) {
-		const struct tfj_ckpt_var *v = &ck->vars[tfj_ckpt_find(ck, s->plan.vars[i].name)];
+	for (i = 0; i < s->layout.nvars; i++) {
+		const struct tfj_ckpt_var *v = &ck->vars[tfj_ckpt_find(ck, s->layout.vars[i].name)];
 
 		if (ck->optim_kind != (uint32_t)s->cfg->optim || v->state_count != k * v->count) {
 			tfj_log_fmt(TFJ_LOG_INFO, "checkpoint holds no %s state (written by %s%s); "
@@ -86,11 +86,11 @@ static int initial_state(float ***state, struct tfj_session *s, const struct tfj
 			return 0;
 		}
 	}
-	st = calloc(s->plan.nvars, sizeof(*st));
+	st = calloc(s->layout.nvars, sizeof(*st));
 	if (!st)
 		return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
-	for (i = 0; i < s->plan.nvars; i++) {
-		const struct tfj_ckpt_var *v = &ck->vars[tfj_ckpt_find(ck, s->plan.vars[i].name)];
+	for (i = 0; i < s->layout.nvars; i++) {
+		const struct tfj_ckpt_var *v = &ck->vars[tfj_ckpt_find(ck, s->layout.vars[i].name)];
 
 		st[i] = malloc(v->state_count * sizeof(float));
 		if (!st[i]) {
@@ -126,16 +126,16 @@ static int initial_values(struct tfj_session *s, int64_t *step, float ***state,
 		rc = tfj_ckptdir_latest(path, sizeof(path), step, s->cfg->checkpoint_dir, TFJ_TRAINLOOP_CKPT_PREFIX);
 		if (rc == 0) {
 			rc = tfj_ckpt_load(&ck, path);
-			for (i = 0; rc == 0 && i < s->plan.nvars; i++) {
-				int vi = tfj_ckpt_find(&ck, s->plan.vars[i].name);
+			for (i = 0; rc == 0 && i < s->layout.nvars; i++) {
+				int vi = tfj_ckpt_find(&ck, s->layout.vars[i].name);
 
-				if (vi < 0 || ck.vars[vi].count != s->plan.counts[i])
+				if (vi < 0 || ck.vars[vi].count != s->layout.counts[i])
 					rc = tfj_err_set(TFJ_EPARSE, "checkpoint %s does not fit the "
 							 "model (variable %s)", path,
-							 s->plan.vars[i].name);
+							 s->layout.vars[i].name);
 				else
 					memcpy(s->params[i], ck.vars[vi].value,
-					       s->plan.counts[i] * sizeof(float));
+					       s->layout.counts[i] * sizeof(float));
 			}
 			if (rc == 0) {
 				*step = ck.global_step;
@@ -220,14 +220,14 @@ static int prepare_coordinator(struct tfj_train *t)
 	s->init_state = (const float *const *)t->init_state;
 	s->init_optim_steps = t->init_optim_steps;
 	/* Keep the initial values: a ps that restarts empty is refilled from them. */
-	t->init_vals = calloc(s->plan.nvars, sizeof(*t->init_vals));
+	t->init_vals = calloc(s->layout.nvars, sizeof(*t->init_vals));
 	if (!t->init_vals)
 		return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
-	for (size_t i = 0; i < s->plan.nvars; i++) {
-		t->init_vals[i] = malloc(s->plan.counts[i] * sizeof(float));
+	for (size_t i = 0; i < s->layout.nvars; i++) {
+		t->init_vals[i] = malloc(s->layout.counts[i] * sizeof(float));
 		if (!t->init_vals[i])
 			return tfj_err_set(TFJ_ENOMEM, "trainer: out of memory");
-		memcpy(t->init_vals[i], s->params[i], s->plan.counts[i] * sizeof(float));
+		memcpy(t->init_vals[i], s->params[i], s->layout.counts[i] * sizeof(float));
 	}
 	return 0;
 }
@@ -311,8 +311,8 @@ static int finish_coordinator(struct tfj_train *t)
 
 static void train_free(struct tfj_train *t)
 {
-	tfj_trainloop_free_values(t->init_vals, t->s.plan.nvars);
-	tfj_trainloop_free_values(t->init_state, t->s.plan.nvars);
+	tfj_trainloop_free_values(t->init_vals, t->s.layout.nvars);
+	tfj_trainloop_free_values(t->init_state, t->s.layout.nvars);
 	free(t->min_step);
 	if (t->it_ok)
 		tfj_data_iter_free(&t->it);

@@ -40,11 +40,11 @@ int tfj_trainloop_save_checkpoint(struct tfj_session *s, char *path, size_t cap)
 	}
 	if (s->state_k && !s->have_state)
 		tfj_log_warn("a ps sent no optimizer state; checkpoint holds parameters only");
-	vars = calloc(s->plan.nvars, sizeof(*vars));
+	vars = calloc(s->layout.nvars, sizeof(*vars));
 	if (!vars)
 		return tfj_err_set(TFJ_ENOMEM, "checkpoint: out of memory");
-	for (i = 0; i < s->plan.nvars; i++) {
-		const struct tfj_tensor_info *t = &s->plan.vars[i];
+	for (i = 0; i < s->layout.nvars; i++) {
+		const struct tfj_tensor_info *t = &s->layout.vars[i];
 
 		snprintf(vars[i].name, sizeof(vars[i].name), "%s", t->name);
 		vars[i].rank = (uint32_t)t->rank;
@@ -60,7 +60,7 @@ int tfj_trainloop_save_checkpoint(struct tfj_session *s, char *path, size_t cap)
 	ck.global_step = s->gstep;
 	ck.optim_kind = (uint32_t)s->cfg->optim;
 	ck.optim_steps = s->have_state ? s->optim_steps : 0;
-	ck.n_vars = s->plan.nvars;
+	ck.n_vars = s->layout.nvars;
 	ck.vars = vars;
 	rc = tfj_ckpt_save(s->cfg->checkpoint_dir, TFJ_TRAINLOOP_CKPT_PREFIX, &ck, path, cap);
 	if (rc == 0)
@@ -328,10 +328,10 @@ static void swap_arrays(float ***a, float ***b)
 /* A second set of per-variable arrays shaped like the parameters. */
 static float **alloc_like(const struct tfj_session *s)
 {
-	float **v = calloc(s->plan.nvars, sizeof(*v));
+	float **v = calloc(s->layout.nvars, sizeof(*v));
 
-	for (size_t i = 0; v && i < s->plan.nvars; i++) {
-		v[i] = calloc(s->plan.counts[i], sizeof(float));
+	for (size_t i = 0; v && i < s->layout.nvars; i++) {
+		v[i] = calloc(s->layout.counts[i], sizeof(float));
 		if (!v[i]) {
 			while (i--)
 				free(v[i]);
@@ -423,8 +423,8 @@ out:
 	/* The session keeps the newest parameters; the spare arrays go. */
 	if (front && gfront && rc == 0)
 		swap_arrays(&front, &s->params);
-	tfj_trainloop_free_values(front, s->plan.nvars);
-	tfj_trainloop_free_values(gfront, s->plan.nvars);
+	tfj_trainloop_free_values(front, s->layout.nvars);
+	tfj_trainloop_free_values(gfront, s->layout.nvars);
 	return rc;
 }
 

@@ -172,8 +172,8 @@ static int session_start(struct tfj_session *s, struct tfj_rtconfig *cfg, const 
 	rc = tfj_session_init(s, cfg);
 	if (rc)
 		return rc;
-	for (v = 0; v < s->plan.nvars; v++)
-		for (e = 0; e < s->plan.counts[v]; e++)
+	for (v = 0; v < s->layout.nvars; v++)
+		for (e = 0; e < s->layout.counts[v]; e++)
 			s->params[v][e] = 0.001f * (float)((int)((e * 31u + v * 7u) % 199) - 99);
 	t0 = tfj_testutil_now_s();
 	while ((rc = tfj_session_ensure_ready(s, (const float *const *)s->params, 0)) ==
@@ -187,8 +187,8 @@ static void fill_grads(struct tfj_session *s, int t)
 {
 	size_t v, e;
 
-	for (v = 0; v < s->plan.nvars; v++)
-		for (e = 0; e < s->plan.counts[v]; e++)
+	for (v = 0; v < s->layout.nvars; v++)
+		for (e = 0; e < s->layout.counts[v]; e++)
 			s->grads[v][e] = 0.01f * (float)((int)((e * 7919u + (size_t)t * 104729u + v) %
 							       201) - 100);
 }
@@ -250,9 +250,9 @@ static void test_parts_equal_whole(void)
 		TFJ_CHECK_OK(step(&sb, t));
 	}
 	for (j = 0; j < NPS; j++) {
-		size_t want = tfj_pushparts_count(sa.plan.place.ps_size[j], PART_KIB * 256);
+		size_t want = tfj_pushparts_count(sa.layout.place.ps_size[j], PART_KIB * 256);
 
-		printf("ps %zu: %zu floats, %zu parts per push\n", j, sa.plan.place.ps_size[j],
+		printf("ps %zu: %zu floats, %zu parts per push\n", j, sa.layout.place.ps_size[j],
 		       sa.push.pparts[j].n);
 		TFJ_CHECK_INT((long long)sa.push.pparts[j].n, (long long)want);
 		TFJ_CHECK_GE(want, 5);
@@ -261,11 +261,11 @@ static void test_parts_equal_whole(void)
 	}
 	TFJ_CHECK_OK(tfj_session_pull(&sa, NULL, 0));
 	TFJ_CHECK_OK(tfj_session_pull(&sb, NULL, 0));
-	for (v = 0; v < sa.plan.nvars; v++) {
+	for (v = 0; v < sa.layout.nvars; v++) {
 		size_t e;
 
-		same &= memcmp(sa.params[v], sb.params[v], sa.plan.counts[v] * sizeof(float)) == 0;
-		for (e = 0; e < sa.plan.counts[v]; e++)
+		same &= memcmp(sa.params[v], sb.params[v], sa.layout.counts[v] * sizeof(float)) == 0;
+		for (e = 0; e < sa.layout.counts[v]; e++)
 			moved |= sa.params[v][e] !=
 				 0.001f * (float)((int)((e * 31u + v * 7u) % 199) - 99);
 	}
@@ -297,18 +297,18 @@ out:
 /* Copies of every variable's values (NULL when out of memory). */
 static float **copy_params(const struct tfj_session *s)
 {
-	float **c = calloc(s->plan.nvars, sizeof(*c));
+	float **c = calloc(s->layout.nvars, sizeof(*c));
 	size_t v;
 
-	for (v = 0; c && v < s->plan.nvars; v++) {
-		c[v] = malloc(s->plan.counts[v] * sizeof(float));
+	for (v = 0; c && v < s->layout.nvars; v++) {
+		c[v] = malloc(s->layout.counts[v] * sizeof(float));
 		if (!c[v]) {
 			while (v-- > 0)
 				free(c[v]);
 			free(c);
 			return NULL;
 		}
-		memcpy(c[v], s->params[v], s->plan.counts[v] * sizeof(float));
+		memcpy(c[v], s->params[v], s->layout.counts[v] * sizeof(float));
 	}
 	return c;
 }
@@ -327,9 +327,9 @@ static void apply_whole(float **before, const struct tfj_session *s, const struc
 {
 	size_t v;
 
-	for (v = 0; v < s->plan.nvars; v++)
+	for (v = 0; v < s->layout.nvars; v++)
 		TFJ_CHECK_OK(tfj_optim_apply(TFJ_OPTIM_SGD, &c->hp, before[v], s->grads[v], NULL,
-					     s->plan.counts[v], 0));
+					     s->layout.counts[v], 0));
 }
 
 /* Finish, then the session gone and both ps ended by their own Finish. */
@@ -379,7 +379,7 @@ static void test_nan_part(void)
 		goto out;
 	}
 	TFJ_CHECK_OK(session_start(&s, &c, &p, "16", 0));
-	nvars = s.plan.nvars;
+	nvars = s.layout.nvars;
 	if (nan_in_part3(&s, &before) != 0)
 		goto done;
 	{
@@ -390,8 +390,8 @@ static void test_nan_part(void)
 		TFJ_CHECK(strstr(tfj_err_detail(), "part 3 of ") != NULL);
 	}
 	TFJ_CHECK_OK(tfj_session_pull(&s, NULL, 0));
-	for (v = 0; v < s.plan.nvars; v++)
-		for (i = 0; i < s.plan.counts[v]; i++)
+	for (v = 0; v < s.layout.nvars; v++)
+		for (i = 0; i < s.layout.counts[v]; i++)
 			nan_seen |= !isfinite(s.params[v][i]);
 	TFJ_CHECK(!nan_seen);
 	/* The refused part changed nothing; the two before it were applied. */
@@ -431,7 +431,7 @@ static void test_nan_part(void)
 		TFJ_CHECK_OK(tfj_session_pull(&s, NULL, 0));
 		apply_whole(before, &s, &c);
 		for (v = 0; v < nvars; v++)
-			same &= memcmp(before[v], s.params[v], s.plan.counts[v] * sizeof(float)) == 0;
+			same &= memcmp(before[v], s.params[v], s.layout.counts[v] * sizeof(float)) == 0;
 		TFJ_CHECK(same);
 	}
 done:
@@ -466,7 +466,7 @@ static void test_other_shard_down(void)
 		goto out;
 	}
 	TFJ_CHECK_OK(session_start(&s, &c, &p, "16", 0));
-	nvars = s.plan.nvars;
+	nvars = s.layout.nvars;
 	if (nan_in_part3(&s, &before) != 0)
 		goto done;
 	TFJ_CHECK_INT(tfj_session_push(&s, 1000, &stale), TFJ_ENUMERIC);
