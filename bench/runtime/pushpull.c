@@ -61,11 +61,11 @@
 #include <tfj/err.h>
 #include <tfj/grpc.h>
 
-#include "pstls.h"
+#include "wire/pstls.h"
 
-#include "rtconfig.h"
-#include "session.h"
-#include "wire.h"
+#include "task/rtconfig.h"
+#include "worker/session.h"
+#include "wire/wire.h"
 #include "tfj_testutil.h"
 
 #define MAX_SIZES 16

@@ -8,7 +8,7 @@
  * exactly as the server and the clients decode what arrives from the
  * network: protobuf-c into a capped arena, and through the split decoder
  * that leaves tensors in the slices (wire.h), and as the body of a protocol
- * v2 stream frame (psframe.h: the same bytes read as a frame's header and
+ * v2 stream frame (frame.h: the same bytes read as a frame's header and
  * then its body). Every decoded tensor is copied
  * out, as a client does; a decoded PushRequest or InitRequest is checked
  * against a real shard's slice table and, when it fits, applied, as the ps
@@ -23,13 +23,13 @@
 
 #include <tfj/err.h>
 
-#include "layout.h"
-#include "psframe.h"
-#include "rpcnames.h"
-#include "rtconfig.h"
-#include "shard.h"
-#include "wire.h"
-#include "wiresplit.h"
+#include "task/layout.h"
+#include "wire/frame.h"
+#include "wire/rpcnames.h"
+#include "task/rtconfig.h"
+#include "ps/shard.h"
+#include "wire/wire.h"
+#include "wire/wiresplit.h"
 
 static struct tfj_rtconfig cfg, acfg;
 static struct tfj_layout layout, alayout;
@@ -63,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const ProtobufCMessageDescriptor *desc;
 	ProtobufCMessage *m = NULL;
 	struct tfj_wire_msg wm;
-	struct tfj_psframe fr;
+	struct tfj_frame fr;
 	grpc_byte_buffer *bb;
 	size_t nsl = 0, off, piece, i;
 	unsigned sel;
@@ -90,8 +90,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The same bytes as a protocol v2 stream frame whose body is a `desc` message. */
 	bb = grpc_raw_byte_buffer_create(sl, nsl);
 	tfj_wire_arena_reset(&arena);
-	if (bb && tfj_psframe_decode(&fr, bb, &arena) == 0 &&
-	    tfj_psframe_body(&wm, &fr, desc, &arena) == 0)
+	if (bb && tfj_frame_decode(&fr, bb, &arena) == 0 &&
+	    tfj_frame_body(&wm, &fr, desc, &arena) == 0)
 		for (i = 0; i < wm.nt; i++)
 			if (wm.t[i].data.len <= sizeof(scratch))
 				tfj_wire_bytes_copy(scratch, &wm.t[i].data);

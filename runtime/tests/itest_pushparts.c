@@ -44,10 +44,10 @@
 #include <tfj/grpc.h>
 #include <tfj/exitcode.h>
 
-#include "psclient.h"
-#include "pushparts.h"
-#include "rtconfig.h"
-#include "session.h"
+#include "worker/psclient.h"
+#include "worker/pushparts.h"
+#include "task/rtconfig.h"
+#include "worker/session.h"
 
 #define NPS 2
 #define STEPS 5

@@ -1,5 +1,5 @@
 /*
- * itest_stream.c - the transport (one stream per client and ps, psframe.h)
+ * itest_stream.c - the transport (one stream per client and ps, frame.h)
  * over real gRPC on 127.0.0.1:
  *
  *  1. Every request of a training run travels over the streams: each
@@ -31,10 +31,10 @@
 #include <tfj/exitcode.h>
 #include <tfj/grpc.h>
 
-#include "psauth.h"
-#include "psclient.h"
-#include "rpcnames.h"
-#include "rtconfig.h"
+#include "wire/psauth.h"
+#include "worker/psclient.h"
+#include "wire/rpcnames.h"
+#include "task/rtconfig.h"
 
 #define SECRET "7f3c9a0d1e2b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5"
 #define OTHER "00000000000000000000000000000000000000000000000000000000000000ff"

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layout.h"
-#include "rtconfig.h"
+#include "task/layout.h"
+#include "task/rtconfig.h"
 #include "rx_util.h"
-#include "shard.h"
+#include "ps/shard.h"
 
 #define MAX_PS 2
 

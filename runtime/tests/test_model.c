@@ -9,10 +9,10 @@
 #include <tfj/err.h>
 #include <tfj_test.h>
 
-#include "compute.h"
-#include "data.h"
-#include "model.h"
-#include "optim.h"
+#include "compute/compute.h"
+#include "data/data.h"
+#include "compute/model.h"
+#include "compute/optim.h"
 
 struct fixture {
 	struct tfj_compute *c;

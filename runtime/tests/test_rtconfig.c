@@ -5,7 +5,7 @@
 
 #include <tfj/err.h>
 
-#include "rtconfig.h"
+#include "task/rtconfig.h"
 #include "tfj_test.h"
 
 #define ARGS(...) ((char *const[]){ __VA_ARGS__ })

@@ -22,8 +22,8 @@
 
 #include <tfj/err.h>
 
-#include "pushparts.h"
-#include "shard.h"
+#include "worker/pushparts.h"
+#include "ps/shard.h"
 #include "shard_util.h"
 #include "tfj_test.h"
 

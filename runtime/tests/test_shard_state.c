@@ -23,15 +23,15 @@
 
 #include <tfj/err.h>
 
-#include "checkpoint.h"
-#include "layout.h"
-#include "rtconfig.h"
+#include "data/checkpoint.h"
+#include "task/layout.h"
+#include "task/rtconfig.h"
 #include "rx_util.h"
-#include "shard.h"
+#include "ps/shard.h"
 #include "shard_util.h"
 #include "tfj_test.h"
 #include "tfj_testutil.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 /*
  * Gathers the job's values and state per variable (state: k blocks of the

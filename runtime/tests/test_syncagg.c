@@ -12,13 +12,13 @@
 
 #include <tfj/err.h>
 
-#include "layout.h"
-#include "rtconfig.h"
+#include "task/layout.h"
+#include "task/rtconfig.h"
 #include "rx_util.h"
-#include "shard.h"
-#include "syncagg.h"
+#include "ps/shard.h"
+#include "ps/syncagg.h"
 #include "tfj_test.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 static void add_const(struct tfj_syncagg *a, float v)
 {

@@ -1,9 +1,0 @@
-/*
- * main.c - tfjob-runtime: the distributed training runtime (see cli.h).
- */
-#include "cli.h"
-
-int main(int argc, char **argv)
-{
-	return tfj_cli_main(argc, argv);
-}
