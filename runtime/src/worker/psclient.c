@@ -23,11 +23,19 @@
 /* Least time one connection attempt to a ps gets (see tfj_psclient_new). */
 #define PS_CONNECT_MIN_MS 2000
 
-/* One ps: its channel, its stream and what its last answer holds. */
+/* The requests of one call for shard i: n parts (n 1: one whole request), none when n 0. */
+struct shard_req {
+	const ProtobufCMessage *const *list;
+	size_t n;
+	unsigned char *applied;      /* NULL, or per part: 1 once the ps answered OK */
+};
+
+/* One ps: its channel, its stream, this call's request and what its last answer holds. */
 struct ps {
 	char *host;
 	grpc_channel *ch;
 	struct tfj_clistream stream;
+	struct shard_req rq;         /* this call's request (or parts) for it */
 	struct tfj_wire_arena arena;
 	struct tfj_wire_msg msg;     /* the last decoded answer */
 	grpc_byte_buffer *kept;      /* its payload, which msg points into */
@@ -47,13 +55,6 @@ struct tfj_psclient {
 	struct tfj_wire_lease *zc;   /* &lease, or NULL with TFJ_NOZC set (copy instead) */
 	struct tfj_psauth auth;      /* the job's ps secret, sent on every stream */
 	struct tfj_pstls tls;        /* the job's CA: the ps is verified against it */
-};
-
-/* The requests of one call for shard i: n parts (n 1: one whole request), none when n 0. */
-struct shard_req {
-	const ProtobufCMessage *const *list;
-	size_t n;
-	unsigned char *applied;      /* NULL, or per part: 1 once the ps answered OK */
 };
 
 /* The first error of a call and its detail. */
@@ -255,10 +256,10 @@ static void wait_all(struct tfj_psclient *cl, gpr_timespec deadline)
 }
 
 /* Puts shard i's request (or its parts) on its stream: 0, or why it could not. */
-static int start_one(struct tfj_psclient *cl, size_t i, enum tfj_rpc_method method,
-		     const struct shard_req *rq)
+static int start_one(struct tfj_psclient *cl, size_t i, enum tfj_rpc_method method)
 {
 	struct ps *p = &cl->ps[i];
+	const struct shard_req *rq = &p->rq;
 
 	tfj_wire_arena_reset(&p->arena);
 	memset(&p->msg, 0, sizeof(p->msg));
@@ -272,11 +273,12 @@ static int start_one(struct tfj_psclient *cl, size_t i, enum tfj_rpc_method meth
 }
 
 /* Takes shard i's answer in: the pieces a Status announces, the last part applied. */
-static void took_answer(struct ps *p, enum tfj_rpc_method method, const struct shard_req *rq,
-			const ProtobufCMessage *resp)
+static void took_answer(struct ps *p, enum tfj_rpc_method method)
 {
+	const struct shard_req *rq = &p->rq;
+
 	if (method == TFJ_RPC_STATUS) {
-		const Tfj__Runtime__V1__StatusResponse *r = (const void *)resp;
+		const Tfj__Runtime__V1__StatusResponse *r = (const void *)p->msg.head;
 
 		p->pieces = r->partial_push && r->piece_parts;
 		p->known = 1;
@@ -287,13 +289,13 @@ static void took_answer(struct ps *p, enum tfj_rpc_method method, const struct s
 }
 
 /*
- * One exchange: every shard with a request (and not failed already) gets
- * it on its stream, then every answer is waited for; resps[i] is shard i's
- * answer, or stays NULL when it failed (marked failed, error noted).
+ * One exchange: every shard with a request (ps[i].rq; and not failed
+ * already) gets it on its stream, then every answer is waited for;
+ * resps[i] (resps NULL: none kept) is shard i's answer, or stays NULL when
+ * it failed (marked failed, error noted).
  */
 static void exchange(struct tfj_psclient *cl, enum tfj_rpc_method method,
-		     const struct shard_req *rqs, ProtobufCMessage **resps, gpr_timespec deadline,
-		     struct call_err *err)
+		     ProtobufCMessage **resps, gpr_timespec deadline, struct call_err *err)
 {
 	char d[TFJ_ERR_DETAIL_MAX];
 	grpc_status_code ended;
@@ -304,9 +306,9 @@ static void exchange(struct tfj_psclient *cl, enum tfj_rpc_method method,
 		struct ps *p = &cl->ps[i];
 
 		p->active = 0;
-		if (!rqs[i].n || p->failed)
+		if (!p->rq.n || p->failed)
 			continue;
-		rc = start_one(cl, i, method, &rqs[i]);
+		rc = start_one(cl, i, method);
 		if (rc) {
 			note(err, rc, tfj_err_detail());
 			p->failed = 1;
@@ -333,8 +335,9 @@ static void exchange(struct tfj_psclient *cl, enum tfj_rpc_method method,
 			p->failed = 1;
 			continue;
 		}
-		resps[i] = p->msg.head;
-		took_answer(p, method, &rqs[i], resps[i]);
+		if (resps)
+			resps[i] = p->msg.head;
+		took_answer(p, method);
 	}
 }
 
@@ -347,8 +350,7 @@ static void exchange(struct tfj_psclient *cl, enum tfj_rpc_method method,
  * shards get theirs (the caller keeps which shards answered, pushtrack.h,
  * and does not send them it again).
  */
-static void refuse_parts(struct tfj_psclient *cl, const struct shard_req *rqs,
-			 struct call_err *err)
+static void refuse_parts(struct tfj_psclient *cl, struct call_err *err)
 {
 	char d[TFJ_ERR_DETAIL_MAX];
 	size_t i;
@@ -356,7 +358,7 @@ static void refuse_parts(struct tfj_psclient *cl, const struct shard_req *rqs,
 	for (i = 0; i < cl->n; i++) {
 		struct ps *p = &cl->ps[i];
 
-		if (p->failed || !(rqs[i].n > 1 || (rqs[i].n && rqs[i].applied)) ||
+		if (p->failed || !(p->rq.n > 1 || (p->rq.n && p->rq.applied)) ||
 		    tfj_psclient_pieces_of(cl, i))
 			continue;
 		snprintf(d, sizeof(d), "ps %zu (%s) takes no push in pieces now (%s): the push "
@@ -404,47 +406,36 @@ int tfj_psclient_ask(struct tfj_psclient *cl, const ProtobufCMessage *const *wan
 	Tfj__Runtime__V1__StatusRequest q = TFJ__RUNTIME__V1__STATUS_REQUEST__INIT;
 	const ProtobufCMessage *one = &q.base;
 	struct call_err err = { 0 };
-	struct shard_req *ask;
-	ProtobufCMessage **resps;
 	size_t i, n = 0;
-	int rc;
 
-	ask = calloc(cl->n ? cl->n : 1, sizeof(*ask));
-	resps = calloc(cl->n ? cl->n : 1, sizeof(*resps));
-	if (!ask || !resps) {
-		free(ask);
-		free(resps);
-		return tfj_err_set(TFJ_ENOMEM, "psclient: out of memory");
-	}
 	reap(cl);
-	for (i = 0; i < cl->n; i++)
-		if ((!want || want[i]) && !cl->ps[i].known) {
-			ask[i].list = &one;
-			ask[i].n = 1;
+	for (i = 0; i < cl->n; i++) {
+		struct ps *p = &cl->ps[i];
+
+		memset(&p->rq, 0, sizeof(p->rq));
+		if ((!want || want[i]) && !p->known) {
+			p->rq.list = &one;
+			p->rq.n = 1;
 			n++;
 		}
+	}
 	if (n)
-		exchange(cl, TFJ_RPC_STATUS, ask, resps, deadline, &err);
-	rc = call_end(cl, &err);
-	free(ask);
-	free(resps);
-	return rc;
+		exchange(cl, TFJ_RPC_STATUS, NULL, deadline, &err);
+	return call_end(cl, &err);
 }
 
-/* tfj_psclient_call() and tfj_psclient_call_parts(): rqs[i] is shard i's. */
-static int call(struct tfj_psclient *cl, enum tfj_rpc_method method, const struct shard_req *rqs,
-		ProtobufCMessage **resps, double timeout_s)
+/* tfj_psclient_call() and tfj_psclient_call_parts(), once ps[i].rq is set. */
+static int call(struct tfj_psclient *cl, enum tfj_rpc_method method, ProtobufCMessage **resps,
+		double timeout_s)
 {
 	gpr_timespec deadline = tfj_grpc_deadline_ms((int64_t)(timeout_s * 1000));
 	struct call_err err = { 0 };
 	size_t i;
 
-	/* Streams that ended between calls (a ps went away) are reopened by exchange(). */
-	reap(cl);
 	for (i = 0; i < cl->n; i++)
 		resps[i] = NULL;
-	refuse_parts(cl, rqs, &err);
-	exchange(cl, method, rqs, resps, deadline, &err);
+	refuse_parts(cl, &err);
+	exchange(cl, method, resps, deadline, &err);
 	/* The caller may reuse its tensors once gRPC has let go of them. */
 	return call_end(cl, &err);
 }
@@ -453,19 +444,18 @@ int tfj_psclient_call(struct tfj_psclient *cl, enum tfj_rpc_method method,
 		      const ProtobufCMessage *const *reqs, ProtobufCMessage **resps,
 		      double timeout_s)
 {
-	struct shard_req *rqs = calloc(cl->n ? cl->n : 1, sizeof(*rqs));
 	size_t i;
-	int rc;
 
-	if (!rqs)
-		return tfj_err_set(TFJ_ENOMEM, "psclient: out of memory");
+	/* Streams that ended between calls (a ps went away) are reopened by exchange(). */
+	reap(cl);
 	for (i = 0; i < cl->n; i++) {
-		rqs[i].list = &reqs[i];
-		rqs[i].n = reqs[i] != NULL;
+		struct ps *p = &cl->ps[i];
+
+		p->rq.list = &reqs[i];
+		p->rq.n = reqs[i] != NULL;
+		p->rq.applied = NULL;
 	}
-	rc = call(cl, method, rqs, resps, timeout_s);
-	free(rqs);
-	return rc;
+	return call(cl, method, resps, timeout_s);
 }
 
 int tfj_psclient_call_parts(struct tfj_psclient *cl, enum tfj_rpc_method method,
@@ -473,20 +463,17 @@ int tfj_psclient_call_parts(struct tfj_psclient *cl, enum tfj_rpc_method method,
 			    unsigned char *const *applied, ProtobufCMessage **resps,
 			    double timeout_s)
 {
-	struct shard_req *rqs = calloc(cl->n ? cl->n : 1, sizeof(*rqs));
 	size_t i;
-	int rc;
 
-	if (!rqs)
-		return tfj_err_set(TFJ_ENOMEM, "psclient: out of memory");
+	reap(cl);
 	for (i = 0; i < cl->n; i++) {
-		rqs[i].list = parts[i];
-		rqs[i].n = parts[i] ? nparts[i] : 0;
-		rqs[i].applied = applied && rqs[i].n ? applied[i] : NULL;
+		struct ps *p = &cl->ps[i];
+
+		p->rq.list = parts[i];
+		p->rq.n = parts[i] ? nparts[i] : 0;
+		p->rq.applied = applied && p->rq.n ? applied[i] : NULL;
 	}
-	rc = call(cl, method, rqs, resps, timeout_s);
-	free(rqs);
-	return rc;
+	return call(cl, method, resps, timeout_s);
 }
 
 int tfj_psclient_streaming_of(const struct tfj_psclient *cl, size_t i)
