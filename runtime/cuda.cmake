@@ -1,22 +1,23 @@
 # Included by runtime/CMakeLists.txt: the CUDA backend library and the
 # loader's test fixtures (docs/cuda.md, docs/runtime-compute.md).
 
-# libtfjob-compute-cuda.so: compute_cuda.cu compiled by nvcc
+# libtfjob-compute-cuda.so: compute/compute_cuda.cu compiled by nvcc
 # (tfj_cuda_attach), linked with cuBLAS and cudart, exporting only
-# tfj_compute_plugin_entry (compute_cuda.map). --no-undefined proves at link
+# tfj_compute_plugin_entry (compute/compute_cuda.map). --no-undefined proves at link
 # time that it needs nothing from the runtime: its only way back is the
 # struct tfj_compute_host its entry point is given.
 if(TFJOB_HAVE_CUDA)
   add_library(tfjob-compute-cuda MODULE)
   set_target_properties(tfjob-compute-cuda PROPERTIES
     LINKER_LANGUAGE C
-    LINK_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/compute_cuda.map)
+    LINK_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/compute/compute_cuda.map)
   target_include_directories(tfjob-compute-cuda PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src
     $<TARGET_PROPERTY:tfj_common,INTERFACE_INCLUDE_DIRECTORIES>)
   target_link_options(tfjob-compute-cuda PRIVATE
-    LINKER:--version-script=${CMAKE_CURRENT_SOURCE_DIR}/src/compute_cuda.map
+    LINKER:--version-script=${CMAKE_CURRENT_SOURCE_DIR}/src/compute/compute_cuda.map
     LINKER:--no-undefined)
-  tfj_cuda_attach(tfjob-compute-cuda ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  # The .cu files are compiled from compute/; they include from the root src/.
+  tfj_cuda_attach(tfjob-compute-cuda ${CMAKE_CURRENT_SOURCE_DIR}/src/compute)
   # Installed where the loader looks: <bindir>/../lib/tfjob (computelib.h).
   install(TARGETS tfjob-compute-cuda LIBRARY DESTINATION lib/tfjob)
   # Nothing links it, so say who needs it: the runtime, and the tests that

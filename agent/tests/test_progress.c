@@ -33,7 +33,7 @@ static void test_record_fields(void)
 	TFJ_CHECK_INT(p.step, 7);
 	TFJ_CHECK_INT(rec(&p, "TFJ_PROGRESS {\"loss\":1e-3}  "), 0);
 	TFJ_CHECK_INT(p.have, TFJ_PROGREC_BIT(TFJ_PROGREC_LOSS));
-	/* Records exactly as tfjob-runtime writes them (runtime/src/trainer.c):
+	/* Records exactly as tfjob-runtime writes them (runtime/src/worker/trainer.c):
 	 * a NaN loss arrives as null and is simply absent. */
 	TFJ_CHECK_INT(rec(&p, "TFJ_PROGRESS {\"role\":\"worker\",\"index\":1,\"step\":1200,"
 			  "\"local_step\":600,\"loss\":null,\"examples_per_sec\":812.5,\"stale\":0,"

@@ -24,8 +24,8 @@
 #include <tfj/parse.h>
 #include <tfj_testutil.h>
 
-#include "compute.h"
-#include "model.h"
+#include "compute/compute.h"
+#include "compute/model.h"
 
 #define MAX_MODELS 8
 #define MAX_STEPS 100000

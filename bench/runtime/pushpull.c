@@ -19,10 +19,8 @@
  * Output: one JSON object per size on stdout (medians and min/max of the
  * repetitions). Usage:
  *   tfj-bench-pushpull --runtime PATH [--sizes 1,4,16,64] [--reps 20]
- *                      [--protocol auto|1|2] [--placement any|split|same]
- *                      [--push-part-kib N]
- * --protocol is the client's (the ps serves both): v2, one stream per ps, by
- * default; 1 measures the unary calls of protocol v1 in the same run.
+ *                      [--placement any|split|same] [--push-part-kib N]
+ * The client talks to the ps over one stream, as every task does.
  * --push-part-kib is the client's flag of that name (the runtime's default
  * when not given; 0 sends every push whole). --tls on (the default, as in
  * a TFJob) runs the ps traffic over TLS with a throwaway CA made for the
@@ -63,11 +61,11 @@
 #include <tfj/err.h>
 #include <tfj/grpc.h>
 
-#include "pstls.h"
+#include "wire/pstls.h"
 
-#include "rtconfig.h"
-#include "session.h"
-#include "wire.h"
+#include "task/rtconfig.h"
+#include "worker/session.h"
+#include "wire/wire.h"
 #include "tfj_testutil.h"
 
 #define MAX_SIZES 16
@@ -279,7 +277,7 @@ struct result {
 	double pull[MAX_REPS], push[MAX_REPS], tcp[MAX_REPS];
 };
 
-static const char *protocol = "auto", *placement = "any";
+static const char *placement = "any";
 /* --push-part-kib for the client (NULL: the runtime's default). */
 static const char *push_part;
 
@@ -316,8 +314,6 @@ static int ps_bench(struct result *res, const char *runtime, size_t h, int reps,
 	argv[n++] = ps_hosts;
 	argv[n++] = "--worker_hosts";
 	argv[n++] = "127.0.0.1:1";
-	argv[n++] = "--protocol";
-	argv[n++] = (char *)protocol;
 	if (push_part) {
 		argv[n++] = "--push-part-kib";
 		argv[n++] = (char *)push_part;
@@ -338,7 +334,7 @@ static int ps_bench(struct result *res, const char *runtime, size_t h, int reps,
 		tfj_grpc_idle_ms(100); /* polls, so the TLS handshake goes on */
 	if (rc)
 		goto out;
-	*bytes_out = s.plan.total * sizeof(float);
+	*bytes_out = s.layout.total * sizeof(float);
 	/* Two warm-up rounds (connection, HTTP/2 windows, page faults). */
 	for (i = 0; i < 2; i++)
 		if ((rc = tfj_session_pull(&s, NULL, 0)) ||
@@ -391,8 +387,6 @@ int main(int argc, char **argv)
 	for (i = 1; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "--runtime") == 0) {
 			runtime = argv[i + 1];
-		} else if (strcmp(argv[i], "--protocol") == 0) {
-			protocol = argv[i + 1];
 		} else if (strcmp(argv[i], "--placement") == 0) {
 			placement = argv[i + 1];
 		} else if (strcmp(argv[i], "--push-part-kib") == 0) {
@@ -415,7 +409,7 @@ int main(int argc, char **argv)
 	}
 	if (i != argc || !runtime || (strcmp(tls, "on") && strcmp(tls, "off"))) {
 		fprintf(stderr, "usage: %s --runtime PATH [--sizes 1,4,16,64] [--reps N] "
-			"[--protocol auto|1|2] [--placement any|split|same] [--push-part-kib N] "
+			"[--placement any|split|same] [--push-part-kib N] "
 			"[--tls on|off]\n", argv[0]);
 		return 2;
 	}
@@ -463,9 +457,9 @@ int main(int argc, char **argv)
 			rc = 1;
 			break;
 		}
-		printf("{\"size_mib\":%.2f,\"bytes\":%zu,\"reps\":%d,\"protocol\":\"%s\","
+		printf("{\"size_mib\":%.2f,\"bytes\":%zu,\"reps\":%d,"
 		       "\"placement\":\"%s\",\"tls\":\"%s\",",
-		       (double)bytes / 1048576.0, bytes, reps, protocol, placement, tls);
+		       (double)bytes / 1048576.0, bytes, reps, placement, tls);
 		summary(stdout, "pull", res.pull, reps, bytes);
 		putchar(',');
 		summary(stdout, "push", res.push, reps, bytes);

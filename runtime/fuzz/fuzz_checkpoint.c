@@ -10,7 +10,7 @@
 
 #include <zlib.h>
 
-#include "checkpoint.h"
+#include "data/checkpoint.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

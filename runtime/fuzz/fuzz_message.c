@@ -8,7 +8,7 @@
  * exactly as the server and the clients decode what arrives from the
  * network: protobuf-c into a capped arena, and through the split decoder
  * that leaves tensors in the slices (wire.h), and as the body of a protocol
- * v2 stream frame (psframe.h: the same bytes read as a frame's header and
+ * v2 stream frame (frame.h: the same bytes read as a frame's header and
  * then its body). Every decoded tensor is copied
  * out, as a client does; a decoded PushRequest or InitRequest is checked
  * against a real shard's slice table and, when it fits, applied, as the ps
@@ -23,15 +23,16 @@
 
 #include <tfj/err.h>
 
-#include "layout.h"
-#include "psframe.h"
-#include "rpcnames.h"
-#include "rtconfig.h"
-#include "shard.h"
-#include "wire.h"
+#include "task/layout.h"
+#include "wire/frame.h"
+#include "wire/rpcnames.h"
+#include "task/rtconfig.h"
+#include "ps/shard.h"
+#include "wire/wire.h"
+#include "wire/wiresplit.h"
 
 static struct tfj_rtconfig cfg, acfg;
-static struct tfj_layout plan, aplan;
+static struct tfj_layout layout, alayout;
 static struct tfj_shard shard, ashard;
 static struct tfj_wire_arena arena;
 static int ready;
@@ -43,11 +44,11 @@ static void setup(void)
 	char *aargv[] = { "--job_name", "ps", "--ps_hosts", "p:1,p:2", "--worker_hosts",
 			  "w:1,w:2", "--optimizer", "adam", "--min_slice", "1" };
 
-	if (tfj_rtconfig_parse(&cfg, 11, argv, NULL) || tfj_layout_build(&plan, &cfg) ||
-	    tfj_shard_init(&shard, &plan, &cfg, 1))
+	if (tfj_rtconfig_parse(&cfg, 11, argv, NULL) || tfj_layout_build(&layout, &cfg) ||
+	    tfj_shard_init(&shard, &layout, &cfg, 1))
 		__builtin_trap();
-	if (tfj_rtconfig_parse(&acfg, 10, aargv, NULL) || tfj_layout_build(&aplan, &acfg) ||
-	    tfj_shard_init(&ashard, &aplan, &acfg, 1))
+	if (tfj_rtconfig_parse(&acfg, 10, aargv, NULL) || tfj_layout_build(&alayout, &acfg) ||
+	    tfj_shard_init(&ashard, &alayout, &acfg, 1))
 		__builtin_trap();
 	tfj_wire_arena_init(&arena, 4u << 20);
 	ready = 1;
@@ -62,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const ProtobufCMessageDescriptor *desc;
 	ProtobufCMessage *m = NULL;
 	struct tfj_wire_msg wm;
-	struct tfj_psframe fr;
+	struct tfj_frame fr;
 	grpc_byte_buffer *bb;
 	size_t nsl = 0, off, piece, i;
 	unsigned sel;
@@ -89,8 +90,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The same bytes as a protocol v2 stream frame whose body is a `desc` message. */
 	bb = grpc_raw_byte_buffer_create(sl, nsl);
 	tfj_wire_arena_reset(&arena);
-	if (bb && tfj_psframe_decode(&fr, bb, &arena) == 0 &&
-	    tfj_psframe_body(&wm, &fr, desc, &arena) == 0)
+	if (bb && tfj_frame_decode(&fr, bb, &arena) == 0 &&
+	    tfj_frame_body(&wm, &fr, desc, &arena) == 0)
 		for (i = 0; i < wm.nt; i++)
 			if (wm.t[i].data.len <= sizeof(scratch))
 				tfj_wire_bytes_copy(scratch, &wm.t[i].data);

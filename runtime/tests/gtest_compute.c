@@ -10,8 +10,8 @@
 #include <tfj/err.h>
 #include <tfj_test.h>
 
-#include "compute.h"
-#include "model.h"
+#include "compute/compute.h"
+#include "compute/model.h"
 
 static struct tfj_compute *cpu, *gpu;
 

@@ -15,8 +15,8 @@
  */
 #include "itest_util.h"
 
-#include "checkpoint.h"
-#include "ckptdir.h"
+#include "data/checkpoint.h"
+#include "data/ckptdir.h"
 
 static char dir[256];
 

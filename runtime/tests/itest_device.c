@@ -24,7 +24,8 @@
 #include <tfj_test.h>
 #include <tfj_testutil.h>
 
-#include "compute.h"
+#include "compute/compute.h"
+#include "compute/compute_backend.h"
 
 static char bindir[4096], runtime[4200], tmp[256], out_path[512], err_path[512];
 static int have_gpu;

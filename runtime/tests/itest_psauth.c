@@ -1,8 +1,8 @@
 /*
  * itest_psauth.c - the per-job ps secret over real gRPC on 127.0.0.1: a
- * ps started with TFJOB_PS_SECRET_FILE refuses calls without the secret or
- * with a wrong one (UNAUTHENTICATED, before the request is decoded) and
- * counts them; calls with it are served; a worker holding the wrong
+ * ps started with TFJOB_PS_SECRET_FILE refuses streams without the secret
+ * or with a wrong one (UNAUTHENTICATED, before any request is decoded)
+ * and counts them; requests with it are served; a worker holding the wrong
  * secret stops with a permanent error; a cluster sharing the secret trains.
  */
 #include "itest_util.h"
@@ -13,13 +13,15 @@
 #include <tfj/exitcode.h>
 #include <tfj/grpc.h>
 
-#include "psauth.h"
-#include "rpcnames.h"
+#include "wire/psauth.h"
+#include "worker/psclient.h"
+#include "wire/rpcnames.h"
+#include "task/rtconfig.h"
 
 #define SECRET "7f3c9a0d1e2b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5"
 #define OTHER "00000000000000000000000000000000000000000000000000000000000000ff"
 
-static char dir[128], good[256], bad[256], env_good[300], env_bad[300];
+static char dir[128], good[256], bad[256], longer[256], env_good[300], env_bad[300];
 static char ps[64], wk[64];
 
 static void put(char *path, size_t cap, const char *name, const char *data)
@@ -41,27 +43,43 @@ static pid_t spawn_with(char *const *args, char *env_kv, int quiet)
 }
 
 /*
- * One call of `method` with `bearer` (NULL: none) and an empty body (a
- * refused call is refused before its body is decoded); the gRPC status or -1.
+ * One request of `method` (Status, or a Finish with layout hash 0) from a
+ * client holding the secret in `file` (NULL: none) on its stream: the
+ * psclient's code (TFJ_EAUTH when the ps refused the stream).
  */
-static int call(grpc_channel *ch, enum tfj_rpc_method method, const char *bearer)
+static int call(enum tfj_rpc_method method, const char *file)
 {
-	struct tfj_grpc_result r = { 0 };
-	int st = -1;
+	char *args[] = { "--job_name", "worker", "--ps_hosts", ps, "--worker_hosts", wk,
+			 "--model", "softmax", NULL };
+	Tfj__Runtime__V1__StatusRequest sq = TFJ__RUNTIME__V1__STATUS_REQUEST__INIT;
+	Tfj__Runtime__V1__FinishRequest fq = TFJ__RUNTIME__V1__FINISH_REQUEST__INIT;
+	const ProtobufCMessage *req[1];
+	ProtobufCMessage *resp[1];
+	struct tfj_rtconfig cfg;
+	struct tfj_psclient *cl = NULL;
+	int rc;
 
-	if (tfj_grpc_unary(&r, ch, tfj_rpc_methods[method].path, bearer, NULL, 0,
-			   tfj_grpc_deadline_ms(5000), 1 << 20) == 0)
-		st = (int)r.status;
-	tfj_grpc_result_free(&r);
-	return st;
+	if (file)
+		setenv(TFJ_PSAUTH_ENV, file, 1);
+	else
+		unsetenv(TFJ_PSAUTH_ENV);
+	rc = tfj_rtconfig_parse(&cfg, 8, args, NULL);
+	if (rc == 0)
+		rc = tfj_psclient_new(&cl, &cfg);
+	unsetenv(TFJ_PSAUTH_ENV);
+	if (rc == 0) {
+		req[0] = method == TFJ_RPC_FINISH ? &fq.base : &sq.base;
+		rc = tfj_psclient_call(cl, method, req, resp, 5);
+	}
+	tfj_psclient_free(cl);
+	tfj_rtconfig_free(&cfg);
+	return rc;
 }
 
 static void test_ps_refuses_calls_without_the_secret(void)
 {
 	char *ps_args[] = { "train", "--job_name", "ps", "--ps_hosts", ps, "--worker_hosts", wk,
 			    "--model", "softmax", "--bind_address", "127.0.0.1", NULL };
-	grpc_channel *ch = NULL;
-	char *ca;
 	pid_t pid;
 	int st = -1, i, code;
 
@@ -69,26 +87,21 @@ static void test_ps_refuses_calls_without_the_secret(void)
 	TFJ_CHECK_GT(pid, 0);
 	if (pid <= 0)
 		return;
-	ca = itest_tls_ca();
-	TFJ_CHECK_NOT_NULL(ca);
-	TFJ_CHECK_OK(tfj_grpc_channel_new(&ch, ps, ca, NULL));
-	free(ca);
 	/* Wait for the ps to listen: it answers (anything but UNAVAILABLE). */
 	for (i = 0; i < 300; i++) {
-		st = call(ch, TFJ_RPC_STATUS, SECRET);
-		if (st != GRPC_STATUS_UNAVAILABLE)
+		st = call(TFJ_RPC_STATUS, good);
+		if (st != TFJ_EUNAVAIL)
 			break;
 		usleep(100 * 1000);
 	}
-	TFJ_CHECK_INT(st, GRPC_STATUS_OK);
-	TFJ_CHECK_INT(call(ch, TFJ_RPC_STATUS, NULL), GRPC_STATUS_UNAUTHENTICATED);
-	TFJ_CHECK_INT(call(ch, TFJ_RPC_STATUS, OTHER), GRPC_STATUS_UNAUTHENTICATED);
-	TFJ_CHECK_INT(call(ch, TFJ_RPC_STATUS, SECRET "0"), GRPC_STATUS_UNAUTHENTICATED);
+	TFJ_CHECK_INT(st, 0);
+	TFJ_CHECK_INT(call(TFJ_RPC_STATUS, NULL), TFJ_EAUTH);
+	TFJ_CHECK_INT(call(TFJ_RPC_STATUS, bad), TFJ_EAUTH);
+	TFJ_CHECK_INT(call(TFJ_RPC_STATUS, longer), TFJ_EAUTH);
 	/* A Finish from outside the job would end the ps: refused, and it keeps serving. */
-	TFJ_CHECK_INT(call(ch, TFJ_RPC_FINISH, NULL), GRPC_STATUS_UNAUTHENTICATED);
-	TFJ_CHECK_INT(call(ch, TFJ_RPC_FINISH, OTHER), GRPC_STATUS_UNAUTHENTICATED);
-	TFJ_CHECK_INT(call(ch, TFJ_RPC_STATUS, SECRET), GRPC_STATUS_OK);
-	grpc_channel_destroy(ch);
+	TFJ_CHECK_INT(call(TFJ_RPC_FINISH, NULL), TFJ_EAUTH);
+	TFJ_CHECK_INT(call(TFJ_RPC_FINISH, bad), TFJ_EAUTH);
+	TFJ_CHECK_INT(call(TFJ_RPC_STATUS, good), 0);
 	tfj_testutil_kill(pid, SIGTERM);
 	code = tfj_testutil_wait(pid, 60);
 	TFJ_CHECK_INT(code, TFJ_EXIT_ABORTED);
@@ -133,6 +146,7 @@ int main(int argc, char **argv)
 		return 1;
 	put(good, sizeof(good), "good", SECRET "\n");
 	put(bad, sizeof(bad), "bad", OTHER "\n");
+	put(longer, sizeof(longer), "longer", SECRET "0\n");
 	snprintf(env_good, sizeof(env_good), "%s=%s", TFJ_PSAUTH_ENV, good);
 	snprintf(env_bad, sizeof(env_bad), "%s=%s", TFJ_PSAUTH_ENV, bad);
 	snprintf(ps, sizeof(ps), "127.0.0.1:%d", tfj_testutil_free_port());

@@ -18,9 +18,9 @@
 #include <tfj/err.h>
 #include <tfj/exitcode.h>
 
-#include "compute.h"
-#include "model.h"
-#include "psauth.h"
+#include "compute/compute.h"
+#include "compute/model.h"
+#include "wire/psauth.h"
 
 #define SECRET "5ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7"
 #define CAPTURE_MAX (64u << 20)

@@ -34,8 +34,8 @@
 #include <tfj/err.h>
 #include <tfj/exitcode.h>
 
-#include "psclient.h"
-#include "rtconfig.h"
+#include "worker/psclient.h"
+#include "task/rtconfig.h"
 
 #define DELAY_MS 400
 #define MAX_CONN 64

@@ -14,11 +14,11 @@
 
 #include <math.h>
 
-#include "checkpoint.h"
-#include "ckptdir.h"
-#include "compute.h"
-#include "model.h"
-#include "optim.h"
+#include "data/checkpoint.h"
+#include "data/ckptdir.h"
+#include "compute/compute.h"
+#include "compute/model.h"
+#include "compute/optim.h"
 
 #define STEPS 25
 #define BATCH 16

@@ -22,10 +22,10 @@
 
 #include <tfj/file.h>
 
-#include "cli.h"
-#include "data.h"
-#include "launch.h"
-#include "pstls.h"
+#include "cli/cli.h"
+#include "data/data.h"
+#include "cli/launch.h"
+#include "wire/pstls.h"
 #include "tfj_test.h"
 #include "tfj_testutil.h"
 

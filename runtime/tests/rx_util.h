@@ -13,7 +13,8 @@
 #include <grpc/slice.h>
 #include <protobuf-c/protobuf-c.h>
 
-#include "wire.h"
+#include "wire/wire.h"
+#include "wire/wiresplit.h"
 
 #define RX_MAX_SLICES 4096
 #define RX_PIECE 1001

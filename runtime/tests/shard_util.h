@@ -10,16 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layout.h"
-#include "rtconfig.h"
+#include "task/layout.h"
+#include "task/rtconfig.h"
 #include "rx_util.h"
-#include "shard.h"
+#include "ps/shard.h"
 
 #define MAX_PS 2
 
 struct job {
 	struct tfj_rtconfig cfg;
-	struct tfj_layout plan;
+	struct tfj_layout layout;
 	struct tfj_shard sh[MAX_PS];
 	size_t nps;
 };
@@ -46,10 +46,10 @@ static inline int job_init_with(struct job *j, const char *optim, const char *ps
 			return -1;
 		argv[argc++] = (char *)extra[i];
 	}
-	if (tfj_rtconfig_parse(&j->cfg, argc, argv, NULL) || tfj_layout_build(&j->plan, &j->cfg))
+	if (tfj_rtconfig_parse(&j->cfg, argc, argv, NULL) || tfj_layout_build(&j->layout, &j->cfg))
 		return -1;
 	for (i = 0; i < nps; i++)
-		if (tfj_shard_init(&j->sh[i], &j->plan, &j->cfg, (uint32_t)i))
+		if (tfj_shard_init(&j->sh[i], &j->layout, &j->cfg, (uint32_t)i))
 			return -1;
 	return 0;
 }
@@ -65,7 +65,7 @@ static inline void job_free(struct job *j)
 
 	for (i = 0; i < j->nps; i++)
 		tfj_shard_free(&j->sh[i]);
-	tfj_layout_free(&j->plan);
+	tfj_layout_free(&j->layout);
 	tfj_rtconfig_free(&j->cfg);
 }
 

@@ -15,7 +15,7 @@
 
 #include <tfj_test.h>
 
-#include "blascore.h"
+#include "compute/blascore.h"
 
 #define CHILD_ENV "TFJ_BLASCORE_TEST_CHILD"
 

@@ -19,9 +19,9 @@
 #include <tfj_test.h>
 #include <tfj_testutil.h>
 
-#include "checkpoint.h"
-#include "ckptdir.h"
-#include "optim.h"
+#include "data/checkpoint.h"
+#include "data/ckptdir.h"
+#include "compute/optim.h"
 
 static char dir[256];
 

@@ -9,7 +9,7 @@
 #include <tfj/err.h>
 #include <tfj_test.h>
 
-#include "compute.h"
+#include "compute/compute.h"
 
 static float frand(void)
 {

@@ -16,8 +16,8 @@
 #include <tfj_test.h>
 #include <tfj_testutil.h>
 
-#include "compute.h"
-#include "computelib.h"
+#include "compute/compute.h"
+#include "compute/computelib.h"
 
 /* Loads path, expects `want`, and a detail containing `needle` on failure. */
 static void expect_refused(const char *path, int want, const char *needle)

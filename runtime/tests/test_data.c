@@ -13,7 +13,7 @@
 #include <tfj_test.h>
 #include <tfj_testutil.h>
 
-#include "data.h"
+#include "data/data.h"
 
 static char tmpdir[256];
 

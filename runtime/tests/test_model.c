@@ -9,10 +9,10 @@
 #include <tfj/err.h>
 #include <tfj_test.h>
 
-#include "compute.h"
-#include "data.h"
-#include "model.h"
-#include "optim.h"
+#include "compute/compute.h"
+#include "data/data.h"
+#include "compute/model.h"
+#include "compute/optim.h"
 
 struct fixture {
 	struct tfj_compute *c;
@@ -260,6 +260,34 @@ static void test_tensors_and_init(void)
 	fixture_close(&b);
 }
 
+/* The shapes from the spec alone are the built model's, in its order. */
+static void test_shapes_without_a_model(void)
+{
+	struct tfj_tensor_info t[TFJ_MODEL_MAX_TENSORS];
+	struct tfj_model_spec s;
+	struct fixture a;
+	size_t n = 99, i;
+
+	TFJ_CHECK_INT(tfj_model_spec_parse(&s, "mlp", "64,32", 100, 10), 0);
+	TFJ_CHECK_OK(tfj_model_shapes(t, &n, TFJ_MODEL_MAX_TENSORS, &s));
+	TFJ_CHECK_INT(n, 6);
+	TFJ_CHECK_INT(fixture_open(&a, &s, 7), 0);
+	for (i = 0; i < n; i++) {
+		TFJ_CHECK_STR(t[i].name, tfj_model_tensor(a.m, i)->name);
+		TFJ_CHECK_INT(t[i].rank, tfj_model_tensor(a.m, i)->rank);
+		TFJ_CHECK_INT(t[i].shape[0], tfj_model_tensor(a.m, i)->shape[0]);
+		TFJ_CHECK_INT(t[i].shape[1], tfj_model_tensor(a.m, i)->shape[1]);
+		TFJ_CHECK_INT(t[i].count, tfj_model_tensor(a.m, i)->count);
+	}
+	fixture_close(&a);
+	TFJ_CHECK_INT(tfj_model_shapes(t, &n, 5, &s), TFJ_ERANGE);
+	TFJ_CHECK_INT(n, 0);
+	s.hidden[0] = 0;
+	TFJ_CHECK(tfj_model_shapes(t, &n, TFJ_MODEL_MAX_TENSORS, &s) < 0);
+	TFJ_CHECK_INT(tfj_model_spec_parse(&s, "mlp", "65536,65536", 784, 10), 0);
+	TFJ_CHECK_INT(tfj_model_shapes(t, &n, TFJ_MODEL_MAX_TENSORS, &s), TFJ_ETOOBIG);
+}
+
 static void test_bad_inputs(void)
 {
 	struct tfj_model_spec s;
@@ -448,6 +476,7 @@ int main(void)
 {
 	TFJ_RUN(test_spec_parse);
 	TFJ_RUN(test_tensors_and_init);
+	TFJ_RUN(test_shapes_without_a_model);
 	TFJ_RUN(test_gradcheck_softmax);
 	TFJ_RUN(test_gradcheck_mlp);
 	TFJ_RUN(test_bad_inputs);

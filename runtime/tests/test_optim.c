@@ -10,7 +10,7 @@
 #include <tfj/err.h>
 #include <tfj_test.h>
 
-#include "optim.h"
+#include "compute/optim.h"
 
 #define N 8
 

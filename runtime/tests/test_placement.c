@@ -7,7 +7,7 @@
 
 #include <tfj/err.h>
 
-#include "placement.h"
+#include "task/placement.h"
 #include "tfj_test.h"
 
 /* Every element of every variable is held exactly once, slices in order. */

@@ -9,7 +9,7 @@
 
 #include <tfj/err.h>
 
-#include "psauth.h"
+#include "wire/psauth.h"
 #include "tfj_test.h"
 #include "tfj_testutil.h"
 

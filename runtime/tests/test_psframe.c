@@ -13,8 +13,9 @@
 
 #include <tfj/err.h>
 
-#include "psframe.h"
+#include "wire/frame.h"
 #include "tfj_test.h"
+#include "wire/wiresplit.h"
 
 #define N 700 /* floats per tensor: 2800 bytes, above TFJ_WIRE_ZEROCOPY_MIN */
 
@@ -67,7 +68,7 @@ static void test_request_round_trip(void)
 	static const size_t pieces[] = { 0, 1, 3, 7, 1000 };
 	struct tfj_wire_lease lease;
 	struct tfj_wire_arena a;
-	struct tfj_psframe f;
+	struct tfj_frame f;
 	struct tfj_wire_msg m;
 	grpc_byte_buffer *bb;
 	float got[N];
@@ -90,7 +91,7 @@ static void test_request_round_trip(void)
 	q.n_slices = 2;
 	q.slices = ptrs;
 	atomic_init(&lease.refs, 0);
-	TFJ_CHECK_OK(tfj_psframe_encode(&bb, 300, TFJ_RPC_PUSH, 0, NULL, &q.base, &lease));
+	TFJ_CHECK_OK(tfj_frame_encode(&bb, 300, TFJ_RPC_PUSH, 0, NULL, &q.base, &lease));
 	/* Both tensors referenced, not copied. */
 	TFJ_CHECK_INT(tfj_wire_lease_busy(&lease), 2);
 	len = flatten(bb);
@@ -110,11 +111,11 @@ static void test_request_round_trip(void)
 	for (p = 0; p < sizeof(pieces) / sizeof(pieces[0]); p++) {
 		bb = recut(len, pieces[p]);
 		tfj_wire_arena_reset(&a);
-		TFJ_CHECK_OK(tfj_psframe_decode(&f, bb, &a));
+		TFJ_CHECK_OK(tfj_frame_decode(&f, bb, &a));
 		TFJ_CHECK_EQ(f.id, 300);
 		TFJ_CHECK_EQ(f.method, TFJ_RPC_PUSH);
 		TFJ_CHECK_EQ(f.status, 0);
-		TFJ_CHECK_OK(tfj_psframe_body(&m, &f, &tfj__runtime__v1__push_request__descriptor,
+		TFJ_CHECK_OK(tfj_frame_body(&m, &f, &tfj__runtime__v1__push_request__descriptor,
 					      &a));
 		TFJ_CHECK_EQ(m.nt, 2);
 		if (m.nt == 2 && m.head) {
@@ -137,7 +138,7 @@ static void test_answer_with_status(void)
 {
 	char longd[600];
 	struct tfj_wire_arena a;
-	struct tfj_psframe f;
+	struct tfj_frame f;
 	struct tfj_wire_msg m;
 	grpc_byte_buffer *bb;
 	size_t len;
@@ -145,27 +146,27 @@ static void test_answer_with_status(void)
 	memset(longd, 'x', sizeof(longd) - 1);
 	longd[sizeof(longd) - 1] = '\0';
 	tfj_wire_arena_init(&a, 1 << 20);
-	TFJ_CHECK_OK(tfj_psframe_encode(&bb, 1ULL << 40, TFJ_RPC_PULL, GRPC_STATUS_UNAVAILABLE,
+	TFJ_CHECK_OK(tfj_frame_encode(&bb, 1ULL << 40, TFJ_RPC_PULL, GRPC_STATUS_UNAVAILABLE,
 					"ps: not initialised yet", NULL, NULL));
 	len = flatten(bb);
 	grpc_byte_buffer_destroy(bb);
 	bb = recut(len, 2);
-	TFJ_CHECK_OK(tfj_psframe_decode(&f, bb, &a));
+	TFJ_CHECK_OK(tfj_frame_decode(&f, bb, &a));
 	TFJ_CHECK_EQ(f.id, 1ULL << 40);
 	TFJ_CHECK_EQ(f.method, TFJ_RPC_PULL);
 	TFJ_CHECK_EQ(f.status, GRPC_STATUS_UNAVAILABLE);
 	TFJ_CHECK_STR(f.detail, "ps: not initialised yet");
 	TFJ_CHECK_EQ(f.body.len, 0);
 	/* No body: the empty message. */
-	TFJ_CHECK_OK(tfj_psframe_body(&m, &f, &tfj__runtime__v1__pull_response__descriptor, &a));
+	TFJ_CHECK_OK(tfj_frame_body(&m, &f, &tfj__runtime__v1__pull_response__descriptor, &a));
 	TFJ_CHECK_NOT_NULL(m.head);
 	TFJ_CHECK_EQ(m.nt, 0);
 	grpc_byte_buffer_destroy(bb);
 	/* A long detail is cut, not refused. */
-	TFJ_CHECK_OK(tfj_psframe_encode(&bb, 2, TFJ_RPC_PUSH, GRPC_STATUS_INTERNAL, longd, NULL,
+	TFJ_CHECK_OK(tfj_frame_encode(&bb, 2, TFJ_RPC_PUSH, GRPC_STATUS_INTERNAL, longd, NULL,
 					NULL));
-	TFJ_CHECK_OK(tfj_psframe_decode(&f, bb, &a));
-	TFJ_CHECK_EQ(strlen(f.detail), TFJ_PSFRAME_DETAIL_MAX - 1);
+	TFJ_CHECK_OK(tfj_frame_decode(&f, bb, &a));
+	TFJ_CHECK_EQ(strlen(f.detail), TFJ_FRAME_DETAIL_MAX - 1);
 	grpc_byte_buffer_destroy(bb);
 	tfj_wire_arena_free(&a);
 }
@@ -174,42 +175,42 @@ static void test_malformed(void)
 {
 	Tfj__Runtime__V1__FinishRequest q = TFJ__RUNTIME__V1__FINISH_REQUEST__INIT;
 	struct tfj_wire_arena a;
-	struct tfj_psframe f;
+	struct tfj_frame f;
 	grpc_byte_buffer *bb;
 	size_t len;
 
 	tfj_wire_arena_init(&a, 1 << 20);
 	q.step = 5;
-	TFJ_CHECK_OK(tfj_psframe_encode(&bb, 9, TFJ_RPC_FINISH, 0, NULL, &q.base, NULL));
+	TFJ_CHECK_OK(tfj_frame_encode(&bb, 9, TFJ_RPC_FINISH, 0, NULL, &q.base, NULL));
 	len = flatten(bb);
 	grpc_byte_buffer_destroy(bb);
 	/* Cut short: the body is shorter than its length says. */
 	bb = recut(len - 1, 0);
-	TFJ_CHECK_INT(tfj_psframe_decode(&f, bb, &a), TFJ_EPARSE);
+	TFJ_CHECK_INT(tfj_frame_decode(&f, bb, &a), TFJ_EPARSE);
 	grpc_byte_buffer_destroy(bb);
 	/* A field after the body: the body must end the frame. */
 	flat[len] = 1 << 3;
 	flat[len + 1] = 5;
 	bb = recut(len + 2, 0);
-	TFJ_CHECK_INT(tfj_psframe_decode(&f, bb, &a), TFJ_EPARSE);
+	TFJ_CHECK_INT(tfj_frame_decode(&f, bb, &a), TFJ_EPARSE);
 	grpc_byte_buffer_destroy(bb);
 	/* A group wire type, and an overlong varint. */
 	flat[0] = 1 << 3 | 3;
 	bb = recut(1, 0);
-	TFJ_CHECK_INT(tfj_psframe_decode(&f, bb, &a), TFJ_EPARSE);
+	TFJ_CHECK_INT(tfj_frame_decode(&f, bb, &a), TFJ_EPARSE);
 	grpc_byte_buffer_destroy(bb);
 	memset(flat, 0xff, 12);
 	bb = recut(12, 0);
-	TFJ_CHECK_INT(tfj_psframe_decode(&f, bb, &a), TFJ_EPARSE);
+	TFJ_CHECK_INT(tfj_frame_decode(&f, bb, &a), TFJ_EPARSE);
 	grpc_byte_buffer_destroy(bb);
-	TFJ_CHECK_INT(tfj_psframe_decode(&f, NULL, &a), TFJ_EPARSE);
+	TFJ_CHECK_INT(tfj_frame_decode(&f, NULL, &a), TFJ_EPARSE);
 	/* An unknown field before the body is skipped (a newer peer). */
 	flat[0] = 9 << 3;
 	flat[1] = 1;
 	flat[2] = 1 << 3;
 	flat[3] = 4;
 	bb = recut(4, 1);
-	TFJ_CHECK_OK(tfj_psframe_decode(&f, bb, &a));
+	TFJ_CHECK_OK(tfj_frame_decode(&f, bb, &a));
 	TFJ_CHECK_EQ(f.id, 4);
 	grpc_byte_buffer_destroy(bb);
 	tfj_wire_arena_free(&a);

@@ -13,7 +13,7 @@
 
 #include <tfj/err.h>
 
-#include "pstls.h"
+#include "wire/pstls.h"
 #include "tfj_test.h"
 
 static void test_modes(void)

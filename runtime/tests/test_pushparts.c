@@ -17,7 +17,7 @@
 
 #include <tfj/err.h>
 
-#include "pushparts.h"
+#include "worker/pushparts.h"
 #include "tfj_test.h"
 
 static float grad[18];

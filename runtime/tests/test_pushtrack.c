@@ -16,7 +16,7 @@
 
 #include <tfj/err.h>
 
-#include "pushtrack.h"
+#include "worker/pushtrack.h"
 #include "tfj_test.h"
 
 #define N 3

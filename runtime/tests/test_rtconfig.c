@@ -5,7 +5,7 @@
 
 #include <tfj/err.h>
 
-#include "rtconfig.h"
+#include "task/rtconfig.h"
 #include "tfj_test.h"
 
 #define ARGS(...) ((char *const[]){ __VA_ARGS__ })
@@ -106,26 +106,13 @@ static void test_overlap_modes(void)
 	TFJ_CHECK(strstr(tfj_err_detail(), "off, step or push") != NULL);
 }
 
-/* --protocol: auto (0, the default), 1 or 2 (protocol v1 unary, v2 stream). */
+/* --protocol is gone with protocol v1: the stream is the only transport. */
 static void test_protocol(void)
 {
 	struct tfj_rtconfig c;
 
-	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--model", "softmax"), 0);
-	TFJ_CHECK_INT(c.protocol, 0);
-	tfj_rtconfig_free(&c);
-	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--protocol", "1"), 0);
-	TFJ_CHECK_INT(c.protocol, 1);
-	tfj_rtconfig_free(&c);
-	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--protocol=2"), 0);
-	TFJ_CHECK_INT(c.protocol, 2);
-	tfj_rtconfig_free(&c);
-	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--protocol", "auto"), 0);
-	TFJ_CHECK_INT(c.protocol, 0);
-	tfj_rtconfig_free(&c);
-	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--protocol", "3"), TFJ_EINVAL);
-	TFJ_CHECK(strstr(tfj_err_detail(), "--protocol") != NULL);
-	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--protocol", "v2"), TFJ_EINVAL);
+	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--protocol", "2"), TFJ_EINVAL);
+	TFJ_CHECK(strstr(tfj_err_detail(), "protocol") != NULL);
 }
 
 static void test_tf_config(void)

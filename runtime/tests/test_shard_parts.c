@@ -22,8 +22,8 @@
 
 #include <tfj/err.h>
 
-#include "pushparts.h"
-#include "shard.h"
+#include "worker/pushparts.h"
+#include "ps/shard.h"
 #include "shard_util.h"
 #include "tfj_test.h"
 
@@ -56,21 +56,21 @@ static void check_parts_equal_whole(const char *optim)
 	printf("%s\n", optim);
 	TFJ_CHECK_INT(job_init_with(&whole, optim, "p:1", 1, mlp), 0);
 	TFJ_CHECK_INT(job_init_with(&parts, optim, "p:1", 1, mlp), 0);
-	v = vars_new(&whole.plan, 0);
-	g = vars_new(&whole.plan, 0);
+	v = vars_new(&whole.layout, 0);
+	g = vars_new(&whole.layout, 0);
 	n = whole.sh[0].nslices;
 	/* dense_0, dense_1 and logits, kernel and bias each: 6 slices, min_slice 1. */
 	TFJ_CHECK_INT((long long)n, 6);
 	if (!v || !g || n != 6)
 		goto out;
-	fill_grad(&whole.plan, v, 99);
+	fill_grad(&whole.layout, v, 99);
 	TFJ_CHECK_INT(load_all(&whole, v), 0);
 	TFJ_CHECK_INT(load_all(&parts, v), 0);
 	cut[0] = 4;
 	cut[1] = 2;
 	cut[2] = 0;
 	for (t = 0; t < 3; t++) {
-		fill_grad(&whole.plan, g, t);
+		fill_grad(&whole.layout, g, t);
 		TFJ_CHECK_INT(push_all(&whole, g), 0);
 		TFJ_CHECK_INT(push_parts(&parts.sh[0], g, cut, 3), 0);
 	}
@@ -86,8 +86,8 @@ static void check_parts_equal_whole(const char *optim)
 		TFJ_CHECK(memcmp(parts.sh[0].state, whole.sh[0].state,
 				 whole.sh[0].state_off[n] * sizeof(float)) == 0);
 out:
-	vars_free(&whole.plan, v);
-	vars_free(&whole.plan, g);
+	vars_free(&whole.layout, v);
+	vars_free(&whole.layout, g);
 	job_free(&whole);
 	job_free(&parts);
 }
@@ -154,17 +154,17 @@ static void check_cut_equal_whole(const char *optim, size_t nps)
 		printf("%s, %zu ps, parts of %zu floats\n", optim, nps, sizes[z]);
 		TFJ_CHECK_INT(job_init_with(&whole, optim, hosts, nps, mlp), 0);
 		TFJ_CHECK_INT(job_init_with(&parts, optim, hosts, nps, mlp), 0);
-		v = vars_new(&whole.plan, 0);
-		g = vars_new(&whole.plan, 0);
+		v = vars_new(&whole.layout, 0);
+		g = vars_new(&whole.layout, 0);
 		if (!v || !g)
 			goto next;
-		fill_grad(&whole.plan, v, 98);
+		fill_grad(&whole.layout, v, 98);
 		TFJ_CHECK_INT(load_all(&whole, v), 0);
 		TFJ_CHECK_INT(load_all(&parts, v), 0);
 		for (t = 0; t < 3; t++) {
 			long k;
 
-			fill_grad(&whole.plan, g, t);
+			fill_grad(&whole.layout, g, t);
 			TFJ_CHECK_INT(push_all(&whole, g), 0);
 			k = push_cut(&parts, g, sizes[z]);
 			TFJ_CHECK_GT(k, 0);
@@ -187,8 +187,8 @@ static void check_cut_equal_whole(const char *optim, size_t nps)
 		TFJ_CHECK_INT((long long)(parts.sh[0].parts + (nps > 1 ? parts.sh[1].parts : 0)),
 			      sent - 3 * (long)nps);
 next:
-		vars_free(&whole.plan, v);
-		vars_free(&whole.plan, g);
+		vars_free(&whole.layout, v);
+		vars_free(&whole.layout, g);
 		v = g = NULL;
 		job_free(&whole);
 		job_free(&parts);
@@ -228,10 +228,10 @@ static void test_step_counts_at_last_part(void)
 	uint64_t version;
 
 	TFJ_CHECK_INT(job_init_with(&j, "sgd", "p:1", 1, mlp), 0);
-	g = vars_new(&j.plan, 0);
+	g = vars_new(&j.layout, 0);
 	if (!g)
 		goto out;
-	fill_grad(&j.plan, g, 1);
+	fill_grad(&j.layout, g, 1);
 	TFJ_CHECK_INT(load_all(&j, g), 0);
 	version = s->version;
 	TFJ_CHECK_INT(push_run(s, g, 2, 4, 1, &res), 0);
@@ -245,7 +245,7 @@ static void test_step_counts_at_last_part(void)
 	TFJ_CHECK_INT(s->step, 2);
 	TFJ_CHECK_INT((long long)s->parts, 1);
 out:
-	vars_free(&j.plan, g);
+	vars_free(&j.layout, g);
 	job_free(&j);
 }
 
@@ -273,10 +273,10 @@ static void test_refused(void)
 
 	TFJ_CHECK_INT(job_init_with(&j, "momentum", "p:1", 1, mlp), 0);
 	TFJ_CHECK_INT(job_init_with(&sj, "sgd", "p:1", 1, mlp_sync), 0);
-	g = vars_new(&j.plan, 0);
+	g = vars_new(&j.layout, 0);
 	if (!g)
 		goto out;
-	fill_grad(&j.plan, g, 2);
+	fill_grad(&j.layout, g, 2);
 	TFJ_CHECK_INT(load_all(&j, g), 0);
 	version = s->version;
 	step = s->step;
@@ -334,7 +334,7 @@ static void test_refused(void)
 	TFJ_CHECK_INT(s->step, step);
 	g[3][0] = 0.5f;
 	/* Sync training takes whole pushes only. */
-	fill_grad(&sj.plan, g, 3);
+	fill_grad(&sj.layout, g, 3);
 	TFJ_CHECK_INT(load_all(&sj, g), 0);
 	version = sj.sh[0].version;
 	TFJ_CHECK_INT(push_run(&sj.sh[0], g, 2, 1, 1, &res), TFJ_EINVAL);
@@ -344,7 +344,7 @@ static void test_refused(void)
 	TFJ_CHECK(sj.sh[0].version == version);
 	TFJ_CHECK_INT(sj.sh[0].step, 0);
 out:
-	vars_free(&j.plan, g);
+	vars_free(&j.layout, g);
 	job_free(&j);
 	job_free(&sj);
 }

@@ -23,15 +23,15 @@
 
 #include <tfj/err.h>
 
-#include "checkpoint.h"
-#include "layout.h"
-#include "rtconfig.h"
+#include "data/checkpoint.h"
+#include "task/layout.h"
+#include "task/rtconfig.h"
 #include "rx_util.h"
-#include "shard.h"
+#include "ps/shard.h"
 #include "shard_util.h"
 #include "tfj_test.h"
 #include "tfj_testutil.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 /*
  * Gathers the job's values and state per variable (state: k blocks of the
@@ -47,7 +47,7 @@ static void gather(const struct job *j, float **val, float **st)
 		k = tfj_shard_state_k(s);
 		for (size_t q = 0; q < s->nslices; q++) {
 			const struct tfj_place_slice *sl = s->slices[q];
-			size_t vc = j->plan.counts[sl->var];
+			size_t vc = j->layout.counts[sl->var];
 
 			memcpy(val[sl->var] + sl->offset, s->param + sl->shard_off,
 			       sl->count * sizeof(float));
@@ -63,24 +63,24 @@ static int save_ckpt(const char *dir, const struct job *j, float **val, float **
 		     uint32_t kind, int64_t optim_steps, char *path)
 {
 	struct tfj_ckpt ck = { 0 };
-	struct tfj_ckpt_var *v = calloc(j->plan.nvars, sizeof(*v));
+	struct tfj_ckpt_var *v = calloc(j->layout.nvars, sizeof(*v));
 	size_t i, k = tfj_shard_state_k(&j->sh[0]);
 	int rc;
 
-	for (i = 0; i < j->plan.nvars; i++) {
-		snprintf(v[i].name, sizeof(v[i].name), "%s", j->plan.vars[i].name);
-		v[i].rank = (uint32_t)j->plan.vars[i].rank;
-		v[i].shape[0] = j->plan.vars[i].shape[0];
-		v[i].shape[1] = j->plan.vars[i].rank > 1 ? j->plan.vars[i].shape[1] : 0;
-		v[i].count = j->plan.counts[i];
+	for (i = 0; i < j->layout.nvars; i++) {
+		snprintf(v[i].name, sizeof(v[i].name), "%s", j->layout.vars[i].name);
+		v[i].rank = (uint32_t)j->layout.vars[i].rank;
+		v[i].shape[0] = j->layout.vars[i].shape[0];
+		v[i].shape[1] = j->layout.vars[i].rank > 1 ? j->layout.vars[i].shape[1] : 0;
+		v[i].count = j->layout.counts[i];
 		v[i].value = val[i];
 		v[i].state = st ? st[i] : NULL;
-		v[i].state_count = st ? k * j->plan.counts[i] : 0;
+		v[i].state_count = st ? k * j->layout.counts[i] : 0;
 	}
 	ck.global_step = j->sh[0].step;
 	ck.optim_kind = kind;
 	ck.optim_steps = optim_steps;
-	ck.n_vars = j->plan.nvars;
+	ck.n_vars = j->layout.nvars;
 	ck.vars = v;
 	rc = tfj_ckpt_save(dir, "model", &ck, path, 512);
 	free(v);
@@ -107,16 +107,16 @@ static int restore_all(struct job *j, const char *path, int *with_state)
 /* Bitwise comparison of two jobs' parameters, per variable. */
 static size_t diff_params(const struct job *a, const struct job *b)
 {
-	float **va = vars_new(&a->plan, 1), **vb = vars_new(&b->plan, 1);
+	float **va = vars_new(&a->layout, 1), **vb = vars_new(&b->layout, 1);
 	size_t i, bad = 0;
 
 	gather(a, va, NULL);
 	gather(b, vb, NULL);
-	for (i = 0; i < a->plan.nvars; i++)
-		if (memcmp(va[i], vb[i], a->plan.counts[i] * sizeof(float)) != 0)
+	for (i = 0; i < a->layout.nvars; i++)
+		if (memcmp(va[i], vb[i], a->layout.counts[i] * sizeof(float)) != 0)
 			bad++;
-	vars_free(&a->plan, va);
-	vars_free(&b->plan, vb);
+	vars_free(&a->layout, va);
+	vars_free(&b->layout, vb);
 	return bad;
 }
 
@@ -134,15 +134,15 @@ static void check_kind(const char *optim, uint32_t kind)
 	TFJ_CHECK_GE(a.sh[1].nslices, 1);
 	k = tfj_shard_state_k(&a.sh[0]);
 	TFJ_CHECK(k == (kind == 2 ? 2u : 1u));
-	val = vars_new(&a.plan, 1);
-	g = vars_new(&a.plan, 1);
-	st = vars_new(&a.plan, k);
-	for (i = 0; i < a.plan.nvars; i++)
-		for (size_t q = 0; q < a.plan.counts[i]; q++)
+	val = vars_new(&a.layout, 1);
+	g = vars_new(&a.layout, 1);
+	st = vars_new(&a.layout, k);
+	for (i = 0; i < a.layout.nvars; i++)
+		for (size_t q = 0; q < a.layout.counts[i]; q++)
 			val[i][q] = 0.001f * (float)((q * 31 + i) % 97);
 	TFJ_CHECK_INT(load_all(&a, val), 0);
 	for (t = 0; t < 5; t++) {
-		fill_grad(&a.plan, g, t);
+		fill_grad(&a.layout, g, t);
 		TFJ_CHECK_INT(push_all(&a, g), 0);
 	}
 	TFJ_CHECK_INT(a.sh[0].opt_t, 5);
@@ -201,7 +201,7 @@ static void check_kind(const char *optim, uint32_t kind)
 	TFJ_CHECK_INT(diff_params(&a, &f), 0); /* same parameters before the next step */
 
 	/* One more step everywhere: state restored = never stopped, bit for bit. */
-	fill_grad(&a.plan, g, 5);
+	fill_grad(&a.layout, g, 5);
 	TFJ_CHECK_INT(push_all(&a, g), 0);
 	TFJ_CHECK_INT(push_all(&c, g), 0);
 	TFJ_CHECK_INT(push_all(&d, g), 0);
@@ -211,12 +211,12 @@ static void check_kind(const char *optim, uint32_t kind)
 	TFJ_CHECK_INT(diff_params(&a, &d), 0);
 	TFJ_CHECK_INT(diff_params(&a, &e), 0);
 	TFJ_CHECK_GT(diff_params(&a, &f), 0); /* without state the update differs */
-	st2 = vars_new(&a.plan, k);
-	val2 = vars_new(&a.plan, 1);
+	st2 = vars_new(&a.layout, k);
+	val2 = vars_new(&a.layout, 1);
 	gather(&a, val, st);
 	gather(&d, val2, st2);
-	for (i = 0; i < a.plan.nvars; i++)
-		TFJ_CHECK(memcmp(st[i], st2[i], k * a.plan.counts[i] * sizeof(float)) == 0);
+	for (i = 0; i < a.layout.nvars; i++)
+		TFJ_CHECK(memcmp(st[i], st2[i], k * a.layout.counts[i] * sizeof(float)) == 0);
 	printf("  %s: 2 ps -> 2 ps, 2 ps -> 1 ps, Init with state: identical next update\n",
 	       optim);
 
@@ -227,11 +227,11 @@ static void check_kind(const char *optim, uint32_t kind)
 	TFJ_CHECK(f.sh[0].state[0] == 0.0f && f.sh[0].opt_t == 0);
 	TFJ_CHECK_INT(diff_params(&a, &f), 0);
 
-	vars_free(&a.plan, val);
-	vars_free(&a.plan, val2);
-	vars_free(&a.plan, g);
-	vars_free(&a.plan, st);
-	vars_free(&a.plan, st2);
+	vars_free(&a.layout, val);
+	vars_free(&a.layout, val2);
+	vars_free(&a.layout, g);
+	vars_free(&a.layout, st);
+	vars_free(&a.layout, st2);
 	job_free(&a);
 	job_free(&c);
 	job_free(&d);

@@ -12,13 +12,13 @@
 
 #include <tfj/err.h>
 
-#include "layout.h"
-#include "rtconfig.h"
+#include "task/layout.h"
+#include "task/rtconfig.h"
 #include "rx_util.h"
-#include "shard.h"
-#include "syncagg.h"
+#include "ps/shard.h"
+#include "ps/syncagg.h"
 #include "tfj_test.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 static void add_const(struct tfj_syncagg *a, float v)
 {
@@ -61,7 +61,7 @@ static void test_aggregator(void)
 /* A softmax model on 2 ps, 3 replicas, sync with 2 to aggregate, SGD lr 1. */
 struct fixture {
 	struct tfj_rtconfig cfg;
-	struct tfj_layout plan;
+	struct tfj_layout layout;
 	struct tfj_shard shard;
 };
 
@@ -75,15 +75,15 @@ static int fixture_init(struct fixture *f, const char *sync)
 	memset(f, 0, sizeof(*f));
 	if (tfj_rtconfig_parse(&f->cfg, argc, argv, NULL) != 0)
 		return -1;
-	if (tfj_layout_build(&f->plan, &f->cfg) != 0)
+	if (tfj_layout_build(&f->layout, &f->cfg) != 0)
 		return -1;
-	return tfj_shard_init(&f->shard, &f->plan, &f->cfg, 0);
+	return tfj_shard_init(&f->shard, &f->layout, &f->cfg, 0);
 }
 
 static void fixture_free(struct fixture *f)
 {
 	tfj_shard_free(&f->shard);
-	tfj_layout_free(&f->plan);
+	tfj_layout_free(&f->layout);
 	tfj_rtconfig_free(&f->cfg);
 }
 
@@ -264,8 +264,8 @@ static void test_shard_chunked_apply(void)
 
 	memset(&f, 0, sizeof(f));
 	TFJ_CHECK_INT(tfj_rtconfig_parse(&f.cfg, 14, argv, NULL), 0);
-	TFJ_CHECK_INT(tfj_layout_build(&f.plan, &f.cfg), 0);
-	TFJ_CHECK_INT(tfj_shard_init(&f.shard, &f.plan, &f.cfg, 0), 0);
+	TFJ_CHECK_INT(tfj_layout_build(&f.layout, &f.cfg), 0);
+	TFJ_CHECK_INT(tfj_shard_init(&f.shard, &f.layout, &f.cfg, 0), 0);
 	TFJ_CHECK_GT(f.shard.n, 2 * TFJ_SHARD_CHUNK);
 	load_zero(&f.shard, 0);
 	make_push(&p, &f.shard, 0, 0, 0.0f);

@@ -10,9 +10,10 @@
 
 #include <tfj/err.h>
 
-#include "rpcnames.h"
+#include "wire/rpcnames.h"
 #include "tfj_test.h"
-#include "wire.h"
+#include "wire/wire.h"
+#include "wire/wiresplit.h"
 
 #define N 5000
 

@@ -14,10 +14,10 @@
 #include <tfj/err.h>
 #include <tfj_test.h>
 
-#include "compute.h"
-#include "data.h"
-#include "model.h"
-#include "optim.h"
+#include "compute/compute.h"
+#include "data/data.h"
+#include "compute/model.h"
+#include "compute/optim.h"
 #include "tfj_testutil.h"
 
 struct train_cfg {

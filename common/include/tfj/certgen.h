@@ -6,7 +6,7 @@
  * version of itself, or cert-manager). Its users: the operator's report
  * channel (report/servingcert.h), each TFJob's ps certificate
  * (tfjob/pssecret.h) and the runtime's throwaway CA for a local cluster
- * (runtime/src/pstls.h).
+ * (runtime/src/wire/pstls.h).
  *
  * Keys are ECDSA P-256, signatures SHA-256, serial numbers 128 random bits.
  * The CA has basicConstraints CA:TRUE (critical) and keyUsage keyCertSign;

@@ -3,7 +3,7 @@
  * each TFJob and how its pods get it.
  *
  * Every task of a job sends the secret on each call to a parameter server
- * and the ps refuses calls without it (runtime/src/psauth.h), so a pod
+ * and the ps refuses calls without it (runtime/src/wire/psauth.h), so a pod
  * outside the job cannot Pull the weights, Push, Init or Finish a ps even
  * where no NetworkPolicy is enforced (docs/security.md).
  *
