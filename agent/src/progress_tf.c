@@ -224,29 +224,6 @@ static int parse_keras(struct tfj_progrec *out, struct tfj_progress_tf *st, cons
 	return 0;
 }
 
-/*
- * tfjob-runtime's start line, in its kv or JSON log format: the component
- * is "runtime" and the message ends in "max_steps N" (the training length
- * it computed from --max-steps or --epochs). Its progress records carry no
- * total, so this line is where the agent learns it.
- */
-static int parse_runtime(struct tfj_progrec *out, const char *p)
-{
-	const char *m;
-	int64_t n;
-
-	if (!strstr(p, "comp=runtime ") && !strstr(p, "\"comp\":\"runtime\""))
-		return -1;
-	if (!(m = strstr(p, ", max_steps ")))
-		return -1;
-	m += strlen(", max_steps ");
-	if (read_count(&n, &m) || n < 1 || *m != '"')
-		return -1;
-	out->total_steps = n;
-	out->have |= TFJ_PROGREC_BIT(TFJ_PROGREC_TOTAL);
-	return 0;
-}
-
 int tfj_progress_tf_parse(struct tfj_progrec *out, struct tfj_progress_tf *st, const char *line)
 {
 	char buf[SCAN_MAX];
@@ -265,9 +242,6 @@ int tfj_progress_tf_parse(struct tfj_progrec *out, struct tfj_progress_tf *st, c
 		memset(out, 0, sizeof(*out));
 		st->named.n = 0;
 	}
-	if (parse_runtime(out, p) == 0)
-		return 0;
-	memset(out, 0, sizeof(*out));
 	/* tf.estimator: "loss = X, step = N" or an evaluation's "accuracy = X, ...". */
 	if (strstr(p, "loss = ") || strstr(p, "accuracy = ")) {
 		read_items(out, &st->named, p, " = ", 1);

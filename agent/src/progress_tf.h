@@ -23,8 +23,6 @@
  *            global_step = 600, loss = 0.41
  *    `name = value` items: loss, step, global_step, accuracy. These lines
  *    never say the training length, so they give no total.
- *  - tfjob-runtime's start line (`comp=runtime ... max_steps N"`, kv or
- *    JSON log format): the total only.
  *
  * Anything else, or a number that does not parse completely, yields nothing:
  * unparseable output is never an error.

@@ -268,6 +268,7 @@ static void report_progress(struct tfj_train *t)
 
 	tfj_progrec_begin(&p, line, sizeof(line), tfj_role_name(cfg->role), cfg->index);
 	tfj_progrec_int(&p, TFJ_PROGREC_KEY_STEP, t->s.gstep);
+	tfj_progrec_int(&p, TFJ_PROGREC_KEY_MAX_STEPS, t->max_steps);
 	tfj_progrec_int(&p, TFJ_PROGREC_KEY_LOCAL_STEP, t->local);
 	tfj_progrec_num(&p, TFJ_PROGREC_KEY_LOSS, t->loss_acc / (double)t->loss_n);
 	tfj_progrec_num(&p, TFJ_PROGREC_KEY_EXAMPLES_PER_SEC,
