@@ -91,6 +91,14 @@ installs that run jobs in one namespace each keep their own CA. */}}
 {{- end -}}
 
 {{/*
+The Secret of the report channel's CA key (self-managed TLS only): the
+operator names it after the serving certificate's Secret, with "-ca-key".
+*/}}
+{{- define "tfjob-operator.reportCaKeySecret" -}}
+{{- printf "%s-ca-key" (include "tfjob-operator.reportTlsSecret" .) -}}
+{{- end -}}
+
+{{/*
 The watched namespaces as a list: watchNamespace is a name, a
 comma-separated string, or a list (--set 'watchNamespace={team-a,team-b}').
 */}}
