@@ -17,6 +17,7 @@
 #include <tfj/json.h>
 #include <tfj/log.h>
 
+#include "app/gang.h"
 #include "kube/apipath.h"
 #include "kube/jscan.h"
 #include "kube/objmeta.h"
@@ -592,6 +593,13 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 			/* The pods mount it: none is created without it. */
 			if ((rc = ensure_job_secret(a)))
 				a->create_failed = 1;
+			break;
+		case TFJ_ACT_DELETE_PODGROUP:
+		case TFJ_ACT_CREATE_PODGROUP:
+		case TFJ_ACT_UPDATE_PODGROUP:
+			/* No pod of a gang without its group. */
+			rc = tfj_gang_apply(&a->create_failed, c, a->job, a->key, act,
+					    a->res->create_failure, a->now_ms);
 			break;
 		case TFJ_ACT_PUBLISH_CA:
 			/* The pods mount the CA: none is created without it. */

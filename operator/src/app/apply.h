@@ -17,6 +17,8 @@
  *    (tfjob/adopt.h). Pods wait for the Secret (their volume needs it); a
  *    NetworkPolicy that cannot be created is a Warning event and the pods
  *    are created anyway (the ps secret does not depend on the network).
+ *  - *_PODGROUP: app/gang.h (a PodGroup that cannot be created holds the
+ *    plan's pods).
  *  - DELETE_*: DELETE with preconditions.uid, propagation Background; 404
  *    and 409 (a newer incarnation) are success.
  *  - EVENT: a core/v1 Event on the TFJob, queued for the events thread
@@ -60,6 +62,8 @@ struct tfj_apply {
 				      * for the ps certificate's names; NULL = short */
 	struct tfj_guardmemo *guards;/* borrowed; jobs whose Secret exists
 				      * (guardmemo.h); NULL = ensure it every time */
+	const struct tfj_gang *gang; /* borrowed; the PodGroup API of the
+				      * *_PODGROUP actions (app/gang.h); NULL = off */
 	_Atomic uint64_t jobs_created, jobs_succeeded, jobs_failed, jobs_restarted;
 	_Atomic uint64_t creates, deletes, create_errors, delete_errors;
 	_Atomic uint64_t status_writes, status_conflicts;
