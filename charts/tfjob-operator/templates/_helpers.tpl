@@ -71,10 +71,12 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   verbs: [list, watch, create, get, patch]
 {{- with .Values.gangSchedulerName }}
 {{- if ne . "none" }}
-# Gang scheduling: one PodGroup per TFJob, read, created, updated, deleted.
+# Gang scheduling: one PodGroup per TFJob, watched (the planner's observed
+# state), created before the pods, its spec patched, deleted on suspend and
+# at the end. Never read one by one or replaced whole.
 - apiGroups: [{{ eq . "volcano" | ternary "scheduling.volcano.sh" "scheduling.x-k8s.io" }}]
   resources: [podgroups]
-  verbs: [get, create, update, delete]
+  verbs: [list, watch, create, patch, delete]
 {{- end }}
 {{- end }}
 {{- end -}}
