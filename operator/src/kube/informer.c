@@ -45,6 +45,7 @@ struct tfj_informer {
 	int page_size;
 	tfj_informer_reject_fn reject;
 	int absent_ok;
+	long absent_relist_ms;
 	_Atomic int absent;            /* the last LIST found no such collection */
 
 	/* Written only by the thread, read by any (it locks itself). */
@@ -545,7 +546,7 @@ static void *run(void *arg)
 		release_free_memory();
 		if (atomic_load(&inf->absent)) {
 			/* Nothing to watch: look again later (absent_ok). */
-			nap(inf, jitter(inf, TFJ_INFORMER_ABSENT_RELIST_MS));
+			nap(inf, jitter(inf, inf->absent_relist_ms));
 			continue;
 		}
 		while (!inf->stop && !inf->need_relist) {
@@ -602,6 +603,8 @@ int tfj_informer_new(struct tfj_informer **out, struct tfj_kube *k,
 	inf->ud = o->ud;
 	inf->watch_timeout_s = o->watch_timeout_s > 0 ? o->watch_timeout_s : 300;
 	inf->absent_ok = o->absent_ok;
+	inf->absent_relist_ms = o->absent_relist_ms > 0 ? o->absent_relist_ms
+						       : TFJ_INFORMER_ABSENT_RELIST_MS;
 	inf->max_line = o->max_line ? o->max_line : TFJ_WATCH_LINE_MAX_DEFAULT;
 	/* Never more than a page of the largest objects that fits the body cap. */
 	inf->page_size = o->page_size > 0 && o->page_size < TFJ_OBJDECODE_PAGE_SIZE

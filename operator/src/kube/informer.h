@@ -89,9 +89,11 @@ struct tfj_informer_opts {
 	 * A LIST answered 404 (the collection is not served: its CRD is not
 	 * installed) is an empty, synced collection rather than an error: the
 	 * cache empties, tfj_informer_absent says 1, and the LIST is tried
-	 * again every TFJ_INFORMER_ABSENT_RELIST_MS until it is served.
+	 * again every absent_relist_ms (0 = TFJ_INFORMER_ABSENT_RELIST_MS,
+	 * jittered) until it is served.
 	 */
 	int absent_ok;
+	long absent_relist_ms;
 };
 
 #define TFJ_INFORMER_ABSENT_RELIST_MS 30000
