@@ -78,6 +78,10 @@ struct tfj_apply_result {
 	 * cache, so its ps Secret was made before them: a 409 on that Secret
 	 * is then ours. Kept by tfj_apply_plan. */
 	int job_has_pods;
+	/* In: the cache holds the job's own NetworkPolicy `<job>-training`
+	 * (controller uid = the job's), made only after its Secret: a 409 on
+	 * that Secret is then ours too. Kept by tfj_apply_plan. */
+	int job_has_netpol;
 	uint64_t requeue_ms;   /* nearest timer from REQUEUE actions, 0 = none */
 	int status_conflict;   /* the status write got 409 */
 	int creates_delayed;   /* creates skipped: the createfail backoff runs */

@@ -274,6 +274,20 @@ static int owned(struct tfj_nsinformer *inf, const struct tfj_tfjob *job, cJSON 
 	return 0;
 }
 
+/* The owned NetworkPolicies (owned()) hold the job's `<job>-training`. */
+static int has_netpol(const struct tfj_tfjob *job, cJSON **nps, size_t n)
+{
+	char name[300];
+	const char *got;
+
+	if (tfj_netpol_name(name, sizeof(name), job))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((got = tfj_objmeta_str(nps[i], "name")) && !strcmp(got, name))
+			return 1;
+	return 0;
+}
+
 /*
  * The job's create-failure record into *cf; 1 when there is one. A record
  * back at 0 failures, with no NetworkPolicy failure, whose condition is gone
@@ -490,6 +504,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		} else {
 			a.create_failure = &cf;
 			a.job_has_pods = npods > 0;
+			a.job_has_netpol = has_netpol(&job, nps, nnps);
 			rc = tfj_apply_plan(&c->ap, &job, key, &plan, &a);
 			cf_store(c, key, &cf, &job, &a);
 			/* A finished job creates no pod again: its memo entry can go. */
