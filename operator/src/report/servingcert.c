@@ -527,7 +527,7 @@ static int move_ca_key(struct tfj_servingcert *s, struct observed *srv, struct o
 	if ((rc = write_secret(s, s->secret, &srv->p, srv->rv)))
 		goto out;
 	tfj_log_info("report channel: CA key moved out of the serving certificate's Secret",
-		     "name", s->secret, "ca_key_secret", s->ca_secret, "namespace", s->ns);
+		     "name", s->secret, "ca_key_in", s->ca_secret, "namespace", s->ns);
 	rc = 1;
 out:
 	tfj_servingcert_pem_free(&cp);
@@ -653,7 +653,7 @@ int tfj_servingcert_sync(struct tfj_servingcert *s, int64_t now_s)
 			     : act == TFJ_SERVINGCERT_NEW_CA
 				     ? "report channel: CA rotated"
 				     : "report channel: serving certificate rotated",
-			     "name", s->secret, "ca_key_secret", s->ca_secret, "namespace", s->ns);
+			     "name", s->secret, "ca_key_in", s->ca_secret, "namespace", s->ns);
 		rc = load(s, &np, now_s);
 	done:
 		tfj_servingcert_pem_free(&srv.p);
