@@ -167,7 +167,8 @@ struct fx_world {
 	struct tfj_plan_config cfg;
 	const struct tfj_plan_progress *progress; /* report channel input; NULL = off */
 	const struct tfj_createfail *create_failure; /* createfail.h input; NULL = none */
-	const char *gang_block_reason, *gang_block_message; /* plan.h; NULL = not blocked */
+	cJSON *podgroup;           /* the PodGroup named after the job (cfg.gang); owned */
+	int podgroup_api_absent;   /* the PodGroup API is not served (plan.h) */
 	int creates, deletes, status_writes, events, uid_seq;
 };
 
@@ -190,6 +191,7 @@ static inline void fx_world_free(struct fx_world *w)
 		cJSON_Delete(w->svcs[i]);
 	for (i = 0; i < w->nnetpols; i++)
 		cJSON_Delete(w->netpols[i]);
+	cJSON_Delete(w->podgroup);
 	cJSON_Delete(w->job);
 }
 
@@ -219,8 +221,8 @@ static inline int fx_plan(struct fx_world *w)
 	in.cfg = &w->cfg;
 	in.progress = w->progress;
 	in.create_failure = w->create_failure;
-	in.gang_block_reason = w->gang_block_reason;
-	in.gang_block_message = w->gang_block_message;
+	in.podgroup = w->podgroup;
+	in.podgroup_api_absent = w->podgroup_api_absent;
 	return tfj_plan_compute(&w->plan, &in);
 }
 
@@ -316,6 +318,25 @@ static inline void fx_apply(struct fx_world *w)
 				cJSON_Delete(obj);
 			}
 			w->creates++;
+			break;
+		case TFJ_ACT_CREATE_PODGROUP:
+			/* As the API server keeps it, with a uid; 409 when one is there. */
+			if (!w->podgroup && (w->podgroup = cJSON_Duplicate(a->body, 1))) {
+				snprintf(uid, sizeof(uid), "uid-pg-%s-%d", a->name, ++w->uid_seq);
+				cJSON_AddStringToObject(cJSON_GetObjectItem(w->podgroup, "metadata"),
+							"uid", uid);
+			}
+			w->creates++;
+			break;
+		case TFJ_ACT_UPDATE_PODGROUP:
+			if (w->podgroup)
+				cJSON_ReplaceItemInObject(w->podgroup, "spec",
+							  cJSON_Duplicate(a->body, 1));
+			break;
+		case TFJ_ACT_DELETE_PODGROUP:
+			cJSON_Delete(w->podgroup);
+			w->podgroup = NULL;
+			w->deletes++;
 			break;
 		case TFJ_ACT_DELETE_POD:
 			if ((at = fx_find(w->pods, w->npods, a->name)) >= 0)

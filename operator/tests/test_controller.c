@@ -257,7 +257,9 @@ static void test_create_errors_retried(void)
  * before the job's first pod is not used: no pod, a Warning event; once it
  * is deleted the operator makes its own and the pods come. After a restart
  * (an empty guard memo) the 409 on the job's own Secret is accepted
- * because the job has pods, and a missing pod is made again.
+ * because the job has pods, and a missing pod is made again; with no pod
+ * left, because the cache holds the job's NetworkPolicy (read from the
+ * informer: every GET of a NetworkPolicy is refused then).
  */
 static void test_secret_never_read(void)
 {
@@ -293,6 +295,21 @@ static void test_secret_never_read(void)
 
 	/* A restart forgets the memo: the Secret's 409 is ours (the job has pods). */
 	TFJ_CHECK_OK(tfj_kube_delete(K, "/api/v1/namespaces/ml/pods/guard-worker-1", NULL, NULL));
+	c = start_controller();
+	if (!c)
+		goto out;
+	for (i = 0; i < 500 && !fake_find(&F, "pods", "ml", "guard-worker-1"); i++)
+		usleep(20000);
+	TFJ_CHECK_NOT_NULL(fake_find(&F, "pods", "ml", "guard-worker-1"));
+	TFJ_CHECK_INT(F.fail_n, 1000);
+	tfj_controller_free(c);
+
+	/* No pod left: the cached NetworkPolicy vouches, no GET of it. */
+	TFJ_CHECK_NOT_NULL(fake_find(&F, "networkpolicies", "ml", "guard-training"));
+	TFJ_CHECK_OK(tfj_kube_delete(K, "/api/v1/namespaces/ml/pods/guard-ps-0", NULL, NULL));
+	TFJ_CHECK_OK(tfj_kube_delete(K, "/api/v1/namespaces/ml/pods/guard-worker-0", NULL, NULL));
+	TFJ_CHECK_OK(tfj_kube_delete(K, "/api/v1/namespaces/ml/pods/guard-worker-1", NULL, NULL));
+	fake_inject(&F, 1000, 403, "/networkpolicies/", "GET", NULL);
 	c = start_controller();
 	if (!c)
 		goto out;

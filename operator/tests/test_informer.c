@@ -2,7 +2,8 @@
  * test_informer.c - LIST+WATCH cache against the local HTTPS server:
  * initial sync, watch events, label filtering and indexing, the relist
  * after a 410 (history compacted while the watch was cut), and the
- * transform hook on listed and watched objects. The cache on its own (index,
+ * transform hook on listed and watched objects, and a collection that is
+ * not served (404, absent_ok: synced and empty, then its objects once it is). The cache on its own (index,
  * prune, ownership of copies) is tested without a server in test_objstore.c.
  */
 #include <stdatomic.h>
@@ -365,6 +366,59 @@ static void test_poison_objects(void)
 	tfj_informer_free(inf);
 }
 
+static atomic_int absent_adds;
+
+static void on_absent_event(void *ud, enum tfj_informer_event ev, const cJSON *obj,
+			    const cJSON *old)
+{
+	if (ev == TFJ_INF_ADD)
+		atomic_fetch_add(&absent_adds, 1);
+}
+
+/*
+ * A LIST that answers 404 (a CRD not installed): without absent_ok the
+ * informer never syncs; with it, it is synced, empty and absent, and lists
+ * again until the collection is served.
+ */
+static void test_absent_collection(void)
+{
+	struct tfj_informer_opts o = { 0 };
+	struct tfj_informer *inf = NULL, *strict = NULL;
+	int i;
+
+	make_pod("abs", "pg-0", NULL);
+	o.name = "absent";
+	o.path = "/api/v1/namespaces/abs/pods";
+	o.fn = on_absent_event;
+	o.watch_timeout_s = 2;
+	o.absent_relist_ms = 300;
+	/* Without absent_ok a 404 is an error like any other: not synced. */
+	fake_inject(&F, 1000, 404, "/namespaces/abs/pods", "GET", NULL);
+	TFJ_CHECK_OK(tfj_informer_new(&strict, K, &o));
+	TFJ_CHECK_OK(tfj_informer_start(strict));
+	TFJ_CHECK_INT(tfj_informer_wait_synced(strict, 1500), TFJ_ETIMEOUT);
+	tfj_informer_free(strict);
+	/* With it: synced at once, empty, absent. */
+	fake_inject(&F, 3, 404, "/namespaces/abs/pods", "GET", NULL);
+	o.absent_ok = 1;
+	TFJ_CHECK_OK(tfj_informer_new(&inf, K, &o));
+	if (!inf)
+		goto out;
+	TFJ_CHECK_OK(tfj_informer_start(inf));
+	TFJ_CHECK_OK(tfj_informer_wait_synced(inf, 5000));
+	TFJ_CHECK_INT(tfj_informer_absent(inf), 1);
+	TFJ_CHECK(tfj_informer_get(inf, "abs", "pg-0") == NULL);
+	TFJ_CHECK_INT(atomic_load(&absent_adds), 0);
+	/* Served after a few relists (the injected 404s run out). */
+	for (i = 0; i < 200 && atomic_load(&absent_adds) == 0; i++)
+		usleep(20000);
+	TFJ_CHECK_INT(atomic_load(&absent_adds), 1);
+	TFJ_CHECK_INT(tfj_informer_absent(inf), 0);
+out:
+	fake_inject(&F, 0, 0, NULL, NULL, NULL);
+	tfj_informer_free(inf);
+}
+
 int main(void)
 {
 	int rc = fake_start(&F, "tok");
@@ -378,6 +432,7 @@ int main(void)
 		TFJ_RUN(test_stop_while_down);
 		TFJ_RUN(test_transform);
 		TFJ_RUN(test_poison_objects);
+		TFJ_RUN(test_absent_collection);
 	}
 	tfj_kube_free(K);
 	fake_stop(&F);

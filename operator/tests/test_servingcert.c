@@ -1,7 +1,10 @@
 /*
  * test_servingcert.c - the report channel's serving certificate
  * (report/servingcert.h) against the fake API server (fakeapi.h): the
- * first replica creates the Secret and the next one uses it; two replicas
+ * first replica creates the Secrets (the serving one without the CA key,
+ * the CA key in <secret>-ca-key) and the next one uses them; an old
+ * layout (ca.key in the serving Secret) is moved apart without a new
+ * certificate; a CA Secret rotated ahead of the serving one; two replicas
  * racing on the create (409) end up with one certificate; rotation of the
  * serving certificate (same CA) and of the CA (bundle of both); the
  * cert-manager mode only reads and never serves a Secret that does not
@@ -158,7 +161,7 @@ static void test_create_share_rotate(void)
 	struct fake *f = &F;
 	struct tfj_kube *k = K;
 	struct tfj_servingcert *a = manager(k, "t1", 0), *b = manager(k, "t1", 0);
-	struct tfj_servingcert_pem s1, s2, s3;
+	struct tfj_servingcert_pem s1, s2, s3, c1 = { 0 }, c3 = { 0 };
 	char *ca_a = NULL, *ca_b = NULL;
 	uint64_t gen = 0;
 	int posts;
@@ -170,7 +173,12 @@ static void test_create_share_rotate(void)
 	TFJ_CHECK_OK(tfj_servingcert_sync(a, NOW));
 	TFJ_CHECK_INT(tfj_servingcert_ready(a), 1);
 	read_secret(&s1, k, "t1");
-	TFJ_CHECK_NOT_NULL(s1.ca_key);
+	/* The CA key is not in the serving Secret but in its own. */
+	TFJ_CHECK_NULL(s1.ca_key);
+	read_secret(&c1, k, "t1-ca-key");
+	TFJ_CHECK_NULL(c1.ca_crt);
+	TFJ_CHECK_OK(tfj_certgen_key_matches(s1.ca_crt, c1.tls_key));
+	TFJ_CHECK_STR(c1.tls_crt, s1.ca_crt);
 	TFJ_CHECK_OK(tfj_certgen_verify(s1.ca_crt, s1.tls_crt, s1.tls_key, names[2], NOW));
 	/* The other replica uses the same Secret: no second create, same CA. */
 	posts = f->posts[0] + f->posts[1] + f->posts[2] + f->posts[3];
@@ -217,7 +225,10 @@ static void test_create_share_rotate(void)
 	TFJ_CHECK_OK(tfj_servingcert_sync(a, NOW + 7 * 365 * DAY));
 	read_secret(&s3, k, "t1");
 	TFJ_CHECK_INT(count_certs(s3.ca_crt), 2);
-	TFJ_CHECK(strcmp(s3.ca_key, s1.ca_key) != 0);
+	TFJ_CHECK_NULL(s3.ca_key);
+	read_secret(&c3, k, "t1-ca-key");
+	TFJ_CHECK(strcmp(c3.tls_key, c1.tls_key) != 0);
+	TFJ_CHECK_OK(tfj_certgen_key_matches(s3.ca_crt, c3.tls_key));
 	TFJ_CHECK_NOT_NULL(strstr(s3.ca_crt, s1.ca_crt + strlen("-----BEGIN CERTIFICATE-----")));
 	TFJ_CHECK_OK(tfj_certgen_verify(s3.ca_crt, s3.tls_crt, s3.tls_key, names[2],
 					NOW + 7 * 365 * DAY));
@@ -231,6 +242,8 @@ static void test_create_share_rotate(void)
 	tfj_servingcert_pem_free(&s1);
 	tfj_servingcert_pem_free(&s2);
 out:
+	tfj_servingcert_pem_free(&c1);
+	tfj_servingcert_pem_free(&c3);
 	free(ca_a);
 	free(ca_b);
 	tfj_servingcert_free(a);
@@ -255,12 +268,153 @@ static void test_create_race(void)
 	TFJ_CHECK_OK(tfj_servingcert_ca(&ca_a, &gen, a));
 	TFJ_CHECK_OK(tfj_servingcert_ca(&ca_b, &gen, b));
 	TFJ_CHECK_STR(ca_a, ca_b);
-	TFJ_CHECK_INT(fake_count(f, "secrets", NS), 2);
+	TFJ_CHECK_INT(fake_count(f, "secrets", NS), 4);
 out:
 	free(ca_a);
 	free(ca_b);
 	tfj_servingcert_free(a);
 	tfj_servingcert_free(b);
+}
+
+/* Writes p as Secret `name` (POST, or PUT over the one there). */
+static void put_secret(struct tfj_kube *k, const char *name, const struct tfj_servingcert_pem *p)
+{
+	char path[256];
+	cJSON *obj = NULL, *cur = NULL;
+
+	snprintf(path, sizeof(path), "/api/v1/namespaces/" NS "/secrets/%s", name);
+	TFJ_CHECK_OK(tfj_servingcert_to_secret(&obj, p, NS, name));
+	if (tfj_kube_get(k, &cur, path) == 0) {
+		cJSON_AddStringToObject(cJSON_GetObjectItem(obj, "metadata"), "resourceVersion",
+					cJSON_GetStringValue(cJSON_GetObjectItem(
+						cJSON_GetObjectItem(cur, "metadata"),
+						"resourceVersion")));
+		TFJ_CHECK_OK(tfj_kube_replace(k, NULL, path, obj));
+	} else {
+		TFJ_CHECK_OK(tfj_kube_create(k, NULL, "/api/v1/namespaces/" NS "/secrets", obj));
+	}
+	cJSON_Delete(cur);
+	cJSON_Delete(obj);
+}
+
+/* The combined Secret of earlier versions: CA, CA key, certificate, key. */
+static void old_layout(struct tfj_servingcert_pem *p, struct tfj_certgen_pair *ca, int64_t now)
+{
+	struct tfj_certgen_pair leaf = { 0 };
+
+	memset(p, 0, sizeof(*p));
+	TFJ_CHECK_OK(tfj_certgen_ca(ca, "old-ca", now, 3650 * DAY));
+	TFJ_CHECK_OK(tfj_certgen_leaf(&leaf, ca, names, 4, now, 90 * DAY));
+	p->ca_crt = strdup(ca->cert_pem);
+	p->ca_key = strdup(ca->key_pem);
+	p->tls_crt = leaf.cert_pem;
+	p->tls_key = leaf.key_pem;
+}
+
+/*
+ * Upgrade: an install with the old combined Secret keeps its CA and its
+ * certificate (agents notice nothing), the key moves to t5-ca-key and the
+ * serving Secret loses it. An earlier version's replica that rotates the CA
+ * into the serving Secret again (a rolling upgrade) is moved the same way;
+ * a ca.key that is not the bundle's CA's is dropped, not kept.
+ */
+static void test_old_layout(void)
+{
+	struct tfj_kube *k = K;
+	struct tfj_servingcert *a = manager(k, "t5", 0);
+	struct tfj_servingcert_pem old = { 0 }, old2 = { 0 }, sp = { 0 }, cp = { 0 };
+	struct tfj_certgen_pair ca = { 0 }, ca2 = { 0 }, stray = { 0 };
+	char *pem = NULL;
+	uint64_t gen;
+
+	if (!a)
+		goto out;
+	old_layout(&old, &ca, NOW - DAY);
+	put_secret(k, "t5", &old);
+	TFJ_CHECK_OK(tfj_servingcert_sync(a, NOW));
+	read_secret(&sp, k, "t5");
+	read_secret(&cp, k, "t5-ca-key");
+	TFJ_CHECK_NULL(sp.ca_key);
+	TFJ_CHECK_STR(sp.ca_crt, old.ca_crt);
+	TFJ_CHECK_STR(sp.tls_crt, old.tls_crt);
+	TFJ_CHECK_STR(cp.tls_crt, old.ca_crt);
+	TFJ_CHECK(cp.tls_key && !strcmp(cp.tls_key, old.ca_key));
+	TFJ_CHECK_OK(tfj_servingcert_ca(&pem, &gen, a));
+	TFJ_CHECK_STR(pem, old.ca_crt);
+	TFJ_CHECK_EQ(tfj_servingcert_loads(a), 1);
+	tfj_servingcert_pem_free(&sp);
+	tfj_servingcert_pem_free(&cp);
+
+	/* An old replica rotates the CA, writing the combined layout again. */
+	old_layout(&old2, &ca2, NOW);
+	put_secret(k, "t5", &old2);
+	TFJ_CHECK_OK(tfj_servingcert_sync(a, NOW + 60));
+	read_secret(&sp, k, "t5");
+	read_secret(&cp, k, "t5-ca-key");
+	TFJ_CHECK_NULL(sp.ca_key);
+	TFJ_CHECK_STR(sp.tls_crt, old2.tls_crt);
+	TFJ_CHECK(cp.tls_key && !strcmp(cp.tls_key, old2.ca_key));
+	tfj_servingcert_pem_free(&sp);
+	tfj_servingcert_pem_free(&cp);
+
+	/* A ca.key of some other CA in the serving Secret: dropped, not moved. */
+	TFJ_CHECK_OK(tfj_certgen_ca(&stray, "stray", NOW, 3650 * DAY));
+	free(old2.ca_key);
+	old2.ca_key = strdup(stray.key_pem);
+	put_secret(k, "t5", &old2);
+	TFJ_CHECK_OK(tfj_servingcert_sync(a, NOW + 120));
+	read_secret(&sp, k, "t5");
+	read_secret(&cp, k, "t5-ca-key");
+	TFJ_CHECK_NULL(sp.ca_key);
+	TFJ_CHECK(cp.tls_key && !strcmp(cp.tls_key, ca2.key_pem));
+	TFJ_CHECK_STR(sp.tls_crt, old2.tls_crt);
+out:
+	free(pem);
+	tfj_servingcert_pem_free(&old);
+	tfj_servingcert_pem_free(&old2);
+	tfj_servingcert_pem_free(&sp);
+	tfj_servingcert_pem_free(&cp);
+	tfj_certgen_pair_free(&ca);
+	tfj_certgen_pair_free(&ca2);
+	tfj_certgen_pair_free(&stray);
+	tfj_servingcert_free(a);
+}
+
+/*
+ * A replica wrote a new CA into the CA Secret and stopped before the serving
+ * Secret: the next sync makes a certificate from that CA and a bundle of it
+ * and the previous CA, rather than a CA of its own.
+ */
+static void test_ca_ahead(void)
+{
+	struct tfj_kube *k = K;
+	struct tfj_servingcert *a = manager(k, "t6", 0);
+	struct tfj_servingcert_pem s1 = { 0 }, s2 = { 0 }, c = { 0 }, c2 = { 0 };
+	struct tfj_certgen_pair ca = { 0 };
+
+	if (!a)
+		goto out;
+	TFJ_CHECK_OK(tfj_servingcert_sync(a, NOW));
+	read_secret(&s1, k, "t6");
+	TFJ_CHECK_OK(tfj_certgen_ca(&ca, "ahead", NOW, 3650 * DAY));
+	c.tls_crt = ca.cert_pem;
+	c.tls_key = ca.key_pem;
+	put_secret(k, "t6-ca-key", &c);
+	TFJ_CHECK_OK(tfj_servingcert_sync(a, NOW + 60));
+	read_secret(&s2, k, "t6");
+	read_secret(&c2, k, "t6-ca-key");
+	TFJ_CHECK(c2.tls_key && !strcmp(c2.tls_key, ca.key_pem));
+	TFJ_CHECK_INT(count_certs(s2.ca_crt), 2);
+	TFJ_CHECK(!strncmp(s2.ca_crt, ca.cert_pem, strlen(ca.cert_pem)));
+	TFJ_CHECK_NOT_NULL(strstr(s2.ca_crt, s1.ca_crt));
+	TFJ_CHECK_OK(tfj_certgen_verify(ca.cert_pem, s2.tls_crt, s2.tls_key, names[2], NOW + 60));
+	TFJ_CHECK_EQ(tfj_servingcert_loads(a), 2);
+out:
+	tfj_servingcert_pem_free(&s1);
+	tfj_servingcert_pem_free(&s2);
+	tfj_servingcert_pem_free(&c2);
+	tfj_certgen_pair_free(&ca);
+	tfj_servingcert_free(a);
 }
 
 /* cert-manager's Secret: read only; served only when it verifies. */
@@ -279,7 +433,7 @@ static void test_external(void)
 	if (!ext || !maker)
 		goto out;
 	TFJ_CHECK_INT(tfj_servingcert_sync(ext, NOW), TFJ_EUNAVAIL);
-	TFJ_CHECK_INT(fake_count(f, "secrets", NS), 2);
+	TFJ_CHECK_INT(fake_count(f, "secrets", NS), 4);
 	TFJ_CHECK_INT(tfj_servingcert_ready(ext), 0);
 	/* Some other writer (here: a self-managed manager) makes it. */
 	TFJ_CHECK_OK(tfj_servingcert_sync(maker, NOW));
@@ -434,6 +588,8 @@ int main(void)
 		TFJ_RUN(test_create_share_rotate);
 		TFJ_RUN(test_create_race);
 		TFJ_RUN(test_external);
+		TFJ_RUN(test_old_layout);
+		TFJ_RUN(test_ca_ahead);
 		TFJ_RUN(test_tls_server);
 	}
 	tfj_kube_free(K);

@@ -71,10 +71,12 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   verbs: [list, watch, create, get, patch]
 {{- with .Values.gangSchedulerName }}
 {{- if ne . "none" }}
-# Gang scheduling: one PodGroup per TFJob, read, created, updated, deleted.
+# Gang scheduling: one PodGroup per TFJob, watched (the planner's observed
+# state), created before the pods, its spec patched, deleted on suspend and
+# at the end. Never read one by one or replaced whole.
 - apiGroups: [{{ eq . "volcano" | ternary "scheduling.volcano.sh" "scheduling.x-k8s.io" }}]
   resources: [podgroups]
-  verbs: [get, create, update, delete]
+  verbs: [list, watch, create, patch, delete]
 {{- end }}
 {{- end }}
 {{- end -}}
@@ -88,6 +90,14 @@ installs that run jobs in one namespace each keep their own CA. */}}
 {{/* The Secret of the report channel's serving certificate. */}}
 {{- define "tfjob-operator.reportTlsSecret" -}}
 {{- .Values.reportChannel.tls.secretName | default (printf "%s-report-tls" (include "tfjob-operator.fullname" .)) -}}
+{{- end -}}
+
+{{/*
+The Secret of the report channel's CA key (self-managed TLS only): the
+operator names it after the serving certificate's Secret, with "-ca-key".
+*/}}
+{{- define "tfjob-operator.reportCaKeySecret" -}}
+{{- printf "%s-ca-key" (include "tfjob-operator.reportTlsSecret" .) -}}
 {{- end -}}
 
 {{/*

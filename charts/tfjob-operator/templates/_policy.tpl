@@ -90,20 +90,21 @@ report channel's Secret there.
 {{/*
 Secrets: each TFJob's ps Secret (Opaque, <job>-ps-secret, controlled by the
 TFJob; its data keys are not checked), and the report channel's serving
-certificate in the release namespace.
+certificate and CA key Secrets in the release namespace.
 */}}
 {{- define "tfjob-operator.policy.secrets" -}}
 - expression: variables.inFence
   message: the operator writes Secrets only in the namespaces it watches
 - expression: >-
     (request.namespace == '{{ .Release.Namespace }}' &&
-    object.metadata.name == '{{ include "tfjob-operator.reportTlsSecret" . }}' &&
+    (object.metadata.name == '{{ include "tfjob-operator.reportTlsSecret" . }}' ||
+    object.metadata.name == '{{ include "tfjob-operator.reportCaKeySecret" . }}') &&
     object.type == 'kubernetes.io/tls') ||
     (object.type == 'Opaque' && object.metadata.name.endsWith('-ps-secret') &&
     variables.tfjobController)
   message: >-
     the operator writes only Opaque Secrets named <job>-ps-secret controlled
-    by a TFJob, and its own serving certificate
+    by a TFJob, and its own serving certificate and CA key
 {{- end -}}
 
 {{- define "tfjob-operator.policy.networkpolicies" -}}

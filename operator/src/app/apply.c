@@ -17,6 +17,7 @@
 #include <tfj/json.h>
 #include <tfj/log.h>
 
+#include "app/gang.h"
 #include "kube/apipath.h"
 #include "kube/jscan.h"
 #include "kube/objmeta.h"
@@ -297,33 +298,21 @@ out:
  * The ps Secret's name is taken (409). The operator may not read Secrets
  * (a stolen token must not read any), so the object itself is never looked
  * at. It is ours when a witness made after it is ours: the job's pods, or
- * its NetworkPolicy (ensure_job_guards makes both only once the Secret
- * was made for this job's uid; a restart forgot the guard memo). Without
- * either it may be a stranger's, whose maker knows its value, or an
- * earlier job's being collected: the job's pods wait (transient, with
- * backoff) until the name is free.
+ * its NetworkPolicy (the plan makes both only once the Secret was made for
+ * this job's uid; a restart forgot the guard memo), as the informers'
+ * caches show them (the caller's job_has_pods, job_has_netpol: synced
+ * before any plan, so no request is needed). Without either it may be a
+ * stranger's, whose maker knows its value, or an earlier job's being
+ * collected: the job's pods wait (transient, with backoff) until the name
+ * is free.
  */
 static int secret_taken(struct apply_ctx *a, const char *name)
 {
-	char path[PATH_MAX_], np[300], why[512];
-	cJSON *obj = NULL;
-	int rc;
-
-	if (a->res->job_has_pods)
+	if (a->res->job_has_pods || a->res->job_has_netpol)
 		return 0;
-	if ((rc = tfj_netpol_name(np, sizeof(np), a->job)) ||
-	    (rc = tfj_apipath_obj(path, sizeof(path), TFJ_NETPOL_API_PATH, a->job->ns,
-				  "networkpolicies", np, NULL)))
-		return rc;
-	rc = tfj_kube_get(a->c->k, &obj, path);
-	if (rc == 0 && tfj_adopt_decide(why, sizeof(why), obj, NULL, a->job) == TFJ_ADOPT_OURS)
-		rc = 0;
-	else if (rc == 0 || rc == TFJ_ENOTFOUND)
-		rc = tfj_err_set(TFJ_EUNAVAIL, "secret %s exists before the job's first pod and "
-				 "NetworkPolicy; the operator does not read Secrets and uses only one "
-				 "it made: the pods wait until it is deleted", name);
-	cJSON_Delete(obj);
-	return rc;
+	return tfj_err_set(TFJ_EUNAVAIL, "secret %s exists before the job's first pod and "
+			   "NetworkPolicy; the operator does not read Secrets and uses only one "
+			   "it made: the pods wait until it is deleted", name);
 }
 
 /*
@@ -602,6 +591,13 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 			if ((rc = ensure_job_secret(a)))
 				a->create_failed = 1;
 			break;
+		case TFJ_ACT_DELETE_PODGROUP:
+		case TFJ_ACT_CREATE_PODGROUP:
+		case TFJ_ACT_UPDATE_PODGROUP:
+			/* No pod of a gang without its group. */
+			rc = tfj_gang_apply(&a->create_failed, c, a->job, a->key, act,
+					    a->res->create_failure, a->now_ms);
+			break;
 		case TFJ_ACT_PUBLISH_CA:
 			/* The pods mount the CA: none is created without it. */
 			if (c->capub && (rc = tfj_capublish_ensure(c->capub, a->job->ns))) {
@@ -678,11 +674,12 @@ int tfj_apply_plan(struct tfj_apply *ap, const struct tfj_tfjob *job, const char
 {
 	struct apply_ctx a;
 	struct tfj_createfail *cf = res->create_failure;
-	int has_pods = res->job_has_pods;
+	int has_pods = res->job_has_pods, has_netpol = res->job_has_netpol;
 
 	memset(res, 0, sizeof(*res));
 	res->create_failure = cf;
 	res->job_has_pods = has_pods;
+	res->job_has_netpol = has_netpol;
 	memset(&a, 0, sizeof(a));
 	a.now_ms = tfj_clock_unix_ms();
 	a.c = ap;

@@ -17,6 +17,8 @@
  *    (tfjob/adopt.h). Pods wait for the Secret (their volume needs it); a
  *    NetworkPolicy that cannot be created is a Warning event and the pods
  *    are created anyway (the ps secret does not depend on the network).
+ *  - *_PODGROUP: app/gang.h (a PodGroup that cannot be created holds the
+ *    plan's pods).
  *  - DELETE_*: DELETE with preconditions.uid, propagation Background; 404
  *    and 409 (a newer incarnation) are success.
  *  - EVENT: a core/v1 Event on the TFJob, queued for the events thread
@@ -63,6 +65,8 @@ struct tfj_apply {
 				      * (guardmemo.h); NULL = ensure it every time */
 	struct tfj_jobmetrics *jm;   /* borrowed; the same counts by namespace
 				      * (jobmetrics.h); NULL = none */
+	const struct tfj_gang *gang; /* borrowed; the PodGroup API of the
+				      * *_PODGROUP actions (app/gang.h); NULL = off */
 	_Atomic uint64_t jobs_created, jobs_succeeded, jobs_failed, jobs_restarted;
 	_Atomic uint64_t creates, deletes, create_errors, delete_errors;
 	_Atomic uint64_t status_writes, status_conflicts;
@@ -77,6 +81,10 @@ struct tfj_apply_result {
 	 * cache, so its ps Secret was made before them: a 409 on that Secret
 	 * is then ours. Kept by tfj_apply_plan. */
 	int job_has_pods;
+	/* In: the cache holds the job's own NetworkPolicy `<job>-training`
+	 * (controller uid = the job's), made only after its Secret: a 409 on
+	 * that Secret is then ours too. Kept by tfj_apply_plan. */
+	int job_has_netpol;
 	uint64_t requeue_ms;   /* nearest timer from REQUEUE actions, 0 = none */
 	int status_conflict;   /* the status write got 409 */
 	int creates_delayed;   /* creates skipped: the createfail backoff runs */

@@ -95,7 +95,8 @@ const char *tfj_config_usage(void)
 	       "                            TFJOB_REPORT_INSECURE); default TLS with a\n"
 	       "                            certificate for --report-service's Service\n"
 	       "  --report-tls-secret NAME  Secret (in the Service's namespace) of the serving\n"
-	       "                            certificate (default tfjob-operator-report-tls)\n"
+	       "                            certificate (default tfjob-operator-report-tls);\n"
+	       "                            the CA's key is kept apart in NAME-ca-key\n"
 	       "  --report-ca-configmap NAME  ConfigMap the CA is published as in job\n"
 	       "                            namespaces; one per install (default\n"
 	       "                            <operator name>-report-ca)\n"
@@ -226,8 +227,9 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 	} else if (!strcmp(name, "report-insecure")) {
 		return tfj_parse_bool(&cfg->report_insecure, v, flag);
 	} else if (!strcmp(name, "report-tls-secret")) {
-		if (!*v || strlen(v) > 253)
-			return tfj_err_set(TFJ_EINVAL, "--report-tls-secret: 1 to 253 characters");
+		/* 246: the CA Secret's name adds "-ca-key" (servingcert.h). */
+		if (!*v || strlen(v) > 246)
+			return tfj_err_set(TFJ_EINVAL, "--report-tls-secret: 1 to 246 characters");
 		cfg->report_tls_secret = v;
 	} else if (!strcmp(name, "report-ca-configmap")) {
 		if (!*v || strlen(v) > 63 || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789.-") !=

@@ -58,8 +58,9 @@ struct tfj_controller {
 	int workers;
 	struct tfj_plan_config pcfg;
 
-	/* One informer per watched namespace; netpols are the jobs' NetworkPolicies. */
-	struct tfj_nsinformer *jobs, *pods, *svcs, *netpols;
+	/* One informer per watched namespace; netpols are the jobs' NetworkPolicies,
+	 * podgroups the PodGroups (gang scheduling only, else NULL). */
+	struct tfj_nsinformer *jobs, *pods, *svcs, *netpols, *podgroups;
 	struct tfj_queue *q;
 	struct tfj_expect *exp;
 	int started;  /* informers running */
@@ -237,6 +238,12 @@ static void on_netpol(void *ud, enum tfj_informer_event ev, const cJSON *obj, co
 	on_child(ud, "networkpolicy", ev, obj);
 }
 
+/* A PodGroup changed: the planner converges the job's (planpodgroup.h). */
+static void on_podgroup(void *ud, enum tfj_informer_event ev, const cJSON *obj, const cJSON *old)
+{
+	on_child(ud, "podgroup", ev, obj);
+}
+
 /* ---- reconcile ---- */
 
 static int split_key(const char *key, char *ns, size_t nslen, const char **name)
@@ -268,6 +275,20 @@ static int owned(struct tfj_nsinformer *inf, const struct tfj_tfjob *job, cJSON 
 	return 0;
 }
 
+/* The owned NetworkPolicies (owned()) hold the job's `<job>-training`. */
+static int has_netpol(const struct tfj_tfjob *job, cJSON **nps, size_t n)
+{
+	char name[300];
+	const char *got;
+
+	if (tfj_netpol_name(name, sizeof(name), job))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((got = tfj_objmeta_str(nps[i], "name")) && !strcmp(got, name))
+			return 1;
+	return 0;
+}
+
 /*
  * The job's create-failure record into *cf; 1 when there is one. A record
  * back at 0 failures, with no NetworkPolicy failure, whose condition is gone
@@ -283,7 +304,7 @@ static int cf_load(struct tfj_controller *c, const char *key, const struct tfj_t
 	memset(cf, 0, sizeof(*cf));
 	pthread_mutex_lock(&c->cf_mu);
 	r = tfj_strmap_get(&c->cf, key);
-	if (r && r->failures == 0 && !r->netpol_failed &&
+	if (r && r->failures == 0 && !r->netpol_failed && !r->podgroup_unavailable &&
 	    !job->status.cond[TFJ_COND_REPLICA_FAILURE].present) {
 		free(tfj_strmap_del(&c->cf, key));
 		r = NULL;
@@ -305,7 +326,7 @@ static void cf_store(struct tfj_controller *c, const char *key, const struct tfj
 		     const struct tfj_tfjob *job, const struct tfj_apply_result *a)
 {
 	struct tfj_createfail *r;
-	int wanted = cf->failures > 0 || cf->netpol_failed ||
+	int wanted = cf->failures > 0 || cf->netpol_failed || cf->podgroup_unavailable ||
 		     (a->creates_work && job->status.cond[TFJ_COND_REPLICA_FAILURE].present);
 
 	pthread_mutex_lock(&c->cf_mu);
@@ -371,9 +392,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		struct tfj_plan_progress prog;
 		struct tfj_apply_result a;
 		struct tfj_createfail cf;
-		struct tfj_gang_block block = { NULL, "" };
-		uint64_t gang_wait_ms;
-		cJSON **pods = NULL, **svcs = NULL, **nps = NULL;
+		cJSON **pods = NULL, **svcs = NULL, **nps = NULL, *pg = NULL;
 		char *text = NULL;
 		size_t npods = 0, nsvcs = 0, nnps = 0, len = 0;
 		int have_cf, have_prog;
@@ -430,7 +449,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		}
 		/* Filter first: a job deleted or left to another controller gets
 		 * no write at all, of its children or of what they would need
-		 * (the report CA, the PodGroup). */
+		 * (the report CA). */
 		if (job.deleting || tfj_plan_managed_elsewhere(&job, &c->pcfg)) {
 			tfj_jobmetrics_forget(c->jm, key); /* not ours to show by phase */
 			tfj_tfjob_free(&job);
@@ -459,23 +478,14 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			tfj_tfjob_free(&job);
 			goto done;
 		}
-		gang_wait_ms = 0;
-		if (c->pcfg.gang) {
-			/* The PodGroup first: no pod of a gang without its group. A
-			 * block the user must fix still goes through the planner,
-			 * which shows it in the status and creates nothing. */
-			rc = tfj_gang_sync(&gang_wait_ms, &block, &c->ap, &c->gang, &job);
-			if (rc || (gang_wait_ms && !block.reason)) {
-				*requeue_after_ms = gang_wait_ms;
-				tfj_progress_release(&prog);
-				tfj_informer_free_list(pods, npods);
-				tfj_informer_free_list(svcs, nsvcs);
-				tfj_informer_free_list(nps, nnps);
-				tfj_tfjob_free(&job);
-				goto done;
-			}
-		}
 		memset(&in, 0, sizeof(in));
+		if (c->podgroups) {
+			/* By name, whoever owns it: one an earlier job of the name
+			 * left must go before this job's (plan.h). */
+			pg = tfj_nsinformer_get(c->podgroups, job.ns, job.name);
+			in.podgroup = pg;
+			in.podgroup_api_absent = tfj_nsinformer_absent(c->podgroups, job.ns);
+		}
 		in.job = &job;
 		in.pods = (const cJSON *const *)pods;
 		in.npods = npods;
@@ -491,8 +501,6 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		in.cfg = &c->pcfg;
 		have_cf = cf_load(c, key, &job, &cf);
 		in.create_failure = have_cf ? &cf : NULL;
-		in.gang_block_reason = block.reason;
-		in.gang_block_message = block.message;
 		in.progress = have_prog ? &prog : NULL;
 		rc = tfj_plan_compute(&plan, &in);
 		if (rc) {
@@ -500,6 +508,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		} else {
 			a.create_failure = &cf;
 			a.job_has_pods = npods > 0;
+			a.job_has_netpol = has_netpol(&job, nps, nnps);
 			rc = tfj_apply_plan(&c->ap, &job, key, &plan, &a);
 			cf_store(c, key, &cf, &job, &a);
 			/* A finished job creates no pod again: its memo entry can go. */
@@ -514,14 +523,13 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 				tfj_log_debug("reconciled", "job", key, "phase",
 					      plan.phase ? plan.phase : "");
 			*requeue_after_ms = a.requeue_ms;
-			if (gang_wait_ms && (!a.requeue_ms || a.requeue_ms > gang_wait_ms))
-				*requeue_after_ms = gang_wait_ms;
 		}
 		tfj_plan_free(&plan);
 		tfj_progress_release(&prog);
 		tfj_informer_free_list(pods, npods);
 		tfj_informer_free_list(svcs, nsvcs);
 		tfj_informer_free_list(nps, nnps);
+		cJSON_Delete(pg);
 		tfj_tfjob_free(&job);
 		if (rc == TFJ_ECONFLICT && a.status_conflict)
 			continue;
@@ -629,6 +637,7 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	c->ap.jm = c->jm;
 	c->ap.operator_name = c->opname;
 	c->ap.cluster_domain = c->domain;
+	c->ap.gang = c->pcfg.gang;
 
 	memset(&io, 0, sizeof(io));
 	io.watch_timeout_s = o->watch_timeout_s;
@@ -648,6 +657,17 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 		goto out;
 	rc = new_informer(&c->netpols, c, &io, TFJ_NETPOL_API_PATH, "networkpolicies", on_netpol,
 			  tfj_slim_netpol);
+	if (rc == 0 && c->pcfg.gang) {
+		/* PodGroups carry no label of ours (Kubeflow's have none either),
+		 * so all of them are cached, slim (metadata and spec). Without the
+		 * CRD the collection is empty and absent, not an error. */
+		io.label_selector = NULL;
+		io.index_label = NULL;
+		io.absent_ok = 1;
+		rc = new_informer(&c->podgroups, c, &io,
+				  tfj_podgroup_api_path(c->pcfg.gang->api), "podgroups",
+				  on_podgroup, tfj_slim_podgroup);
+	}
 out:
 	if (rc) {
 		tfj_controller_free(c);
@@ -665,7 +685,9 @@ int tfj_controller_start(struct tfj_controller *c, long sync_timeout_ms)
 		return 0;
 	if (!c->started) {
 		if ((rc = tfj_nsinformer_start(c->pods)) || (rc = tfj_nsinformer_start(c->svcs)) ||
-		    (rc = tfj_nsinformer_start(c->netpols)) || (rc = tfj_nsinformer_start(c->jobs)))
+		    (rc = tfj_nsinformer_start(c->netpols)) ||
+		    (c->podgroups && (rc = tfj_nsinformer_start(c->podgroups))) ||
+		    (rc = tfj_nsinformer_start(c->jobs)))
 			return rc;
 		c->started = 1;
 	}
@@ -675,6 +697,7 @@ int tfj_controller_start(struct tfj_controller *c, long sync_timeout_ms)
 	if ((rc = tfj_nsinformer_wait_synced(c->pods, sync_timeout_ms)) ||
 	    (rc = tfj_nsinformer_wait_synced(c->svcs, sync_timeout_ms)) ||
 	    (rc = tfj_nsinformer_wait_synced(c->netpols, sync_timeout_ms)) ||
+	    (c->podgroups && (rc = tfj_nsinformer_wait_synced(c->podgroups, sync_timeout_ms))) ||
 	    (rc = tfj_nsinformer_wait_synced(c->jobs, sync_timeout_ms)))
 		return rc;
 	if ((rc = tfj_queue_run(c->q, c->workers, worker_fn, c)))
@@ -694,6 +717,8 @@ void tfj_controller_stop(struct tfj_controller *c)
 	tfj_nsinformer_stop(c->pods);
 	tfj_nsinformer_stop(c->svcs);
 	tfj_nsinformer_stop(c->netpols);
+	if (c->podgroups)
+		tfj_nsinformer_stop(c->podgroups);
 	c->started = 0;
 	c->running = 0;
 }
@@ -710,6 +735,7 @@ void tfj_controller_free(struct tfj_controller *c)
 	tfj_nsinformer_free(c->pods);
 	tfj_nsinformer_free(c->svcs);
 	tfj_nsinformer_free(c->netpols);
+	tfj_nsinformer_free(c->podgroups);
 	tfj_guardmemo_free(c->guards); /* after the informers: on_job forgets in it */
 	tfj_queue_free(c->q);
 	tfj_jobmetrics_free(c->jm); /* after the workers, which count in it */
@@ -762,7 +788,8 @@ void tfj_controller_enqueue(struct tfj_controller *c, const char *key, uint64_t 
 
 int tfj_controller_ready(struct tfj_controller *c)
 {
-	struct tfj_nsinformer *infs[4];
+	struct tfj_nsinformer *infs[5];
+	int n = 4;
 
 	if (!c || !c->jobs)
 		return 0;
@@ -770,7 +797,9 @@ int tfj_controller_ready(struct tfj_controller *c)
 	infs[1] = c->pods;
 	infs[2] = c->svcs;
 	infs[3] = c->netpols;
-	for (int i = 0; i < 4; i++) {
+	if (c->podgroups)
+		infs[n++] = c->podgroups;
+	for (int i = 0; i < n; i++) {
 		int64_t idle = tfj_nsinformer_idle_ms(infs[i]);
 		if (!tfj_nsinformer_synced(infs[i]) || idle < 0 || idle > c->stale_ms)
 			return 0;
@@ -780,10 +809,10 @@ int tfj_controller_ready(struct tfj_controller *c)
 
 int tfj_controller_dump(struct tfj_controller *c, struct tfj_buf *out)
 {
-	struct tfj_nsinformer *infs[4] = { c->jobs, c->pods, c->svcs, c->netpols };
+	struct tfj_nsinformer *infs[5] = { c->jobs, c->pods, c->svcs, c->netpols, c->podgroups };
 	int rc = 0;
 
-	for (int i = 0; i < 4 && rc == 0; i++) {
+	for (int i = 0; i < 5 && infs[i] && rc == 0; i++) {
 		struct tfj_buf one;
 		const char *p, *nl;
 
@@ -814,7 +843,7 @@ int tfj_controller_flush_events(struct tfj_controller *c, long timeout_ms)
 int tfj_controller_metrics(struct tfj_controller *c, struct tfj_buf *out)
 {
 	struct tfj_queue_stats qs;
-	struct tfj_nsinformer *infs[4] = { c->jobs, c->pods, c->svcs, c->netpols };
+	struct tfj_nsinformer *infs[5] = { c->jobs, c->pods, c->svcs, c->netpols, c->podgroups };
 	int rc = 0;
 
 	tfj_queue_stats(c->q, &qs);
@@ -874,7 +903,7 @@ int tfj_controller_metrics(struct tfj_controller *c, struct tfj_buf *out)
 			rc |= tfj_buf_printf(out, "# HELP tfjob_operator_%s %s\n"
 					     "# TYPE tfjob_operator_%s %s\n",
 					     fam[f][0], fam[f][2], fam[f][0], fam[f][1]);
-			for (int i = 0; i < 4; i++) {
+			for (int i = 0; i < 5 && infs[i]; i++) {
 				struct tfj_informer_stats s;
 				unsigned long long v;
 				tfj_nsinformer_stats(infs[i], &s);

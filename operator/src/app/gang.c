@@ -1,22 +1,24 @@
 /*
- * gang.c - the PodGroup of a TFJob, created, updated and deleted.
+ * gang.c - the planner's PodGroup actions carried out (gang.h).
  */
 #include "app/gang.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <tfj/err.h>
+#include <tfj/json.h>
 #include <tfj/log.h>
 
 #include "kube/apipath.h"
+#include "kube/expect.h"
 #include "kube/kube.h"
-#include "kube/objmeta.h"
-#include "tfjob/plan.h"
 
 #define PATH_LEN 1024
-#define MSG_LEN 512
+#define MSG_LEN 600
+#define KIND "podgroup"
 
 static void event(struct tfj_apply *ap, const struct tfj_tfjob *job, const char *type,
 		  const char *reason, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
@@ -33,117 +35,126 @@ static void event(struct tfj_apply *ap, const struct tfj_tfjob *job, const char 
 	tfj_apply_event(ap, job, type, reason, msg);
 }
 
-static int create(uint64_t *wait_ms, struct tfj_gang_block *block, struct tfj_apply *ap,
-		  const struct tfj_gang *g, const struct tfj_tfjob *job, const char *api,
-		  const cJSON *body)
+static int create(int *hold, struct tfj_apply *ap, const struct tfj_tfjob *job, const char *key,
+		  const struct tfj_action *act, struct tfj_createfail *cf, int64_t now_ms,
+		  const char *api)
 {
 	char coll[PATH_LEN];
 	int rc;
 
-	if ((rc = tfj_apipath_coll(coll, sizeof(coll), api, job->ns, "podgroups")))
-		return rc;
-	rc = tfj_kube_create(ap->k, NULL, coll, body);
-	if (rc == 0 || rc == TFJ_EEXIST) {
-		if (rc == 0)
-			event(ap, job, "Normal", "SuccessfulCreatePodGroup", "Created PodGroup: %s",
-			      job->name);
+	if ((rc = tfj_apipath_coll(coll, sizeof(coll), api, job->ns, "podgroups")) ||
+	    (rc = tfj_expect_create(ap->exp, key, KIND, act->name)))
+		goto held;
+	rc = tfj_kube_create(ap->k, NULL, coll, act->body);
+	if (rc == 0) {
+		if (cf)
+			tfj_createfail_podgroup(cf, 0, now_ms);
+		tfj_apply_event(ap, job, act->ev_type, act->ev_reason, act->ev_message);
 		return 0;
 	}
+	/* No ADD event comes for an object this POST did not make. */
+	tfj_expect_cancel_create(ap->exp, key, KIND, act->name);
+	if (rc == TFJ_EEXIST)
+		return 0; /* the cache shows whose it is; the next plan acts on that */
 	if (rc == TFJ_ENOTFOUND) {
 		/* The collection itself is unknown: the CRD is not installed. */
-		snprintf(block->message, sizeof(block->message),
-			 "gang scheduling (%s) needs the PodGroup API %s, which this cluster "
-			 "does not serve: install its PodGroup CRD or turn --gang-scheduler-name "
-			 "off; no pods are created until then",
-			 tfj_podgroup_api_name(g->api), api + strlen("/apis/"));
-		block->reason = TFJ_PLAN_GANG_REASON_UNAVAILABLE;
-		tfj_apply_event(ap, job, "Warning", block->reason, block->message);
-		tfj_log_warn("PodGroup API not served", "job", job->name, "namespace", job->ns,
-			     "api", api);
-		*wait_ms = TFJ_GANG_RETRY_MS;
+		if (cf)
+			tfj_createfail_podgroup(cf, 1, now_ms);
+		event(ap, job, "Warning", TFJ_PLAN_GANG_REASON_UNAVAILABLE,
+		      "gang scheduling (%s) needs the PodGroup API %s, which this cluster does not "
+		      "serve: install its PodGroup CRD or turn --gang-scheduler-name off; no pods "
+		      "are created until then", tfj_podgroup_api_name(ap->gang->api),
+		      api + strlen("/apis/"));
+		tfj_log_warn("PodGroup API not served", "job", key, "api", api);
+		*hold = 1;
 		return 0;
 	}
-	event(ap, job, "Warning", "FailedCreatePodGroup", "Error creating: %s", tfj_err_detail());
+	event(ap, job, "Warning", "FailedCreatePodGroup", "Error creating: %.500s",
+	      tfj_err_detail());
+held:
+	*hold = 1;
 	return rc;
 }
 
-int tfj_gang_sync(uint64_t *wait_ms, struct tfj_gang_block *block, struct tfj_apply *ap,
-		  const struct tfj_gang *g, const struct tfj_tfjob *job)
+/* JSON patch: the same object (uid), the spec replaced whole. */
+static int update(struct tfj_apply *ap, const struct tfj_tfjob *job,
+		  const struct tfj_action *act, const char *path)
 {
-	const char *api = tfj_podgroup_api_path(g ? g->api : TFJ_PODGROUP_OFF);
-	char path[PATH_LEN];
-	enum tfj_podgroup_op op;
-	cJSON *obs = NULL, *body = NULL;
-	int rc, round;
+	cJSON *ops = cJSON_CreateArray(), *t, *r;
+	char *text = NULL;
+	int rc;
 
-	*wait_ms = 0;
-	block->reason = NULL;
-	block->message[0] = '\0';
-	if (!api)
-		return 0;
-	if ((rc = tfj_apipath_obj(path, sizeof(path), api, job->ns, "podgroups", job->name, NULL)))
-		return rc;
-	/* Two rounds: a PodGroup left by an earlier job of this name is deleted
-	 * in the first, ours created in the second. */
-	for (round = 0; round < 2; round++) {
-		rc = tfj_kube_get(ap->k, &obs, path);
-		if (rc == TFJ_ENOTFOUND) {
-			obs = NULL;
-		} else if (rc) {
-			tfj_log_warn("reading PodGroup failed", "job", job->name, "namespace", job->ns,
-				     "error", tfj_err_detail());
-			return rc;
-		}
-		rc = tfj_podgroup_plan(&op, &body, job, obs, g);
-		if (rc) {
-			snprintf(block->message, sizeof(block->message),
-				 "runPolicy.schedulingPolicy: %s; no PodGroup, no pods",
-				 tfj_err_detail());
-			block->reason = TFJ_PLAN_GANG_REASON_INVALID;
-			tfj_apply_event(ap, job, "Warning", block->reason, block->message);
-			*wait_ms = TFJ_GANG_RETRY_MS;
-			rc = 0;
-			goto out;
-		}
-		if (op != TFJ_PODGROUP_NOOP)
-			tfj_log_info("PodGroup", "job", job->name, "namespace", job->ns, "op",
-				     tfj_podgroup_op_name(op));
-		switch (op) {
-		case TFJ_PODGROUP_CREATE:
-			rc = create(wait_ms, block, ap, g, job, api, body);
-			goto out;
-		case TFJ_PODGROUP_UPDATE:
-			rc = tfj_kube_replace(ap->k, NULL, path, body);
-			if (rc)
-				event(ap, job, "Warning", "FailedUpdatePodGroup", "Error updating: %s",
-				      tfj_err_detail());
-			else
-				event(ap, job, "Normal", "SuccessfulUpdatePodGroup",
-				      "Updated PodGroup: %s", job->name);
-			goto out;
-		case TFJ_PODGROUP_DELETE:
-			rc = tfj_kube_delete(ap->k, path, tfj_objmeta_str(obs, "uid"), "Background");
-			if (rc == TFJ_ENOTFOUND || rc == TFJ_ECONFLICT)
-				rc = 0;
-			if (rc) {
-				event(ap, job, "Warning", "FailedDeletePodGroup", "Error deleting: %s",
-				      tfj_err_detail());
-				goto out;
-			}
-			event(ap, job, "Normal", "SuccessfulDeletePodGroup", "Deleted PodGroup: %s",
-			      job->name);
-			if (!tfj_podgroup_wanted(job))
-				goto out;
-			break; /* a stale one: now create ours */
-		default:
-			goto out;
-		}
-		cJSON_Delete(obs);
-		obs = NULL;
+	if (!ops || !(t = cJSON_CreateObject()) || !cJSON_AddItemToArray(ops, t) ||
+	    !cJSON_AddStringToObject(t, "op", "test") ||
+	    !cJSON_AddStringToObject(t, "path", "/metadata/uid") ||
+	    !cJSON_AddStringToObject(t, "value", act->uid) ||
+	    !(r = cJSON_CreateObject()) || !cJSON_AddItemToArray(ops, r) ||
+	    !cJSON_AddStringToObject(r, "op", "replace") ||
+	    !cJSON_AddStringToObject(r, "path", "/spec") ||
+	    !cJSON_AddItemReferenceToObject(r, "value", act->body) || tfj_json_print(&text, ops)) {
+		rc = tfj_err_set(TFJ_ENOMEM, "PodGroup patch");
+		goto out;
 	}
-	*wait_ms = TFJ_GANG_RETRY_MS; /* deleted twice: someone races us; look again later */
+	rc = tfj_kube_patch(ap->k, NULL, path, TFJ_KUBE_PATCH_JSON, text);
+	/* Gone since the plan: the cache will show it and the next plan
+	 * creates it again. */
+	if (rc == TFJ_ENOTFOUND || rc == TFJ_ECONFLICT) {
+		rc = 0;
+		goto out;
+	}
+	if (rc)
+		event(ap, job, "Warning", "FailedUpdatePodGroup", "Error updating: %.500s",
+		      tfj_err_detail());
+	else
+		tfj_apply_event(ap, job, act->ev_type, act->ev_reason, act->ev_message);
 out:
-	cJSON_Delete(obs);
-	cJSON_Delete(body);
+	free(text);
+	cJSON_Delete(ops);
+	return rc;
+}
+
+static int delete(struct tfj_apply *ap, const struct tfj_tfjob *job, const char *key,
+		  const struct tfj_action *act, const char *path)
+{
+	int rc;
+
+	if ((rc = tfj_expect_delete(ap->exp, key, KIND, act->name)))
+		return rc;
+	rc = tfj_kube_delete(ap->k, path, act->uid[0] ? act->uid : NULL, "Background");
+	if (rc == 0) {
+		tfj_apply_event(ap, job, act->ev_type, act->ev_reason, act->ev_message);
+		return 0;
+	}
+	tfj_expect_cancel_delete(ap->exp, key, KIND, act->name);
+	if (rc == TFJ_ENOTFOUND || rc == TFJ_ECONFLICT)
+		return 0; /* gone already, or a newer one this plan did not see */
+	event(ap, job, "Warning", "FailedDeletePodGroup", "Error deleting: %.500s",
+	      tfj_err_detail());
+	return rc;
+}
+
+int tfj_gang_apply(int *hold, struct tfj_apply *ap, const struct tfj_tfjob *job, const char *key,
+		   const struct tfj_action *act, struct tfj_createfail *cf, int64_t now_ms)
+{
+	const char *api = tfj_podgroup_api_path(ap->gang ? ap->gang->api : TFJ_PODGROUP_OFF);
+	char path[PATH_LEN];
+	int rc;
+
+	if (!api)
+		return tfj_err_set(TFJ_EINVAL, "PodGroup action without gang scheduling");
+	if (act->kind == TFJ_ACT_CREATE_PODGROUP)
+		rc = create(hold, ap, job, key, act, cf, now_ms, api);
+	else
+		rc = tfj_apipath_obj(path, sizeof(path), api, job->ns, "podgroups", act->name,
+				     NULL);
+	if (!rc && act->kind == TFJ_ACT_UPDATE_PODGROUP)
+		rc = update(ap, job, act, path);
+	else if (!rc && act->kind == TFJ_ACT_DELETE_PODGROUP)
+		rc = delete(ap, job, key, act, path);
+	if (rc)
+		tfj_log_warn("PodGroup write failed", "job", key, "action",
+			     tfj_plan_kind_name(act->kind), "error", tfj_err_detail());
+	else
+		tfj_log_info("PodGroup", "job", key, "action", tfj_plan_kind_name(act->kind));
 	return rc;
 }

@@ -1,22 +1,24 @@
 /*
- * gang.h - gang scheduling at the edge: keeps a TFJob's PodGroup in the
- * cluster as tfjob/podgroup.h decides, before the planner creates pods.
+ * gang.h - gang scheduling at the edge: carries out the planner's PodGroup
+ * actions (plan.h: CREATE_PODGROUP, UPDATE_PODGROUP, DELETE_PODGROUP) on
+ * the PodGroup API tfjob/podgroup.h names. What the PodGroup should be,
+ * and when, is the planner's (tfjob/planpodgroup.h); the controller's
+ * PodGroup informer is what it observes.
  *
- * Each reconcile of a job (only with --gang-scheduler-name) reads the
- * PodGroup from the API server (a GET, not a cache: there is one PodGroup
- * per job and the CRD may be missing, so an informer would have nothing to
- * list), then creates, updates or deletes it. Pods are planned only once
- * the PodGroup exists, so the scheduler never sees a pod of the gang
- * without its group.
- *
- * Without the PodGroup CRD (the POST answers 404) the job gets a Warning
- * event PodGroupUnavailable saying what to install, no pods, and is looked
- * at again after TFJ_GANG_RETRY_MS: a missing CRD is an installation
- * problem, not one a fast retry fixes, so it neither crash-loops nor storms
- * the API server. A schedulingPolicy that cannot be turned into a PodGroup
- * gets a Warning InvalidSchedulingPolicy and the same slow retry. Both come
- * back in a struct tfj_gang_block, which the controller hands to the
- * planner: the job's ReplicaFailure condition then says the same (plan.h).
+ *  - CREATE: POST the action's body (recorded in the expectations first);
+ *    409 is success. A 404 means the PodGroup API is not served (its CRD
+ *    is not installed): a Warning event PodGroupUnavailable saying what to
+ *    install, the job's record notes it (createfail.h's
+ *    tfj_createfail_podgroup: the next plans block the job and retry only
+ *    after TFJ_CREATEFAIL_PODGROUP_MS, so a missing CRD neither crash-loops
+ *    nor storms the API server), and the plan's pods are held. Any other
+ *    failure: a Warning FailedCreatePodGroup, pods held, the error returned
+ *    (the key's backoff).
+ *  - UPDATE: a JSON patch that tests the uid and replaces the spec (the
+ *    informer's copy is slim, so the object is never PUT whole); 404 and
+ *    409 are no failure (the next plan sees what is there).
+ *  - DELETE: with preconditions.uid, Background; 404 and 409 are success.
+ * Successes post the action's event, failures a Warning of their own.
  *
  * Ownership: borrows everything.
  */
@@ -26,24 +28,17 @@
 #include <stdint.h>
 
 #include "app/apply.h"
+#include "tfjob/createfail.h"
+#include "tfjob/plan.h"
 #include "tfjob/podgroup.h"
 #include "tfjob/tfjob.h"
 
-#define TFJ_GANG_RETRY_MS 30000
-
-/* Why the job cannot start: reason NULL = it is not blocked. */
-struct tfj_gang_block {
-	const char *reason;  /* TFJ_PLAN_GANG_REASON_* (static) */
-	char message[512];
-};
-
 /*
- * Brings job's PodGroup to its desired state. Returns 0 with *wait_ms 0
- * when the planner may go on, 0 with *wait_ms > 0 when it must not plan pods
- * yet (look again then; block->reason set when the wait is for a reason the
- * user must fix), negative on an API error (retry with backoff).
+ * Carries out act (a *_PODGROUP action of job's plan; key "ns/name") with
+ * ap->gang's API. *hold is set to 1 when the plan's pods must wait. cf (may
+ * be NULL) is the job's record. 0 or the error to retry with backoff.
  */
-int tfj_gang_sync(uint64_t *wait_ms, struct tfj_gang_block *block, struct tfj_apply *ap,
-		  const struct tfj_gang *g, const struct tfj_tfjob *job);
+int tfj_gang_apply(int *hold, struct tfj_apply *ap, const struct tfj_tfjob *job, const char *key,
+		   const struct tfj_action *act, struct tfj_createfail *cf, int64_t now_ms);
 
 #endif

@@ -253,7 +253,12 @@ cJSON *tfj_slim_service(const cJSON *obj)
 	return out;
 }
 
-cJSON *tfj_slim_netpol(const cJSON *obj)
+/*
+ * The metadata and, when it prints in `cap` bytes, the spec: what the
+ * planner converges. A spec over the cap is not ours (ours is well under
+ * it), so leaving it out only makes the planner replace it.
+ */
+static cJSON *meta_and_spec(const cJSON *obj, size_t cap)
 {
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
 	cJSON *out;
@@ -264,13 +269,10 @@ cJSON *tfj_slim_netpol(const cJSON *obj)
 		return NULL;
 	if (slim_type(out, obj) || slim_meta(out, obj))
 		goto fail;
-	/* The spec is what the planner converges; one over the cap is not
-	 * ours (ours is well under it), so leaving it out only makes the
-	 * planner replace it. */
 	if (cJSON_IsObject(spec)) {
 		if (!(text = cJSON_PrintUnformatted(spec)))
 			goto fail;
-		keep = strlen(text) <= TFJ_SLIM_NETPOL_SPEC_MAX;
+		keep = strlen(text) <= cap;
 		cJSON_free(text);
 		if (keep && copy(out, obj, "spec", K_OBJECT))
 			goto fail;
@@ -279,6 +281,16 @@ cJSON *tfj_slim_netpol(const cJSON *obj)
 fail:
 	cJSON_Delete(out);
 	return NULL;
+}
+
+cJSON *tfj_slim_netpol(const cJSON *obj)
+{
+	return meta_and_spec(obj, TFJ_SLIM_NETPOL_SPEC_MAX);
+}
+
+cJSON *tfj_slim_podgroup(const cJSON *obj)
+{
+	return meta_and_spec(obj, TFJ_SLIM_PODGROUP_SPEC_MAX);
 }
 
 /*

@@ -24,6 +24,10 @@
  *             in TFJ_SLIM_NETPOL_SPEC_MAX bytes (tfjob/netpol.h's
  *             tfj_netpol_current compares it; a bigger one is not ours and
  *             is cached without a spec, which the planner replaces).
+ *   PodGroups the same metadata and the spec whole, when it prints in
+ *             TFJ_SLIM_PODGROUP_SPEC_MAX bytes (tfjob/podgroup.h's
+ *             tfj_podgroup_plan compares and keeps fields of it; a bigger
+ *             one is cached without a spec, which the planner replaces).
  *   TFJobs    everything but metadata.managedFields and the
  *             kubectl.kubernetes.io/last-applied-configuration annotation;
  *             a spec over TFJ_TFJOB_MAX_SPEC_BYTES is replaced by its size
@@ -33,7 +37,7 @@
  * Fields of the wrong JSON type are left out rather than copied, so the
  * cache holds nothing the readers' type-checked getters would refuse.
  *
- * All four are pure: they never modify `obj` and return a new tree the
+ * All five are pure: they never modify `obj` and return a new tree the
  * caller owns (cJSON_Delete), or NULL when out of memory or when obj is
  * not a JSON object.
  */
@@ -44,10 +48,12 @@
 
 #define TFJ_SLIM_LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
 #define TFJ_SLIM_NETPOL_SPEC_MAX 4096
+#define TFJ_SLIM_PODGROUP_SPEC_MAX 4096
 
 cJSON *tfj_slim_pod(const cJSON *obj);
 cJSON *tfj_slim_service(const cJSON *obj);
 cJSON *tfj_slim_netpol(const cJSON *obj);
+cJSON *tfj_slim_podgroup(const cJSON *obj);
 cJSON *tfj_slim_tfjob(const cJSON *obj);
 
 #endif

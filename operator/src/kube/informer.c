@@ -44,6 +44,9 @@ struct tfj_informer {
 	size_t max_line;
 	int page_size;
 	tfj_informer_reject_fn reject;
+	int absent_ok;
+	long absent_relist_ms;
+	_Atomic int absent;            /* the last LIST found no such collection */
 
 	/* Written only by the thread, read by any (it locks itself). */
 	struct tfj_objstore *store;
@@ -330,9 +333,21 @@ static int do_list(struct tfj_informer *inf)
 
 	inf->list_rejected = &rejected;
 	do {
-		if ((rc = build_path(inf, path, sizeof(path), 0, *cont ? cont : NULL)) ||
-		    (rc = list_page(inf, &seen, cont, sizeof(cont), path)))
+		if ((rc = build_path(inf, path, sizeof(path), 0, *cont ? cont : NULL)))
 			goto out;
+		rc = list_page(inf, &seen, cont, sizeof(cont), path);
+		/* Not served (absent_ok): an empty list, so the cache empties. */
+		if (rc == TFJ_ENOTFOUND && inf->absent_ok && !*cont) {
+			if (!atomic_exchange(&inf->absent, 1))
+				tfj_log_info("collection not served; listed again later", "informer",
+					     inf->name);
+			rc = 0;
+			break;
+		}
+		if (rc)
+			goto out;
+		if (!*cont && atomic_exchange(&inf->absent, 0))
+			tfj_log_info("collection served", "informer", inf->name);
 	} while (*cont);
 
 	/* Objects cached but absent from the list were deleted while we were not watching. */
@@ -529,6 +544,11 @@ static void *run(void *arg)
 		}
 		inf->need_relist = 0;
 		release_free_memory();
+		if (atomic_load(&inf->absent)) {
+			/* Nothing to watch: look again later (absent_ok). */
+			nap(inf, jitter(inf, inf->absent_relist_ms));
+			continue;
+		}
 		while (!inf->stop && !inf->need_relist) {
 			uint64_t t0 = tfj_clock_mono_ns();
 			rc = do_watch(inf);
@@ -582,6 +602,9 @@ int tfj_informer_new(struct tfj_informer **out, struct tfj_kube *k,
 	inf->transform = o->transform;
 	inf->ud = o->ud;
 	inf->watch_timeout_s = o->watch_timeout_s > 0 ? o->watch_timeout_s : 300;
+	inf->absent_ok = o->absent_ok;
+	inf->absent_relist_ms = o->absent_relist_ms > 0 ? o->absent_relist_ms
+						       : TFJ_INFORMER_ABSENT_RELIST_MS;
 	inf->max_line = o->max_line ? o->max_line : TFJ_WATCH_LINE_MAX_DEFAULT;
 	/* Never more than a page of the largest objects that fits the body cap. */
 	inf->page_size = o->page_size > 0 && o->page_size < TFJ_OBJDECODE_PAGE_SIZE
@@ -761,4 +784,9 @@ out:
 const char *tfj_informer_name(const struct tfj_informer *inf)
 {
 	return inf->name;
+}
+
+int tfj_informer_absent(struct tfj_informer *inf)
+{
+	return atomic_load(&inf->absent);
 }

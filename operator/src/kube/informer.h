@@ -85,7 +85,18 @@ struct tfj_informer_opts {
 	size_t max_line;             /* watch line cap (default TFJ_WATCH_LINE_MAX_DEFAULT) */
 	int page_size;               /* LIST limit (default and most TFJ_OBJDECODE_PAGE_SIZE) */
 	tfj_informer_reject_fn reject; /* may be NULL */
+	/*
+	 * A LIST answered 404 (the collection is not served: its CRD is not
+	 * installed) is an empty, synced collection rather than an error: the
+	 * cache empties, tfj_informer_absent says 1, and the LIST is tried
+	 * again every absent_relist_ms (0 = TFJ_INFORMER_ABSENT_RELIST_MS,
+	 * jittered) until it is served.
+	 */
+	int absent_ok;
+	long absent_relist_ms;
 };
+
+#define TFJ_INFORMER_ABSENT_RELIST_MS 30000
 
 struct tfj_informer_stats {
 	uint64_t lists;       /* completed LISTs (the first included) */
@@ -137,6 +148,8 @@ int tfj_informer_list_all(struct tfj_informer *inf, cJSON ***out, size_t *n);
 void tfj_informer_free_list(cJSON **list, size_t n);
 
 void tfj_informer_stats(struct tfj_informer *inf, struct tfj_informer_stats *out);
+/* 1 while the last LIST found the collection not served (opts.absent_ok). */
+int tfj_informer_absent(struct tfj_informer *inf);
 const char *tfj_informer_name(const struct tfj_informer *inf);
 
 /*

@@ -274,3 +274,10 @@ int tfj_nsinformer_dump(struct tfj_nsinformer *s, struct tfj_buf *out)
 			return rc;
 	return 0;
 }
+
+int tfj_nsinformer_absent(struct tfj_nsinformer *s, const char *ns)
+{
+	struct tfj_informer *inf = route(s, ns);
+
+	return inf ? tfj_informer_absent(inf) : 0;
+}

@@ -58,6 +58,8 @@ int tfj_nsinformer_get_text(char **out, size_t *len, struct tfj_nsinformer *s, c
 int tfj_nsinformer_select(struct tfj_nsinformer *s, cJSON ***out, size_t *n, const char *ns,
 			  const char *value);
 void tfj_nsinformer_stats(struct tfj_nsinformer *s, struct tfj_informer_stats *out);
+/* tfj_informer_absent of namespace ns's informer (0 when ns is not watched). */
+int tfj_nsinformer_absent(struct tfj_nsinformer *s, const char *ns);
 const char *tfj_nsinformer_name(const struct tfj_nsinformer *s);
 int64_t tfj_nsinformer_idle_ms(struct tfj_nsinformer *s);
 int tfj_nsinformer_dump(struct tfj_nsinformer *s, struct tfj_buf *out);

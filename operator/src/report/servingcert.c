@@ -27,7 +27,7 @@ static const char *const keys[] = { "ca.crt", "ca.key", "tls.crt", "tls.key" };
 
 struct tfj_servingcert {
 	struct tfj_kube *k;
-	char *ns, *secret;
+	char *ns, *secret, *ca_secret;
 	char names[TFJ_SERVINGCERT_NAMES][256];
 	int external;
 	int64_t ca_life, leaf_life;
@@ -337,6 +337,20 @@ out:
 	return rc;
 }
 
+char *tfj_servingcert_ca_secret_name(const char *secret)
+{
+	size_t n;
+	char *name;
+
+	if (!secret)
+		return NULL;
+	n = strlen(secret) + sizeof(TFJ_SERVINGCERT_CA_SUFFIX);
+	if (!(name = malloc(n)))
+		return NULL;
+	snprintf(name, n, "%s%s", secret, TFJ_SERVINGCERT_CA_SUFFIX);
+	return name;
+}
+
 static int same(const char *a, const char *b)
 {
 	return a && b ? !strcmp(a, b) : a == b;
@@ -395,15 +409,15 @@ static int load(struct tfj_servingcert *s, struct tfj_servingcert_pem *p, int64_
 	return 0;
 }
 
-/* Writes np as the Secret: POST when rv is NULL, else PUT with rv. */
-static int write_secret(struct tfj_servingcert *s, const struct tfj_servingcert_pem *np,
-			const char *rv)
+/* Writes p as Secret `name`: POST when rv is NULL, else PUT with rv. */
+static int write_secret(struct tfj_servingcert *s, const char *name,
+			const struct tfj_servingcert_pem *p, const char *rv)
 {
 	char path[512];
 	cJSON *obj = NULL, *meta, *it;
 	int rc;
 
-	if ((rc = tfj_servingcert_to_secret(&obj, np, s->ns, s->secret)))
+	if ((rc = tfj_servingcert_to_secret(&obj, p, s->ns, name)))
 		return rc;
 	if (rv) {
 		meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
@@ -411,8 +425,8 @@ static int write_secret(struct tfj_servingcert *s, const struct tfj_servingcert_
 			cJSON_Delete(obj);
 			return tfj_err_set(TFJ_ENOMEM, "Secret");
 		}
-		rc = tfj_apipath_obj(path, sizeof(path), TFJ_APIPATH_CORE, s->ns, "secrets",
-				     s->secret, NULL);
+		rc = tfj_apipath_obj(path, sizeof(path), TFJ_APIPATH_CORE, s->ns, "secrets", name,
+				     NULL);
 		if (!rc)
 			rc = tfj_kube_replace(s->k, NULL, path, obj);
 	} else {
@@ -428,81 +442,231 @@ static int write_secret(struct tfj_servingcert *s, const struct tfj_servingcert_
 	return rc;
 }
 
+/* One Secret as read: its material, resourceVersion ("" when absent). */
+struct observed {
+	int found;
+	struct tfj_servingcert_pem p;
+	char rv[64];
+};
+
+/*
+ * GETs Secret `name` into *o. A Secret whose data is not base64 text counts
+ * as found and empty (self-managed: it is replaced), except with external
+ * (cert-manager's Secret is never replaced: the error is returned).
+ */
+static int read_secret(struct observed *o, struct tfj_servingcert *s, const char *name)
+{
+	const char *rv = NULL;
+	char path[512];
+	cJSON *obj = NULL;
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	if ((rc = tfj_apipath_obj(path, sizeof(path), TFJ_APIPATH_CORE, s->ns, "secrets", name,
+				  NULL)))
+		return rc;
+	rc = tfj_kube_get(s->k, &obj, path);
+	if (rc == TFJ_ENOTFOUND)
+		return 0;
+	if (rc)
+		return rc;
+	o->found = 1;
+	rc = tfj_servingcert_from_secret(&o->p, obj);
+	if (tfj_json_get_string(&rv, cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
+				"resourceVersion") == 0 && rv && strlen(rv) < sizeof(o->rv))
+		snprintf(o->rv, sizeof(o->rv), "%s", rv);
+	cJSON_Delete(obj);
+	if (rc && s->external)
+		return rc;
+	if (!o->rv[0]) {
+		tfj_servingcert_pem_free(&o->p);
+		return tfj_err_set(TFJ_EPARSE, "Secret %s/%s has no resourceVersion", s->ns, name);
+	}
+	return 0;
+}
+
+/* Two PEM texts start with the same certificate (both non-NULL). */
+static int same_first(const char *a, const char *b)
+{
+	char *fa = first_cert(a), *fb = first_cert(b);
+	int yes = fa && fb && !strcmp(fa, fb);
+
+	free(fa);
+	free(fb);
+	return yes;
+}
+
+/*
+ * The layout before the CA key had a Secret of its own: ca.key sat in the
+ * serving Secret, which more parties may read than need the CA. A ca.key
+ * found there moves to the CA Secret (when it is the key of the bundle's
+ * first CA: the newest writer's CA, which agents trust already), and the
+ * serving Secret is rewritten without it. Returns 1 when it wrote (read
+ * both again), 0 when there was nothing to move, or an error.
+ */
+static int move_ca_key(struct tfj_servingcert *s, struct observed *srv, struct observed *ca)
+{
+	struct tfj_servingcert_pem cp = { 0 };
+	int rc = 0;
+
+	if (!srv->found || !srv->p.ca_key)
+		return 0;
+	if (srv->p.ca_crt && !tfj_certgen_key_matches(srv->p.ca_crt, srv->p.ca_key) &&
+	    !(ca->found && ca->p.tls_crt && ca->p.tls_key &&
+	      same_first(ca->p.tls_crt, srv->p.ca_crt))) {
+		if (!(cp.tls_crt = first_cert(srv->p.ca_crt)) ||
+		    !(cp.tls_key = strdup(srv->p.ca_key))) {
+			rc = tfj_err_set(TFJ_ENOMEM, "Secret");
+			goto out;
+		}
+		if ((rc = write_secret(s, s->ca_secret, &cp, ca->found ? ca->rv : NULL)))
+			goto out;
+	}
+	wipe_free(srv->p.ca_key);
+	srv->p.ca_key = NULL;
+	if ((rc = write_secret(s, s->secret, &srv->p, srv->rv)))
+		goto out;
+	tfj_log_info("report channel: CA key moved out of the serving certificate's Secret",
+		     "name", s->secret, "ca_key_in", s->ca_secret, "namespace", s->ns);
+	rc = 1;
+out:
+	tfj_servingcert_pem_free(&cp);
+	return rc;
+}
+
+/*
+ * The material decide() looks at, from both Secrets, into *v: the CA key
+ * from the CA Secret, the bundle and certificate from the serving Secret
+ * while the bundle starts with the CA Secret's CA. When it does not (the CA
+ * was rotated and the serving Secret not yet rewritten), the bundle is that
+ * CA followed by the serving bundle's first CA while valid, and no serving
+ * certificate, so a new one is made from the CA Secret's CA.
+ */
+static int view(struct tfj_servingcert_pem *v, struct observed *srv, struct observed *ca,
+		int64_t now_s)
+{
+	char *old = NULL;
+	int64_t nb, na;
+	size_t n;
+
+	memset(v, 0, sizeof(*v));
+	if (!ca->found || !ca->p.tls_crt || !ca->p.tls_key) {
+		/* No CA: a new one, keeping the served bundle's first CA. */
+		v->ca_crt = srv->p.ca_crt;
+		srv->p.ca_crt = NULL;
+		return 0;
+	}
+	v->ca_key = ca->p.tls_key;
+	ca->p.tls_key = NULL;
+	if (srv->found && srv->p.ca_crt && same_first(srv->p.ca_crt, ca->p.tls_crt)) {
+		*v = (struct tfj_servingcert_pem){ srv->p.ca_crt, v->ca_key, srv->p.tls_crt,
+						   srv->p.tls_key };
+		memset(&srv->p, 0, sizeof(srv->p));
+		return 0;
+	}
+	old = first_cert(srv->p.ca_crt);
+	if (old && (tfj_certgen_validity(&nb, &na, old) || na <= now_s)) {
+		free(old);
+		old = NULL;
+	}
+	n = strlen(ca->p.tls_crt) + (old ? strlen(old) : 0) + 1;
+	if (!(v->ca_crt = malloc(n))) {
+		free(old);
+		tfj_servingcert_pem_free(v);
+		return tfj_err_set(TFJ_ENOMEM, "Secret");
+	}
+	snprintf(v->ca_crt, n, "%s%s", ca->p.tls_crt, old ? old : "");
+	free(old);
+	return 0;
+}
+
+/*
+ * Writes renewed material np: a new CA's pair into the CA Secret first (a
+ * serving certificate never names a CA that is not kept), then the bundle
+ * and certificate, without the CA key, into the serving Secret.
+ */
+static int write_both(struct tfj_servingcert *s, const struct tfj_servingcert_pem *np,
+		      enum tfj_servingcert_action act, const struct observed *srv,
+		      const struct observed *ca)
+{
+	struct tfj_servingcert_pem cp = { 0 }, sp = *np;
+	int rc;
+
+	if (act == TFJ_SERVINGCERT_NEW_CA) {
+		if (!(cp.tls_crt = first_cert(np->ca_crt)))
+			return tfj_err_set(TFJ_ENOMEM, "Secret");
+		cp.tls_key = np->ca_key;
+		rc = write_secret(s, s->ca_secret, &cp, ca->found ? ca->rv : NULL);
+		free(cp.tls_crt);
+		if (rc)
+			return rc;
+	}
+	sp.ca_key = NULL;
+	return write_secret(s, s->secret, &sp, srv->found ? srv->rv : NULL);
+}
+
+/* The external (cert-manager) pass: read and serve, write nothing. */
+static int sync_external(struct tfj_servingcert *s, int64_t now_s)
+{
+	struct observed srv;
+	int rc;
+
+	if ((rc = read_secret(&srv, s, s->secret)))
+		return rc;
+	if (!srv.found)
+		return tfj_err_set(TFJ_EUNAVAIL, "Secret %s/%s not there yet (cert-manager)", s->ns,
+				   s->secret);
+	return load(s, &srv.p, now_s);
+}
+
 int tfj_servingcert_sync(struct tfj_servingcert *s, int64_t now_s)
 {
 	const char *names[TFJ_SERVINGCERT_NAMES];
-	char path[512];
 	int attempt, rc = 0, i;
 
+	if (s->external)
+		return sync_external(s, now_s);
 	for (i = 0; i < TFJ_SERVINGCERT_NAMES; i++)
 		names[i] = s->names[i];
-	if ((rc = tfj_apipath_obj(path, sizeof(path), TFJ_APIPATH_CORE, s->ns, "secrets",
-				  s->secret, NULL)))
-		return rc;
-	/* Each retry follows a 409: another replica wrote first, read theirs. */
-	for (attempt = 0; attempt < 3; attempt++) {
-		struct tfj_servingcert_pem p = { 0 }, np;
+	/* Each retry follows a 409 (another replica wrote first) or a move. */
+	for (attempt = 0; attempt < 4; attempt++) {
+		struct observed srv = { 0 }, ca = { 0 };
+		struct tfj_servingcert_pem v = { 0 }, np = { 0 };
 		enum tfj_servingcert_action act;
-		const char *rv = NULL;
-		cJSON *obj = NULL;
 
-		rc = tfj_kube_get(s->k, &obj, path);
-		if (rc && rc != TFJ_ENOTFOUND)
-			return rc;
-		if (rc == TFJ_ENOTFOUND && s->external)
-			return tfj_err_set(TFJ_EUNAVAIL, "Secret %s/%s not there yet (cert-manager)",
-					   s->ns, s->secret);
-		if (obj) {
-			const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
-
-			rc = tfj_servingcert_from_secret(&p, obj);
-			if (tfj_json_get_string(&rv, meta, "resourceVersion"))
-				rv = NULL;
-			if (rc && s->external) {
-				cJSON_Delete(obj);
-				return rc;
-			}
-			rc = 0;  /* self-managed: an unreadable Secret is replaced */
-		}
-		if (s->external) {
-			cJSON_Delete(obj);
-			return load(s, &p, now_s);
-		}
-		act = obj ? tfj_servingcert_decide(&p, names, TFJ_SERVINGCERT_NAMES, now_s)
-			  : TFJ_SERVINGCERT_NEW_CA;
+		if ((rc = read_secret(&srv, s, s->secret)) || (rc = read_secret(&ca, s, s->ca_secret)))
+			goto next;
+		if ((rc = move_ca_key(s, &srv, &ca)) != 0)
+			goto next;
+		if ((rc = view(&v, &srv, &ca, now_s)))
+			goto next;
+		act = tfj_servingcert_decide(&v, names, TFJ_SERVINGCERT_NAMES, now_s);
 		if (act == TFJ_SERVINGCERT_KEEP) {
-			cJSON_Delete(obj);
-			return load(s, &p, now_s);
+			rc = load(s, &v, now_s);
+			goto done;
 		}
-		if ((rc = renew(s, &np, &p, act, now_s))) {
-			tfj_servingcert_pem_free(&p);
-			cJSON_Delete(obj);
-			return rc;
-		}
-		tfj_servingcert_pem_free(&p);
-		if (obj && !rv) {
-			cJSON_Delete(obj);
-			tfj_servingcert_pem_free(&np);
-			return tfj_err_set(TFJ_EPARSE, "Secret %s/%s has no resourceVersion", s->ns,
-					   s->secret);
-		}
-		rc = write_secret(s, &np, obj ? rv : NULL);
-		cJSON_Delete(obj);
-		if (rc == TFJ_EEXIST || rc == TFJ_ECONFLICT) {
-			tfj_servingcert_pem_free(&np);
-			continue;
-		}
-		if (rc) {
-			tfj_servingcert_pem_free(&np);
-			return rc;
-		}
-		tfj_log_info(act == TFJ_SERVINGCERT_NEW_CA && !obj
+		if ((rc = renew(s, &np, &v, act, now_s)) ||
+		    (rc = write_both(s, &np, act, &srv, &ca)))
+			goto next;
+		tfj_log_info(act == TFJ_SERVINGCERT_NEW_CA && !ca.found
 				     ? "report channel: CA and serving certificate created"
 			     : act == TFJ_SERVINGCERT_NEW_CA
 				     ? "report channel: CA rotated"
 				     : "report channel: serving certificate rotated",
-			     "name", s->secret, "namespace", s->ns);
-		return load(s, &np, now_s);
+			     "name", s->secret, "ca_key_in", s->ca_secret, "namespace", s->ns);
+		rc = load(s, &np, now_s);
+	done:
+		tfj_servingcert_pem_free(&srv.p);
+		tfj_servingcert_pem_free(&ca.p);
+		tfj_servingcert_pem_free(&v);
+		return rc;
+	next:
+		tfj_servingcert_pem_free(&srv.p);
+		tfj_servingcert_pem_free(&ca.p);
+		tfj_servingcert_pem_free(&v);
+		tfj_servingcert_pem_free(&np);
+		if (rc < 0 && rc != TFJ_EEXIST && rc != TFJ_ECONFLICT)
+			return rc;
 	}
 	return tfj_err_set(TFJ_ECONFLICT, "Secret %s/%s: conflicts kept coming", s->ns, s->secret);
 }
@@ -550,12 +714,13 @@ int tfj_servingcert_new(struct tfj_servingcert **out, struct tfj_kube *k,
 	tfj_clock_cond_init(&s->cv);
 	s->ns = strdup(o->namespace);
 	s->secret = strdup(o->secret && *o->secret ? o->secret : TFJ_SERVINGCERT_DEFAULT_SECRET);
+	s->ca_secret = tfj_servingcert_ca_secret_name(s->secret);
 	s->external = o->external;
 	s->ca_life = o->ca_lifetime_s > 0 ? o->ca_lifetime_s : TFJ_SERVINGCERT_CA_LIFETIME_S;
 	s->leaf_life = o->leaf_lifetime_s > 0 ? o->leaf_lifetime_s
 					      : TFJ_SERVINGCERT_LEAF_LIFETIME_S;
 	s->check_s = o->check_s > 0 ? o->check_s : 60;
-	if (!s->ns || !s->secret) {
+	if (!s->ns || !s->secret || !s->ca_secret) {
 		tfj_servingcert_free(s);
 		return tfj_err_set(TFJ_ENOMEM, "serving certificate");
 	}
@@ -695,6 +860,7 @@ void tfj_servingcert_free(struct tfj_servingcert *s)
 	pthread_mutex_destroy(&s->mu);
 	free(s->ns);
 	free(s->secret);
+	free(s->ca_secret);
 	if (s->grpc_up)
 		grpc_shutdown();
 	free(s);

@@ -5,27 +5,33 @@
  * certificate config fetcher so a new certificate takes effect without
  * restarting the server.
  *
- * The Secret (type kubernetes.io/tls, default name
- * TFJ_SERVINGCERT_DEFAULT_SECRET) holds
- *   ca.crt   the CA bundle agents trust: the current CA first, during a CA
- *            rotation followed by the previous one while it is still valid;
- *   ca.key   the current CA's key (self-managed only; never leaves the Secret);
- *   tls.crt  the serving certificate, for the Service's DNS names
- *            <svc>, <svc>.<ns>, <svc>.<ns>.svc, <svc>.<ns>.svc.<domain>;
- *   tls.key  its key.
+ * Two Secrets (type kubernetes.io/tls), so the CA key sits apart from the
+ * material every replica serves (and RBAC can name each):
+ *   - the serving Secret (default name TFJ_SERVINGCERT_DEFAULT_SECRET):
+ *       ca.crt   the CA bundle agents trust: the current CA first, during a
+ *                CA rotation followed by the previous one while it is valid;
+ *       tls.crt  the serving certificate, for the Service's DNS names
+ *                <svc>, <svc>.<ns>, <svc>.<ns>.svc, <svc>.<ns>.svc.<domain>;
+ *       tls.key  its key;
+ *   - the CA Secret, self-managed only, named <serving Secret>-ca-key
+ *     (tfj_servingcert_ca_secret_name): tls.crt the current CA, tls.key its
+ *     key. The key never leaves it but to sign (not kept in memory).
  *
  * tfj_servingcert_sync, every replica (leader or not, since every replica
  * serves the report port), at start and every check_s:
- *   - self-managed: no Secret -> a new CA and certificate, POSTed; a 409
- *     (another replica was faster) -> read theirs. A Secret whose CA is
- *     unusable or due (tfj_certgen_renew_due: < 1/3 of its life left) gets
- *     a new CA and certificate, one whose certificate is due or does not
- *     verify for the names gets a new certificate from the same CA; both
- *     are PUT with the read resourceVersion, and a 409 means another
- *     replica rotated first: its Secret is read and used.
- *   - external (cert-manager): the Secret is only read; until it exists
- *     and verifies nothing is served.
- *   - then, when the Secret's content changed, the certificate is checked
+ *   - self-managed: reads both Secrets. A ca.key in the serving Secret (the
+ *     layout of earlier versions, or an earlier version's replica during an
+ *     upgrade) moves to the CA Secret when it is the key of the bundle's
+ *     first CA, and the serving Secret is rewritten without it. No CA
+ *     Secret, or one whose CA is unusable or due (tfj_certgen_renew_due:
+ *     < 1/3 of its life left) -> a new CA (CA Secret first) and certificate;
+ *     a certificate that is due, does not verify for the names, or is not
+ *     from the CA Secret's CA -> a new certificate from that CA. Writes are
+ *     POSTs or PUTs with the read resourceVersion; a 409 means another
+ *     replica wrote first: both are read again and used.
+ *   - external (cert-manager): the serving Secret is only read; until it
+ *     exists and verifies nothing is served. No CA Secret.
+ *   - then, when the serving material changed, the certificate is checked
  *     (tfj_certgen_verify for every name, now) and becomes the served one.
  *     A Secret that does not verify is not served; the last good one stays.
  *
@@ -50,6 +56,7 @@
 #include <tfj/certgen.h>
 
 #define TFJ_SERVINGCERT_DEFAULT_SECRET "tfjob-operator-report-tls"
+#define TFJ_SERVINGCERT_CA_SUFFIX "-ca-key"
 #define TFJ_SERVINGCERT_CA_LIFETIME_S (10LL * 365 * 86400)
 #define TFJ_SERVINGCERT_LEAF_LIFETIME_S (90LL * 86400)
 #define TFJ_SERVINGCERT_NAMES 4
@@ -65,11 +72,17 @@ struct tfj_servingcert_opts {
 	int check_s;               /* sync period, 0 = 60 */
 };
 
-/* The material of one Secret; strings malloc'd, NULL when missing. */
+/*
+ * The material of one Secret (the CA Secret's pair is tls_crt, tls_key);
+ * strings malloc'd, NULL when missing.
+ */
 struct tfj_servingcert_pem {
 	char *ca_crt, *ca_key, *tls_crt, *tls_key;
 };
 void tfj_servingcert_pem_free(struct tfj_servingcert_pem *p);
+
+/* "<secret>-ca-key", the CA Secret's name (malloc'd; NULL on no memory). */
+char *tfj_servingcert_ca_secret_name(const char *secret);
 
 /* What sync does with a Secret (pure: tfj_servingcert_decide). */
 enum tfj_servingcert_action {

@@ -49,6 +49,12 @@ void tfj_createfail_netpol(struct tfj_createfail *cf, const char *reason, const 
 		 reason && message ? message : "");
 }
 
+void tfj_createfail_podgroup(struct tfj_createfail *cf, int unavailable, int64_t now_ms)
+{
+	cf->podgroup_unavailable = unavailable;
+	cf->podgroup_retry_at_ms = unavailable ? now_ms + TFJ_CREATEFAIL_PODGROUP_MS : 0;
+}
+
 int64_t tfj_createfail_wait_ms(const struct tfj_createfail *cf, int64_t now_ms)
 {
 	if (!cf || cf->failures == 0 || now_ms >= cf->retry_at_ms)

@@ -53,7 +53,15 @@ struct tfj_createfail {
 	int netpol_failed;
 	char netpol_reason[TFJ_JOBSTATUS_REASON_MAX];
 	char netpol_message[TFJ_JOBSTATUS_MESSAGE_MAX];
+	/* The job's PodGroup create found the PodGroup API not served (404):
+	 * the planner blocks the job (PodGroupUnavailable, no pods) and asks
+	 * for the next create only from podgroup_retry_at_ms (unix ms), so a
+	 * missing CRD costs one request per job per TFJ_CREATEFAIL_PODGROUP_MS. */
+	int podgroup_unavailable;
+	int64_t podgroup_retry_at_ms;
 };
+
+#define TFJ_CREATEFAIL_PODGROUP_MS 30000
 
 /* 1 when a create that failed with tfj error rc would fail again (see above). */
 int tfj_createfail_permanent(int rc);
@@ -71,6 +79,8 @@ void tfj_createfail_ok(struct tfj_createfail *cf);
 /* The job's NetworkPolicy write failed (reason, message), or worked (reason NULL). */
 void tfj_createfail_netpol(struct tfj_createfail *cf, const char *reason, const char *message);
 
+/* The PodGroup API answered 404 at now_ms (unavailable 1), or a create worked (0). */
+void tfj_createfail_podgroup(struct tfj_createfail *cf, int unavailable, int64_t now_ms);
 /* 0 when creates may be sent at now_ms, else the ms still to wait. */
 int64_t tfj_createfail_wait_ms(const struct tfj_createfail *cf, int64_t now_ms);
 

@@ -27,15 +27,23 @@
 #include "tfjob/plan.h"
 #include "tfjob/planact.h"
 #include "tfjob/plannetpol.h"
+#include "tfjob/planpodgroup.h"
 #include "tfjob/planprog.h"
 #include "tfjob/netpol.h"
 #include "tfjob/pssecret.h"
 #include "tfjob/stoprule.h"
 
 
-static const char *const kind_names[] = { "WriteStatus", "Event", "DeletePod", "DeleteService",
-					  "CreateNetworkPolicy", "UpdateNetworkPolicy", "PublishReportCA",
-					  "CreateSecret", "CreateService", "CreatePod", "DeleteJob", "Requeue" };
+static const char *const kind_names[] = {
+	[TFJ_ACT_WRITE_STATUS] = "WriteStatus", [TFJ_ACT_EVENT] = "Event",
+	[TFJ_ACT_DELETE_POD] = "DeletePod", [TFJ_ACT_DELETE_SERVICE] = "DeleteService",
+	[TFJ_ACT_DELETE_PODGROUP] = "DeletePodGroup", [TFJ_ACT_CREATE_PODGROUP] = "CreatePodGroup",
+	[TFJ_ACT_UPDATE_PODGROUP] = "UpdatePodGroup", [TFJ_ACT_PUBLISH_CA] = "PublishReportCA",
+	[TFJ_ACT_CREATE_SECRET] = "CreateSecret", [TFJ_ACT_CREATE_NETPOL] = "CreateNetworkPolicy",
+	[TFJ_ACT_UPDATE_NETPOL] = "UpdateNetworkPolicy", [TFJ_ACT_CREATE_SERVICE] = "CreateService",
+	[TFJ_ACT_CREATE_POD] = "CreatePod", [TFJ_ACT_DELETE_JOB] = "DeleteJob",
+	[TFJ_ACT_REQUEUE] = "Requeue"
+};
 
 const char *tfj_plan_kind_name(enum tfj_action_kind k)
 {
@@ -465,12 +473,11 @@ static int run_job(struct tfj_planctx *c, const char *jobref)
 static int gang_condition(struct tfj_planctx *c)
 {
 	const struct tfj_condition *rf = &c->st.cond[TFJ_COND_REPLICA_FAILURE];
-	const char *why = c->in->gang_block_reason;
+	const char *why = c->gang_reason;
 
 	if (why)
 		return tfj_jobstatus_set(&c->st, TFJ_COND_REPLICA_FAILURE, 1, why,
-					 c->in->gang_block_message ? c->in->gang_block_message : why,
-					 c->now);
+					 c->gang_message[0] ? c->gang_message : why, c->now);
 	if (rf->present && (strcmp(rf->reason, TFJ_PLAN_GANG_REASON_UNAVAILABLE) == 0 ||
 			    strcmp(rf->reason, TFJ_PLAN_GANG_REASON_INVALID) == 0))
 		tfj_jobstatus_remove(&c->st, TFJ_COND_REPLICA_FAILURE);
@@ -497,7 +504,8 @@ static int plan_job(struct tfj_planctx *c)
 	tfj_planprog_progress(c);
 	tfj_planprog_final(c);
 	if ((rc = tfj_createfail_condition(&c->st, c->in->create_failure, c->now)) ||
-	    (rc = gang_condition(c)) || (rc = tfj_plannetpol_condition(c)))
+	    (rc = tfj_planpodgroup_block(c)) || (rc = gang_condition(c)) ||
+	    (rc = tfj_plannetpol_condition(c)))
 		return rc;
 	if (tfj_jobstatus_finished(&c->st))
 		return finish(c);
@@ -534,7 +542,7 @@ static int plan_job(struct tfj_planctx *c)
 			return rc;
 		c->st.start_time = c->now;
 	}
-	if (c->in->gang_block_reason)
+	if (c->gang_reason || c->gang_hold)
 		return write_status(c); /* no pod without its PodGroup */
 	if (!c->st.start_time)
 		c->st.start_time = c->now;
@@ -607,6 +615,8 @@ int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in)
 	rc = tfj_planact_observe(&c);
 	if (!rc)
 		rc = plan_job(&c);
+	if (!rc)
+		rc = tfj_planpodgroup_plan(&c);
 	if (!rc)
 		rc = tfj_plannetpol_plan(&c);
 	if (!rc && in->cfg && in->cfg->report_ca && !in->report_ca_current &&

@@ -12,8 +12,9 @@
  * How the caller (controller.c) applies a plan:
  *  - Actions are in apply order: WRITE_STATUS first (it records completed
  *    indexes and restart counts that later deletes would otherwise lose),
- *    then job-level EVENTs, deletes, the NetworkPolicy's create or update,
- *    service creates, pod creates, DELETE_JOB, and REQUEUE last.
+ *    then job-level EVENTs, deletes, the PodGroup's delete, create or
+ *    update, the report CA, the ps Secret, the NetworkPolicy's create or
+ *    update, service creates, pod creates, DELETE_JOB, and REQUEUE last.
  *  - If the WRITE_STATUS fails (conflict or anything else), stop: skip the
  *    remaining actions and requeue. The next plan is computed from fresh
  *    state.
@@ -39,6 +40,18 @@
  *    FailedCreateNetworkPolicy / FailedUpdateNetworkPolicy, and go on.
  *    A CREATE_NETPOL comes after this plan's CREATE_SECRET; when the
  *    Secret was not made, skip the policy too (it vouches for the Secret).
+ *  - CREATE_PODGROUP: POST `body` (the whole PodGroup, small, so the plan
+ *    holds it) to the PodGroup API (gang scheduling); 409 is success (the
+ *    cache shows it next). A 404 means the API is not served: a Warning
+ *    PodGroupUnavailable event, record it (createfail.h's
+ *    tfj_createfail_podgroup: the next plans block the job) and create no
+ *    pod of this plan; any other failure: a Warning FailedCreatePodGroup
+ *    and no pod of this plan either (no pod of a gang without its group).
+ *    UPDATE_PODGROUP: replace the spec of PodGroup `name` (uid `uid`) with
+ *    `body` (the spec); 404 and 409 are no failure. DELETE_PODGROUP: as
+ *    DELETE_* below. A plan that deletes a PodGroup left by an earlier job
+ *    of the same name creates no pod: the next plan, once the cache saw it
+ *    go, creates the job's own.
  *  - PUBLISH_CA: bring the namespace's report CA ConfigMap up to date
  *    (report/capublish.h); when that fails, create no pod of this plan
  *    (they mount it) and retry with backoff.
@@ -76,6 +89,10 @@ enum tfj_action_kind {
 	TFJ_ACT_EVENT,
 	TFJ_ACT_DELETE_POD,
 	TFJ_ACT_DELETE_SERVICE,
+	/* Gang scheduling: the job's PodGroup, before any pod (podgroup.h). */
+	TFJ_ACT_DELETE_PODGROUP,
+	TFJ_ACT_CREATE_PODGROUP,
+	TFJ_ACT_UPDATE_PODGROUP,
 	TFJ_ACT_PUBLISH_CA,
 	TFJ_ACT_CREATE_SECRET,
 	/*
@@ -109,8 +126,10 @@ struct tfj_action {
 	char name[64];                  /* child or job name ("" for status/event/requeue) */
 	char uid[128];                  /* delete precondition ("" when unknown) */
 	int rtype, index;               /* CREATE_*: the replica (enum tfj_rtype, index) */
-	cJSON *body;                    /* WRITE_STATUS: .status; NULL for CREATE_*, whose
-					 * object tfj_plan_child_body builds when it is sent */
+	cJSON *body;                    /* WRITE_STATUS: .status; CREATE_PODGROUP: the
+					 * PodGroup; UPDATE_PODGROUP: its spec; NULL for the
+					 * other CREATE_*, whose object tfj_plan_child_body
+					 * builds when it is sent */
 	const char *ev_type;            /* "Normal" or "Warning"; NULL if no event */
 	const char *ev_reason;          /* static string, e.g. "SuccessfulCreatePod" */
 	char *ev_message;               /* owned */
@@ -149,7 +168,8 @@ struct tfj_plan_config {
 	int report_insecure;         /* plaintext channel: pods get no CA (podspec.h) */
 	const char *report_ca_configmap; /* the CA ConfigMap pods mount (podspec.h); NULL = default */
 	const struct tfj_gang *gang; /* gang scheduling: pods' scheduler and PodGroup
-				      * marks (podgroup.h); NULL = off */
+				      * marks (podgroup.h), and the job's PodGroup
+				      * from the input's podgroup; NULL = off */
 	const char *agent_image;     /* injected agent's image (tfjob/inject.h); NULL = none */
 	int agent_inject_default;    /* inject into jobs without the agent annotation */
 	int ps_secret;               /* the planner asks for the job's ps Secret
@@ -255,13 +275,23 @@ struct tfj_plan_input {
 	/* The job's permanent create failures (createfail.h): its ReplicaFailure
 	 * condition. NULL = nothing known; the status keeps what it has. */
 	const struct tfj_createfail *create_failure;
-	/* Gang scheduling cannot start the job yet (app/gang.h): no PodGroup
-	 * can be made, so no pod may be. The planner sets ReplicaFailure True
-	 * with this reason and message and creates nothing; NULL = the PodGroup
-	 * is in place or gang scheduling is off, and a ReplicaFailure the
-	 * planner set for that reason (TFJ_PLAN_GANG_REASON_*) is removed. */
-	const char *gang_block_reason;
-	const char *gang_block_message;
+	/*
+	 * Gang scheduling (read when cfg->gang): the cached PodGroup named after
+	 * the job, whoever owns it (a slim copy, app/slim.h; NULL when there is
+	 * none), and whether the PodGroup API is served (podgroup_api_absent:
+	 * the informer's LIST found no such collection). While the job runs
+	 * the planner wants its PodGroup (podgroup.h's tfj_podgroup_plan):
+	 * CREATE_PODGROUP, UPDATE_PODGROUP or DELETE_PODGROUP (one left by an
+	 * earlier job of the name; the job's own once it is suspended or
+	 * finished). When no PodGroup can be made (API absent, or the last
+	 * create found it so: create_failure's podgroup fields; or a
+	 * schedulingPolicy that gives no PodGroup) it creates no pod, sets
+	 * ReplicaFailure True with reason TFJ_PLAN_GANG_REASON_* and a message
+	 * saying what to fix (a Warning event when it is new), and asks again
+	 * after TFJ_CREATEFAIL_PODGROUP_MS; the condition goes once that passes.
+	 */
+	const cJSON *podgroup;
+	int podgroup_api_absent;
 };
 
 #define TFJ_PLAN_GANG_REASON_UNAVAILABLE "PodGroupUnavailable"
@@ -278,7 +308,7 @@ int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in);
  * 1 when the job is left to another controller (runPolicy.managedBy names
  * someone else than cfg's manager): the planner plans nothing for it, and
  * the caller writes nothing for it either, not even what the job's pods
- * would need (the report CA, the PodGroup). cfg NULL = defaults.
+ * would need (the report CA). cfg NULL = defaults.
  */
 int tfj_plan_managed_elsewhere(const struct tfj_tfjob *job, const struct tfj_plan_config *cfg);
 

@@ -35,6 +35,12 @@ struct tfj_planctx {
 	unsigned char *pod_mark;      /* pods[i] to delete once the job survives (TFJ_DEL_*) */
 	unsigned char *svc_used;
 	int64_t requeue_ms;           /* nearest timer, 0 = none */
+	/* Gang scheduling (planpodgroup.h): why no pod may be created yet
+	 * (TFJ_PLAN_GANG_REASON_*, NULL = none) and what to fix; gang_hold:
+	 * no pod this plan, a stale PodGroup goes first (no condition). */
+	const char *gang_reason;
+	char gang_message[512];
+	int gang_hold;
 };
 
 /* vsnprintf into a fixed buffer; truncation is fine for messages. */
