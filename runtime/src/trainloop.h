@@ -23,6 +23,7 @@
 
 #include "data.h"
 #include "rtconfig.h"
+#include "summary/summary.h"
 #include "session.h"
 
 /* Checkpoint files are <dir>/model-<step>.ckpt (ckptdir.h). */
@@ -65,6 +66,7 @@ struct tfj_train {
 	double all_pull, all_comp, all_push, all_wait, all_t0;
 	int64_t all_steps;
 	int64_t parts;                   /* --overlap push: pushes sent, all parts counted */
+	struct tfj_summary *sum;         /* coordinator with --logdir: TensorBoard run "train" */
 };
 
 /*
