@@ -250,6 +250,7 @@ const char *tfj_rtconfig_usage(void)
 	"checkpoints and reporting:\n"
 	"  --checkpoint-dir DIR  --checkpoint-steps N  --checkpoint-secs X\n"
 	"  --eval-secs X (5)  --progress-steps N (100)\n"
+	"  --logdir DIR  TensorBoard event files: DIR/train (coordinator), DIR/eval\n"
 	"transport:\n"
 	"  --peer-timeout X (60 s)  --rpc-timeout X (30 s)  --max-message-mb N (256)\n"
 	"  --ps-linger X (3 s)  --log-level debug|info|warn|error\n"
@@ -274,7 +275,8 @@ static const struct {
 	{ "overlap", 0 },
 	{ "min-slice", 1 },
 	{ "checkpoint-dir", 1 }, { "checkpoint-steps", 1 }, { "checkpoint-secs", 1 },
-	{ "eval-secs", 1 }, { "progress-steps", 1 }, { "peer-timeout", 1 },
+	{ "eval-secs", 1 }, { "progress-steps", 1 }, { "logdir", 1 },
+	{ "peer-timeout", 1 },
 	{ "rpc-timeout", 1 }, { "max-message-mb", 1 }, { "ps-linger", 1 },
 	{ "push-part-kib", 1 },
 	{ "log-level", 1 }, { "fail-after", 1 }, { "inject-nan-at", 1 },
@@ -379,6 +381,7 @@ static int apply_values(struct tfj_rtconfig *cfg, const char **v)
 	STR("data-dir", cfg->data_dir);
 	STR("device", cfg->device);
 	STR("checkpoint-dir", cfg->checkpoint_dir);
+	STR("logdir", cfg->logdir);
 	NUM_I("train-limit", 0, 10000000, cfg->train_limit);
 	NUM_I("synthetic-examples", 10, 1000000, cfg->synthetic_examples);
 	NUM_I("batch-size", 1, TFJ_MODEL_MAX_BATCH, cfg->batch_size);

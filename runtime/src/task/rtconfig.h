@@ -90,6 +90,7 @@ struct tfj_rtconfig {
 	double checkpoint_secs;      /* 0 = off */
 	double eval_secs;            /* evaluator period */
 	int64_t progress_steps;      /* a TFJ_PROGRESS line every N local steps */
+	char logdir[TFJ_RT_PATH_MAX]; /* TensorBoard event files (summary/); "" = none */
 
 	/* Transport. */
 	double peer_timeout_s;       /* give up on an unreachable peer after this */

@@ -42,14 +42,14 @@ static int load_split(struct tfj_dataset *ds, const struct tfj_rtconfig *cfg, in
 	return 0;
 }
 
-/* mkdir -p for the checkpoint directory (the chief is the one that writes). */
+/* mkdir -p for --checkpoint-dir and --logdir (the coordinator and the evaluator write). */
 static int make_dirs(const char *dir)
 {
 	char path[TFJ_RT_PATH_MAX];
 	size_t i, n = strlen(dir);
 
 	if (n == 0 || n >= sizeof(path))
-		return tfj_err_set(TFJ_EINVAL, "checkpoint dir: bad path");
+		return tfj_err_set(TFJ_EINVAL, "directory \"%.60s\": bad path", dir);
 	memcpy(path, dir, n + 1);
 	for (i = 1; i <= n; i++) {
 		if (path[i] != '/' && path[i] != '\0')
@@ -152,6 +152,19 @@ static int initial_values(struct tfj_session *s, int64_t *step, float ***state,
 			return rc;
 	}
 	return tfj_model_init_params(s->model, s->cfg->seed, s->params);
+}
+
+/* --logdir's run directory and event file (summary/summary.h); an I/O failure ends the task. */
+static int open_summary(struct tfj_summary **w, struct tfj_session *s, const char *logdir,
+			const char *run)
+{
+	int rc = make_dirs(logdir);
+
+	if (rc == 0)
+		rc = tfj_summary_open(w, logdir, run);
+	if (rc)
+		s->exit_hint = TFJ_EXIT_IO;
+	return rc;
 }
 
 static int exit_for(struct tfj_session *s, int rc)
@@ -301,6 +314,8 @@ static int finish_coordinator(struct tfj_train *t)
 	tfj_progrec_num(&p, TFJ_PROGREC_KEY_TRAIN_S, train_s);
 	tfj_progrec_num(&p, TFJ_PROGREC_KEY_TIME_S, tfj_session_now() - s->t0);
 	tfj_trainloop_emit(&p);
+	tfj_summary_scalars(t->sum, s->gstep, (const struct tfj_summary_value[]){
+		{ "test_accuracy", acc }, { "test_loss", tloss } }, 2);
 	t->r.first_fail = 0;
 	t->r.delay = 0;
 	do {
@@ -319,6 +334,7 @@ static void train_free(struct tfj_train *t)
 	tfj_data_free(&t->mine);
 	tfj_data_free(&t->test);
 	tfj_session_free(&t->s);
+	tfj_summary_free(t->sum);
 }
 
 int tfj_trainer_main(const struct tfj_rtconfig *cfg)
@@ -333,6 +349,8 @@ int tfj_trainer_main(const struct tfj_rtconfig *cfg)
 		rc = prepare_data(&t);
 	if (rc == 0 && cfg->is_coordinator)
 		rc = prepare_coordinator(&t);
+	if (rc == 0 && cfg->is_coordinator && cfg->logdir[0])
+		rc = open_summary(&t.sum, &t.s, cfg->logdir, "train");
 	if (rc == 0)
 		rc = wait_for_ps(&t);
 	if (rc == 0)
@@ -357,6 +375,7 @@ int tfj_evaluator_main(const struct tfj_rtconfig *cfg)
 	struct tfj_dataset test = { 0 };
 	struct tfj_retry r = { 0, 0 };
 	int64_t *min_step = NULL, last = -1;
+	struct tfj_summary *sum = NULL;
 	int rc, code = TFJ_EXIT_OK;
 	size_t j;
 
@@ -368,6 +387,8 @@ int tfj_evaluator_main(const struct tfj_rtconfig *cfg)
 		s.exit_hint = TFJ_EXIT_DATA;
 		goto fail;
 	}
+	if (cfg->logdir[0] && (rc = open_summary(&sum, &s, cfg->logdir, "eval")) != 0)
+		goto fail;
 	min_step = calloc(s.nps, sizeof(*min_step));
 	if (!min_step) {
 		rc = tfj_err_set(TFJ_ENOMEM, "evaluator: out of memory");
@@ -410,6 +431,8 @@ int tfj_evaluator_main(const struct tfj_rtconfig *cfg)
 				tfj_progrec_bool(&p, TFJ_PROGREC_KEY_FINAL, 1);
 			tfj_progrec_num(&p, TFJ_PROGREC_KEY_TIME_S, tfj_session_now() - s.t0);
 			tfj_trainloop_emit(&p);
+			tfj_summary_scalars(sum, s.gstep, (const struct tfj_summary_value[]){
+				{ "accuracy", acc }, { "loss", loss } }, 2);
 			last = s.gstep;
 		}
 		if (s.finished || (cfg->max_steps && s.gstep >= cfg->max_steps))
@@ -421,6 +444,7 @@ fail:
 	tfj_log_error("task failed", "task", s.task, "error", tfj_err_name(rc), "detail",
 		      tfj_err_detail(), "exit", tfj_exitcode_name(code));
 out:
+	tfj_summary_free(sum);
 	free(min_step);
 	tfj_data_free(&test);
 	tfj_session_free(&s);

@@ -280,6 +280,10 @@ static void report_progress(struct tfj_train *t)
 	tfj_progrec_num(&p, TFJ_PROGREC_KEY_WAIT_MS, t->t_wait * 1e3 / steps);
 	tfj_progrec_num(&p, TFJ_PROGREC_KEY_STEP_MS, (now - t->t_last) * 1e3 / steps);
 	tfj_progrec_num(&p, TFJ_PROGREC_KEY_TIME_S, now - t->s.t0);
+	tfj_summary_scalars(t->sum, t->s.gstep, (const struct tfj_summary_value[]){
+		{ "loss", t->loss_acc / (double)t->loss_n },
+		{ "examples_per_sec", (double)(t->examples - t->ex_last) / (now - t->t_last) },
+		{ "global_step/sec", tfj_summary_rate(t->sum, t->s.gstep) } }, 3);
 	t->t_pull = t->t_comp = t->t_push = t->t_wait = 0;
 	t->local_last = t->local;
 	tfj_trainloop_emit(&p);

@@ -22,6 +22,7 @@
 #include <tfj/progrec.h>
 
 #include "data/data.h"
+#include "summary/summary.h"
 #include "task/rtconfig.h"
 #include "worker/session.h"
 
@@ -65,6 +66,7 @@ struct tfj_train {
 	double all_pull, all_comp, all_push, all_wait, all_t0;
 	int64_t all_steps;
 	int64_t parts;                   /* --overlap push: pushes sent, all parts counted */
+	struct tfj_summary *sum;         /* coordinator with --logdir: TensorBoard run "train" */
 };
 
 /*
