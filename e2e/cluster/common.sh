@@ -14,6 +14,7 @@ SCHED_PLUGINS_BIN=$TB_CACHE/scheduler-plugins-$SCHED_PLUGINS_VERSION/bin
 COREDNS_BIN=$TB_CACHE/coredns-$COREDNS_VERSION/bin
 HELM_BIN=$TB_CACHE/helm-$HELM_VERSION/bin
 KUBE_ROUTER_BIN=$TB_CACHE/kube-router-$KUBE_ROUTER_VERSION/bin
+KWOK_BIN=$TB_CACHE/kwok-$KWOK_VERSION/bin
 PAUSE_DIR=$TB_CACHE/pause-$K8S_VERSION-$PAUSE_TAG
 PAUSE_IMAGE=localhost/pause:$PAUSE_TAG
 COREDNS_IMAGE=localhost/coredns:${COREDNS_VERSION#v}
@@ -72,6 +73,7 @@ tb_bin() {
     scheduler-plugins) echo "$SCHED_PLUGINS_BIN/scheduler" ;;
     kube-router) echo "$KUBE_ROUTER_BIN/kube-router" ;;
     prometheus) echo /usr/bin/prometheus ;;
+    kwok) echo "$KWOK_BIN/kwok" ;;
     *) echo "$K8S_BIN/$1" ;;
     esac
 }

@@ -22,3 +22,6 @@ SCHED_PLUGINS_VERSION=v0.34.7
 # docs/testbed.md, "NetworkPolicy engine"). v2.1.0 is what the module proxy
 # serves as latest here.
 KUBE_ROUTER_VERSION=v2.1.0
+# kwok (kubernetes-sigs/kwok): fake nodes and pods for the scale test bed
+# (e2e/cluster/kwok, on demand). Exact version; the module proxy serves it.
+KWOK_VERSION=v0.8.0
