@@ -23,6 +23,7 @@
 #include <tfj/file.h>
 
 #include "cli/cli.h"
+#include "compute/blascore.h"
 #include "data/data.h"
 #include "cli/launch.h"
 #include "wire/pstls.h"
@@ -45,10 +46,16 @@ static inline int itest_dispatch(int argc, char **argv, int *code)
 	return 0;
 }
 
-/* The first statement of every main(): itest_dispatch, returning the CLI's code. */
+/*
+ * The first statement of every main(): OpenBLAS's kernels chosen as
+ * tfjob-runtime's main chooses them (compute/blascore.h: this may execute
+ * the test again, once, before anything ran), then itest_dispatch,
+ * returning the CLI's code.
+ */
 #define ITEST_DISPATCH(argc, argv)                                              \
 	do {                                                                    \
 		int code_;                                                      \
+		tfj_blascore_reexec(argv);                                      \
 		if (itest_dispatch((argc), (argv), &code_))                     \
 			return code_;                                           \
 	} while (0)
