@@ -8,6 +8,9 @@
 
 #include <tfj/exitcode.h>
 
+#include <fcntl.h>
+#include <grp.h>
+
 static char hosts_ps[64], hosts_wk[64];
 
 static void test_malformed_tf_config(void)
@@ -97,6 +100,60 @@ static void test_layout_mismatch(void)
 	TFJ_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == TFJ_EXIT_ABORTED);
 }
 
+/*
+ * A --logdir or --checkpoint-dir the task may not write is the pod's
+ * configuration (its fsGroup, the volume), not a passing fault: exit usage
+ * (permanent), not io. The task runs as nobody (dropping root, as CI runs
+ * as root, whom no mode stops) against a directory only root may write.
+ */
+static int run_as_nobody(char *const *args)
+{
+	pid_t pid;
+
+	if (getuid() != 0)
+		return itest_run_self(args, NULL, 1);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(99);
+		setenv("TFJ_ITEST_CHILD", "1", 1);
+		/* The test's CA directory is root's: nobody could not read it. */
+		setenv("TFJOB_PS_TLS", "off", 1);
+		unsetenv("TF_CONFIG");
+		execv("/proc/self/exe", args);
+		_exit(98);
+	}
+	return tfj_testutil_wait(pid, 0);
+}
+
+static void test_unwritable_dirs(void)
+{
+	char root[] = "/tmp/tfj-itest-ro-XXXXXX", logdir[128], ckdir[128];
+	char *a1[] = { "tfjob-runtime", "train", "--job_name", "worker", "--ps_hosts", "127.0.0.1:1",
+		       "--worker_hosts", "127.0.0.1:2", "--logdir", logdir, NULL };
+	char *a2[] = { "tfjob-runtime", "train", "--job_name", "worker", "--ps_hosts",
+		       "127.0.0.1:1", "--worker_hosts", "127.0.0.1:2", "--checkpoint-dir", ckdir,
+		       NULL };
+
+	TFJ_CHECK_NOT_NULL(mkdtemp(root));
+	/* Searchable by all, writable by root alone (or by nobody, not root). */
+	TFJ_CHECK_INT(chmod(root, getuid() == 0 ? 0755 : 0555), 0);
+	snprintf(logdir, sizeof(logdir), "%s/logs", root);
+	snprintf(ckdir, sizeof(ckdir), "%s/ckpt/a", root);
+	TFJ_CHECK_INT(run_as_nobody(getuid() == 0 ? a1 : a1 + 1), TFJ_EXIT_USAGE);
+	TFJ_CHECK_INT(run_as_nobody(getuid() == 0 ? a2 : a2 + 1), TFJ_EXIT_USAGE);
+	chmod(root, 0700);
+	rmdir(root);
+}
+
 static void test_exit_code_table(void)
 {
 	TFJ_CHECK(!tfj_exitcode_retryable(TFJ_EXIT_USAGE));
@@ -121,5 +178,6 @@ int main(int argc, char **argv)
 	itest_require_data();
 	TFJ_RUN(test_missing_dataset);
 	TFJ_RUN(test_nan_loss);
+	TFJ_RUN(test_unwritable_dirs);
 	return tfj_test_finish();
 }

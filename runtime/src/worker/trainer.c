@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <tfj/err.h>
 #include <tfj/log.h>
@@ -154,16 +155,48 @@ static int initial_values(struct tfj_session *s, int64_t *step, float ***state,
 	return tfj_model_init_params(s->model, s->cfg->seed, s->params);
 }
 
-/* --logdir's run directory and event file (summary/summary.h); an I/O failure ends the task. */
+/*
+ * The exit for a directory (--logdir's run, --checkpoint-dir) a task could
+ * not set up. One the task may not write (the volume's owner or mode, a
+ * read-only mount) does not heal when the pod is restarted: the pod's
+ * fsGroup or its volume must change, so the exit is permanent (usage), not
+ * a retryable io that would spend the job's backoffLimit for nothing. The
+ * deepest part of DIR that exists decides.
+ */
+static int dir_exit(const char *dir)
+{
+	char path[TFJ_RT_PATH_MAX];
+	size_t n = strlen(dir);
+	char *slash;
+
+	if (n == 0 || n >= sizeof(path))
+		return TFJ_EXIT_USAGE;
+	memcpy(path, dir, n + 1);
+	while (access(path, F_OK) != 0 && errno == ENOENT && (slash = strrchr(path, '/'))) {
+		if (slash == path) {
+			path[1] = '\0';
+			break;
+		}
+		*slash = '\0';
+	}
+	if (access(path, W_OK | X_OK) != 0 && (errno == EACCES || errno == EROFS || errno == EPERM))
+		return TFJ_EXIT_USAGE;
+	return TFJ_EXIT_IO;
+}
+
+/* --logdir's run directory and event file (summary/summary.h); a failure ends the task. */
 static int open_summary(struct tfj_summary **w, struct tfj_session *s, const char *logdir,
 			const char *run)
 {
+	char dir[TFJ_RT_PATH_MAX];
 	int rc = make_dirs(logdir);
 
 	if (rc == 0)
 		rc = tfj_summary_open(w, logdir, run);
-	if (rc)
-		s->exit_hint = TFJ_EXIT_IO;
+	if (rc) {
+		snprintf(dir, sizeof(dir), "%s/%s", logdir, run);
+		s->exit_hint = dir_exit(dir);
+	}
 	return rc;
 }
 
@@ -218,7 +251,7 @@ static int prepare_coordinator(struct tfj_train *t)
 	int rc;
 
 	if (cfg->checkpoint_dir[0] && (rc = make_dirs(cfg->checkpoint_dir)) != 0) {
-		s->exit_hint = TFJ_EXIT_IO;
+		s->exit_hint = dir_exit(cfg->checkpoint_dir);
 		return rc;
 	}
 	rc = load_split(&t->test, cfg, 0);
