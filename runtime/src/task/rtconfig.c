@@ -54,6 +54,7 @@ void tfj_rtconfig_defaults(struct tfj_rtconfig *cfg)
 	cfg->checkpoint_steps = 0;
 	cfg->eval_secs = 5.0;
 	cfg->progress_steps = 100;
+	cfg->towers = 1;
 	cfg->peer_timeout_s = 60.0;
 	cfg->rpc_timeout_s = 30.0;
 	cfg->max_message_bytes = 256u << 20;
@@ -244,6 +245,7 @@ const char *tfj_rtconfig_usage(void)
 	"  --batch-size N (64)  --epochs X (5)  --max-steps N  --seed N\n"
 	"  --optimizer sgd|momentum|adam (adam)  --learning-rate X  --momentum X\n"
 	"  --lr-schedule constant|cosine (cosine)\n"
+	"  --towers N (1)  in-graph: N model copies (threads) split each batch, one push\n"
 	"  --sync  --replicas-to-aggregate K  --placement balanced|round_robin  --min-slice N\n"
 	"  --overlap[=step|push|off]  async: step = push and pull while the next step computes\n"
 	"             (one step staler); push = push each layer as the backward pass ends it\n"
@@ -275,7 +277,7 @@ static const struct {
 	{ "overlap", 0 },
 	{ "min-slice", 1 },
 	{ "checkpoint-dir", 1 }, { "checkpoint-steps", 1 }, { "checkpoint-secs", 1 },
-	{ "eval-secs", 1 }, { "progress-steps", 1 }, { "logdir", 1 },
+	{ "eval-secs", 1 }, { "progress-steps", 1 }, { "logdir", 1 }, { "towers", 1 },
 	{ "peer-timeout", 1 },
 	{ "rpc-timeout", 1 }, { "max-message-mb", 1 }, { "ps-linger", 1 },
 	{ "push-part-kib", 1 },
@@ -394,6 +396,7 @@ static int apply_values(struct tfj_rtconfig *cfg, const char **v)
 	NUM_D("checkpoint-secs", 0, 1e7, cfg->checkpoint_secs);
 	NUM_D("eval-secs", 0.05, 1e6, cfg->eval_secs);
 	NUM_I("progress-steps", 1, (int64_t)1 << 40, cfg->progress_steps);
+	NUM_I("towers", 1, TFJ_RT_TOWERS_MAX, cfg->towers);
 	NUM_D("peer-timeout", 0.1, 1e6, cfg->peer_timeout_s);
 	NUM_D("rpc-timeout", 0.1, 1e5, cfg->rpc_timeout_s);
 	NUM_D("ps-linger", 0, 3600, cfg->ps_linger_s);

@@ -38,6 +38,7 @@
 #define TFJ_RT_MAX_TASKS 256      /* tasks of one type */
 #define TFJ_RT_PATH_MAX 1024
 #define TFJ_RT_PUSH_PART_KIB 4096 /* --push-part-kib default */
+#define TFJ_RT_TOWERS_MAX 16      /* --towers; worker/towers.h TFJ_TOWERS_MAX */
 
 enum tfj_role { TFJ_ROLE_PS = 0, TFJ_ROLE_WORKER, TFJ_ROLE_CHIEF, TFJ_ROLE_EVALUATOR };
 
@@ -90,6 +91,7 @@ struct tfj_rtconfig {
 	double checkpoint_secs;      /* 0 = off */
 	double eval_secs;            /* evaluator period */
 	int64_t progress_steps;      /* a TFJ_PROGRESS line every N local steps */
+	int64_t towers;              /* in-graph replicas per worker (worker/towers.h) */
 	char logdir[TFJ_RT_PATH_MAX]; /* TensorBoard event files (summary/); "" = none */
 
 	/* Transport. */

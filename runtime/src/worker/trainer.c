@@ -368,6 +368,7 @@ static void train_free(struct tfj_train *t)
 	tfj_data_free(&t->test);
 	tfj_session_free(&t->s);
 	tfj_summary_free(t->sum);
+	tfj_towers_free(t->towers);
 }
 
 int tfj_trainer_main(const struct tfj_rtconfig *cfg)
@@ -384,6 +385,14 @@ int tfj_trainer_main(const struct tfj_rtconfig *cfg)
 		rc = prepare_coordinator(&t);
 	if (rc == 0 && cfg->is_coordinator && cfg->logdir[0])
 		rc = open_summary(&t.sum, &t.s, cfg->logdir, "train");
+	if (rc == 0 && cfg->towers > 1) {
+		rc = tfj_towers_new(&t.towers, &cfg->spec, cfg->device, (int)cfg->towers);
+		if (rc)
+			t.s.exit_hint = TFJ_EXIT_DEVICE;
+		else
+			tfj_log_fmt(TFJ_LOG_INFO, "%s: %d towers split each batch (in-graph)",
+				    t.s.task, (int)cfg->towers);
+	}
 	if (rc == 0)
 		rc = wait_for_ps(&t);
 	if (rc == 0)

@@ -199,8 +199,19 @@ static int compute_step(struct tfj_train *t, float **params, float **grads, floa
 	t->computed++;
 	if (cfg->inject_nan_at > 0 && t->computed == cfg->inject_nan_at)
 		params[0][0] = NAN;
-	rc = tfj_model_grad_ready(t->s.model, (const float *const *)params, x, y, *n, grads, loss,
-				  ready, ud);
+	if (t->towers) {
+		rc = tfj_towers_grad(t->towers, (const float *const *)params, x, y, *n, grads, loss);
+		/* The towers finish together: every layer is ready at once, last first. */
+		if (rc == 0 && ready) {
+			size_t l = tfj_model_num_tensors(t->s.model) / 2;
+
+			while (l-- > 0)
+				ready(ud, 2 * l);
+		}
+	} else {
+		rc = tfj_model_grad_ready(t->s.model, (const float *const *)params, x, y, *n, grads,
+					  loss, ready, ud);
+	}
 	if (rc == TFJ_ENUMERIC)
 		tfj_err_set(rc, "loss became NaN/Inf at local step %" PRId64
 			    " (learning rate too high?)", t->computed);

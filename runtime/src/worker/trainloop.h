@@ -23,6 +23,7 @@
 
 #include "data/data.h"
 #include "summary/summary.h"
+#include "worker/towers.h"
 #include "task/rtconfig.h"
 #include "worker/session.h"
 
@@ -67,6 +68,7 @@ struct tfj_train {
 	int64_t all_steps;
 	int64_t parts;                   /* --overlap push: pushes sent, all parts counted */
 	struct tfj_summary *sum;         /* coordinator with --logdir: TensorBoard run "train" */
+	struct tfj_towers *towers;       /* --towers N > 1: the batch's gradients, in-graph */
 };
 
 /*
