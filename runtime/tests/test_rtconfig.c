@@ -106,6 +106,22 @@ static void test_overlap_modes(void)
 	TFJ_CHECK(strstr(tfj_err_detail(), "off, step or push") != NULL);
 }
 
+/* --towers: 1 by default, 1..16, anything else refused. */
+static void test_towers(void)
+{
+	struct tfj_rtconfig c;
+
+	TFJ_CHECK_INT(PARSE(&c, tfc_chief), 0);
+	TFJ_CHECK_INT(c.towers, 1);
+	tfj_rtconfig_free(&c);
+	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--towers", "16"), 0);
+	TFJ_CHECK_INT(c.towers, 16);
+	tfj_rtconfig_free(&c);
+	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--towers", "17"), TFJ_EINVAL);
+	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--towers", "0"), TFJ_EINVAL);
+	TFJ_CHECK_INT(PARSE(&c, tfc_chief, "--towers", "two"), TFJ_EINVAL);
+}
+
 /* --protocol is gone with protocol v1: the stream is the only transport. */
 static void test_protocol(void)
 {
@@ -245,6 +261,7 @@ int main(void)
 	TFJ_RUN(test_classic_flags);
 	TFJ_RUN(test_mlp_large);
 	TFJ_RUN(test_protocol);
+	TFJ_RUN(test_towers);
 	TFJ_RUN(test_overlap_modes);
 	TFJ_RUN(test_tf_config);
 	TFJ_RUN(test_rejects);
