@@ -5,9 +5,10 @@
 # SIGKILL of an operator process from the node, and the Lease.
 . "$E2E_DIR/../cluster/common.sh"
 OP_SEL=app.kubernetes.io/name=tfjob-operator,app.kubernetes.io/instance=$OP_RELEASE
-# Steps per job: with 50m of CPU per pod a job trains for a minute or two
-# on the test bed; the tests key on state, so any speed works.
-CHAOS_STEPS=${TFJOB_CHAOS_STEPS:-20000}
+# Steps per job: with 50m of CPU per pod a job trains for a minute or so
+# on the test bed (its ps traffic is TLS); the tests key on state (a job
+# that ends while kills remain is replaced), so any speed works.
+CHAOS_STEPS=${TFJOB_CHAOS_STEPS:-14000}
 # CPU limit of every pod: a test with few jobs may give each more, so that
 # its jobs (whose ps traffic is TLS, see docs/security.md) finish sooner.
 CHAOS_CPU_LIMIT=${CHAOS_CPU_LIMIT:-50m}
