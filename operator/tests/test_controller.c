@@ -48,6 +48,13 @@ static int wait_count(const char *res, int want)
 	return 0;
 }
 
+/* Waits (bounded, 10 s) until pod ns ml/name exists; the caller checks. */
+static void wait_pod(const char *name)
+{
+	for (int i = 0; i < 500 && !fake_find(&F, "pods", "ml", name); i++)
+		usleep(20000);
+}
+
 /* 1 once the TFJob's condition `type` is True. */
 static int job_condition(const char *type)
 {
@@ -287,8 +294,7 @@ static void test_secret_never_read(void)
 	/* Gone: the operator's own Secret, then the pods. */
 	TFJ_CHECK_OK(tfj_kube_delete(K, "/api/v1/namespaces/ml/secrets/guard-ps-secret", NULL,
 				     NULL));
-	for (i = 0; i < 500 && !fake_find(&F, "pods", "ml", "guard-worker-1"); i++)
-		usleep(20000);
+	wait_pod("guard-worker-1");
 	TFJ_CHECK_NOT_NULL(fake_find(&F, "pods", "ml", "guard-worker-1"));
 	TFJ_CHECK_NOT_NULL(fake_find(&F, "secrets", "ml", "guard-ps-secret"));
 	tfj_controller_free(c);
@@ -298,8 +304,7 @@ static void test_secret_never_read(void)
 	c = start_controller();
 	if (!c)
 		goto out;
-	for (i = 0; i < 500 && !fake_find(&F, "pods", "ml", "guard-worker-1"); i++)
-		usleep(20000);
+	wait_pod("guard-worker-1");
 	TFJ_CHECK_NOT_NULL(fake_find(&F, "pods", "ml", "guard-worker-1"));
 	TFJ_CHECK_INT(F.fail_n, 1000);
 	tfj_controller_free(c);
@@ -313,8 +318,7 @@ static void test_secret_never_read(void)
 	c = start_controller();
 	if (!c)
 		goto out;
-	for (i = 0; i < 500 && !fake_find(&F, "pods", "ml", "guard-worker-1"); i++)
-		usleep(20000);
+	wait_pod("guard-worker-1");
 	TFJ_CHECK_NOT_NULL(fake_find(&F, "pods", "ml", "guard-worker-1"));
 	TFJ_CHECK_INT(F.fail_n, 1000);
 	tfj_controller_free(c);
