@@ -11,16 +11,15 @@
 #include <tfj/err.h>
 
 #include "kube/strmap.h"
+#include "tfjob/jobstatus.h"
 
 #define NS_MAX 63            /* a namespace name is a DNS-1123 label */
 #define EXIT_CODES 256       /* "0".."255" */
 #define EXIT_OTHER EXIT_CODES
 #define EXIT_NONE (EXIT_CODES + 1)
 
-/* The phases the gauge shows: tfjob/jobstatus.h's STATE values. */
-static const char *const phases[] = { "Created", "Running", "Restarting", "Suspended",
-				      "Succeeded", "Failed" };
-#define NPHASES (sizeof(phases) / sizeof(phases[0]))
+/* The phases the gauge shows: tfjob/jobstatus.h's STATE conditions, Created to Failed. */
+#define NPHASES ((size_t)TFJ_COND_FAILED + 1)
 
 struct ns_row {
 	char ns[NS_MAX + 1];
@@ -147,13 +146,17 @@ void tfj_jobmetrics_restart(struct tfj_jobmetrics *m, int exit_code)
 	pthread_mutex_unlock(&m->mu);
 }
 
+/* One job fewer in phase idx (1-based; 0: none). Under mu. */
+static void uncount(struct tfj_jobmetrics *m, uintptr_t idx)
+{
+	if (idx && m->in_phase[idx - 1])
+		m->in_phase[idx - 1]--;
+}
+
 /* Drops key's note, if any. Under mu. */
 static void drop_phase(struct tfj_jobmetrics *m, const char *key)
 {
-	uintptr_t old = (uintptr_t)tfj_strmap_del(&m->phase_of, key);
-
-	if (old && m->in_phase[old - 1])
-		m->in_phase[old - 1]--;
+	uncount(m, (uintptr_t)tfj_strmap_del(&m->phase_of, key));
 }
 
 void tfj_jobmetrics_phase(struct tfj_jobmetrics *m, const char *key, const char *phase)
@@ -163,7 +166,7 @@ void tfj_jobmetrics_phase(struct tfj_jobmetrics *m, const char *key, const char 
 	if (!m || !key)
 		return;
 	for (size_t i = 0; phase && i < NPHASES; i++)
-		if (strcmp(phase, phases[i]) == 0)
+		if (strcmp(phase, tfj_jobstatus_cond_name((enum tfj_cond)i)) == 0)
 			idx = i + 1;
 	pthread_mutex_lock(&m->mu);
 	old = (uintptr_t)tfj_strmap_get(&m->phase_of, key);
@@ -171,8 +174,7 @@ void tfj_jobmetrics_phase(struct tfj_jobmetrics *m, const char *key, const char 
 		drop_phase(m, key);
 	} else if (old != idx && (old || m->phase_of.n < TFJ_JOBMETRICS_MAX_JOBS) &&
 		   tfj_strmap_put(&m->phase_of, key, (void *)idx, NULL) == 0) {
-		if (old && m->in_phase[old - 1])
-			m->in_phase[old - 1]--;
+		uncount(m, old);
 		m->in_phase[idx - 1]++;
 	}
 	pthread_mutex_unlock(&m->mu);
@@ -194,7 +196,7 @@ static int render_phases(struct tfj_jobmetrics *m, struct tfj_buf *out)
 		"# TYPE tfjob_operator_jobs gauge\n");
 
 	for (size_t i = 0; i < NPHASES && rc == 0; i++)
-		rc = tfj_buf_printf(out, "tfjob_operator_jobs{phase=\"%s\"} %llu\n", phases[i],
+		rc = tfj_buf_printf(out, "tfjob_operator_jobs{phase=\"%s\"} %llu\n", tfj_jobstatus_cond_name((enum tfj_cond)i),
 				    (unsigned long long)m->in_phase[i]);
 	return rc;
 }
