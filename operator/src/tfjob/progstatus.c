@@ -21,17 +21,18 @@ static int opt_num(int *has, double *out, const cJSON *obj, const char *key)
 }
 
 
+/* The names of the metrics derived from the typed fields, in that order. */
+static const char *const derived[] = { "loss", "accuracy", "examples_per_second" };
+
 /* One {name, value} entry of status.progress.metrics (KEP-2779's shape). */
-static int add_metric(cJSON *arr, const char *name, double v)
+static int add_metric(cJSON *arr, const char *name, const char *value)
 {
 	cJSON *m = cJSON_CreateObject();
-	char buf[32];
 
 	if (!m)
 		return TFJ_ENOMEM;
 	cJSON_AddItemToArray(arr, m);
-	(void)snprintf(buf, sizeof(buf), "%.6g", v);
-	return cJSON_AddStringToObject(m, "name", name) && cJSON_AddStringToObject(m, "value", buf)
+	return cJSON_AddStringToObject(m, "name", name) && cJSON_AddStringToObject(m, "value", value)
 		       ? 0
 		       : TFJ_ENOMEM;
 }
@@ -44,32 +45,35 @@ static int add_metric(cJSON *arr, const char *name, double v)
  */
 static int encode_metrics(cJSON *po, const struct tfj_progress_status *p)
 {
-	cJSON *arr, *m;
+	const int has[] = { p->has_loss, p->has_accuracy, p->has_eps };
+	const double val[] = { p->loss, p->accuracy, p->eps };
+	char buf[32];
+	cJSON *arr;
 	unsigned i;
 
 	if (!p->has_loss && !p->has_accuracy && !p->has_eps && !p->nmetric)
 		return 0;
 	if (!(arr = cJSON_AddArrayToObject(po, "metrics")))
 		return TFJ_ENOMEM;
-	if ((p->has_loss && add_metric(arr, "loss", p->loss)) ||
-	    (p->has_accuracy && add_metric(arr, "accuracy", p->accuracy)) ||
-	    (p->has_eps && add_metric(arr, "examples_per_second", p->eps)))
-		return TFJ_ENOMEM;
-	for (i = 0; i < p->nmetric && i < TFJ_JOBSTATUS_METRICS; i++) {
-		if (!(m = cJSON_CreateObject()))
-			return TFJ_ENOMEM;
-		cJSON_AddItemToArray(arr, m);
-		if (!cJSON_AddStringToObject(m, "name", p->metric[i].name) ||
-		    !cJSON_AddStringToObject(m, "value", p->metric[i].value))
+	for (i = 0; i < sizeof(derived) / sizeof(derived[0]); i++) {
+		if (!has[i])
+			continue;
+		(void)snprintf(buf, sizeof(buf), "%.6g", val[i]);
+		if (add_metric(arr, derived[i], buf))
 			return TFJ_ENOMEM;
 	}
+	for (i = 0; i < p->nmetric && i < TFJ_JOBSTATUS_METRICS; i++)
+		if (add_metric(arr, p->metric[i].name, p->metric[i].value))
+			return TFJ_ENOMEM;
 	return 0;
 }
 
 int tfj_progstatus_derived(const char *name)
 {
-	return !strcmp(name, "loss") || !strcmp(name, "accuracy") ||
-	       !strcmp(name, "examples_per_second");
+	for (size_t i = 0; i < sizeof(derived) / sizeof(derived[0]); i++)
+		if (!strcmp(name, derived[i]))
+			return 1;
+	return 0;
 }
 
 /*
