@@ -83,8 +83,8 @@ static void check_towers(int n, size_t rows)
 	TFJ_CHECK_OK(tfj_model_grad(model, (const float *const *)params, x, y, rows, want, &lw));
 	TFJ_CHECK_OK(tfj_towers_new(&tw, &spec, "cpu", n));
 	/* Twice: the second step reuses the towers' threads and buffers. */
-	TFJ_CHECK_OK(tfj_towers_grad(tw, (const float *const *)params, x, y, rows, got, &lg));
-	TFJ_CHECK_OK(tfj_towers_grad(tw, (const float *const *)params, x, y, rows, got, &lg));
+	TFJ_CHECK_OK(tfj_towers_grad(tw, (const float *const *)params, x, y, rows, got, &lg, NULL, NULL));
+	TFJ_CHECK_OK(tfj_towers_grad(tw, (const float *const *)params, x, y, rows, got, &lg, NULL, NULL));
 	printf("  %d towers, %zu rows: loss %.7f vs %.7f, gradient rel. diff %.2e\n", n, rows, lg,
 	       lw, rel_diff());
 	TFJ_CHECK_NEAR(lg, lw, 1e-5 * fabs(lw) + 1e-6);
@@ -112,15 +112,15 @@ static void test_fails_like_one(void)
 	TFJ_CHECK_INT(tfj_towers_new(&tw, &spec, "cpu", TFJ_TOWERS_MAX + 1), TFJ_EINVAL);
 	TFJ_CHECK_NULL(tw);
 	TFJ_CHECK_OK(tfj_towers_new(&tw, &spec, "cpu", 3));
-	TFJ_CHECK_INT(tfj_towers_grad(tw, (const float *const *)params, x, y, 0, got, &l),
+	TFJ_CHECK_INT(tfj_towers_grad(tw, (const float *const *)params, x, y, 0, got, &l, NULL, NULL),
 		      TFJ_EINVAL);
 	params[0][0] = NAN;
 	TFJ_CHECK_INT(tfj_model_grad(model, (const float *const *)params, x, y, ROWS, want, &l),
 		      TFJ_ENUMERIC);
-	TFJ_CHECK_INT(tfj_towers_grad(tw, (const float *const *)params, x, y, ROWS, got, &l),
+	TFJ_CHECK_INT(tfj_towers_grad(tw, (const float *const *)params, x, y, ROWS, got, &l, NULL, NULL),
 		      TFJ_ENUMERIC);
 	params[0][0] = saved;
-	TFJ_CHECK_OK(tfj_towers_grad(tw, (const float *const *)params, x, y, ROWS, got, &l));
+	TFJ_CHECK_OK(tfj_towers_grad(tw, (const float *const *)params, x, y, ROWS, got, &l, NULL, NULL));
 	tfj_towers_free(tw);
 	tfj_towers_free(NULL);
 }

@@ -189,7 +189,8 @@ static void average(struct tfj_towers *tw, size_t n, float *const *grads, float 
 }
 
 int tfj_towers_grad(struct tfj_towers *tw, const float *const *params, const float *x,
-		    const uint8_t *y, size_t n, float *const *grads, float *loss)
+		    const uint8_t *y, size_t n, float *const *grads, float *loss,
+		    tfj_model_ready_fn ready, void *ud)
 {
 	size_t per, extra, off = 0;
 	int k, rc = 0;
@@ -215,7 +216,11 @@ int tfj_towers_grad(struct tfj_towers *tw, const float *const *params, const flo
 	pthread_mutex_unlock(&tw->mu);
 	for (k = 0; k < tw->n && rc == 0; k++)
 		rc = tw->t[k].rc;
-	if (rc == 0)
-		average(tw, n, grads, loss);
-	return rc;
+	if (rc)
+		return rc;
+	average(tw, n, grads, loss);
+	/* A layer l is its kernel and bias, tensors 2l and 2l+1 (model.h). */
+	for (size_t l = tw->ntensors / 2; ready && l-- > 0;)
+		ready(ud, 2 * l);
+	return 0;
 }

@@ -41,8 +41,12 @@ void tfj_towers_free(struct tfj_towers *tw);
  * them (a tower whose slice is empty sits out), the gradients averaged into
  * grads (caller-allocated, the model's shapes), the mean loss into *loss.
  * Errors as tfj_model_grad's (the first tower's error by tower order).
+ * As tfj_model_grad_ready, ready(ud, ...) (may be NULL) is told of each
+ * layer, last first; the towers finish together, so all come after the
+ * average, on the caller's thread.
  */
 int tfj_towers_grad(struct tfj_towers *tw, const float *const *params, const float *x,
-		    const uint8_t *y, size_t n, float *const *grads, float *loss);
+		    const uint8_t *y, size_t n, float *const *grads, float *loss,
+		    tfj_model_ready_fn ready, void *ud);
 
 #endif

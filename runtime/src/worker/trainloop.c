@@ -199,19 +199,12 @@ static int compute_step(struct tfj_train *t, float **params, float **grads, floa
 	t->computed++;
 	if (cfg->inject_nan_at > 0 && t->computed == cfg->inject_nan_at)
 		params[0][0] = NAN;
-	if (t->towers) {
-		rc = tfj_towers_grad(t->towers, (const float *const *)params, x, y, *n, grads, loss);
-		/* The towers finish together: every layer is ready at once, last first. */
-		if (rc == 0 && ready) {
-			size_t l = tfj_model_num_tensors(t->s.model) / 2;
-
-			while (l-- > 0)
-				ready(ud, 2 * l);
-		}
-	} else {
+	if (t->towers)
+		rc = tfj_towers_grad(t->towers, (const float *const *)params, x, y, *n, grads, loss,
+				     ready, ud);
+	else
 		rc = tfj_model_grad_ready(t->s.model, (const float *const *)params, x, y, *n, grads,
 					  loss, ready, ud);
-	}
 	if (rc == TFJ_ENUMERIC)
 		tfj_err_set(rc, "loss became NaN/Inf at local step %" PRId64
 			    " (learning rate too high?)", t->computed);
@@ -276,14 +269,15 @@ static void report_progress(struct tfj_train *t)
 	char line[TFJ_PROGREC_MAX + 1];
 	double now = tfj_session_now();
 	double steps = (double)(t->local - t->local_last);
+	double loss = t->loss_acc / (double)t->loss_n;
+	double eps = (double)(t->examples - t->ex_last) / (now - t->t_last);
 
 	tfj_progrec_begin(&p, line, sizeof(line), tfj_role_name(cfg->role), cfg->index);
 	tfj_progrec_int(&p, TFJ_PROGREC_KEY_STEP, t->s.gstep);
 	tfj_progrec_int(&p, TFJ_PROGREC_KEY_MAX_STEPS, t->max_steps);
 	tfj_progrec_int(&p, TFJ_PROGREC_KEY_LOCAL_STEP, t->local);
-	tfj_progrec_num(&p, TFJ_PROGREC_KEY_LOSS, t->loss_acc / (double)t->loss_n);
-	tfj_progrec_num(&p, TFJ_PROGREC_KEY_EXAMPLES_PER_SEC,
-			 (double)(t->examples - t->ex_last) / (now - t->t_last));
+	tfj_progrec_num(&p, TFJ_PROGREC_KEY_LOSS, loss);
+	tfj_progrec_num(&p, TFJ_PROGREC_KEY_EXAMPLES_PER_SEC, eps);
 	tfj_progrec_int(&p, TFJ_PROGREC_KEY_STALE, t->stale_total);
 	tfj_progrec_num(&p, TFJ_PROGREC_KEY_PULL_MS, t->t_pull * 1e3 / steps);
 	tfj_progrec_num(&p, TFJ_PROGREC_KEY_COMPUTE_MS, t->t_comp * 1e3 / steps);
@@ -292,8 +286,8 @@ static void report_progress(struct tfj_train *t)
 	tfj_progrec_num(&p, TFJ_PROGREC_KEY_STEP_MS, (now - t->t_last) * 1e3 / steps);
 	tfj_progrec_num(&p, TFJ_PROGREC_KEY_TIME_S, now - t->s.t0);
 	tfj_summary_scalars(t->sum, t->s.gstep, (const struct tfj_summary_value[]){
-		{ "loss", t->loss_acc / (double)t->loss_n },
-		{ "examples_per_sec", (double)(t->examples - t->ex_last) / (now - t->t_last) },
+		{ "loss", loss },
+		{ "examples_per_sec", eps },
 		{ "global_step/sec", tfj_summary_rate(t->sum, t->s.gstep) } }, 3);
 	t->t_pull = t->t_comp = t->t_push = t->t_wait = 0;
 	t->local_last = t->local;
