@@ -34,12 +34,10 @@ struct tfj_summary {
 	uint8_t rec[TFJ_EVFILE_MAX_DATA];
 };
 
+/* Wall time in seconds, as Event.wall_time holds it (milliseconds are plenty). */
 static double wall_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	return (double)tfj_clock_unix_ms() / 1e3;
 }
 
 static int pack(uint8_t *out, size_t cap, size_t *len, const Tfj__Tensorboard__Event *ev)
