@@ -112,41 +112,24 @@ static int present(const cJSON *obj, const char *key)
 	return item && !cJSON_IsNull(item);
 }
 
-/* Reads the step under the first of its two keys that is present. */
-static int opt_step(struct tfj_progrec *p, const cJSON *obj)
-{
-	static const char *const keys[2] = { TFJ_PROGREC_KEY_STEP, TFJ_PROGREC_KEY_GLOBAL_STEP };
-	int i, rc;
-
-	for (i = 0; i < 2; i++) {
-		if (!present(obj, keys[i]))
-			continue;
-		rc = tfj_json_get_int64(&p->step, obj, keys[i], 0, TFJ_JSON_INT_MAX);
-		if (rc < 0)
-			return rc;
-		p->have |= TFJ_PROGREC_BIT(TFJ_PROGREC_STEP);
-		return 0;
-	}
-	return 0;
-}
-
 /*
- * Reads the training length under the first of its two keys present. Zero
- * is out of range: "no steps to run" would make every percentage 100.
+ * Reads an optional integer >= min under the first of two keys present:
+ * the step (>= 0) and the training length (>= 1: "no steps to run" would
+ * make every percentage 100).
  */
-static int opt_total(struct tfj_progrec *p, const cJSON *obj)
+static int opt_int(struct tfj_progrec *p, enum tfj_progrec_field f, int64_t *dst, int64_t min,
+		   const cJSON *obj, const char *key, const char *alias)
 {
-	static const char *const keys[2] = { TFJ_PROGREC_KEY_MAX_STEPS,
-					     TFJ_PROGREC_KEY_TOTAL_STEPS };
+	const char *keys[2] = { key, alias };
 	int i, rc;
 
 	for (i = 0; i < 2; i++) {
 		if (!present(obj, keys[i]))
 			continue;
-		rc = tfj_json_get_int64(&p->total_steps, obj, keys[i], 1, TFJ_JSON_INT_MAX);
+		rc = tfj_json_get_int64(dst, obj, keys[i], min, TFJ_JSON_INT_MAX);
 		if (rc < 0)
 			return rc;
-		p->have |= TFJ_PROGREC_BIT(TFJ_PROGREC_TOTAL);
+		p->have |= TFJ_PROGREC_BIT(f);
 		return 0;
 	}
 	return 0;
@@ -198,7 +181,10 @@ int tfj_progrec_parse(struct tfj_progrec *out, const char *line, size_t len)
 		rc = tfj_err_set(TFJ_ETYPE, "progress record: not a JSON object");
 		goto out;
 	}
-	if ((rc = opt_step(&p, root)) < 0 || (rc = opt_total(&p, root)) < 0 ||
+	if ((rc = opt_int(&p, TFJ_PROGREC_STEP, &p.step, 0, root, TFJ_PROGREC_KEY_STEP,
+			  TFJ_PROGREC_KEY_GLOBAL_STEP)) < 0 ||
+	    (rc = opt_int(&p, TFJ_PROGREC_TOTAL, &p.total_steps, 1, root,
+			  TFJ_PROGREC_KEY_MAX_STEPS, TFJ_PROGREC_KEY_TOTAL_STEPS)) < 0 ||
 	    (rc = opt_number(&p, TFJ_PROGREC_LOSS, &p.loss, root, TFJ_PROGREC_KEY_LOSS, NULL)) < 0 ||
 	    (rc = opt_number(&p, TFJ_PROGREC_ACCURACY, &p.accuracy, root, TFJ_PROGREC_KEY_ACCURACY,
 			     TFJ_PROGREC_KEY_TEST_ACCURACY)) < 0 ||
