@@ -633,6 +633,7 @@ int tfj_servingcert_sync(struct tfj_servingcert *s, int64_t now_s)
 		struct observed srv = { 0 }, ca = { 0 };
 		struct tfj_servingcert_pem v = { 0 }, np = { 0 };
 		enum tfj_servingcert_action act;
+		int finished = 0;
 
 		if ((rc = read_secret(&srv, s, s->secret)) || (rc = read_secret(&ca, s, s->ca_secret)))
 			goto next;
@@ -643,7 +644,8 @@ int tfj_servingcert_sync(struct tfj_servingcert *s, int64_t now_s)
 		act = tfj_servingcert_decide(&v, names, TFJ_SERVINGCERT_NAMES, now_s);
 		if (act == TFJ_SERVINGCERT_KEEP) {
 			rc = load(s, &v, now_s);
-			goto done;
+			finished = 1;
+			goto next;
 		}
 		if ((rc = renew(s, &np, &v, act, now_s)) ||
 		    (rc = write_both(s, &np, act, &srv, &ca)))
@@ -655,17 +657,14 @@ int tfj_servingcert_sync(struct tfj_servingcert *s, int64_t now_s)
 				     : "report channel: serving certificate rotated",
 			     "name", s->secret, "ca_key_in", s->ca_secret, "namespace", s->ns);
 		rc = load(s, &np, now_s);
-	done:
-		tfj_servingcert_pem_free(&srv.p);
-		tfj_servingcert_pem_free(&ca.p);
-		tfj_servingcert_pem_free(&v);
-		return rc;
+		finished = 1;
 	next:
+		/* load() leaves what it was given empty: freeing it again is safe. */
 		tfj_servingcert_pem_free(&srv.p);
 		tfj_servingcert_pem_free(&ca.p);
 		tfj_servingcert_pem_free(&v);
 		tfj_servingcert_pem_free(&np);
-		if (rc < 0 && rc != TFJ_EEXIST && rc != TFJ_ECONFLICT)
+		if (finished || (rc < 0 && rc != TFJ_EEXIST && rc != TFJ_ECONFLICT))
 			return rc;
 	}
 	return tfj_err_set(TFJ_ECONFLICT, "Secret %s/%s: conflicts kept coming", s->ns, s->secret);
