@@ -786,20 +786,29 @@ void tfj_controller_enqueue(struct tfj_controller *c, const char *key, uint64_t 
 		tfj_queue_add(c->q, key);
 }
 
+/* The informers there are (podgroups only with gang scheduling) into infs; their number. */
+static size_t informers(const struct tfj_controller *c, struct tfj_nsinformer *infs[5])
+{
+	size_t n = 0;
+
+	infs[n++] = c->jobs;
+	infs[n++] = c->pods;
+	infs[n++] = c->svcs;
+	infs[n++] = c->netpols;
+	if (c->podgroups)
+		infs[n++] = c->podgroups;
+	return n;
+}
+
 int tfj_controller_ready(struct tfj_controller *c)
 {
 	struct tfj_nsinformer *infs[5];
-	int n = 4;
+	size_t n;
 
 	if (!c || !c->jobs)
 		return 0;
-	infs[0] = c->jobs;
-	infs[1] = c->pods;
-	infs[2] = c->svcs;
-	infs[3] = c->netpols;
-	if (c->podgroups)
-		infs[n++] = c->podgroups;
-	for (int i = 0; i < n; i++) {
+	n = informers(c, infs);
+	for (size_t i = 0; i < n; i++) {
 		int64_t idle = tfj_nsinformer_idle_ms(infs[i]);
 		if (!tfj_nsinformer_synced(infs[i]) || idle < 0 || idle > c->stale_ms)
 			return 0;
@@ -809,10 +818,11 @@ int tfj_controller_ready(struct tfj_controller *c)
 
 int tfj_controller_dump(struct tfj_controller *c, struct tfj_buf *out)
 {
-	struct tfj_nsinformer *infs[5] = { c->jobs, c->pods, c->svcs, c->netpols, c->podgroups };
+	struct tfj_nsinformer *infs[5];
+	size_t n = informers(c, infs);
 	int rc = 0;
 
-	for (int i = 0; i < 5 && infs[i] && rc == 0; i++) {
+	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct tfj_buf one;
 		const char *p, *nl;
 
@@ -843,7 +853,8 @@ int tfj_controller_flush_events(struct tfj_controller *c, long timeout_ms)
 int tfj_controller_metrics(struct tfj_controller *c, struct tfj_buf *out)
 {
 	struct tfj_queue_stats qs;
-	struct tfj_nsinformer *infs[5] = { c->jobs, c->pods, c->svcs, c->netpols, c->podgroups };
+	struct tfj_nsinformer *infs[5];
+	size_t n = informers(c, infs);
 	int rc = 0;
 
 	tfj_queue_stats(c->q, &qs);
@@ -903,7 +914,7 @@ int tfj_controller_metrics(struct tfj_controller *c, struct tfj_buf *out)
 			rc |= tfj_buf_printf(out, "# HELP tfjob_operator_%s %s\n"
 					     "# TYPE tfjob_operator_%s %s\n",
 					     fam[f][0], fam[f][2], fam[f][0], fam[f][1]);
-			for (int i = 0; i < 5 && infs[i]; i++) {
+			for (size_t i = 0; i < n; i++) {
 				struct tfj_informer_stats s;
 				unsigned long long v;
 				tfj_nsinformer_stats(infs[i], &s);
