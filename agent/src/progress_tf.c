@@ -104,7 +104,7 @@ static int is_accuracy_name(const char *name, size_t n)
 /* Keeps a numeric item as a named metric, while there is room. */
 static void add_named(struct tfj_progress_metrics *named, const char *name, size_t n, double v)
 {
-	if (named->n >= TFJ_PROGRESS_METRICS_MAX || n >= TFJ_PROGRESS_METRIC_NAME)
+	if (named->n >= TFJ_PROGREC_METRICS_MAX || n >= TFJ_PROGREC_METRIC_NAME)
 		return;
 	memcpy(named->m[named->n].name, name, n);
 	named->m[named->n].name[n] = '\0';

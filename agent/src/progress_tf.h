@@ -38,18 +38,16 @@
 /*
  * Named metrics: every numeric item of a Keras or estimator line (`- mae:
  * 0.31`, `val_loss: 0.6`, `auc = 0.9`) but the step, as the line named
- * it. Bounded: the first TFJ_PROGRESS_METRICS_MAX items of a line, names of
- * at most TFJ_PROGRESS_METRIC_NAME - 1 characters ([A-Za-z0-9_], longer
+ * it. Bounded: the first TFJ_PROGREC_METRICS_MAX items of a line, names of
+ * at most TFJ_PROGREC_METRIC_NAME - 1 characters ([A-Za-z0-9_], longer
  * names are skipped), the same bounds the operator's decoder enforces.
  */
-#define TFJ_PROGRESS_METRICS_MAX 16
-#define TFJ_PROGRESS_METRIC_NAME 64
 struct tfj_progress_metric {
-	char name[TFJ_PROGRESS_METRIC_NAME];
+	char name[TFJ_PROGREC_METRIC_NAME];
 	double value;   /* finite */
 };
 struct tfj_progress_metrics {
-	struct tfj_progress_metric m[TFJ_PROGRESS_METRICS_MAX];
+	struct tfj_progress_metric m[TFJ_PROGREC_METRICS_MAX];
 	unsigned n;
 };
 

@@ -369,8 +369,8 @@ int tfj_reporter_heartbeat(struct tfj_reporter *r, const struct tfj_progress_sta
 	Tfj__Report__V1__HeartbeatRequest req = TFJ__REPORT__V1__HEARTBEAT_REQUEST__INIT;
 	Tfj__Report__V1__ReplicaRef ref = TFJ__REPORT__V1__REPLICA_REF__INIT;
 	Tfj__Report__V1__Progress pr = TFJ__REPORT__V1__PROGRESS__INIT;
-	Tfj__Report__V1__Metric mv[TFJ_PROGRESS_METRICS_MAX];
-	Tfj__Report__V1__Metric *mp[TFJ_PROGRESS_METRICS_MAX];
+	Tfj__Report__V1__Metric mv[TFJ_PROGREC_METRICS_MAX];
+	Tfj__Report__V1__Metric *mp[TFJ_PROGREC_METRICS_MAX];
 	uint8_t *buf = NULL;
 	size_t len = 0, i;
 	int rc;
@@ -386,7 +386,7 @@ int tfj_reporter_heartbeat(struct tfj_reporter *r, const struct tfj_progress_sta
 	pr.examples_per_sec = p->examples_per_sec;
 	pr.has_total_steps = !!(p->have & TFJ_PROGREC_BIT(TFJ_PROGREC_TOTAL));
 	pr.total_steps = p->total_steps;
-	for (i = 0; i < p->named.n && i < TFJ_PROGRESS_METRICS_MAX; i++) {
+	for (i = 0; i < p->named.n && i < TFJ_PROGREC_METRICS_MAX; i++) {
 		tfj__report__v1__metric__init(&mv[i]);
 		mv[i].name = (char *)p->named.m[i].name;
 		mv[i].value = p->named.m[i].value;

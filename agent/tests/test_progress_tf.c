@@ -237,7 +237,7 @@ static void test_named_metrics(void)
 	for (i = 0; i < 20 && len < sizeof(line) - 16; i++)
 		len += (size_t)snprintf(line + len, sizeof(line) - len, " - m%d: %d", i, i);
 	TFJ_CHECK_INT(parse(&r, &st, line), 0);
-	TFJ_CHECK_INT(st.named.n, TFJ_PROGRESS_METRICS_MAX);
+	TFJ_CHECK_INT(st.named.n, TFJ_PROGREC_METRICS_MAX);
 	TFJ_CHECK_STR(st.named.m[1].name, "m0");
 }
 

@@ -6,7 +6,7 @@
  * Properties: no crash or leak, and a decoded report always satisfies the
  * decoder's promises: names non-empty, NUL-terminated and of the allowed
  * characters, a known replica type, an index in range, finite numbers, a
- * training length of at least one step, at most TFJ_REPORTMSG_METRICS named
+ * training length of at least one step, at most TFJ_PROGREC_METRICS_MAX named
  * metrics with names and finite values, an exit code in 0..255, printable
  * reason and message.
  */
@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if ((m.has_loss && !isfinite(m.loss)) || (m.has_accuracy && !isfinite(m.accuracy)) ||
 	    (m.has_eps && !isfinite(m.eps)) || (m.has_step && m.step < 0) || m.progress_ms < 0)
 		abort();
-	if ((m.has_total && m.total < 1) || m.nmetrics > TFJ_REPORTMSG_METRICS)
+	if ((m.has_total && m.total < 1) || m.nmetrics > TFJ_PROGREC_METRICS_MAX)
 		abort();
 	for (unsigned i = 0; i < m.nmetrics; i++) {
 		size_t n = strnlen(m.metrics[i].name, sizeof(m.metrics[i].name));

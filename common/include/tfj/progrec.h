@@ -35,6 +35,13 @@
 /* Bytes of one written record, prefix and newline included. */
 #define TFJ_PROGREC_MAX 1024
 
+/* A trainer's named metrics (report.proto's Progress.metrics): at most
+ * TFJ_PROGREC_METRICS_MAX per report, names of at most
+ * TFJ_PROGREC_METRIC_NAME - 1 characters. One bound for the agent that sends
+ * them, the operator's report decoder, its planner and the TFJob status. */
+#define TFJ_PROGREC_METRICS_MAX 16
+#define TFJ_PROGREC_METRIC_NAME 64
+
 /* Keys the runtime writes (docs/runtime-protocol.md). */
 #define TFJ_PROGREC_KEY_ROLE "role"
 #define TFJ_PROGREC_KEY_INDEX "index"

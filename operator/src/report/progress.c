@@ -266,7 +266,7 @@ int tfj_progress_record(int *created, struct tfj_progress *p, const struct tfj_r
 		if (m->nmetrics && trains) {
 			unsigned i;
 
-			for (i = 0; i < m->nmetrics && i < TFJ_PLAN_METRICS; i++) {
+			for (i = 0; i < m->nmetrics && i < TFJ_PROGREC_METRICS_MAX; i++) {
 				memcpy(j->sum.metrics[i].name, m->metrics[i].name,
 				       sizeof(j->sum.metrics[i].name));
 				j->sum.metrics[i].value = m->metrics[i].value;

@@ -111,9 +111,9 @@ static int read_metrics(struct tfj_reportmsg *m, const Tfj__Report__V1__Progress
 {
 	size_t i;
 
-	if (p->n_metrics > TFJ_REPORTMSG_METRICS)
+	if (p->n_metrics > TFJ_PROGREC_METRICS_MAX)
 		return tfj_err_set(TFJ_EINVAL, "progress.metrics: %zu, at most %d", p->n_metrics,
-				   TFJ_REPORTMSG_METRICS);
+				   TFJ_PROGREC_METRICS_MAX);
 	for (i = 0; i < p->n_metrics; i++) {
 		const Tfj__Report__V1__Metric *mt = p->metrics[i];
 

@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <tfj/progrec.h>
 
 #define TFJ_REPORTMSG_MAX (64u * 1024u)
 
@@ -43,10 +44,9 @@ struct tfj_reportmsg_ref {
 	char pod[254];
 };
 
-/* A trainer's named metric (Progress.metrics): at most TFJ_REPORTMSG_METRICS. */
-#define TFJ_REPORTMSG_METRICS 16
+/* A trainer's named metric (Progress.metrics): at most TFJ_PROGREC_METRICS_MAX. */
 struct tfj_reportmsg_metric {
-	char name[64];        /* 1-63 characters [A-Za-z0-9_./-] */
+	char name[TFJ_PROGREC_METRIC_NAME]; /* 1-63 characters [A-Za-z0-9_./-] */
 	double value;         /* finite */
 };
 
@@ -59,7 +59,7 @@ struct tfj_reportmsg {
 	double loss, accuracy, eps;
 	int has_total;
 	int64_t total;          /* training length in steps, >= 1 */
-	struct tfj_reportmsg_metric metrics[TFJ_REPORTMSG_METRICS];
+	struct tfj_reportmsg_metric metrics[TFJ_PROGREC_METRICS_MAX];
 	unsigned nmetrics;
 	int64_t progress_ms;    /* when the agent saw the record (0 = none yet) */
 	int child_running;

@@ -44,9 +44,10 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 
+#include <tfj/progrec.h>
+
 #define TFJ_JOBSTATUS_TYPES 5      /* = TFJ_RT_COUNT, kept here to avoid a cycle */
 #define TFJ_JOBSTATUS_MAX_INDEX 4096 /* = TFJ_TFJOB_MAX_REPLICAS */
-#define TFJ_JOBSTATUS_METRICS 16     /* = TFJ_PLAN_METRICS */
 #define TFJ_JOBSTATUS_REASON_MAX 64
 #define TFJ_JOBSTATUS_MESSAGE_MAX 512
 
@@ -98,7 +99,7 @@ struct tfj_progress_status {
 	int pct;                     /* progressPercentage, 0-100 */
 	int64_t eta;                 /* estimatedRemainingSeconds, >= 0 */
 	/* The trainer's other named metrics, values as written ("%.6g"). */
-	struct { char name[64]; char value[32]; } metric[TFJ_JOBSTATUS_METRICS];
+	struct { char name[TFJ_PROGREC_METRIC_NAME]; char value[32]; } metric[TFJ_PROGREC_METRICS_MAX];
 	unsigned nmetric;
 	int64_t last_report;         /* unix seconds */
 	char done_pod[64];           /* trainingDonePodUID; "" = training not done */

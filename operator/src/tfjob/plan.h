@@ -73,6 +73,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cjson/cJSON.h>
+#include <tfj/progrec.h>
 
 #include "tfjob/createfail.h"
 #include "tfjob/podspec.h"
@@ -218,9 +219,8 @@ struct tfj_plan_replica_report {
 };
 
 /* A trainer's named metric (report/reportmsg.h's bounds). */
-#define TFJ_PLAN_METRICS 16
 struct tfj_plan_metric {
-	char name[64];
+	char name[TFJ_PROGREC_METRIC_NAME];
 	double value;
 };
 
@@ -230,7 +230,7 @@ struct tfj_plan_progress {
 	double loss, accuracy, eps;
 	int64_t total;                /* training length in steps (has_total) */
 	struct tfj_progeta_window rate; /* the job step's recent samples (progeta.h) */
-	struct tfj_plan_metric metrics[TFJ_PLAN_METRICS]; /* the newest report's named metrics */
+	struct tfj_plan_metric metrics[TFJ_PROGREC_METRICS_MAX]; /* the newest report's named metrics */
 	unsigned nmetrics;
 	int64_t report_ms;            /* operator clock of the newest of these values; 0 = none */
 	int64_t since_ms;             /* since when reports have been received: hang clocks

@@ -48,7 +48,7 @@ static int same_metrics(const struct tfj_progress_status *a, const struct tfj_pr
 
 	if (a->nmetric != b->nmetric)
 		return 0;
-	for (i = 0; i < a->nmetric && i < TFJ_JOBSTATUS_METRICS; i++)
+	for (i = 0; i < a->nmetric && i < TFJ_PROGREC_METRICS_MAX; i++)
 		if (strcmp(a->metric[i].name, b->metric[i].name) ||
 		    strcmp(a->metric[i].value, b->metric[i].value))
 			return 0;
@@ -65,10 +65,10 @@ static void named_metrics(struct tfj_progress_status *n, const struct tfj_plan_p
 	unsigned i;
 
 	n->nmetric = 0;
-	for (i = 0; i < p->nmetrics && i < TFJ_PLAN_METRICS; i++) {
+	for (i = 0; i < p->nmetrics && i < TFJ_PROGREC_METRICS_MAX; i++) {
 		const char *name = p->metrics[i].name;
 
-		if (tfj_progstatus_derived(name) || n->nmetric >= TFJ_JOBSTATUS_METRICS)
+		if (tfj_progstatus_derived(name) || n->nmetric >= TFJ_PROGREC_METRICS_MAX)
 			continue;
 		tfj_planact_fmt(n->metric[n->nmetric].name, sizeof(n->metric[0].name), "%s", name);
 		tfj_planact_fmt(n->metric[n->nmetric].value, sizeof(n->metric[0].value), "%.6g",

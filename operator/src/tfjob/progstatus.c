@@ -62,7 +62,7 @@ static int encode_metrics(cJSON *po, const struct tfj_progress_status *p)
 		if (add_metric(arr, derived[i], buf))
 			return TFJ_ENOMEM;
 	}
-	for (i = 0; i < p->nmetric && i < TFJ_JOBSTATUS_METRICS; i++)
+	for (i = 0; i < p->nmetric && i < TFJ_PROGREC_METRICS_MAX; i++)
 		if (add_metric(arr, p->metric[i].name, p->metric[i].value))
 			return TFJ_ENOMEM;
 	return 0;
@@ -78,7 +78,7 @@ int tfj_progstatus_derived(const char *name)
 
 /*
  * The trainer's named metrics back from status.progress.metrics: the
- * entries encode_metrics did not derive, at most TFJ_JOBSTATUS_METRICS;
+ * entries encode_metrics did not derive, at most TFJ_PROGREC_METRICS_MAX;
  * names or values too long for the struct are skipped.
  */
 static int decode_metrics(struct tfj_progress_status *p, const cJSON *o)
@@ -96,7 +96,7 @@ static int decode_metrics(struct tfj_progress_status *p, const cJSON *o)
 		if ((rc = tfj_json_get_string(&name, it, "name")) ||
 		    (rc = tfj_json_get_string(&value, it, "value")))
 			return rc;
-		if (tfj_progstatus_derived(name) || p->nmetric >= TFJ_JOBSTATUS_METRICS ||
+		if (tfj_progstatus_derived(name) || p->nmetric >= TFJ_PROGREC_METRICS_MAX ||
 		    strlen(name) >= sizeof(p->metric[0].name) ||
 		    strlen(value) >= sizeof(p->metric[0].value))
 			continue;

@@ -8,7 +8,7 @@
  * so the planner can compare old and new status and write only on change.
  * Decoding is type-checked (tfj/json.h); the metrics the encoder derives
  * from the typed fields are not decoded back, and entries beyond
- * TFJ_JOBSTATUS_METRICS or too long for the struct are skipped.
+ * TFJ_PROGREC_METRICS_MAX or too long for the struct are skipped.
  *
  * Ownership: plain values; the encoder adds to the caller's cJSON object.
  */
