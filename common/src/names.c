@@ -31,6 +31,18 @@ int tfj_names_is_dns1035(const char *s)
 	return 1;
 }
 
+int tfj_names_is_dns1123_label(const char *s, size_t n)
+{
+	size_t i;
+
+	if (!s || n == 0 || n > TFJ_NAMES_LABEL_MAX || !is_lower_alnum(s[0]) || !is_lower_alnum(s[n - 1]))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!is_lower_alnum(s[i]) && s[i] != '-')
+			return 0;
+	return 1;
+}
+
 uint32_t tfj_names_hash(const char *s)
 {
 	uint32_t h = 2166136261u;

@@ -64,6 +64,24 @@ static void test_is_dns1035(void)
 	TFJ_CHECK(!tfj_names_is_dns1035("a234567890123456789012345678901234567890123456789012345678901234"));
 }
 
+/* Namespaces: a leading digit is fine, a leading or trailing '-' is not; the
+ * length is the caller's (a namespace inside a longer key). */
+static void test_is_dns1123_label(void)
+{
+	static const char l63[] = "123456789012345678901234567890123456789012345678901234567890123";
+
+	TFJ_CHECK(tfj_names_is_dns1123_label("1abc", 4));
+	TFJ_CHECK(tfj_names_is_dns1123_label("ns-a/job", 4));
+	TFJ_CHECK(!tfj_names_is_dns1123_label("ns-a/job", 5));
+	TFJ_CHECK(!tfj_names_is_dns1123_label("-abc", 4));
+	TFJ_CHECK(!tfj_names_is_dns1123_label("abc-", 4));
+	TFJ_CHECK(!tfj_names_is_dns1123_label("aBc", 3));
+	TFJ_CHECK(!tfj_names_is_dns1123_label("", 0));
+	TFJ_CHECK(!tfj_names_is_dns1123_label(NULL, 3));
+	TFJ_CHECK(tfj_names_is_dns1123_label(l63, 63));
+	TFJ_CHECK(!tfj_names_is_dns1123_label("a23456789012345678901234567890123456789012345678901234567890123a", 64));
+}
+
 static void test_host(void)
 {
 	char h[TFJ_NAMES_HOST_MAX + 1];
@@ -129,6 +147,7 @@ int main(void)
 	TFJ_RUN(test_invalid_arguments);
 	TFJ_RUN(test_long_and_odd_names_are_hashed);
 	TFJ_RUN(test_is_dns1035);
+	TFJ_RUN(test_is_dns1123_label);
 	TFJ_RUN(test_host);
 	TFJ_RUN(test_property_always_valid_and_distinct);
 	return tfj_test_finish();

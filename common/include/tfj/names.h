@@ -23,6 +23,13 @@
 int tfj_names_is_dns1035(const char *s);
 
 /*
+ * 1 if the n bytes at s are a DNS-1123 label (a namespace name): 1 to 63
+ * lowercase letters, digits and '-', starting and ending with a letter or
+ * digit. s need not be NUL-terminated.
+ */
+int tfj_names_is_dns1123_label(const char *s, size_t n);
+
+/*
  * Writes the replica name into out (outlen >= 64). `type` is the replica
  * type in any case ("Worker" and "worker" give the same name); index >= 0.
  */

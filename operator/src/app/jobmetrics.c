@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <tfj/err.h>
+#include <tfj/names.h>
 
 #include "kube/strmap.h"
 #include "tfjob/jobstatus.h"
@@ -94,27 +95,12 @@ void tfj_jobmetrics_free(struct tfj_jobmetrics *m)
  * only those become label values, so a sample line can never be broken by
  * what a caller passed.
  */
-static int ns_ok(const char *s)
-{
-	size_t n = 0;
-
-	if (!s || !*s)
-		return 0;
-	for (; s[n]; n++) {
-		char ch = s[n];
-
-		if (n >= NS_MAX || !((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-'))
-			return 0;
-	}
-	return 1;
-}
-
 /* The row of ns, added while there is room; rows[0] ("_other") otherwise. Under mu. */
 static struct ns_row *row_of(struct tfj_jobmetrics *m, const char *ns)
 {
 	size_t i;
 
-	if (!ns_ok(ns))
+	if (!ns || !tfj_names_is_dns1123_label(ns, strnlen(ns, NS_MAX + 1)))
 		return &m->rows[0];
 	for (i = 1; i < m->nrows; i++)
 		if (strcmp(m->rows[i].ns, ns) == 0)

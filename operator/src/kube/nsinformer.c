@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <tfj/err.h>
+#include <tfj/names.h>
 
 #include "kube/apipath.h"
 
@@ -20,18 +21,6 @@ struct tfj_nsinformer {
 	struct tfj_informer *inf[TFJ_NSINFORMER_MAX];
 	char *name;
 };
-
-static int dns_label(const char *s, size_t n)
-{
-	size_t i;
-
-	if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
-		return 0;
-	for (i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
-			return 0;
-	return 1;
-}
 
 /* Namespaces in the order of their keys: "a-b/x" sorts before "a/x". */
 static int key_order(const void *a, const void *b)
@@ -59,7 +48,7 @@ int tfj_nsinformer_parse(char names[][64], size_t *n, const char *list)
 			a++;
 		while (b > a && b[-1] == ' ')
 			b--;
-		if (!dns_label(a, (size_t)(b - a)))
+		if (!tfj_names_is_dns1123_label(a, (size_t)(b - a)))
 			return tfj_err_set(TFJ_EINVAL, "namespace '%.*s' is not a DNS label",
 					   (int)(end - p), p);
 		for (i = 0; i < k; i++)
