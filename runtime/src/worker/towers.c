@@ -43,6 +43,16 @@ struct tfj_towers {
 	size_t input_dim;
 };
 
+/* One tower's share of this step: its rows' gradients and loss. */
+static int tower_step(const struct tfj_towers *tw, struct tower *t)
+{
+	if (!t->rows)
+		return 0;
+	return tfj_model_grad(t->model, tw->params, tw->x + t->off * tw->input_dim, tw->y + t->off,
+			      t->rows, t->grads, &t->loss);
+}
+
+/* Towers 1..n-1 each wait on their own thread for the next step. */
 static void *tower_main(void *arg)
 {
 	struct tower *t = arg;
@@ -57,10 +67,7 @@ static void *tower_main(void *arg)
 			break;
 		seen = tw->gen;
 		pthread_mutex_unlock(&tw->mu);
-		t->rc = 0;
-		if (t->rows)
-			t->rc = tfj_model_grad(t->model, tw->params, tw->x + t->off * tw->input_dim,
-					       tw->y + t->off, t->rows, t->grads, &t->loss);
+		t->rc = tower_step(tw, t);
 		pthread_mutex_lock(&tw->mu);
 		if (--tw->pending == 0)
 			pthread_cond_signal(&tw->done);
@@ -88,6 +95,10 @@ static int tower_open(struct tower *t, const struct tfj_model_spec *spec, const 
 		if (!t->grads[i])
 			return tfj_err_set(TFJ_ENOMEM, "towers: out of memory");
 	}
+	/* Tower 0 computes on the caller's thread (tfj_towers_grad), which
+	 * would otherwise only wait for the others. */
+	if (t->index == 0)
+		return 0;
 	if (pthread_create(&t->thread, NULL, tower_main, t) != 0)
 		return tfj_err_set(TFJ_ENOMEM, "towers: cannot start tower %d", t->index);
 	t->started = 1;
@@ -208,9 +219,12 @@ int tfj_towers_grad(struct tfj_towers *tw, const float *const *params, const flo
 		tw->t[k].rows = per + ((size_t)k < extra);
 		off += tw->t[k].rows;
 	}
-	tw->pending = tw->n;
+	tw->pending = tw->n - 1;
 	tw->gen++;
 	pthread_cond_broadcast(&tw->go);
+	pthread_mutex_unlock(&tw->mu);
+	tw->t[0].rc = tower_step(tw, &tw->t[0]);
+	pthread_mutex_lock(&tw->mu);
 	while (tw->pending)
 		pthread_cond_wait(&tw->done, &tw->mu);
 	pthread_mutex_unlock(&tw->mu);

@@ -7,8 +7,9 @@
  * complements between-graph replication (one process per worker, what
  * TF_CONFIG describes): TF_CONFIG and the operator do not change.
  *
- * Here a tower is a thread with its own compute handle and model (its own
- * workspace); all towers read the same parameters. Slices differ by at most
+ * Here a tower is a compute handle and model of its own (its own workspace)
+ * and a thread: tower 0 runs on the caller's thread, towers 1..N-1 on
+ * threads of their own; all towers read the same parameters. Slices differ by at most
  * one row; the average is weighted by slice size, so the result is the
  * gradient and mean loss of the whole batch, as one tower computes them, up
  * to float rounding. On the CPU each tower runs OpenBLAS single-threaded on
