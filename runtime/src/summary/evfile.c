@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <tfj/err.h>
@@ -18,7 +19,6 @@
 struct tfj_evfile {
 	int fd;
 	uint64_t records;
-	uint8_t buf[TFJ_EVFILE_HEADER + TFJ_EVFILE_MAX_DATA + TFJ_EVFILE_FOOTER];
 };
 
 /*
@@ -61,19 +61,33 @@ static void put_le64(uint8_t *p, uint64_t v)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
-int tfj_evfile_frame(uint8_t *out, size_t cap, size_t *len, const void *data, size_t n)
+/* A record's header: the data's length and that length's masked CRC. */
+static void put_head(uint8_t *h, size_t n)
 {
-	size_t total;
+	put_le64(h, (uint64_t)n);
+	put_le32(h + 8, tfj_evfile_mask(tfj_evfile_crc32c(0, h, 8)));
+}
 
+static int check_size(size_t n)
+{
 	if (n > TFJ_EVFILE_MAX_DATA)
 		return tfj_err_set(TFJ_ETOOBIG, "event record of %zu bytes (max %u)", n,
 				   TFJ_EVFILE_MAX_DATA);
+	return 0;
+}
+
+int tfj_evfile_frame(uint8_t *out, size_t cap, size_t *len, const void *data, size_t n)
+{
+	size_t total;
+	int rc;
+
+	if ((rc = check_size(n)))
+		return rc;
 	total = TFJ_EVFILE_HEADER + n + TFJ_EVFILE_FOOTER;
 	if (total > cap)
 		return tfj_err_set(TFJ_ETOOBIG, "event record: %zu bytes do not fit in %zu",
 				   total, cap);
-	put_le64(out, (uint64_t)n);
-	put_le32(out + 8, tfj_evfile_mask(tfj_evfile_crc32c(0, out, 8)));
+	put_head(out, n);
 	if (n)
 		memcpy(out + TFJ_EVFILE_HEADER, data, n);
 	put_le32(out + TFJ_EVFILE_HEADER + n, tfj_evfile_mask(tfj_evfile_crc32c(0, data, n)));
@@ -103,22 +117,34 @@ int tfj_evfile_open(struct tfj_evfile **out, const char *path)
 
 int tfj_evfile_append(struct tfj_evfile *f, const void *data, size_t n)
 {
-	size_t len, off = 0;
-	int rc;
+	uint8_t head[TFJ_EVFILE_HEADER], foot[TFJ_EVFILE_FOOTER];
+	struct iovec iov[3];
+	int rc, i = 0;
 
-	rc = tfj_evfile_frame(f->buf, sizeof(f->buf), &len, data, n);
-	if (rc)
+	if ((rc = check_size(n)))
 		return rc;
-	/* One write(2) per record in the usual case; a short one is continued. */
-	while (off < len) {
-		ssize_t w = write(f->fd, f->buf + off, len - off);
+	put_head(head, n);
+	put_le32(foot, tfj_evfile_mask(tfj_evfile_crc32c(0, data, n)));
+	iov[0] = (struct iovec){ head, sizeof(head) };
+	iov[1] = (struct iovec){ (void *)data, n };
+	iov[2] = (struct iovec){ foot, sizeof(foot) };
+	/* Header, data and footer from where they are, in one writev(2) in the
+	 * usual case; a short one is continued where it stopped. */
+	while (i < 3) {
+		ssize_t w = writev(f->fd, iov + i, 3 - i);
+		size_t left;
 
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
 			return tfj_err_set(TFJ_EIO, "event file write: %s",
 					   w < 0 ? strerror(errno) : "no progress");
-		off += (size_t)w;
+		for (left = (size_t)w; i < 3 && left >= iov[i].iov_len; i++)
+			left -= iov[i].iov_len;
+		if (i < 3) {
+			iov[i].iov_base = (uint8_t *)iov[i].iov_base + left;
+			iov[i].iov_len -= left;
+		}
 	}
 	f->records++;
 	return 0;
