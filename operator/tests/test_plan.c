@@ -414,6 +414,42 @@ static void test_disruption_is_not_failure(void)
 	fx_world_free(&w);
 }
 
+/*
+ * Kueue stops the pods of a pod group it preempts (docs/kueue.md, pod-group
+ * mode) by setting a TerminationTarget condition and deleting them; the
+ * trainer dies of the SIGTERM (exit 143). A disruption: the job does not
+ * fail even with backoffLimit 0, nothing is counted, and the pod is made
+ * again once gone (Kueue gates it until the group is admitted again).
+ */
+static void test_kueue_stop_is_disruption(void)
+{
+	struct fx_world w;
+	cJSON *j = ps_worker_job("Never"), *p, *conds, *c;
+
+	cJSON_AddNumberToObject(fx_run_policy(j), "backoffLimit", 0);
+	fx_world_init(&w, j);
+	start(&w);
+	p = fx_pod_named(&w, "mnist-worker-1");
+	fx_pod_phase(p, "Failed");
+	fx_pod_exit(p, "tensorflow", 143, "Error", 0);
+	conds = cJSON_AddArrayToObject(cJSON_GetObjectItem(p, "status"), "conditions");
+	c = cJSON_CreateObject();
+	cJSON_AddItemToArray(conds, c);
+	cJSON_AddStringToObject(c, "type", "TerminationTarget");
+	cJSON_AddStringToObject(c, "status", "True");
+	cJSON_AddStringToObject(c, "reason", "WorkloadEvictedDueToPreempted");
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-worker-1") != NULL &&
+		  fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-worker-1")->reason ==
+		  TFJ_DEL_DISRUPTION);
+	fx_apply(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "");
+	TFJ_CHECK(fx_rs(&w, "Worker", "restarts") == 0);
+	fx_step(&w);
+	TFJ_CHECK(fx_pod_named(&w, "mnist-worker-1") != NULL);
+	fx_world_free(&w);
+}
+
 static void test_missing_pod_is_recreated(void)
 {
 	struct fx_world w;
@@ -1076,6 +1112,7 @@ int main(void)
 	TFJ_RUN(test_exitcode_permanent_fails);
 	TFJ_RUN(test_onfailure_failed_pod_restarts);
 	TFJ_RUN(test_disruption_is_not_failure);
+	TFJ_RUN(test_kueue_stop_is_disruption);
 	TFJ_RUN(test_missing_pod_is_recreated);
 	TFJ_RUN(test_terminating_pod_is_waited_for);
 	TFJ_RUN(test_backoff_counts_recreations);

@@ -111,12 +111,17 @@ static void read_disruption(struct tfj_podstate *st, const cJSON *status)
 	cJSON_ArrayForEach(c, conds) {
 		if (++n > 64)
 			break;
-		if (!strcmp(str_or(c, "type", ""), "DisruptionTarget") &&
+		const char *type = str_or(c, "type", "");
+
+		/* Kueue marks the pods of a pod group it evicts or preempts
+		 * with TerminationTarget (pkg/controller/jobs/pod, Stop)
+		 * before it deletes them, not with DisruptionTarget. */
+		if ((!strcmp(type, "DisruptionTarget") || !strcmp(type, TFJ_PODSTATE_KUEUE_STOP)) &&
 		    !strcmp(str_or(c, "status", ""), "True")) {
 			st->disrupted = 1;
 			if (!st->why[0])
 				snprintf(st->why, sizeof(st->why), "%s",
-					 str_or(c, "reason", "DisruptionTarget"));
+					 str_or(c, "reason", type));
 		}
 	}
 }
