@@ -13,6 +13,7 @@
 #include "tfjob/inject.h"
 #include "tfjob/pssecret.h"
 #include "tfjob/podspec.h"
+#include "tfjob/kueue.h"
 #include "tfjob/podgroup.h"
 
 /* Training types, in the order they appear in TF_CONFIG's cluster. */
@@ -515,6 +516,9 @@ static int build_pod(cJSON *pod, const struct tfj_tfjob *job, enum tfj_rtype t, 
 	 * comes from its template, untouched.
 	 */
 	if (o && o->gang && (rc = put_gang(meta, spec, job, t, o->gang)))
+		return rc;
+	if (o && tfj_kueue_queue(job, o->kueue_pod_groups) &&
+	    (rc = tfj_kueue_pod(meta, job, tfj_kueue_queue(job, o->kueue_pod_groups))))
 		return rc;
 	if ((rc = tfj_podspec_tfconfig(&tfconfig, job, t, index, o)))
 		return rc;

@@ -71,6 +71,11 @@ struct tfj_podstate {
 	int64_t term_step;
 	double term_loss, term_accuracy;
 	int64_t running_since_ms;    /* tensorflow container state.running.startedAt; 0 = not running */
+	/* What Kueue's pod integration put on the pod (tfjob/kueue.h). */
+	int gated;                   /* spec.schedulingGates holds kueue.x-k8s.io/admission */
+	int scheduled;               /* spec.nodeName is set */
+	int kueue_finalizer;         /* 1 + index of kueue.x-k8s.io/managed in
+				      * metadata.finalizers; 0 = not there */
 };
 
 /*

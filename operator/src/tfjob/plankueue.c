@@ -1,0 +1,51 @@
+/*
+ * plankueue.c - the planner's rules for Kueue's pod-group mode
+ * (plankueue.h).
+ */
+#include "tfjob/plankueue.h"
+
+#include <tfj/err.h>
+
+#include "tfjob/kueue.h"
+
+int tfj_plankueue_queued(const struct tfj_planctx *c)
+{
+	int gated = 0;
+	size_t i;
+
+	if (!tfj_kueue_queue(c->job, c->opts.kueue_pod_groups))
+		return 0;
+	for (i = 0; i < c->npods; i++) {
+		const struct tfj_podstate *ps = &c->pods[i];
+
+		if (ps->deleting || c->pod_gone[i] || !c->pod_used[i])
+			continue;
+		if (ps->scheduled || ps->phase == TFJ_POD_RUNNING)
+			return 0; /* admitted: a gated pod is a replacement on its way */
+		gated |= ps->gated;
+	}
+	return gated;
+}
+
+int tfj_plankueue_release(struct tfj_planctx *c)
+{
+	struct tfj_action *a;
+	size_t i;
+
+	if (!c->opts.kueue_pod_groups)
+		return 0;
+	for (i = 0; i < c->npods; i++) {
+		const struct tfj_podstate *ps = &c->pods[i];
+		int settled = ps->phase == TFJ_POD_SUCCEEDED || ps->phase == TFJ_POD_FAILED ||
+			      !ps->scheduled;
+
+		if (!ps->deleting || !ps->kueue_finalizer || !settled || !ps->uid[0])
+			continue;
+		if (!(a = tfj_planact_push(c, TFJ_ACT_RELEASE_POD)))
+			return TFJ_ENOMEM;
+		tfj_planact_fmt(a->name, sizeof(a->name), "%s", ps->name);
+		tfj_planact_fmt(a->uid, sizeof(a->uid), "%s", ps->uid);
+		a->index = ps->kueue_finalizer - 1;
+	}
+	return 0;
+}
