@@ -28,36 +28,27 @@ static int label_value(const char *s)
 	return 1;
 }
 
-int tfj_kueue_decode(const char **annotation, const char **label, const cJSON *meta)
+int tfj_kueue_queue(const char **out, const struct tfj_tfjob *job, int pod_groups)
 {
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(job->doc, "metadata");
 	const cJSON *ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
 	const cJSON *lbl = cJSON_GetObjectItemCaseSensitive(meta, "labels");
+	const char *q = NULL;
 
-	*annotation = NULL;
-	*label = NULL;
-	/* The API server checked the label; a label we cannot read is no queue. */
-	if (cJSON_IsObject(lbl) && tfj_json_opt_string(label, lbl, TFJ_KUEUE_LABEL_QUEUE, NULL))
-		*label = NULL;
-	if (*label && !label_value(*label))
-		*label = NULL;
-	if (!cJSON_IsObject(ann))
+	*out = NULL;
+	if (!pod_groups)
 		return 0;
-	if (tfj_json_opt_string(annotation, ann, TFJ_KUEUE_ANN_QUEUE, NULL))
+	if (cJSON_IsObject(ann) && tfj_json_opt_string(&q, ann, TFJ_KUEUE_ANN_QUEUE, NULL))
 		return tfj_err_set(TFJ_EINVAL, "annotation %s: %s", TFJ_KUEUE_ANN_QUEUE,
 				   tfj_err_detail());
-	if (*annotation && !label_value(*annotation)) {
-		*annotation = NULL;
+	if (q && !label_value(q))
 		return tfj_err_set(TFJ_EINVAL, "annotation %s: not a LocalQueue name (a label "
 				   "value: 1-63 letters, digits, '-', '_' or '.')", TFJ_KUEUE_ANN_QUEUE);
-	}
+	if (!q && cJSON_IsObject(lbl) &&
+	    (tfj_json_opt_string(&q, lbl, TFJ_KUEUE_LABEL_QUEUE, NULL) || (q && !label_value(q))))
+		q = NULL;
+	*out = q;
 	return 0;
-}
-
-const char *tfj_kueue_queue(const struct tfj_tfjob *job, int pod_groups)
-{
-	if (!pod_groups)
-		return NULL;
-	return job->kueue_queue ? job->kueue_queue : job->kueue_label;
 }
 
 int tfj_kueue_group_name(char *out, size_t n, const struct tfj_tfjob *job)

@@ -41,15 +41,15 @@
 #define TFJ_KUEUE_FINALIZER "kueue.x-k8s.io/managed"
 
 /*
- * Reads the job's queue annotation and label (tfjob.c calls it while
- * decoding): 0, or TFJ_EINVAL with a message when the annotation is not a
+ * The LocalQueue of the job's pod group into *out (pointing into the job's
+ * tree), or NULL when the job is not in pod-group mode (pod_groups 0, or
+ * no queue named). TFJ_EINVAL with a message when the annotation is no
  * valid label value (at most 63 characters, [A-Za-z0-9._-], starting and
- * ending with a letter or digit), which the pod would be refused for.
+ * ending with a letter or digit): the pods would be refused for it, so the
+ * planner fails the job (InvalidSpec). An unreadable label is no queue
+ * (the API server checked it).
  */
-int tfj_kueue_decode(const char **annotation, const char **label, const cJSON *meta);
-
-/* The LocalQueue of the job's pod group, or NULL when the job is not in pod-group mode. */
-const char *tfj_kueue_queue(const struct tfj_tfjob *job, int pod_groups);
+int tfj_kueue_queue(const char **out, const struct tfj_tfjob *job, int pod_groups);
 
 /*
  * The pod-group name (out >= 64 bytes): `<job>-<first 8 characters of the

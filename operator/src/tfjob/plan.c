@@ -488,7 +488,7 @@ static int gang_condition(struct tfj_planctx *c)
 static int plan_job(struct tfj_planctx *c)
 {
 	const struct tfj_tfjob *job = c->job;
-	char jobref[512], msg[512];
+	char jobref[512], msg[512], detail[256];
 	int t, k, rc;
 
 	tfj_planact_fmt(jobref, sizeof(jobref), "%s/%s", job->ns, job->name);
@@ -512,6 +512,10 @@ static int plan_job(struct tfj_planctx *c)
 		return finish(c);
 	if (!job->spec_valid) {
 		tfj_planact_fmt(msg, sizeof(msg), "TFJob %s has an invalid spec: %s", jobref, job->spec_error);
+		return fail(c, "InvalidSpec", msg);
+	}
+	if (tfj_plankueue_check(detail, sizeof(detail), c)) {
+		tfj_planact_fmt(msg, sizeof(msg), "TFJob %s has an invalid spec: %s", jobref, detail);
 		return fail(c, "InvalidSpec", msg);
 	}
 	/* Step 2: a succeeded pod is recorded before anything can delete it.

@@ -10,10 +10,11 @@
 
 int tfj_plankueue_queued(const struct tfj_planctx *c)
 {
+	const char *queue;
 	int gated = 0;
 	size_t i;
 
-	if (!tfj_kueue_queue(c->job, c->opts.kueue_pod_groups))
+	if (tfj_kueue_queue(&queue, c->job, c->opts.kueue_pod_groups) || !queue)
 		return 0;
 	for (i = 0; i < c->npods; i++) {
 		const struct tfj_podstate *ps = &c->pods[i];
@@ -25,6 +26,16 @@ int tfj_plankueue_queued(const struct tfj_planctx *c)
 		gated |= ps->gated;
 	}
 	return gated;
+}
+
+int tfj_plankueue_check(char *msg, size_t n, const struct tfj_planctx *c)
+{
+	const char *queue;
+
+	if (!tfj_kueue_queue(&queue, c->job, c->opts.kueue_pod_groups))
+		return 0;
+	tfj_planact_fmt(msg, n, "%s", tfj_err_detail());
+	return TFJ_EINVAL;
 }
 
 int tfj_plankueue_release(struct tfj_planctx *c)

@@ -23,6 +23,12 @@
 
 #include "tfjob/planact.h"
 
+/*
+ * 0, or TFJ_EINVAL with the reason in msg when the job's queue annotation
+ * is no LocalQueue name (pod-group mode only): the job fails InvalidSpec.
+ */
+int tfj_plankueue_check(char *msg, size_t n, const struct tfj_planctx *c);
+
 /* 1 when the job's pod group waits for Kueue's admission (above). */
 int tfj_plankueue_queued(const struct tfj_planctx *c);
 

@@ -20,7 +20,6 @@
 #include "kube/jscan.h"
 #include "tfjob/podspec.h"
 #include "tfjob/tfjob.h"
-#include "tfjob/kueue.h"
 
 /* Containers per pod template; the API server has no cap, we need one. */
 #define MAX_CONTAINERS 64
@@ -312,9 +311,6 @@ static int decode_agent(struct tfj_tfjob *job)
 	const char *mode;
 	int t;
 
-	/* Kueue's pod-group queue: a name the pods would be refused for fails here. */
-	if (tfj_kueue_decode(&job->kueue_queue, &job->kueue_label, meta))
-		return spec_fail(job, "%s", tfj_err_detail());
 	if (!cJSON_IsObject(ann))
 		return 0;
 	if (tfj_json_opt_string(&mode, ann, TFJ_TFJOB_ANN_AGENT, ""))

@@ -170,8 +170,6 @@ struct tfj_tfjob {
 	int total_replicas;          /* sum of rs[].replicas */
 	enum tfj_agent_mode agent;   /* annotation tfjob.kubeflow.org/agent */
 	const char *progress_regex;  /* annotation tfjob.kubeflow.org/progress-regex or NULL */
-	const char *kueue_queue;     /* annotation tfjob.kubeflow.org/kueue-queue-name or NULL */
-	const char *kueue_label;     /* label kueue.x-k8s.io/queue-name or NULL (kueue.h) */
 
 	/* status as last written (empty when absent or unreadable) */
 	struct tfj_job_status status;
