@@ -260,6 +260,32 @@ static void test_preempted_group_comes_back_gated(void)
 	fx_world_free(&w);
 }
 
+/* Kueue's TFJob integration, a key spelled "worker": a Warning when the job is first suspended. */
+static void test_replica_key_case_warned(void)
+{
+	static const char *const keys[3] = { "worker", "Worker", "worker" };
+	static const int labelled[3] = { 1, 1, 0 };
+	struct fx_world w;
+	cJSON *j;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		j = fx_job("mnist");
+		if (labelled[i])
+			cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_GetObjectItem(j, "metadata"),
+									"labels"), TFJ_KUEUE_LABEL_QUEUE, "lq");
+		fx_replica(j, keys[i], 2, NULL);
+		cJSON_AddTrueToObject(fx_run_policy(j), "suspend");
+		fx_world_init(&w, j);
+		TFJ_CHECK_INT(fx_plan(&w), 0);
+		TFJ_CHECK_INT(fx_event(&w.plan, "KueueReplicaTypeCase") != NULL, i == 0);
+		fx_apply(&w);
+		TFJ_CHECK_INT(fx_plan(&w), 0); /* said once */
+		TFJ_CHECK(fx_event(&w.plan, "KueueReplicaTypeCase") == NULL);
+		fx_world_free(&w);
+	}
+}
+
 int main(void)
 {
 	TFJ_RUN(test_pods_carry_group_marks);
@@ -267,5 +293,6 @@ int main(void)
 	TFJ_RUN(test_gated_group_stops_the_deadline);
 	TFJ_RUN(test_release_settled_pods);
 	TFJ_RUN(test_preempted_group_comes_back_gated);
+	TFJ_RUN(test_replica_key_case_warned);
 	return tfj_test_finish();
 }

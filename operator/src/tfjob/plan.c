@@ -200,7 +200,8 @@ static int suspend(struct tfj_planctx *c, const char *jobref)
 			return rc;
 	tfj_planact_fmt(msg, sizeof(msg), "TFJob %s is suspended.", jobref);
 	if (!tfj_jobstatus_is(&c->st, TFJ_COND_SUSPENDED) &&
-	    (rc = tfj_planact_event(c, "Normal", "TFJobSuspended", msg)))
+	    ((rc = tfj_planact_event(c, "Normal", "TFJobSuspended", msg)) ||
+	     (rc = tfj_plankueue_warn_keys(c))))
 		return rc;
 	if ((rc = tfj_jobstatus_set(&c->st, TFJ_COND_SUSPENDED, 1, "TFJobSuspended", msg, c->now)))
 		return rc;

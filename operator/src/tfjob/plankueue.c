@@ -4,6 +4,8 @@
  */
 #include "tfjob/plankueue.h"
 
+#include <string.h>
+
 #include <tfj/err.h>
 
 #include "tfjob/kueue.h"
@@ -36,6 +38,29 @@ int tfj_plankueue_check(char *msg, size_t n, const struct tfj_planctx *c)
 		return 0;
 	tfj_planact_fmt(msg, n, "%s", tfj_err_detail());
 	return TFJ_EINVAL;
+}
+
+int tfj_plankueue_warn_keys(struct tfj_planctx *c)
+{
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(c->job->doc, "metadata");
+	const cJSON *labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(c->job->doc, "spec");
+	const cJSON *it;
+	enum tfj_rtype t;
+	char msg[256];
+
+	if (!cJSON_IsObject(labels) || !cJSON_GetObjectItemCaseSensitive(labels, TFJ_KUEUE_LABEL_QUEUE))
+		return 0;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(spec, "tfReplicaSpecs")) {
+		if (!it->string || tfj_tfjob_type_parse(&t, it->string) ||
+		    !strcmp(it->string, tfj_tfjob_type_name(t)))
+			continue;
+		tfj_planact_fmt(msg, sizeof(msg), "Kueue admits TFJobs by Kubeflow's replica type "
+				"keys: spell tfReplicaSpecs key '%.16s' as '%s', or Kueue never "
+				"admits this job", it->string, tfj_tfjob_type_name(t));
+		return tfj_planact_event(c, "Warning", "KueueReplicaTypeCase", msg);
+	}
+	return 0;
 }
 
 int tfj_plankueue_release(struct tfj_planctx *c)

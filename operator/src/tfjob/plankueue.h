@@ -32,6 +32,15 @@ int tfj_plankueue_check(char *msg, size_t n, const struct tfj_planctx *c);
 /* 1 when the job's pod group waits for Kueue's admission (above). */
 int tfj_plankueue_queued(const struct tfj_planctx *c);
 
+/*
+ * Kueue's TFJob integration looks up the replica types by Kubeflow's exact
+ * keys (Chief, Master, PS, Worker, Evaluator); a job labelled with a queue
+ * whose key is spelled otherwise ("worker") is never admitted. Called when
+ * the job becomes suspended: a Warning event KueueReplicaTypeCase naming
+ * the key, so the job does not wait without a word.
+ */
+int tfj_plankueue_warn_keys(struct tfj_planctx *c);
+
 /* RELEASE_POD for every settled pod being deleted that holds Kueue's finalizer. */
 int tfj_plankueue_release(struct tfj_planctx *c);
 
