@@ -25,3 +25,8 @@ KUBE_ROUTER_VERSION=v2.1.0
 # kwok (kubernetes-sigs/kwok): fake nodes and pods for the scale test bed
 # (e2e/cluster/kwok, on demand). Exact version; the module proxy serves it.
 KWOK_VERSION=v0.8.0
+# Kueue (kubernetes-sigs/kueue): job queueing, quota and preemption for the
+# Kueue tests (e2e/cluster/kueue, on demand). v0.17.0 is the version the
+# module proxy serves (exact version); it still enables the kubeflow.org/tfjob
+# integration by default.
+KUEUE_VERSION=v0.17.0
