@@ -7,7 +7,9 @@
  * TerminationTarget, a delete) is released by the operator's JSON patch,
  * goes, and is made again under a new uid, with no failure and no restart
  * counted. Without the release the old pod would stay forever and no
- * replacement could be made (same name). Exits 77 when no cluster answers.
+ * replacement could be made (same name). A job deleted in the foreground
+ * or the background: its pod, held by Kueue's finalizer, still goes.
+ * Exits 77 when no cluster answers.
  *
  * Same setup as itest_lifecycle.c (itest_policy_util.h): one namespace and
  * one controller per test, our own managedBy, pods no kubelet will run.
@@ -144,11 +146,62 @@ out:
 	ip_teardown(&e);
 }
 
+/* The pod is gone from the API (not only terminating). */
+static int pod_absent(void *ud)
+{
+	struct ip_ctx *x = ud;
+	char p[512];
+	cJSON *o = NULL;
+	int rc;
+
+	snprintf(p, sizeof(p), "/api/v1/namespaces/%s/pods/%s", x->e->ns, x->pod);
+	rc = tfj_kube_get(K, &o, p);
+	cJSON_Delete(o);
+	return rc == TFJ_ENOTFOUND;
+}
+
+/*
+ * The TFJob deleted, in the foreground (the job waits for its pods) and in
+ * the background (the job is gone first): either way the garbage collector's
+ * delete of the pod must not hang on Kueue's finalizer.
+ */
+static void test_job_deleted(void)
+{
+	static const char *const how[2] = { "Foreground", "Background" };
+	struct ip_env e;
+	struct ip_ctx x;
+	char p[512];
+
+	for (int i = 0; i < 2; i++) {
+		if (setup(&e, i ? "bg" : "fg"))
+			goto out;
+		ip_ctx_init(&x, &e, "kq");
+		TFJ_CHECK_INT(create_job(&e, "kq"), 0);
+		x.n = 1;
+		IP_EXPECT(&x, ip_wait(ip_live_pods_eq, &x, 30), "1 pod");
+		snprintf(p, sizeof(p), "/api/v1/namespaces/%s/pods/kq-worker-0", e.ns);
+		TFJ_CHECK_INT(tfj_kube_patch(K, NULL, p, TFJ_KUBE_PATCH_MERGE,
+					     "{\"metadata\":{\"finalizers\":[\"" TFJ_KUEUE_FINALIZER "\"]}}"),
+			      0);
+		snprintf(p, sizeof(p), "/apis/kubeflow.org/v1/namespaces/%s/tfjobs/kq", e.ns);
+		TFJ_CHECK_INT(tfj_kube_delete(K, p, NULL, how[i]), 0);
+		x.pod = "kq-worker-0";
+		IP_EXPECT(&x, ip_wait(pod_absent, &x, 30), how[i]);
+out:
+		snprintf(p, sizeof(p), "/api/v1/namespaces/%s/pods/kq-worker-0", e.ns);
+		if (e.ns_made)
+			tfj_kube_patch(K, NULL, p, TFJ_KUBE_PATCH_MERGE,
+				       "{\"metadata\":{\"finalizers\":null}}");
+		ip_teardown(&e);
+	}
+}
+
 int main(void)
 {
 	tfj_log_set_component("itest");
 	if (ip_init())
 		return ip_init_rc();
 	TFJ_RUN(test_pod_group);
+	TFJ_RUN(test_job_deleted);
 	return it_finish(K, NULL);
 }
