@@ -230,9 +230,25 @@ static void test_agent_flags(void)
 	bad(2, noimage, "needs --agent-image");
 }
 
+static void test_kueue_flag(void)
+{
+	struct tfj_config c;
+	const char *none[] = { "op" };
+	const char *on[] = { "op", "--kueue-pod-groups" };
+	const char *off[] = { "op", "--kueue-pod-groups=false" };
+
+	TFJ_CHECK_INT(parse(&c, 1, none), 0);
+	TFJ_CHECK_INT(c.kueue_pod_groups, 0);
+	TFJ_CHECK_INT(parse(&c, 2, on), 0);
+	TFJ_CHECK_INT(c.kueue_pod_groups, 1);
+	TFJ_CHECK_INT(parse(&c, 2, off), 0);
+	TFJ_CHECK_INT(c.kueue_pod_groups, 0);
+}
+
 int main(void)
 {
 	TFJ_RUN(test_agent_flags);
+	TFJ_RUN(test_kueue_flag);
 	TFJ_RUN(test_report_flags);
 	TFJ_RUN(test_defaults);
 	TFJ_RUN(test_flags_and_env);

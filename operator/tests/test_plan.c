@@ -414,6 +414,42 @@ static void test_disruption_is_not_failure(void)
 	fx_world_free(&w);
 }
 
+/*
+ * Kueue stops the pods of a pod group it preempts (docs/kueue.md, pod-group
+ * mode) by setting a TerminationTarget condition and deleting them; the
+ * trainer dies of the SIGTERM (exit 143). A disruption: the job does not
+ * fail even with backoffLimit 0, nothing is counted, and the pod is made
+ * again once gone (Kueue gates it until the group is admitted again).
+ */
+static void test_kueue_stop_is_disruption(void)
+{
+	struct fx_world w;
+	cJSON *j = ps_worker_job("Never"), *p, *conds, *c;
+
+	cJSON_AddNumberToObject(fx_run_policy(j), "backoffLimit", 0);
+	fx_world_init(&w, j);
+	start(&w);
+	p = fx_pod_named(&w, "mnist-worker-1");
+	fx_pod_phase(p, "Failed");
+	fx_pod_exit(p, "tensorflow", 143, "Error", 0);
+	conds = cJSON_AddArrayToObject(cJSON_GetObjectItem(p, "status"), "conditions");
+	c = cJSON_CreateObject();
+	cJSON_AddItemToArray(conds, c);
+	cJSON_AddStringToObject(c, "type", "TerminationTarget");
+	cJSON_AddStringToObject(c, "status", "True");
+	cJSON_AddStringToObject(c, "reason", "WorkloadEvictedDueToPreempted");
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	TFJ_CHECK(fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-worker-1") != NULL &&
+		  fx_action(&w.plan, TFJ_ACT_DELETE_POD, "mnist-worker-1")->reason ==
+		  TFJ_DEL_DISRUPTION);
+	fx_apply(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "");
+	TFJ_CHECK(fx_rs(&w, "Worker", "restarts") == 0);
+	fx_step(&w);
+	TFJ_CHECK(fx_pod_named(&w, "mnist-worker-1") != NULL);
+	fx_world_free(&w);
+}
+
 static void test_missing_pod_is_recreated(void)
 {
 	struct fx_world w;
@@ -614,6 +650,68 @@ static void test_suspend_and_resume(void)
 	fx_all_pods(&w, "Running");
 	fx_step(&w);
 	TFJ_CHECK_STR(fx_status_str(&w, "phase"), "Running");
+	fx_world_free(&w);
+}
+
+/*
+ * Kueue's kubeflow.org/tfjob contract (docs/kueue.md): Kueue suspends to
+ * preempt and then waits until no replicaStatuses[*].active is left, so
+ * active is 0 at once even while the pods are still terminating; Running
+ * goes False. While suspended longer than activeDeadlineSeconds nothing
+ * fails. Kueue edits the templates while the job is suspended (the
+ * flavor's nodeSelector and tolerations, labels): the pods of the resume
+ * carry the templates as they are now, and startTime restarts.
+ */
+static void test_kueue_suspend_contract(void)
+{
+	struct fx_world w;
+	cJSON *j = ps_worker_job(NULL), *rp, *tmpl, *spec, *tol;
+	size_t i;
+
+	cJSON_AddNumberToObject(fx_run_policy(j), "activeDeadlineSeconds", 60);
+	fx_world_init(&w, j);
+	start(&w);
+	TFJ_CHECK(fx_rs(&w, "Worker", "active") == 2);
+	rp = fx_run_policy(w.job);
+	cJSON_AddTrueToObject(rp, "suspend");
+	TFJ_CHECK_INT(fx_plan(&w), 0);
+	/* The deletes are asked; the pods take their grace period to go. */
+	for (i = 0; i < w.npods; i++)
+		cJSON_AddStringToObject(cJSON_GetObjectItem(w.pods[i], "metadata"),
+					"deletionTimestamp", "2023-11-14T22:14:00Z");
+	fx_step(&w);
+	TFJ_CHECK_INT(w.npods, 3);
+	TFJ_CHECK(fx_rs(&w, "Worker", "active") == 0);
+	TFJ_CHECK(fx_rs(&w, "PS", "active") == 0);
+	TFJ_CHECK_STR(fx_cond(&w, "Running"), "False");
+	TFJ_CHECK_STR(fx_cond(&w, "Suspended"), "True");
+	while (w.npods)
+		fx_remove(w.pods, &w.npods, 0);
+	/* Suspended for longer than the deadline: no failure. */
+	w.now_ms += 600000;
+	fx_step(&w);
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "");
+	/* Kueue admits it on a flavor: edits the templates, then resumes. */
+	tmpl = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(w.job, "spec"), "tfReplicaSpecs"), "Worker"), "template"), "spec");
+	spec = cJSON_AddObjectToObject(tmpl, "nodeSelector");
+	cJSON_AddStringToObject(spec, "pool", "gpu-a");
+	tol = cJSON_CreateObject();
+	cJSON_AddStringToObject(tol, "key", "gpu");
+	cJSON_AddStringToObject(tol, "operator", "Exists");
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(tmpl, "tolerations"), tol);
+	cJSON_ReplaceItemInObject(rp, "suspend", cJSON_CreateFalse());
+	fx_step(&w);
+	TFJ_CHECK_INT(w.npods, 3);
+	TFJ_CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(
+		fx_pod_named(&w, "mnist-worker-1"), "spec"), "nodeSelector"), "pool")->valuestring,
+		"gpu-a");
+	TFJ_CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(
+		fx_pod_named(&w, "mnist-worker-0"), "spec"), "tolerations")), 1);
+	TFJ_CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(fx_pod_named(&w, "mnist-ps-0"), "spec"),
+				      "nodeSelector") == NULL);
+	TFJ_CHECK_STR(fx_status_str(&w, "startTime"), "2023-11-14T22:23:20Z");
+	TFJ_CHECK_STR(fx_cond(&w, "Failed"), "");
 	fx_world_free(&w);
 }
 
@@ -1076,6 +1174,7 @@ int main(void)
 	TFJ_RUN(test_exitcode_permanent_fails);
 	TFJ_RUN(test_onfailure_failed_pod_restarts);
 	TFJ_RUN(test_disruption_is_not_failure);
+	TFJ_RUN(test_kueue_stop_is_disruption);
 	TFJ_RUN(test_missing_pod_is_recreated);
 	TFJ_RUN(test_terminating_pod_is_waited_for);
 	TFJ_RUN(test_backoff_counts_recreations);
@@ -1084,6 +1183,7 @@ int main(void)
 	TFJ_RUN(test_ttl_deletes_job);
 	TFJ_RUN(test_clean_pod_policy_all_and_none);
 	TFJ_RUN(test_suspend_and_resume);
+	TFJ_RUN(test_kueue_suspend_contract);
 	TFJ_RUN(test_exit0_on_delete_is_no_success);
 	TFJ_RUN(test_failure_names_earliest);
 	TFJ_RUN(test_never_succeeded_and_failed);

@@ -36,11 +36,12 @@ static const char POD[] =
 	"{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\","
 	"\"name\":\"mnist\",\"uid\":\"job-uid-1\",\"controller\":true,"
 	"\"blockOwnerDeletion\":true}],"
-	"\"finalizers\":[\"x/y\"],"
+	"\"finalizers\":[\"x/y\",\"kueue.x-k8s.io/managed\"],"
 	"\"managedFields\":[{\"manager\":\"tfjob-operator\",\"operation\":\"Update\","
 	"\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":{}}}]},"
 	"\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"tfjob-runtime:dev\","
 	"\"env\":[{\"name\":\"TF_CONFIG\",\"value\":\"{...}\"}]}],\"nodeName\":\"n1\","
+	"\"schedulingGates\":[{\"name\":\"other/gate\"},{\"name\":\"kueue.x-k8s.io/admission\"}],"
 	"\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}]},"
 	"\"status\":{\"phase\":\"Failed\",\"reason\":\"Evicted\",\"message\":\"low memory\","
 	"\"hostIP\":\"10.0.0.1\",\"podIP\":\"10.1.0.5\",\"startTime\":\"2026-11-22T07:00:01Z\","
@@ -99,6 +100,9 @@ static void same_podstate(const struct tfj_podstate *a, const struct tfj_podstat
 	TFJ_CHECK_EQ(a->finished_at, b->finished_at);
 	TFJ_CHECK_EQ(a->delete_asked, b->delete_asked);
 	TFJ_CHECK_INT(a->ended_by_delete, b->ended_by_delete);
+	TFJ_CHECK_INT(a->gated, b->gated);
+	TFJ_CHECK_INT(a->scheduled, b->scheduled);
+	TFJ_CHECK_INT(a->kueue_finalizer, b->kueue_finalizer);
 }
 
 static void test_pod_kept_and_dropped(void)
@@ -137,10 +141,19 @@ static void test_pod_kept_and_dropped(void)
 	/* Never read: gone. */
 	TFJ_CHECK(at(m, "managedFields", NULL) == NULL);
 	TFJ_CHECK(at(m, "annotations", NULL) == NULL);
-	TFJ_CHECK(at(m, "finalizers", NULL) == NULL);
 	/* Kept: when the deletion was asked (podstate.h, ended_by_delete). */
 	TFJ_CHECK_INT((int)cJSON_GetNumberValue(at(m, "deletionGracePeriodSeconds", NULL)), 30);
-	TFJ_CHECK(at(slim, "spec", NULL) == NULL);
+	/* Kept, in their places: Kueue's finalizer and gate (tfjob/kueue.h), the node. */
+	TFJ_CHECK_INT(cJSON_GetArraySize(at(m, "finalizers", NULL)), 2);
+	TFJ_CHECK_STR(cJSON_GetStringValue(cJSON_GetArrayItem(at(m, "finalizers", NULL), 1)),
+		      "kueue.x-k8s.io/managed");
+	TFJ_CHECK_STR(cJSON_GetStringValue(at(slim, "spec", "nodeName")), "n1");
+	TFJ_CHECK_STR(cJSON_GetStringValue(at(cJSON_GetArrayItem(at(slim, "spec", "schedulingGates"),
+							       1), "name", NULL)),
+		      "kueue.x-k8s.io/admission");
+	/* The rest of the spec is never read. */
+	TFJ_CHECK(at(slim, "spec", "containers") == NULL);
+	TFJ_CHECK(at(slim, "spec", "volumes") == NULL);
 	TFJ_CHECK(at(slim, "status", "message") == NULL);
 	TFJ_CHECK(at(slim, "status", "podIP") == NULL);
 	TFJ_CHECK(at(slim, "status", "initContainerStatuses") == NULL);
@@ -195,6 +208,15 @@ static void test_pod_readers_agree(void)
 	char *s;
 
 	check_readers_agree(POD);
+	{
+		/* The fixture carries Kueue's marks: the cached copy tells them too. */
+		cJSON *sl = tfj_slim_pod(p);
+		struct tfj_podstate st;
+
+		TFJ_CHECK_INT(tfj_podstate_read(&st, sl), 0);
+		TFJ_CHECK(st.gated && st.scheduled && st.kueue_finalizer == 2);
+		cJSON_Delete(sl);
+	}
 	{
 		/* Its container ended after the deletion was asked (07:04:30):
 		 * no completion, on the cached copy too. */

@@ -23,6 +23,7 @@
 #include "kube/objmeta.h"
 #include "tfjob/adopt.h"
 #include "tfjob/jobstatus.h"
+#include "tfjob/kueue.h"
 #include "tfjob/netpol.h"
 #include "tfjob/pssecret.h"
 
@@ -543,6 +544,39 @@ static int do_delete(struct apply_ctx *a, const struct tfj_action *act, const ch
 	return 0;
 }
 
+/*
+ * RELEASE_POD (plan.h): Kueue's finalizer off a settled pod being deleted.
+ * The patch tests the uid and the entry, so it never touches another pod
+ * of that name or another finalizer; a failed test (the list changed) or
+ * a pod already gone is left to the next plan.
+ */
+static int do_release(struct apply_ctx *a, const struct tfj_action *act)
+{
+	char path[PATH_MAX_], patch[512];
+	int rc, n;
+
+	/* The uid goes into the JSON text: only the characters a uid has. */
+	if (!act->uid[0] || strspn(act->uid, "0123456789abcdefABCDEF-") != strlen(act->uid))
+		return tfj_err_set(TFJ_EINVAL, "release pod %s: unexpected uid", act->name);
+	if ((rc = tfj_apipath_obj(path, sizeof(path), TFJ_APIPATH_CORE, a->job->ns, "pods",
+				  act->name, NULL)))
+		return rc;
+	n = snprintf(patch, sizeof(patch),
+		     "[{\"op\":\"test\",\"path\":\"/metadata/uid\",\"value\":\"%s\"},"
+		     "{\"op\":\"test\",\"path\":\"/metadata/finalizers/%d\",\"value\":\"%s\"},"
+		     "{\"op\":\"remove\",\"path\":\"/metadata/finalizers/%d\"}]",
+		     act->uid, act->index, TFJ_KUEUE_FINALIZER, act->index);
+	if (n < 0 || (size_t)n >= sizeof(patch))
+		return tfj_err_set(TFJ_EINVAL, "release pod %s: patch too long", act->name);
+	rc = tfj_kube_patch(a->c->k, NULL, path, TFJ_KUBE_PATCH_JSON, patch);
+	if (rc == TFJ_ENOTFOUND || rc == TFJ_ECONFLICT || rc == TFJ_EINVAL)
+		return 0;
+	if (rc)
+		tfj_log_warn("releasing pod from Kueue's finalizer failed", "job", a->key,
+			     "pod", act->name, "error", tfj_err_detail());
+	return rc;
+}
+
 static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 {
 	struct tfj_apply *c = a->c;
@@ -651,6 +685,9 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 				tfj_log_info("TFJob deleted after its TTL", "job", a->key);
 				tfj_apply_event(c, a->job, act->ev_type, act->ev_reason, act->ev_message);
 			}
+			break;
+		case TFJ_ACT_RELEASE_POD:
+			rc = do_release(a, act);
 			break;
 		case TFJ_ACT_REQUEUE:
 			if (act->after_ms > 0 && (a->res->requeue_ms == 0 ||

@@ -53,6 +53,7 @@ static const struct opt opts[] = {
 	{ "gang-scheduler-name", "TFJOB_GANG_SCHEDULER_NAME", 0 },
 	{ "agent-image", "TFJOB_AGENT_IMAGE", 0 },
 	{ "agent-inject-default", "TFJOB_AGENT_INJECT_DEFAULT", 1 },
+	{ "kueue-pod-groups", "TFJOB_KUEUE_POD_GROUPS", 1 },
 	{ "help", NULL, 1 },
 	{ "version", NULL, 1 },
 };
@@ -127,6 +128,8 @@ const char *tfj_config_usage(void)
 	       "                            annotated tfjob.kubeflow.org/agent: inject\n"
 	       "  --agent-inject-default[=BOOL]  inject into TFJobs without that annotation\n"
 	       "                            too (\"none\" opts out); needs --agent-image\n"
+	       "  --kueue-pod-groups[=BOOL] Kueue pod-group mode for TFJobs that name a\n"
+	       "                            LocalQueue (docs/kueue.md)\n"
 	       "Every flag can also be set as TFJOB_<FLAG> (e.g. TFJOB_WORKERS=8).\n";
 }
 
@@ -255,6 +258,8 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 		cfg->agent_image = v;
 	} else if (!strcmp(name, "agent-inject-default")) {
 		return tfj_parse_bool(&cfg->agent_inject_default, v, flag);
+	} else if (!strcmp(name, "kueue-pod-groups")) {
+		return tfj_parse_bool(&cfg->kueue_pod_groups, v, flag);
 	} else if (!strcmp(name, "help")) {
 		return tfj_parse_bool(&cfg->help, v, flag);
 	} else if (!strcmp(name, "version")) {

@@ -51,6 +51,7 @@ struct tfj_config {
 	const char *gang_scheduler;  /* --gang-scheduler-name; "" = off (tfjob/podgroup.h) */
 	const char *agent_image;     /* image of the injected agent (docs/agent.md); "" = none */
 	int agent_inject_default;    /* inject into TFJobs without the agent annotation */
+	int kueue_pod_groups;        /* Kueue pod-group mode (tfjob/kueue.h) */
 	int help;                    /* --help was given */
 	int version;                 /* --version was given */
 };

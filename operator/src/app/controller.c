@@ -275,6 +275,77 @@ static int owned(struct tfj_nsinformer *inf, const struct tfj_tfjob *job, cJSON 
 	return 0;
 }
 
+/* child's controller is a TFJob named `name` (whatever its uid). */
+static int controlled_by_name(const cJSON *child, const char *name)
+{
+	const cJSON *r = tfj_objmeta_controller_ref(child);
+	const char *kind = NULL, *n = NULL;
+
+	return r && !tfj_json_get_string(&kind, r, "kind") && !strcmp(kind, TFJ_TFJOB_KIND) &&
+	       !tfj_json_get_string(&n, r, "name") && !strcmp(n, name);
+}
+
+/*
+ * Kueue's pod-group mode (tfjob/plankueue.h): a TFJob deleted in the
+ * background is gone before the garbage collector deletes its pods, and
+ * Kueue keeps its finalizer on them. Their events still bring the job's
+ * key: the release is planned for a stand-in of the gone job (being
+ * deleted, so the planner does nothing else) from the pods it controlled.
+ */
+static int release_orphans(struct tfj_controller *c, const char *key, const char *ns,
+			   const char *name)
+{
+	struct tfj_tfjob job;
+	struct tfj_plan plan;
+	struct tfj_plan_input in;
+	struct tfj_apply_result a;
+	cJSON **pods = NULL, *obj = NULL, *m;
+	size_t n = 0, j = 0;
+	int rc;
+
+	memset(&job, 0, sizeof(job));
+	memset(&plan, 0, sizeof(plan));
+	if (!c->pcfg.kueue_pod_groups)
+		return 0;
+	if ((rc = tfj_nsinformer_select(c->pods, &pods, &n, ns, name)))
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		if (controlled_by_name(pods[i], name))
+			pods[j++] = pods[i];
+		else
+			cJSON_Delete(pods[i]);
+	}
+	n = j;
+	rc = TFJ_ENOMEM;
+	if (!n || !(obj = cJSON_CreateObject()) ||
+	    !cJSON_AddStringToObject(obj, "kind", TFJ_TFJOB_KIND) ||
+	    !(m = cJSON_AddObjectToObject(obj, "metadata")) ||
+	    !cJSON_AddStringToObject(m, "name", name) || !cJSON_AddStringToObject(m, "namespace", ns) ||
+	    !cJSON_AddStringToObject(m, "uid", "gone") ||
+	    !cJSON_AddStringToObject(m, "deletionTimestamp", "1970-01-01T00:00:00Z") ||
+	    !cJSON_AddObjectToObject(obj, "spec")) {
+		rc = n ? rc : 0;
+		goto out;
+	}
+	if ((rc = tfj_tfjob_from_json(&job, obj)))
+		goto out;
+	memset(&in, 0, sizeof(in));
+	memset(&a, 0, sizeof(a));
+	in.job = &job;
+	in.pods = (const cJSON *const *)pods;
+	in.npods = n;
+	in.cfg = &c->pcfg;
+	in.now_ms = tfj_clock_unix_ms();
+	if (!(rc = tfj_plan_compute(&plan, &in)) && plan.n)
+		rc = tfj_apply_plan(&c->ap, &job, key, &plan, &a);
+out:
+	tfj_plan_free(&plan);
+	tfj_tfjob_free(&job);
+	cJSON_Delete(obj);
+	tfj_informer_free_list(pods, n);
+	return rc;
+}
+
 /* The owned NetworkPolicies (owned()) hold the job's `<job>-training`. */
 static int has_netpol(const struct tfj_tfjob *job, cJSON **nps, size_t n)
 {
@@ -416,7 +487,9 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 				tfj_expect_forget(c->exp, key);
 				tfj_jobmetrics_forget(c->jm, key);
 				atomic_fetch_add(&c->rec_skipped, 1);
-				goto done; /* deleted; its children are garbage-collected */
+				/* Deleted; its children are garbage-collected. */
+				rc = release_orphans(c, key, ns, name);
+				goto done;
 			}
 			if (!tfj_expect_satisfied(c->exp, key)) {
 				/* Our last writes are not in the cache yet: planning now
@@ -450,7 +523,8 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		/* Filter first: a job deleted or left to another controller gets
 		 * no write at all, of its children or of what they would need
 		 * (the report CA). */
-		if (job.deleting || tfj_plan_managed_elsewhere(&job, &c->pcfg)) {
+		if ((job.deleting && !c->pcfg.kueue_pod_groups) ||
+		    tfj_plan_managed_elsewhere(&job, &c->pcfg)) {
 			tfj_jobmetrics_forget(c->jm, key); /* not ours to show by phase */
 			tfj_tfjob_free(&job);
 			atomic_fetch_add(&c->rec_skipped, 1);
@@ -514,7 +588,7 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			/* A finished job creates no pod again: its memo entry can go. */
 			if (!rc && plan.finished)
 				tfj_guardmemo_forget(c->guards, job.uid);
-			if (!rc)
+			if (!rc && !job.deleting)
 				tfj_jobmetrics_phase(c->jm, key, plan.phase);
 			/* The status now holds what the agents told: ack it to them. */
 			if (!rc && in.progress && plan.progress_durable)
@@ -607,6 +681,7 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	c->agent_image = dup_or_null(o->agent_image);
 	c->pcfg.agent_image = c->agent_image;
 	c->pcfg.agent_inject_default = o->agent_inject_default;
+	c->pcfg.kueue_pod_groups = o->kueue_pod_groups;
 	c->manager = dup_or_null(o->manager);
 	c->pcfg.manager = c->manager;
 	c->gang_name = dup_or_null(o->gang_scheduler);

@@ -227,13 +227,64 @@ static int slim_pod_status(cJSON *dst, const cJSON *obj)
 	return 0;
 }
 
+/*
+ * Up to LIST_CAP strings of src[key] (or of its items' `name`), in order:
+ * the positions are the real ones, which a JSON patch of the list needs.
+ */
+static int copy_strings(cJSON *dst, const cJSON *src, const char *key, const char *name)
+{
+	const cJSON *list = cJSON_GetObjectItemCaseSensitive(src, key), *it;
+	cJSON *out, *o;
+	int n = 0;
+
+	if (!cJSON_IsArray(list))
+		return 0;
+	if (!(out = cJSON_AddArrayToObject(dst, key)))
+		return -1;
+	cJSON_ArrayForEach(it, list) {
+		const cJSON *v = name ? cJSON_GetObjectItemCaseSensitive(it, name) : it;
+
+		if (++n > LIST_CAP)
+			break;
+		o = name ? cJSON_CreateObject() : cJSON_CreateString(cJSON_IsString(v) ? v->valuestring : "");
+		if (!o || !cJSON_AddItemToArray(out, o)) {
+			cJSON_Delete(o);
+			return -1;
+		}
+		if (name && cJSON_IsString(v) && !cJSON_AddStringToObject(o, name, v->valuestring))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * What Kueue's pod integration puts on a pod (tfjob/kueue.h): its
+ * finalizer, its scheduling gate, and whether a node was chosen.
+ */
+static int slim_kueue(cJSON *dst, const cJSON *obj)
+{
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+	cJSON *meta = cJSON_GetObjectItemCaseSensitive(dst, "metadata"), *spec;
+
+	if (cJSON_IsObject(meta) && copy_strings(meta, m, "finalizers", NULL))
+		return -1;
+	if (!cJSON_IsObject(s))
+		return 0;
+	if (!(spec = add_obj(dst, "spec")))
+		return -1;
+	return copy(spec, s, "nodeName", K_STRING) ||
+	       copy_strings(spec, s, "schedulingGates", "name") ? -1 : 0;
+}
+
 cJSON *tfj_slim_pod(const cJSON *obj)
 {
 	cJSON *out;
 
 	if (!cJSON_IsObject(obj) || !(out = cJSON_CreateObject()))
 		return NULL;
-	if (slim_type(out, obj) || slim_meta(out, obj) || slim_pod_status(out, obj)) {
+	if (slim_type(out, obj) || slim_meta(out, obj) || slim_kueue(out, obj) ||
+	    slim_pod_status(out, obj)) {
 		cJSON_Delete(out);
 		return NULL;
 	}

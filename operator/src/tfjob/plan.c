@@ -26,6 +26,7 @@
 
 #include "tfjob/plan.h"
 #include "tfjob/planact.h"
+#include "tfjob/plankueue.h"
 #include "tfjob/plannetpol.h"
 #include "tfjob/planpodgroup.h"
 #include "tfjob/planprog.h"
@@ -42,7 +43,7 @@ static const char *const kind_names[] = {
 	[TFJ_ACT_CREATE_SECRET] = "CreateSecret", [TFJ_ACT_CREATE_NETPOL] = "CreateNetworkPolicy",
 	[TFJ_ACT_UPDATE_NETPOL] = "UpdateNetworkPolicy", [TFJ_ACT_CREATE_SERVICE] = "CreateService",
 	[TFJ_ACT_CREATE_POD] = "CreatePod", [TFJ_ACT_DELETE_JOB] = "DeleteJob",
-	[TFJ_ACT_REQUEUE] = "Requeue"
+	[TFJ_ACT_RELEASE_POD] = "ReleasePod", [TFJ_ACT_REQUEUE] = "Requeue"
 };
 
 const char *tfj_plan_kind_name(enum tfj_action_kind k)
@@ -199,7 +200,8 @@ static int suspend(struct tfj_planctx *c, const char *jobref)
 			return rc;
 	tfj_planact_fmt(msg, sizeof(msg), "TFJob %s is suspended.", jobref);
 	if (!tfj_jobstatus_is(&c->st, TFJ_COND_SUSPENDED) &&
-	    (rc = tfj_planact_event(c, "Normal", "TFJobSuspended", msg)))
+	    ((rc = tfj_planact_event(c, "Normal", "TFJobSuspended", msg)) ||
+	     (rc = tfj_plankueue_warn_keys(c))))
 		return rc;
 	if ((rc = tfj_jobstatus_set(&c->st, TFJ_COND_SUSPENDED, 1, "TFJobSuspended", msg, c->now)))
 		return rc;
@@ -414,7 +416,7 @@ static int run_job(struct tfj_planctx *c, const char *jobref)
 		    v.restarts ? v.restart_msg : "");
 		return fail(c, "BackoffLimitExceeded", msg);
 	}
-	if (rp->has_deadline) {
+	if (rp->has_deadline && c->st.start_time) {
 		int64_t due = c->st.start_time + rp->active_deadline_seconds;
 
 		if (c->in->now_ms >= due * 1000) {
@@ -487,7 +489,7 @@ static int gang_condition(struct tfj_planctx *c)
 static int plan_job(struct tfj_planctx *c)
 {
 	const struct tfj_tfjob *job = c->job;
-	char jobref[512], msg[512];
+	char jobref[512], msg[512], detail[256];
 	int t, k, rc;
 
 	tfj_planact_fmt(jobref, sizeof(jobref), "%s/%s", job->ns, job->name);
@@ -511,6 +513,10 @@ static int plan_job(struct tfj_planctx *c)
 		return finish(c);
 	if (!job->spec_valid) {
 		tfj_planact_fmt(msg, sizeof(msg), "TFJob %s has an invalid spec: %s", jobref, job->spec_error);
+		return fail(c, "InvalidSpec", msg);
+	}
+	if (tfj_plankueue_check(detail, sizeof(detail), c)) {
+		tfj_planact_fmt(msg, sizeof(msg), "TFJob %s has an invalid spec: %s", jobref, detail);
 		return fail(c, "InvalidSpec", msg);
 	}
 	/* Step 2: a succeeded pod is recorded before anything can delete it.
@@ -544,7 +550,9 @@ static int plan_job(struct tfj_planctx *c)
 	}
 	if (c->gang_reason || c->gang_hold)
 		return write_status(c); /* no pod without its PodGroup */
-	if (!c->st.start_time)
+	if (tfj_plankueue_queued(c))
+		c->st.start_time = 0; /* waiting for Kueue, as while suspended */
+	else if (!c->st.start_time)
 		c->st.start_time = c->now;
 	return run_job(c, jobref);
 }
@@ -604,17 +612,25 @@ int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in)
 		c.opts.gang = in->cfg->gang;
 		c.opts.agent_image = in->cfg->agent_image;
 		c.opts.agent_inject_default = in->cfg->agent_inject_default;
+		c.opts.kueue_pod_groups = in->cfg->kueue_pod_groups;
 	}
 	out->job = in->job;
 	out->opts = c.opts;
 	out->phase = tfj_jobstatus_phase(&c.st);
 	out->finished = tfj_jobstatus_finished(&c.st);
-	/* Being deleted: the garbage collector removes the children. */
-	if (in->job->deleting || tfj_plan_managed_elsewhere(in->job, in->cfg))
+	if (tfj_plan_managed_elsewhere(in->job, in->cfg))
 		return 0;
 	rc = tfj_planact_observe(&c);
+	/* Being deleted: the garbage collector removes the children, which
+	 * Kueue's finalizer must not hold (plankueue.h). */
+	if (!rc && in->job->deleting) {
+		rc = tfj_plankueue_release(&c);
+		goto out;
+	}
 	if (!rc)
 		rc = plan_job(&c);
+	if (!rc)
+		rc = tfj_plankueue_release(&c);
 	if (!rc)
 		rc = tfj_planpodgroup_plan(&c);
 	if (!rc)
@@ -633,6 +649,7 @@ int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in)
 		else
 			rc = TFJ_ENOMEM;
 	}
+out:
 	if (!rc)
 		rc = tfj_planact_order(out);
 	tfj_planact_release(&c);

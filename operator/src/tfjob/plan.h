@@ -60,6 +60,10 @@
  *    success. When it fails, create no pod of this plan (they mount it).
  *  - EVENT: emit on the TFJob as is.
  *  - DELETE_JOB: TTL expired; DELETE the TFJob with preconditions.uid.
+ *  - RELEASE_POD: take Kueue's finalizer off pod `name` (uid `uid`), found
+ *    at metadata.finalizers[`index`] (tfjob/plankueue.h): a JSON patch
+ *    that tests the uid and the entry before it removes it; 404 and a
+ *    failed test are no failure (the next plan looks again).
  *  - REQUEUE: add the key back after `after_ms` (the nearest timer:
  *    activeDeadlineSeconds or ttlSecondsAfterFinished).
  *
@@ -107,6 +111,7 @@ enum tfj_action_kind {
 	TFJ_ACT_CREATE_SERVICE,
 	TFJ_ACT_CREATE_POD,
 	TFJ_ACT_DELETE_JOB,
+	TFJ_ACT_RELEASE_POD,
 	TFJ_ACT_REQUEUE
 };
 
@@ -173,6 +178,7 @@ struct tfj_plan_config {
 				      * from the input's podgroup; NULL = off */
 	const char *agent_image;     /* injected agent's image (tfjob/inject.h); NULL = none */
 	int agent_inject_default;    /* inject into jobs without the agent annotation */
+	int kueue_pod_groups;        /* Kueue pod-group mode for jobs that name a queue (tfjob/kueue.h) */
 	int ps_secret;               /* the planner asks for the job's ps Secret
 				      * (CREATE_SECRET) from the input's ps_secret_known */
 	int report_ca;               /* the caller publishes the report CA per namespace

@@ -13,6 +13,7 @@
 #include "tfjob/inject.h"
 #include "tfjob/pssecret.h"
 #include "tfjob/podspec.h"
+#include "tfjob/kueue.h"
 #include "tfjob/podgroup.h"
 
 /* Training types, in the order they appear in TF_CONFIG's cluster. */
@@ -489,6 +490,17 @@ static int put_gang(cJSON *meta, cJSON *spec, const struct tfj_tfjob *job, enum 
 	return 0;
 }
 
+/* Kueue's pod-group marks, for a job in pod-group mode (kueue.h). */
+static int put_kueue(cJSON *meta, const struct tfj_tfjob *job, const struct tfj_podspec_opts *o)
+{
+	const char *queue;
+	int rc;
+
+	if ((rc = tfj_kueue_queue(&queue, job, o->kueue_pod_groups)))
+		return rc;
+	return queue ? tfj_kueue_pod(meta, job, queue) : 0;
+}
+
 static int build_pod(cJSON *pod, const struct tfj_tfjob *job, enum tfj_rtype t, int index,
 		     const struct tfj_podspec_opts *o)
 {
@@ -515,6 +527,8 @@ static int build_pod(cJSON *pod, const struct tfj_tfjob *job, enum tfj_rtype t, 
 	 * comes from its template, untouched.
 	 */
 	if (o && o->gang && (rc = put_gang(meta, spec, job, t, o->gang)))
+		return rc;
+	if (o && (rc = put_kueue(meta, job, o)))
 		return rc;
 	if ((rc = tfj_podspec_tfconfig(&tfconfig, job, t, index, o)))
 		return rc;

@@ -62,6 +62,7 @@ struct tfj_podspec_opts {
 	const struct tfj_gang *gang;/* gang scheduling (podgroup.h); NULL = off */
 	const char *agent_image;    /* image of the injected agent (inject.h); NULL = none */
 	int agent_inject_default;   /* inject into jobs without the agent annotation */
+	int kueue_pod_groups;       /* Kueue's pod-group marks on the pods of jobs with a queue (kueue.h) */
 };
 
 /*

@@ -11,6 +11,7 @@
 #include <tfj/json.h>
 
 #include "tfjob/jobstatus.h"
+#include "tfjob/kueue.h"
 #include "kube/objmeta.h"
 #include "tfjob/podspec.h"
 #include "tfjob/podstate.h"
@@ -111,12 +112,17 @@ static void read_disruption(struct tfj_podstate *st, const cJSON *status)
 	cJSON_ArrayForEach(c, conds) {
 		if (++n > 64)
 			break;
-		if (!strcmp(str_or(c, "type", ""), "DisruptionTarget") &&
+		const char *type = str_or(c, "type", "");
+
+		/* Kueue marks the pods of a pod group it evicts or preempts
+		 * with TerminationTarget (pkg/controller/jobs/pod, Stop)
+		 * before it deletes them, not with DisruptionTarget. */
+		if ((!strcmp(type, "DisruptionTarget") || !strcmp(type, TFJ_PODSTATE_KUEUE_STOP)) &&
 		    !strcmp(str_or(c, "status", ""), "True")) {
 			st->disrupted = 1;
 			if (!st->why[0])
 				snprintf(st->why, sizeof(st->why), "%s",
-					 str_or(c, "reason", "DisruptionTarget"));
+					 str_or(c, "reason", type));
 		}
 	}
 }
@@ -240,6 +246,33 @@ static void read_containers(struct tfj_podstate *st, const cJSON *status)
 	}
 }
 
+/* The marks of Kueue's pod integration: its gate, its finalizer, a node. */
+static void read_kueue(struct tfj_podstate *st, const cJSON *pod)
+{
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+	const cJSON *it;
+	int n = 0;
+
+	st->scheduled = *str_or(spec, "nodeName", "") != '\0';
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(spec, "schedulingGates")) {
+		if (++n > 64)
+			break;
+		if (!strcmp(str_or(it, "name", ""), TFJ_KUEUE_GATE))
+			st->gated = 1;
+	}
+	n = 0;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(meta, "finalizers")) {
+		if (++n > 64)
+			break;
+		if (cJSON_IsString(it) && it->valuestring &&
+		    !strcmp(it->valuestring, TFJ_KUEUE_FINALIZER)) {
+			st->kueue_finalizer = n;
+			break;
+		}
+	}
+}
+
 int tfj_podstate_read(struct tfj_podstate *out, const cJSON *pod)
 {
 	const cJSON *status;
@@ -247,6 +280,7 @@ int tfj_podstate_read(struct tfj_podstate *out, const cJSON *pod)
 
 	if ((rc = read_meta(out, pod)))
 		return rc;
+	read_kueue(out, pod);
 	status = cJSON_GetObjectItemCaseSensitive(pod, "status");
 	if (!cJSON_IsObject(status)) {
 		out->phase = TFJ_POD_PENDING;

@@ -3,9 +3,10 @@
  * service, read once from the cached JSON.
  *
  * A pod is "disrupted" when something other than its own program ended it:
- * eviction, preemption, taint-manager deletion, node loss, or a
- * DisruptionTarget condition. Disruptions are retried without counting
- * against backoffLimit (trainer#999, #1560).
+ * eviction, preemption, taint-manager deletion, node loss, a
+ * DisruptionTarget condition, or Kueue's TerminationTarget condition (a pod
+ * group Kueue evicted or preempted, docs/kueue.md). Disruptions are retried
+ * without counting against backoffLimit (trainer#999, #1560).
  *
  * Ownership: the string pointers point into the pod's cJSON tree and live as
  * long as it; the fixed buffers are copies.
@@ -17,6 +18,9 @@
 #include <cjson/cJSON.h>
 
 #include "tfjob/tfjob.h"
+
+/* The pod condition Kueue sets on the pods of a group it stops. */
+#define TFJ_PODSTATE_KUEUE_STOP "TerminationTarget"
 
 enum tfj_pod_phase {
 	TFJ_POD_PENDING = 0,
@@ -67,6 +71,11 @@ struct tfj_podstate {
 	int64_t term_step;
 	double term_loss, term_accuracy;
 	int64_t running_since_ms;    /* tensorflow container state.running.startedAt; 0 = not running */
+	/* What Kueue's pod integration put on the pod (tfjob/kueue.h). */
+	int gated;                   /* spec.schedulingGates holds kueue.x-k8s.io/admission */
+	int scheduled;               /* spec.nodeName is set */
+	int kueue_finalizer;         /* 1 + index of kueue.x-k8s.io/managed in
+				      * metadata.finalizers; 0 = not there */
 };
 
 /*
