@@ -227,13 +227,28 @@ static int slim_pod_status(cJSON *dst, const cJSON *obj)
 	return 0;
 }
 
+/* Of the spec only the node the pod is bound to: the rest is the template's. */
+static int slim_pod_spec(cJSON *dst, const cJSON *obj)
+{
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+	const cJSON *node = cJSON_GetObjectItemCaseSensitive(s, "nodeName");
+	cJSON *o;
+
+	if (!cJSON_IsString(node))
+		return 0;
+	if (!(o = add_obj(dst, "spec")))
+		return -1;
+	return copy(o, s, "nodeName", K_STRING);
+}
+
 cJSON *tfj_slim_pod(const cJSON *obj)
 {
 	cJSON *out;
 
 	if (!cJSON_IsObject(obj) || !(out = cJSON_CreateObject()))
 		return NULL;
-	if (slim_type(out, obj) || slim_meta(out, obj) || slim_pod_status(out, obj)) {
+	if (slim_type(out, obj) || slim_meta(out, obj) || slim_pod_spec(out, obj) ||
+	    slim_pod_status(out, obj)) {
 		cJSON_Delete(out);
 		return NULL;
 	}

@@ -13,7 +13,8 @@
  *             creationTimestamp, deletionTimestamp, deletionGracePeriodSeconds,
  *             the operator's five labels (tfjob/podspec.h's TFJ_LABEL_*),
  *             and the controller ownerReference's
- *             apiVersion, kind, name and uid)
+ *             apiVersion, kind, name and uid), spec.nodeName (for the
+ *             events about a lost node, planlost.h)
  *             and status.phase, .reason, .conditions[].{type,status,reason},
  *             .containerStatuses[].{name,restartCount,state,lastState} with
  *             the states cut to running.startedAt and terminated.{exitCode,
