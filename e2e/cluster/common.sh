@@ -66,15 +66,16 @@ tb_have_image() {
 }
 
 # Binary path of a component (used to start it and to recognise its pid).
+# An extra node's components are named COMPONENT@NODE (e2e/cluster/node).
 tb_bin() {
-    case $1 in
+    case ${1%@*} in
     etcd) echo "$ETCD_BIN/etcd" ;;
     containerd) echo /usr/bin/containerd ;;
     scheduler-plugins) echo "$SCHED_PLUGINS_BIN/scheduler" ;;
     kube-router) echo "$KUBE_ROUTER_BIN/kube-router" ;;
     prometheus) echo /usr/bin/prometheus ;;
     kwok) echo "$KWOK_BIN/kwok" ;;
-    *) echo "$K8S_BIN/$1" ;;
+    *) echo "$K8S_BIN/${1%@*}" ;;
     esac
 }
 
@@ -116,9 +117,13 @@ start() { # NAME ARGS... (binary from tb_bin)
     # the binary: setsid forks when it is a process group leader, and the
     # pid of `$!` would then be gone.
     rm -f "$TB_RUN/$name.pid"
+    # TB_NETNS: the component runs in that network namespace (an extra
+    # node's); nsenter enters it and execs the binary under the same pid.
+    local pre=()
+    [ -z "${TB_NETNS:-}" ] || pre=(nsenter "--net=/run/netns/$TB_NETNS")
     # shellcheck disable=SC2016
     setsid bash -c 'for f in /proc/$$/fd/*; do fd=${f##*/}; [ "$fd" -gt 2 ] && exec {fd}>&-; done
-        echo $$ >"$0"; exec "$@"' "$TB_RUN/$name.pid" "$bin" "$@" \
+        echo $$ >"$0"; exec "$@"' "$TB_RUN/$name.pid" "${pre[@]}" "$bin" "$@" \
         >>"$TB_LOGS/$name.log" 2>&1 </dev/null 8>&- &
     local pid=$!
     for _ in $(seq 1 50); do
@@ -147,3 +152,71 @@ wait_for() { # NAME TIMEOUT_S CMD...
 }
 
 curl_ok() { curl -sf --max-time 2 "$@"; }
+
+# tb_alive PID: the process exists and is not a zombie (PID 1 on this kind of
+# machine reaps orphans late, and kill -0 succeeds on zombies).
+tb_alive() {
+    local st
+    st=$(sed -n 's/^[0-9]* (.*) \([A-Z]\).*/\1/p' "/proc/$1/stat" 2>/dev/null) || return 1
+    [ -n "$st" ] && [ "$st" != Z ]
+}
+
+# tb_stop NAME [SIGNAL]: SIGNAL (TERM), wait up to 15 s, then KILL.
+tb_stop() {
+    local name=$1 sig=${2:-TERM} pid
+    pid=$(tb_pid "$name") || { rm -f "$TB_RUN/$name.pid"; return 0; }
+    kill "-$sig" "$pid" 2>/dev/null || true
+    for _ in $(seq 1 75); do
+        tb_alive "$pid" || break
+        sleep 0.2
+    done
+    if tb_alive "$pid"; then
+        tb_log "$name (pid $pid) did not stop; killing it"
+        kill -KILL "$pid" 2>/dev/null || true
+        for _ in $(seq 1 25); do tb_alive "$pid" || break; sleep 0.2; done
+    fi
+    rm -f "$TB_RUN/$name.pid"
+    tb_log "stopped $name"
+}
+
+# tb_umount_under DIR: unmounts everything at or below DIR, deepest first.
+tb_umount_under() {
+    local m
+    awk -v p="$1" '$2 == p || index($2, p "/") == 1 { print $2 }' /proc/self/mounts |
+        sort -r | while read -r m; do
+        umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || tb_log "could not unmount $m"
+    done
+}
+
+# tb_kill_shims SOCKET: containerd shims outlive their containerd by design;
+# the ones bound to SOCKET (on their command line) are killed by pid.
+tb_kill_shims() {
+    local f pid
+    for f in $(grep -lsF -- "$1" /proc/[0-9]*/cmdline || true); do
+        pid=${f#/proc/}
+        pid=${pid%/cmdline}
+        case $(readlink "/proc/$pid/exe" 2>/dev/null) in
+        *containerd-shim*) kill -KILL "$pid" 2>/dev/null && tb_log "killed leftover shim $pid" ;;
+        esac
+    done
+}
+
+# Extra nodes (e2e/cluster/node, docs/testbed.md "Multi-node"): node I (2..9)
+# is tfjob-node-I in network namespace tfjob-node-I, address 10.213.0.I on
+# the namespace's end of a veth pair whose host end is tfjvI, pods in
+# 10.214.(I-1).0/24 on a bridge of its own. Their taint keeps the pods of
+# single-node tests off them; multi-node tests tolerate it.
+TB_NODE_MAX=9
+TB_EXTRA_TAINT_KEY=testbed.tfjob.io/extra-node
+TB_NODES_DIR=$TB_STATE/nodes
+tb_node_ip() { echo "${TB_NODE_IP%.*}.$1"; }
+tb_node_pod_cidr() { local p=${TB_POD_CIDR%.*.*}; echo "$p.$(($1 - 1)).0/24"; }
+tb_node_sock() { echo "/run/tfjob-testbed/$TB_NODE_NAME-$1/containerd/containerd.sock"; }
+# tb_node_indexes: the indexes of the extra nodes that have state here.
+tb_node_indexes() {
+    local d
+    for d in "$TB_NODES_DIR/$TB_NODE_NAME"-[2-9]; do
+        [ -d "$d" ] && echo "${d##*-}"
+    done
+    return 0
+}

@@ -67,6 +67,7 @@ struct fake {
 	int stopping;
 	/* counters */
 	int posts[8], deletes, puts, patches, gets, lists, watches, unauthorized;
+	int last_delete_grace;     /* gracePeriodSeconds of the last DELETE; -1 = none sent */
 	/* fault injection: the next `fail_n` requests whose path contains
 	 * fail_path get HTTP fail_status */
 	int fail_n, fail_status;
@@ -597,6 +598,8 @@ static inline enum MHD_Result fake_handle(void *cls, struct MHD_Connection *c, c
 		const char *uid = cJSON_GetStringValue(
 			cJSON_GetObjectItem(cJSON_GetObjectItem(opts, "preconditions"), "uid"));
 		f->deletes++;
+		f->last_delete_grace = cJSON_IsNumber(cJSON_GetObjectItem(opts, "gracePeriodSeconds"))
+			? cJSON_GetObjectItem(opts, "gracePeriodSeconds")->valueint : -1;
 		if (!o) {
 			cJSON_Delete(opts);
 			pthread_mutex_unlock(&f->mu);

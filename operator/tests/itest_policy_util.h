@@ -62,11 +62,15 @@ static inline int ip_init_rc(void)
 	return IP_INIT_RC;
 }
 
-/* A fresh namespace and a controller watching only it. */
-static inline int ip_setup(struct ip_env *e, const char *tag, const char *manager)
+/* A fresh namespace and a controller watching only it, with options `base`
+ * (NULL: defaults) under the namespace, workers and manager set here. */
+static inline int ip_setup_opts(struct ip_env *e, const char *tag, const char *manager,
+				const struct tfj_controller_opts *base)
 {
 	struct tfj_controller_opts o = { 0 };
 
+	if (base)
+		o = *base;
 	memset(e, 0, sizeof(*e));
 	snprintf(e->ns, sizeof(e->ns), "tfj-itp-%s-%ld", tag, (long)getpid());
 	if (it_create_ns(K, e->ns)) {
@@ -83,6 +87,11 @@ static inline int ip_setup(struct ip_env *e, const char *tag, const char *manage
 		return -1;
 	}
 	return 0;
+}
+
+static inline int ip_setup(struct ip_env *e, const char *tag, const char *manager)
+{
+	return ip_setup_opts(e, tag, manager, NULL);
 }
 
 /* Stops the controller and deletes the namespace (also after a failure). */

@@ -121,6 +121,27 @@ static void bad(int argc, const char **argv, const char *needle)
 		tfj_test_fail(__FILE__, __LINE__, "\"%s\" lacks \"%s\"", tfj_err_detail(), needle);
 }
 
+/* The force-delete bound for pods of a lost node (tfjob/planlost.h); 0 = never. */
+static void test_lost_pod_timeout(void)
+{
+	struct tfj_config c;
+	const char *def[] = { "op" };
+	const char *off[] = { "op", "--lost-pod-timeout=0" };
+	const char *neg[] = { "op", "--lost-pod-timeout", "-1" };
+	const char *big[] = { "op", "--lost-pod-timeout", "86401" };
+
+	TFJ_CHECK_INT(parse(&c, 1, def), 0);
+	TFJ_CHECK_INT(c.lost_pod_timeout_s, 300);
+	TFJ_CHECK_INT(parse(&c, 2, off), 0);
+	TFJ_CHECK_INT(c.lost_pod_timeout_s, 0);
+	setenv("TFJOB_LOST_POD_TIMEOUT", "45", 1);
+	TFJ_CHECK_INT(parse(&c, 1, def), 0);
+	TFJ_CHECK_INT(c.lost_pod_timeout_s, 45);
+	unsetenv("TFJOB_LOST_POD_TIMEOUT");
+	bad(3, neg, "--lost-pod-timeout");
+	bad(3, big, "--lost-pod-timeout");
+}
+
 static void test_bad(void)
 {
 	const char *a1[] = { "op", "--workers", "0" };
@@ -253,6 +274,7 @@ int main(void)
 	TFJ_RUN(test_defaults);
 	TFJ_RUN(test_flags_and_env);
 	TFJ_RUN(test_bad);
+	TFJ_RUN(test_lost_pod_timeout);
 	TFJ_RUN(test_event_budget);
 	TFJ_RUN(test_gang_scheduler_name);
 	TFJ_RUN(test_debug_and_health_addr);

@@ -172,6 +172,34 @@ static void test_repeats_aggregated(void)
 	tfj_kube_free(k);
 }
 
+/*
+ * An event its caller repeats while the cause lasts (planlost.h: a pod
+ * being preempted, seen by every reconcile until it is gone) is one Event
+ * of count 1; another message is an Event of its own.
+ */
+static void test_once_posted_once(void)
+{
+	struct tfj_kube *k = client(0, 1);
+	struct tfj_events_ref ref = { "ml", "preempted", "uid-7" };
+	struct tfj_events *e = NULL;
+	const cJSON *ev[8];
+	int i, patches0;
+
+	TFJ_CHECK_INT(tfj_events_new(&e, k, NULL), 0);
+	patches0 = F.patches;
+	for (i = 0; i < 4; i++)
+		tfj_events_post_once(e, &ref, "Warning", "Preempted", "pod p-0 (uid a) was preempted");
+	tfj_events_post_once(e, &ref, "Warning", "Preempted", "pod p-0 (uid b) was preempted");
+	TFJ_CHECK_INT(tfj_events_flush(e, 10000), 0);
+	TFJ_CHECK_INT(events_of("preempted", ev, 8), 2);
+	TFJ_CHECK_EQ(cJSON_GetNumberValue(cJSON_GetObjectItem(ev[0], "count")), 1.0);
+	TFJ_CHECK_EQ(cJSON_GetNumberValue(cJSON_GetObjectItem(ev[1], "count")), 1.0);
+	TFJ_CHECK_INT(F.patches - patches0, 0);
+	TFJ_CHECK_INT(tfj_events_count(e, "success"), 2);
+	tfj_events_free(e);
+	tfj_kube_free(k);
+}
+
 /* A role without events/patch (403): each event is posted as before, none lost. */
 static void test_patch_refused_posts(void)
 {
@@ -262,6 +290,7 @@ int main(void)
 		TFJ_RUN(test_full_queue_drops);
 		TFJ_RUN(test_long_message_cut);
 		TFJ_RUN(test_repeats_aggregated);
+		TFJ_RUN(test_once_posted_once);
 		TFJ_RUN(test_patch_refused_posts);
 		TFJ_RUN(test_errors_counted);
 	}

@@ -112,7 +112,11 @@ static void test_crud_and_errors(void)
 	/* A uid precondition protects a newer incarnation. */
 	TFJ_CHECK_INT(tfj_kube_delete(k, "/api/v1/namespaces/t/pods/p1", "uid-other", "Background"),
 		      TFJ_ECONFLICT);
-	TFJ_CHECK_INT(tfj_kube_delete(k, "/api/v1/namespaces/t/pods/p1", uidbuf, "Background"), 0);
+	TFJ_CHECK_INT(F.last_delete_grace, -1); /* the pod's own grace period */
+	/* A force delete (a pod of a lost node, tfjob/planlost.h) says grace 0. */
+	TFJ_CHECK_INT(tfj_kube_delete_grace(k, "/api/v1/namespaces/t/pods/p1", uidbuf, "Background",
+					    0), 0);
+	TFJ_CHECK_INT(F.last_delete_grace, 0);
 	TFJ_CHECK_INT(tfj_kube_delete(k, "/api/v1/namespaces/t/pods/p1", NULL, NULL), TFJ_ENOTFOUND);
 
 	/* Injected server errors. */

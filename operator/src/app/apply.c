@@ -522,7 +522,8 @@ static int do_delete(struct apply_ctx *a, const struct tfj_action *act, const ch
 		return rc;
 	if ((rc = tfj_expect_delete(c->exp, a->key, kind, act->name)))
 		return rc;
-	rc = tfj_kube_delete(c->k, path, act->uid[0] ? act->uid : NULL, "Background");
+	rc = tfj_kube_delete_grace(c->k, path, act->uid[0] ? act->uid : NULL, "Background",
+				   act->force ? 0 : -1);
 	if (rc == TFJ_ENOTFOUND || rc == TFJ_ECONFLICT) {
 		/* Already gone, or a newer incarnation we must not touch. */
 		tfj_expect_cancel_delete(c->exp, a->key, kind, act->name);
@@ -535,6 +536,8 @@ static int do_delete(struct apply_ctx *a, const struct tfj_action *act, const ch
 		return rc;
 	}
 	atomic_fetch_add(&c->deletes, 1);
+	if (act->force)
+		atomic_fetch_add(&c->pods_force_deleted, 1);
 	if (strcmp(kind, "pod") == 0 && act->reason == TFJ_DEL_RESTART) {
 		atomic_fetch_add(&c->jobs_restarted, 1);
 		tfj_jobmetrics_inc(c->jm, a->job->ns, TFJ_JM_RESTARTED);
@@ -603,6 +606,13 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 			count_transitions(c, a->job, act->body);
 			break;
 		case TFJ_ACT_EVENT:
+			if (act->ev_once) {
+				struct tfj_events_ref ref = { a->job->ns, a->job->name, a->job->uid };
+
+				tfj_events_post_once(c->events, &ref, act->ev_type, act->ev_reason,
+						     act->ev_message);
+				break;
+			}
 			tfj_apply_event(c, a->job, act->ev_type, act->ev_reason, act->ev_message);
 			break;
 		case TFJ_ACT_DELETE_POD:
@@ -763,10 +773,14 @@ int tfj_apply_metrics(struct tfj_apply *c, struct tfj_buf *out)
 		"(409), and the orphans among them adopted.\n"
 		"# TYPE tfjob_operator_name_conflicts_total counter\n"
 		"tfjob_operator_name_conflicts_total{result=\"conflict\"} %llu\n"
-		"tfjob_operator_name_conflicts_total{result=\"adopted\"} %llu\n",
+		"tfjob_operator_name_conflicts_total{result=\"adopted\"} %llu\n"
+		"# HELP tfjob_operator_pods_force_deleted_total Terminating pods force-deleted "
+		"because their node was presumed lost (--lost-pod-timeout).\n"
+		"# TYPE tfjob_operator_pods_force_deleted_total counter\n"
+		"tfjob_operator_pods_force_deleted_total %llu\n",
 		LD(c->creates), LD(c->create_errors), LD(c->deletes), LD(c->delete_errors),
 		LD(c->status_writes), LD(c->status_conflicts), LD(c->name_conflicts),
-		LD(c->adoptions));
+		LD(c->adoptions), LD(c->pods_force_deleted));
 	rc |= tfj_jobmetrics_render(c->jm, out);
 	rc |= tfj_events_metrics(c->events, out);
 	rc |= tfj_buf_printf(out,

@@ -71,6 +71,7 @@ struct tfj_apply {
 	_Atomic uint64_t creates, deletes, create_errors, delete_errors;
 	_Atomic uint64_t status_writes, status_conflicts;
 	_Atomic uint64_t name_conflicts, adoptions;
+	_Atomic uint64_t pods_force_deleted; /* pods of a lost node (tfjob/planlost.h) */
 };
 
 struct tfj_apply_result {

@@ -11,6 +11,7 @@
 #include <tfj/parse.h>
 
 #include "kube/nsinformer.h"
+#include "tfjob/planlost.h"
 #include "tfjob/podgroup.h"
 
 struct opt {
@@ -50,6 +51,7 @@ static const struct opt opts[] = {
 	{ "pod-name", "TFJOB_POD_NAME", 0 },
 	{ "managed-by", "TFJOB_MANAGED_BY", 0 },
 	{ "informer-stale-after", "TFJOB_INFORMER_STALE_AFTER", 0 },
+	{ "lost-pod-timeout", "TFJOB_LOST_POD_TIMEOUT", 0 },
 	{ "gang-scheduler-name", "TFJOB_GANG_SCHEDULER_NAME", 0 },
 	{ "agent-image", "TFJOB_AGENT_IMAGE", 0 },
 	{ "agent-inject-default", "TFJOB_AGENT_INJECT_DEFAULT", 1 },
@@ -119,6 +121,11 @@ const char *tfj_config_usage(void)
 	       "  --informer-stale-after S  /readyz fails once an informer has had no\n"
 	       "                            working LIST/WATCH for S seconds, 5-86400\n"
 	       "                            (default 120)\n"
+	       "  --lost-pod-timeout S      force-delete a running job's terminating pod\n"
+	       "                            still there S seconds after its grace period\n"
+	       "                            whose agent has been silent as long (its node\n"
+	       "                            is presumed lost), and recreate it; 0-86400,\n"
+	       "                            0 = never (default 300)\n"
 	       "  --gang-scheduler-name N   gang scheduling: one PodGroup per TFJob and its\n"
 	       "                            pods' schedulerName; volcano (Volcano PodGroups)\n"
 	       "                            or the scheduler-plugins scheduler's name, e.g.\n"
@@ -203,6 +210,8 @@ static int apply(struct tfj_config *cfg, const char *name, const char *v)
 			return tfj_err_set(TFJ_EINVAL, "--log-format: %s is not kv|json", v);
 	} else if (!strcmp(name, "informer-stale-after")) {
 		return tfj_parse_int(&cfg->informer_stale_s, v, 5, 86400, flag);
+	} else if (!strcmp(name, "lost-pod-timeout")) {
+		return tfj_parse_int(&cfg->lost_pod_timeout_s, v, 0, 86400, flag);
 	} else if (!strcmp(name, "metrics-addr")) {
 		cfg->metrics_addr = v;
 	} else if (!strcmp(name, "health-addr")) {
@@ -288,6 +297,7 @@ int tfj_config_parse(struct tfj_config *cfg, int argc, char **argv)
 	cfg->health_addr = "";
 	cfg->debug_addr = "";
 	cfg->informer_stale_s = 120;
+	cfg->lost_pod_timeout_s = TFJ_PLAN_LOST_POD_TIMEOUT_S;
 	cfg->leader_namespace = "";
 	cfg->leader_name = "tfjob-operator";
 	cfg->kubeconfig = "";

@@ -29,6 +29,8 @@ struct tfj_config {
 				      * thread of their own; "" = off (default) */
 	const char *debug_addr;      /* /debug/informers, loopback only; "" = off (default) */
 	int informer_stale_s;        /* /readyz staleness bound, 5..86400, default 120 */
+	int lost_pod_timeout_s;      /* force-delete bound (tfjob/planlost.h), 0..86400,
+				      * default TFJ_PLAN_LOST_POD_TIMEOUT_S; 0 = never */
 	int leader_elect;            /* default 0 */
 	const char *leader_namespace;/* default: the kubeconfig's namespace, else "default" */
 	const char *leader_name;     /* default "tfjob-operator" */

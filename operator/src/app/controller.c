@@ -682,6 +682,7 @@ int tfj_controller_new(struct tfj_controller **out, struct tfj_kube *k,
 	c->pcfg.agent_image = c->agent_image;
 	c->pcfg.agent_inject_default = o->agent_inject_default;
 	c->pcfg.kueue_pod_groups = o->kueue_pod_groups;
+	c->pcfg.lost_pod_timeout_s = o->lost_pod_timeout_s;
 	c->manager = dup_or_null(o->manager);
 	c->pcfg.manager = c->manager;
 	c->gang_name = dup_or_null(o->gang_scheduler);

@@ -53,6 +53,7 @@ struct tfj_controller_opts {
 	const char *agent_image;     /* image of the injected agent; NULL = none */
 	int agent_inject_default;    /* inject into jobs without the agent annotation */
 	int kueue_pod_groups;        /* Kueue pod-group mode (tfjob/kueue.h) */
+	long lost_pod_timeout_s;     /* plan.h's lost_pod_timeout_s; 0 = never force-delete */
 	struct tfj_kube *event_kube; /* client for Events, with its own rate (events.h); NULL = k */
 	long guard_recheck_ms;       /* trust in a job's known Secret and NetworkPolicy
 					(app/guardmemo.h); 0 = the default */

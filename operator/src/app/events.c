@@ -30,6 +30,7 @@ struct ev {
 	char ns[64];
 	char name[254];
 	char uid[64];
+	int once;             /* tfj_events_post_once */
 	char msg[];           /* NUL-terminated, at most TFJ_EVENTS_MAX_MESSAGE bytes */
 };
 
@@ -179,10 +180,17 @@ static void send_one(struct tfj_events *rec, const struct ev *e)
 {
 	char path[512], name[256];
 	uint64_t key = event_key(e);
-	struct seen *s = rec->no_patch ? NULL : seen_find(rec, key);
+	struct seen *s = seen_find(rec, key);
 	cJSON *obj;
 	int rc;
 
+	if (s && e->once) {
+		/* Said already (tfj_events_post_once): not even a higher count. */
+		s->used = ++rec->tick;
+		return;
+	}
+	if (rec->no_patch)
+		s = NULL;
 	if (s) {
 		rc = bump(rec, e, s);
 		if (rc == 0) {
@@ -336,8 +344,8 @@ static uint64_t next_id(struct tfj_events *rec, const struct timespec *at)
 	return id;
 }
 
-void tfj_events_post(struct tfj_events *rec, const struct tfj_events_ref *ref, const char *type,
-		     const char *reason, const char *msg)
+static void post(struct tfj_events *rec, const struct tfj_events_ref *ref, const char *type,
+		 const char *reason, const char *msg, int once)
 {
 	size_t mlen = msg ? strlen(msg) : 0;
 	struct ev *e;
@@ -353,6 +361,7 @@ void tfj_events_post(struct tfj_events *rec, const struct tfj_events_ref *ref, c
 	}
 	clock_gettime(CLOCK_REALTIME, &e->at);
 	e->id = next_id(rec, &e->at);
+	e->once = once;
 	copy_cut(e->type, sizeof(e->type), type);
 	copy_cut(e->reason, sizeof(e->reason), reason);
 	copy_cut(e->ns, sizeof(e->ns), ref->ns);
@@ -374,6 +383,18 @@ void tfj_events_post(struct tfj_events *rec, const struct tfj_events_ref *ref, c
 	rec->queued++;
 	pthread_cond_broadcast(&rec->cond);
 	pthread_mutex_unlock(&rec->mu);
+}
+
+void tfj_events_post(struct tfj_events *rec, const struct tfj_events_ref *ref, const char *type,
+		     const char *reason, const char *msg)
+{
+	post(rec, ref, type, reason, msg, 0);
+}
+
+void tfj_events_post_once(struct tfj_events *rec, const struct tfj_events_ref *ref,
+			  const char *type, const char *reason, const char *msg)
+{
+	post(rec, ref, type, reason, msg, 1);
 }
 
 int tfj_events_flush(struct tfj_events *rec, long timeout_ms)

@@ -73,6 +73,15 @@ void tfj_events_post(struct tfj_events *e, const struct tfj_events_ref *ref, con
 		     const char *reason, const char *msg);
 
 /*
+ * The same, for an event its caller repeats while its cause lasts (a pod
+ * being preempted is seen by every reconcile until it is gone): when an
+ * equal event is among the last TFJ_EVENTS_AGGREGATE ones, nothing is
+ * posted and its count stays, so the Event says it happened once.
+ */
+void tfj_events_post_once(struct tfj_events *rec, const struct tfj_events_ref *ref,
+			  const char *type, const char *reason, const char *msg);
+
+/*
  * Waits until every event queued so far has been posted or has failed
  * (tests, shutdown). 0, or TFJ_ETIMEOUT after timeout_ms.
  */

@@ -223,6 +223,7 @@ static int start_controller(struct app *a, const struct tfj_config *cfg)
 	co.agent_image = cfg->agent_image[0] ? cfg->agent_image : NULL;
 	co.agent_inject_default = cfg->agent_inject_default;
 	co.kueue_pod_groups = cfg->kueue_pod_groups;
+	co.lost_pod_timeout_s = cfg->lost_pod_timeout_s;
 	co.event_kube = a->event_kube;
 	co.informer_stale_s = cfg->informer_stale_s;
 	if ((rc = tfj_controller_new(&a->ctl, a->kube, &co)))

@@ -259,7 +259,8 @@ static int copy_strings(cJSON *dst, const cJSON *src, const char *key, const cha
 
 /*
  * What Kueue's pod integration puts on a pod (tfjob/kueue.h): its
- * finalizer, its scheduling gate, and whether a node was chosen.
+ * finalizer, its scheduling gate, and the node it is bound to (which the
+ * events about a lost node name too, planlost.h).
  */
 static int slim_kueue(cJSON *dst, const cJSON *obj)
 {
@@ -269,7 +270,9 @@ static int slim_kueue(cJSON *dst, const cJSON *obj)
 
 	if (cJSON_IsObject(meta) && copy_strings(meta, m, "finalizers", NULL))
 		return -1;
-	if (!cJSON_IsObject(s))
+	/* A spec only when there is something of it to keep. */
+	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(s, "nodeName")) &&
+	    !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(s, "schedulingGates")))
 		return 0;
 	if (!(spec = add_obj(dst, "spec")))
 		return -1;

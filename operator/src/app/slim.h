@@ -14,8 +14,9 @@
  *             the operator's five labels (tfjob/podspec.h's TFJ_LABEL_*),
  *             the controller ownerReference's
  *             apiVersion, kind, name and uid, and the first 64 finalizers),
- *             spec.nodeName and spec.schedulingGates[].name (the first 64;
- *             Kueue's marks, tfjob/kueue.h)
+ *             spec.nodeName (Kueue's marks, and the events about a lost
+ *             node, planlost.h) and spec.schedulingGates[].name (the first
+ *             64; Kueue's marks, tfjob/kueue.h)
  *             and status.phase, .reason, .conditions[].{type,status,reason},
  *             .containerStatuses[].{name,restartCount,state,lastState} with
  *             the states cut to running.startedAt and terminated.{exitCode,

@@ -828,6 +828,12 @@ int tfj_kube_patch(struct tfj_kube *k, cJSON **out, const char *path,
 int tfj_kube_delete(struct tfj_kube *k, const char *path, const char *uid,
 		    const char *propagation)
 {
+	return tfj_kube_delete_grace(k, path, uid, propagation, -1);
+}
+
+int tfj_kube_delete_grace(struct tfj_kube *k, const char *path, const char *uid,
+			  const char *propagation, int grace_s)
+{
 	cJSON *opts = cJSON_CreateObject();
 	char *body = NULL;
 	int rc;
@@ -836,6 +842,7 @@ int tfj_kube_delete(struct tfj_kube *k, const char *path, const char *uid,
 		return tfj_err_set(TFJ_ENOMEM, "kube: delete options");
 	if (!cJSON_AddStringToObject(opts, "kind", "DeleteOptions") ||
 	    !cJSON_AddStringToObject(opts, "apiVersion", "v1") ||
+	    (grace_s >= 0 && !cJSON_AddNumberToObject(opts, "gracePeriodSeconds", grace_s)) ||
 	    (propagation && !cJSON_AddStringToObject(opts, "propagationPolicy", propagation))) {
 		rc = tfj_err_set(TFJ_ENOMEM, "kube: delete options");
 		goto out;

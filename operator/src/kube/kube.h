@@ -109,6 +109,13 @@ int tfj_kube_patch(struct tfj_kube *k, cJSON **out, const char *path,
  */
 int tfj_kube_delete(struct tfj_kube *k, const char *path, const char *uid,
 		    const char *propagation);
+/*
+ * The same with gracePeriodSeconds grace_s (0: the object goes at once,
+ * without waiting for the kubelet; a negative grace_s sends none: the
+ * object's own).
+ */
+int tfj_kube_delete_grace(struct tfj_kube *k, const char *path, const char *uid,
+			  const char *propagation, int grace_s);
 
 /*
  * A streaming GET (watch). fn is called with every chunk of a 2xx body as it

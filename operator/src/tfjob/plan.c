@@ -27,6 +27,7 @@
 #include "tfjob/plan.h"
 #include "tfjob/planact.h"
 #include "tfjob/plankueue.h"
+#include "tfjob/planlost.h"
 #include "tfjob/plannetpol.h"
 #include "tfjob/planpodgroup.h"
 #include "tfjob/planprog.h"
@@ -246,14 +247,15 @@ static int tolerated(const struct tfj_tfjob *job, enum tfj_rtype t, int k)
 
 /*
  * Looks at every open slot. Pods to restart or replace after a disruption
- * are only marked: if the job fails in this plan they are left to
- * cleanPodPolicy, and their restarts are not counted.
+ * (and terminating pods of a lost node, planlost.h) are only marked: if the
+ * job fails in this plan they are left to cleanPodPolicy, and their
+ * restarts are not counted. 0 or TFJ_ENOMEM.
  */
-static void classify(struct tfj_planctx *c, struct verdict *v)
+static int classify(struct tfj_planctx *c, struct verdict *v)
 {
 	const struct tfj_tfjob *job = c->job;
 	char detail[400];
-	int t, k;
+	int t, k, rc;
 
 	for (t = 0; t < TFJ_RT_COUNT; t++) {
 		for (k = 0; k < (job->rs[t].present ? job->rs[t].replicas : 0); k++) {
@@ -269,8 +271,14 @@ static void classify(struct tfj_planctx *c, struct verdict *v)
 				v->missing++;
 				continue;
 			}
-			if (ps->deleting)
+			if ((rc = tfj_planlost_announce(c, (size_t)at)))
+				return rc;
+			if (ps->deleting) {
+				/* On a lost node it never goes by itself (planlost.h). */
+				if (tfj_planlost_due(c, (size_t)at))
+					c->pod_mark[at] = TFJ_DEL_DISRUPTION;
 				continue;
+			}
 			if (ps->phase != TFJ_POD_FAILED &&
 			    tfj_planprog_hung(c, (size_t)at, detail, sizeof(detail))) {
 				/* Hung: a retryable failure, counted like one. */
@@ -323,6 +331,7 @@ static void classify(struct tfj_planctx *c, struct verdict *v)
 			c->pod_mark[at] = TFJ_DEL_RESTART;
 		}
 	}
+	return 0;
 }
 
 static int64_t persisted_restarts(const struct tfj_job_status *st)
@@ -403,7 +412,8 @@ static int run_job(struct tfj_planctx *c, const char *jobref)
 
 	memset(&v, 0, sizeof(v));
 	v.done = tfj_planprog_done(c);
-	classify(c, &v);
+	if ((rc = classify(c, &v)))
+		return rc;
 	if (v.permanent) {
 		tfj_planact_fmt(msg, sizeof(msg), "TFJob %s has failed because %s", jobref, v.failure);
 		return fail(c, "TFJobFailed", msg);
@@ -436,6 +446,11 @@ static int run_job(struct tfj_planctx *c, const char *jobref)
 		    tfj_planprog_hung(c, i, msg, sizeof(msg)) &&
 		    (rc = tfj_planact_event(c, "Warning", "ReplicaHung", msg)))
 			return rc;
+		if (c->pods[i].deleting) {
+			if ((rc = tfj_planlost_force_delete(c, i)))
+				return rc;
+			continue;
+		}
 		if ((rc = tfj_planact_delete_pod(c, i, (enum tfj_delete_reason)c->pod_mark[i],
 						 c->pod_mark[i] == TFJ_DEL_DISRUPTION ?
 						 c->pods[i].why : msg)))

@@ -58,7 +58,10 @@
  *  - CREATE_SECRET: the job's ps Secret (tfjob/pssecret.h), body built with
  *    fresh randomness just before the POST; 409 with the job's own is
  *    success. When it fails, create no pod of this plan (they mount it).
- *  - EVENT: emit on the TFJob as is.
+ *  - EVENT: emit on the TFJob as is; with ev_once only when the same event
+ *    (type, reason, message) was not emitted before.
+ *  - DELETE_POD with force: as DELETE_* with gracePeriodSeconds 0 (the
+ *    pod's node is presumed lost, planlost.h).
  *  - DELETE_JOB: TTL expired; DELETE the TFJob with preconditions.uid.
  *  - RELEASE_POD: take Kueue's finalizer off pod `name` (uid `uid`), found
  *    at metadata.finalizers[`index`] (tfjob/plankueue.h): a JSON patch
@@ -139,6 +142,10 @@ struct tfj_action {
 	const char *ev_type;            /* "Normal" or "Warning"; NULL if no event */
 	const char *ev_reason;          /* static string, e.g. "SuccessfulCreatePod" */
 	char *ev_message;               /* owned */
+	int ev_once;                    /* EVENT: post it only when the same event was not
+					 * posted before (the planner repeats it every plan
+					 * while its cause lasts; planlost.h) */
+	int force;                      /* DELETE_POD: gracePeriodSeconds 0 (planlost.h) */
 	int64_t after_ms;               /* REQUEUE */
 };
 
@@ -183,6 +190,15 @@ struct tfj_plan_config {
 				      * (CREATE_SECRET) from the input's ps_secret_known */
 	int report_ca;               /* the caller publishes the report CA per namespace
 				      * (TLS channel): the input's report_ca_current */
+	/*
+	 * How long past the end of its grace period (deletionTimestamp) a
+	 * terminating pod of a running job may stay, and how long its agent
+	 * must have been silent, before the planner force-deletes it and
+	 * recreates the replica (planlost.h). 0 = never: wait for the kubelet,
+	 * node deletion or the out-of-service taint, as a StatefulSet does.
+	 * The operator's --lost-pod-timeout (TFJ_PLAN_LOST_POD_TIMEOUT_S).
+	 */
+	int64_t lost_pod_timeout_s;
 	int netpol;                  /* the planner keeps each job's NetworkPolicy
 				      * (tfjob/netpol.h) from the input's netpols;
 				      * 0 = the caller does not watch them (tests) */

@@ -75,7 +75,9 @@ static int read_meta(struct tfj_podstate *out, const cJSON *obj)
 
 		/* deletionTimestamp is when the grace period ends: the request
 		 * came deletionGracePeriodSeconds earlier. */
-		if (!tfj_jobstatus_parse_time(&at, del->valuestring) &&
+		if (!tfj_jobstatus_parse_time(&at, del->valuestring))
+			out->delete_due = at;
+		if (out->delete_due &&
 		    !tfj_json_opt_int64(&grace, meta, "deletionGracePeriodSeconds", 0,
 					(int64_t)1 << 40, 0))
 			out->delete_asked = at - grace;
@@ -120,6 +122,7 @@ static void read_disruption(struct tfj_podstate *st, const cJSON *status)
 		if ((!strcmp(type, "DisruptionTarget") || !strcmp(type, TFJ_PODSTATE_KUEUE_STOP)) &&
 		    !strcmp(str_or(c, "status", ""), "True")) {
 			st->disrupted = 1;
+			snprintf(st->target, sizeof(st->target), "%s", str_or(c, "reason", ""));
 			if (!st->why[0])
 				snprintf(st->why, sizeof(st->why), "%s",
 					 str_or(c, "reason", type));
@@ -276,11 +279,15 @@ static void read_kueue(struct tfj_podstate *st, const cJSON *pod)
 int tfj_podstate_read(struct tfj_podstate *out, const cJSON *pod)
 {
 	const cJSON *status;
+	const char *node;
 	int rc;
 
 	if ((rc = read_meta(out, pod)))
 		return rc;
 	read_kueue(out, pod);
+	node = str_or(cJSON_GetObjectItemCaseSensitive(pod, "spec"), "nodeName", "");
+	if (strlen(node) < sizeof(out->node))
+		memcpy(out->node, node, strlen(node) + 1);
 	status = cJSON_GetObjectItemCaseSensitive(pod, "status");
 	if (!cJSON_IsObject(status)) {
 		out->phase = TFJ_POD_PENDING;

@@ -46,8 +46,18 @@ struct tfj_podstate {
 	 */
 	int ended_by_delete;
 	int64_t delete_asked;        /* unix seconds the deletion was asked, 0 = none */
+	/*
+	 * deletionTimestamp itself, unix seconds (0 = none): the end of the
+	 * grace period, by which a working kubelet has stopped the containers
+	 * and removed the pod. A pod still there well after it sits on a node
+	 * whose kubelet does not answer (planlost.h).
+	 */
+	int64_t delete_due;
 	int disrupted;
 	char why[64];                /* disruption or pod reason ("Evicted"), may be "" */
+	/* The reason of a DisruptionTarget=True condition ("PreemptionByScheduler"), or "". */
+	char target[64];
+	char node[254];              /* spec.nodeName, "" when not scheduled */
 	/* The `tensorflow` container's last termination, if any. */
 	int has_exit;                /* 2: the tensorflow container, 1: another one */
 	int exit_code;
