@@ -221,6 +221,7 @@ def run(a, api, ns, kc, logdir, r):
     req0 = bo.scrape(metrics, a.impl)
     r["rss_mib_ready"], cpu0 = bo.proc_figures(pid)
     rss_ready, priv_ready = kwatch.mem_kib(pid)
+    r["smaps_top_ready"] = kwatch.smaps_top(pid)
     r["priv_mib_ready"] = priv_ready / 1024.0
     r["load_start"] = procmon.loadavg()
 
@@ -231,14 +232,25 @@ def run(a, api, ns, kc, logdir, r):
     samp.start()
     create_jobs(api, ns, ["job-%05d" % j for j in range(a.jobs)], a)
     r["create_s"] = time.time() - t0
-    t_kill = None
+    t_kill = t_lead = None
+    last, t_last = None, time.time()
     while time.time() - t0 < a.timeout:
         if a.failover and t_kill is None and pods.created() >= want // 2:
             os.kill(pid, signal.SIGKILL)
             t_kill = time.time()
             r["killed_at_pods"] = pods.created()
             samp.stop = True
+        if t_kill and t_lead is None and leader(api, ns, ops) not in (None, lead):
+            t_lead = time.time()
         if pods.created() >= want and jobs.succeeded() >= a.jobs:
+            break
+        # A stuck run (jobs that never get their pods) ends after --stall-s
+        # without progress rather than at --timeout.
+        now = (pods.created(), jobs.succeeded())
+        if now != last:
+            last, t_last = now, time.time()
+        elif time.time() - t_last > a.stall_s:
+            r["stalled"] = True
             break
         time.sleep(0.5)
     with pods.lock:
@@ -254,10 +266,12 @@ def run(a, api, ns, kc, logdir, r):
     if a.failover:
         samp.stop = True
         r["failover_kill_s"] = t_kill - t0 if t_kill else None
-        later = pods.created_since(t_kill) if t_kill else None
+        # Creates the killed leader had in flight land just after the kill:
+        # the new leader's first create is the first pod seen after it holds
+        # the Lease (polled every 0.5 s, so up to 0.5 s late).
+        r["failover_takeover_s"] = t_lead - t_kill if t_lead else None
+        later = pods.created_since(t_lead) if t_lead else None
         r["failover_recreate_s"] = later - t_kill if later else None
-        new = leader(api, ns, ops)
-        r["failover_new_leader"] = new is not None and new != lead
         return
     req1 = bo.scrape(metrics, a.impl)
     r["requests_per_job"] = (req1 - req0) / a.jobs
@@ -274,6 +288,7 @@ def run(a, api, ns, kc, logdir, r):
         r["rss_bytes_per_cached_pod"] = (rss_end - rss_ready) * 1024.0 / cached
         r["priv_bytes_per_cached_pod"] = (priv_end - priv_ready) * 1024.0 / cached
     r["rss_mib_peak"], cpu_end = bo.proc_figures(pid)
+    r["smaps_top_end"] = kwatch.smaps_top(pid)
     if a.debug_port and a.impl == "ours":
         # What the informers hold, for the memory reading (docs/benchmarks.md).
         try:
@@ -334,12 +349,16 @@ def main():
     ap.add_argument("--failover", action="store_true", help="ours: 2 replicas, leader killed")
     ap.add_argument("--debug-port", type=int, default=0, help="ours: --debug-addr port")
     ap.add_argument("--timeout", type=float, default=3600)
+    ap.add_argument("--stall-s", type=float, default=120, help="end a run without progress")
     ap.add_argument("--label", default="")
     ap.add_argument("--managed-by", default="tfjob-bench.example.com/operator")
     ap.add_argument("--rep", type=int, default=0)
     ap.add_argument("--peer_version", default="")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
+    # A timeout's SIGTERM still cleans up (namespace, test bed operator) and
+    # writes what was measured.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if a.impl == "kubeflow":
         a.managed_by = ""
         if a.failover:

@@ -166,3 +166,28 @@ class ProcSampler(threading.Thread):
             self.series.append([round(time.time() - self.t0, 2), self.pods.created(), rss, priv,
                                 cpu_s(self.pid)])
             time.sleep(self.period)
+
+
+def smaps_top(pid, n=12):
+    """The mappings holding the most resident memory, summed per backing
+    file (anonymous ones as [anon], heap as [heap]): [name, Rss KiB,
+    Private KiB], largest first. Where the RSS goes: libraries or heap."""
+    sums = {}
+    name = None
+    try:
+        with open("/proc/%d/smaps" % pid) as f:
+            for line in f:
+                parts = line.split()
+                if not parts:
+                    continue
+                if "-" in parts[0] and not parts[0].endswith(":"):
+                    name = parts[5] if len(parts) > 5 else "[anon]"
+                    sums.setdefault(name, [0, 0])
+                elif parts[0] == "Rss:":
+                    sums[name][0] += int(parts[1])
+                elif parts[0] in ("Private_Clean:", "Private_Dirty:"):
+                    sums[name][1] += int(parts[1])
+    except OSError:
+        return []
+    top = sorted(sums.items(), key=lambda kv: -kv[1][0])[:n]
+    return [[os.path.basename(k) if k.startswith("/") else k, v[0], v[1]] for k, v in top]

@@ -36,6 +36,8 @@ KEYS = [("all_pods_s", "s until all pods exist", "%.1f"),
 FAILOVER = [("all_pods_s", "s until all pods exist", "%.1f"),
             ("all_succeeded_s", "s until all jobs Succeeded", "%.1f"),
             ("killed_at_pods", "pods when the leader was killed", "%d"),
+            ("failover_takeover_s", "s from the kill until the other replica holds the Lease",
+             "%.1f"),
             ("failover_recreate_s", "s from the kill to the new leader's first create", "%.1f"),
             ("pods_created_twice", "pods created twice", "%d"),
             ("pods_never_created", "pods never created", "%d")]
