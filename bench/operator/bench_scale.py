@@ -289,6 +289,15 @@ def run(a, api, ns, kc, logdir, r):
         r["priv_bytes_per_cached_pod"] = (priv_end - priv_ready) * 1024.0 / cached
     r["rss_mib_peak"], cpu_end = bo.proc_figures(pid)
     r["smaps_top_end"] = kwatch.smaps_top(pid)
+    if a.impl == "ours":
+        # What each informer's cache holds (objects, bytes): the part of the
+        # per-pod memory the operator accounts for itself.
+        try:
+            text = urllib.request.urlopen(metrics, timeout=10).read().decode()
+            r["informer_metrics"] = [ln for ln in text.splitlines()
+                                     if ln.startswith("tfjob_operator_informer_")]
+        except OSError:
+            pass
     if a.debug_port and a.impl == "ours":
         # What the informers hold, for the memory reading (docs/benchmarks.md).
         try:
