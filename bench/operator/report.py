@@ -4,8 +4,10 @@ the repetitions with the range (min-max), and the ratio of the medians."""
 import glob
 import json
 import os
-import statistics
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from medians import cell, median, values  # noqa: E402
 
 out = sys.argv[1]
 runs = {}
@@ -29,23 +31,6 @@ KEYS = [("all_pods_s", "s until all pods exist", "%.1f"),
         ("rss_anon_mib_end", "private RSS MiB after the idle window", "%.1f"),
         ("cpu_s_busy", "CPU s until all Succeeded", "%.2f"),
         ("cpu_s_idle", "CPU s during the idle window", "%.2f")]
-
-
-def values(rs, key):
-    return [r[key] for r in rs or [] if r.get(key) is not None]
-
-
-def cell(rs, key, fmt):
-    v = values(rs, key)
-    if not v:
-        return "-"
-    m = fmt % statistics.median(v)
-    return m if len(v) == 1 else "%s (%s-%s)" % (m, fmt % min(v), fmt % max(v))
-
-
-def median(rs, key):
-    v = values(rs, key)
-    return statistics.median(v) if v else None
 
 
 # The RSS of an empty program linked against the operator's libraries

@@ -5,8 +5,10 @@ failover runs. Usage: report_scale.py OUT"""
 import glob
 import json
 import os
-import statistics
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from medians import cell, median, values  # noqa: E402
 
 out = sys.argv[1]
 runs = {}
@@ -41,23 +43,6 @@ FAILOVER = [("all_pods_s", "s until all pods exist", "%.1f"),
             ("failover_recreate_s", "s from the kill to the new leader's first create", "%.1f"),
             ("pods_created_twice", "pods created twice", "%d"),
             ("pods_never_created", "pods never created", "%d")]
-
-
-def values(rs, key):
-    return [r[key] for r in rs or [] if r.get(key) is not None]
-
-
-def cell(rs, key, fmt):
-    v = values(rs, key)
-    if not v:
-        return "-"
-    m = fmt % statistics.median(v)
-    return m if len(v) == 1 else "%s (%s-%s)" % (m, fmt % min(v), fmt % max(v))
-
-
-def median(rs, key):
-    v = values(rs, key)
-    return statistics.median(v) if v else None
 
 
 for n in sorted({k[1] for k in runs}):
