@@ -316,3 +316,27 @@ int tfj_json_print(char **out, const cJSON *item)
 		return tfj_err_set(TFJ_ENOMEM, "serialising JSON");
 	return 0;
 }
+
+int tfj_json_set_string(cJSON *obj, const char *key, const char *val)
+{
+	cJSON *s = cJSON_CreateString(val);
+
+	if (!s)
+		return TFJ_ENOMEM;
+	if (cJSON_GetObjectItemCaseSensitive(obj, key))
+		cJSON_ReplaceItemInObjectCaseSensitive(obj, key, s);
+	else
+		cJSON_AddItemToObject(obj, key, s);
+	return 0;
+}
+
+cJSON *tfj_json_ensure_object(cJSON *obj, const char *key)
+{
+	cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (cJSON_IsObject(it))
+		return it;
+	if (it)
+		cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+	return cJSON_AddObjectToObject(obj, key);
+}

@@ -68,4 +68,10 @@ int tfj_json_as_int64(int64_t *out, const cJSON *item, const char *what,
 /* Compact serialisation; *out is malloc'd, caller frees. */
 int tfj_json_print(char **out, const cJSON *item);
 
+/* Builders for objects the caller owns. */
+/* obj[key] = a copy of val, replacing what was there: 0 or TFJ_ENOMEM. */
+int tfj_json_set_string(cJSON *obj, const char *key, const char *val);
+/* obj[key] as an object, replacing whatever non-object was there; NULL: out of memory. */
+cJSON *tfj_json_ensure_object(cJSON *obj, const char *key);
+
 #endif

@@ -71,22 +71,6 @@ int tfj_kueue_group_name(char *out, size_t n, const struct tfj_tfjob *job)
 	return 0;
 }
 
-static int set_string(cJSON *obj, const char *key, const char *v)
-{
-	cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
-	return cJSON_AddStringToObject(obj, key, v) ? 0 : TFJ_ENOMEM;
-}
-
-static cJSON *object_in(cJSON *obj, const char *key)
-{
-	cJSON *o = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	if (cJSON_IsObject(o))
-		return o;
-	cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
-	return cJSON_AddObjectToObject(obj, key);
-}
-
 int tfj_kueue_pod(cJSON *meta, const struct tfj_tfjob *job, const char *queue)
 {
 	char group[TFJ_NAMES_LABEL_MAX + 1], total[16];
@@ -96,10 +80,10 @@ int tfj_kueue_pod(cJSON *meta, const struct tfj_tfjob *job, const char *queue)
 	if ((rc = tfj_kueue_group_name(group, sizeof(group), job)))
 		return rc;
 	snprintf(total, sizeof(total), "%d", job->total_replicas);
-	if (!(labels = object_in(meta, "labels")) || !(ann = object_in(meta, "annotations")) ||
-	    set_string(labels, TFJ_KUEUE_LABEL_QUEUE, queue) ||
-	    set_string(labels, TFJ_KUEUE_LABEL_GROUP, group) ||
-	    set_string(ann, TFJ_KUEUE_ANN_TOTAL, total))
+	if (!(labels = tfj_json_ensure_object(meta, "labels")) || !(ann = tfj_json_ensure_object(meta, "annotations")) ||
+	    tfj_json_set_string(labels, TFJ_KUEUE_LABEL_QUEUE, queue) ||
+	    tfj_json_set_string(labels, TFJ_KUEUE_LABEL_GROUP, group) ||
+	    tfj_json_set_string(ann, TFJ_KUEUE_ANN_TOTAL, total))
 		return TFJ_ENOMEM;
 	return 0;
 }

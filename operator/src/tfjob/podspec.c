@@ -115,31 +115,6 @@ out:
 	return rc;
 }
 
-static int set_string(cJSON *obj, const char *key, const char *val)
-{
-	cJSON *s = cJSON_CreateString(val);
-
-	if (!s)
-		return TFJ_ENOMEM;
-	if (cJSON_GetObjectItemCaseSensitive(obj, key))
-		cJSON_ReplaceItemInObjectCaseSensitive(obj, key, s);
-	else
-		cJSON_AddItemToObject(obj, key, s);
-	return 0;
-}
-
-/* obj[key] as an object, replacing whatever non-object was there. */
-static cJSON *ensure_object(cJSON *obj, const char *key)
-{
-	cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	if (cJSON_IsObject(it))
-		return it;
-	if (it)
-		cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
-	return cJSON_AddObjectToObject(obj, key);
-}
-
 static cJSON *ensure_array(cJSON *obj, const char *key)
 {
 	cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -168,14 +143,14 @@ static int put_labels(cJSON *labels, const struct tfj_tfjob *job, enum tfj_rtype
 	const char *op = (o && o->operator_name) ? o->operator_name : TFJ_PODSPEC_DEFAULT_OPERATOR;
 
 	snprintf(idx, sizeof(idx), "%d", index);
-	if (set_string(labels, TFJ_LABEL_JOB_NAME, job->name) ||
-	    set_string(labels, TFJ_LABEL_REPLICA_TYPE, tfj_tfjob_type_lower(t)) ||
-	    set_string(labels, TFJ_LABEL_REPLICA_INDEX, idx))
+	if (tfj_json_set_string(labels, TFJ_LABEL_JOB_NAME, job->name) ||
+	    tfj_json_set_string(labels, TFJ_LABEL_REPLICA_TYPE, tfj_tfjob_type_lower(t)) ||
+	    tfj_json_set_string(labels, TFJ_LABEL_REPLICA_INDEX, idx))
 		return TFJ_ENOMEM;
-	if ((which & LBL_OPERATOR) && set_string(labels, TFJ_LABEL_OPERATOR, op))
+	if ((which & LBL_OPERATOR) && tfj_json_set_string(labels, TFJ_LABEL_OPERATOR, op))
 		return TFJ_ENOMEM;
 	if ((which & LBL_ROLE) && is_master_role(job, t, index) &&
-	    set_string(labels, TFJ_LABEL_JOB_ROLE, "master"))
+	    tfj_json_set_string(labels, TFJ_LABEL_JOB_ROLE, "master"))
 		return TFJ_ENOMEM;
 	return 0;
 }
@@ -200,9 +175,9 @@ static int put_meta(cJSON *meta, const struct tfj_tfjob *job, enum tfj_rtype t, 
 		return rc;
 	for (i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
 		cJSON_DeleteItemFromObjectCaseSensitive(meta, drop[i]);
-	if (set_string(meta, "name", name) || set_string(meta, "namespace", job->ns))
+	if (tfj_json_set_string(meta, "name", name) || tfj_json_set_string(meta, "namespace", job->ns))
 		return TFJ_ENOMEM;
-	if (!(labels = ensure_object(meta, "labels")))
+	if (!(labels = tfj_json_ensure_object(meta, "labels")))
 		return TFJ_ENOMEM;
 	if ((rc = put_labels(labels, job, t, index, o, which)))
 		return rc;
@@ -478,14 +453,14 @@ static int put_gang(cJSON *meta, cJSON *spec, const struct tfj_tfjob *job, enum 
 	if (g->api == TFJ_PODGROUP_OFF)
 		return 0;
 	if (!(cJSON_IsString(sn) && sn->valuestring && *sn->valuestring) &&
-	    set_string(spec, "schedulerName", g->scheduler))
+	    tfj_json_set_string(spec, "schedulerName", g->scheduler))
 		return TFJ_ENOMEM;
 	if (g->api == TFJ_PODGROUP_SCHEDULER_PLUGINS)
-		return (m = ensure_object(meta, "labels")) &&
-		       !set_string(m, TFJ_PODGROUP_SP_LABEL, job->name) ? 0 : TFJ_ENOMEM;
-	if (!(m = ensure_object(meta, "annotations")) ||
-	    set_string(m, TFJ_PODGROUP_VOLCANO_GROUP, job->name) ||
-	    set_string(m, TFJ_PODGROUP_VOLCANO_TASK, tfj_tfjob_type_lower(t)))
+		return (m = tfj_json_ensure_object(meta, "labels")) &&
+		       !tfj_json_set_string(m, TFJ_PODGROUP_SP_LABEL, job->name) ? 0 : TFJ_ENOMEM;
+	if (!(m = tfj_json_ensure_object(meta, "annotations")) ||
+	    tfj_json_set_string(m, TFJ_PODGROUP_VOLCANO_GROUP, job->name) ||
+	    tfj_json_set_string(m, TFJ_PODGROUP_VOLCANO_TASK, tfj_tfjob_type_lower(t)))
 		return TFJ_ENOMEM;
 	return 0;
 }
@@ -510,7 +485,7 @@ static int build_pod(cJSON *pod, const struct tfj_tfjob *job, enum tfj_rtype t, 
 	cJSON *meta, *spec, *ctrs, *c, *n;
 	int rc;
 
-	if (!(meta = ensure_object(pod, "metadata")) || !(spec = ensure_object(pod, "spec")))
+	if (!(meta = tfj_json_ensure_object(pod, "metadata")) || !(spec = tfj_json_ensure_object(pod, "spec")))
 		return TFJ_ENOMEM;
 	if ((rc = put_meta(meta, job, t, index, o, LBL_OPERATOR | LBL_ROLE)))
 		return rc;
@@ -519,7 +494,7 @@ static int build_pod(cJSON *pod, const struct tfj_tfjob *job, enum tfj_rtype t, 
 	case TFJ_RESTART_ONFAILURE: policy = "OnFailure"; break;
 	default: policy = "Never"; break; /* Never, and ExitCode: we decide, not kubelet */
 	}
-	if (set_string(spec, "restartPolicy", policy))
+	if (tfj_json_set_string(spec, "restartPolicy", policy))
 		return TFJ_ENOMEM;
 	/*
 	 * schedulingPolicy.priorityClass is not copied here: as in Kubeflow it
