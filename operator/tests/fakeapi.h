@@ -583,9 +583,7 @@ static inline enum MHD_Result fake_handle(void *cls, struct MHD_Connection *c, c
 		return fake_modified(f, c, res, ns, o);
 	}
 	if (!strcmp(method, "PATCH")) {
-		/* A JSON merge patch of the top-level fields (all the tests need);
-		 * on the status subresource a real merge of .status alone, with
-		 * metadata.resourceVersion as a precondition. */
+		/* A JSON merge patch of the top-level fields (all the tests need). */
 		cJSON *p = rq->body ? cJSON_Parse(rq->body) : NULL, *it;
 		struct fake_obj *o = fake_find(f, res, ns, name);
 		f->patches++;
@@ -593,27 +591,6 @@ static inline enum MHD_Result fake_handle(void *cls, struct MHD_Connection *c, c
 			cJSON_Delete(p);
 			pthread_mutex_unlock(&f->mu);
 			return fake_status(c, o ? 400 : 404, o ? "BadRequest" : "NotFound", "patch");
-		}
-		if (!strcmp(sub, "status")) {
-			const char *rv = cJSON_GetStringValue(
-				cJSON_GetObjectItem(cJSON_GetObjectItem(p, "metadata"), "resourceVersion"));
-			const char *cur = cJSON_GetStringValue(cJSON_GetObjectItem(
-				cJSON_GetObjectItem(o->obj, "metadata"), "resourceVersion"));
-			cJSON *ps = cJSON_GetObjectItem(p, "status"), *st;
-			if (rv && cur && strcmp(rv, cur)) {
-				cJSON_Delete(p);
-				pthread_mutex_unlock(&f->mu);
-				return fake_status(c, 409, "Conflict", "the object has been modified");
-			}
-			if (!(st = cJSON_GetObjectItem(o->obj, "status")))
-				st = cJSON_AddObjectToObject(o->obj, "status");
-			cJSON_ArrayForEach(it, ps) {
-				cJSON_DeleteItemFromObject(st, it->string);
-				if (!cJSON_IsNull(it))
-					cJSON_AddItemToObject(st, it->string, cJSON_Duplicate(it, 1));
-			}
-			cJSON_Delete(p);
-			return fake_modified(f, c, res, ns, o);
 		}
 		cJSON_ArrayForEach(it, p) {
 			cJSON_DeleteItemFromObject(o->obj, it->string);

@@ -351,7 +351,7 @@ static inline void fx_apply(struct fx_world *w)
 			break;
 		case TFJ_ACT_CREATE_SECRET:
 			/* A new Secret: the API server names it, apply.c records the
-			 * name in the status (a merge patch of that one field). */
+			 * name in the status. */
 			w->secret_posts++;
 			if (!w->plan.ps_secret[0]) {
 				char nm[96];

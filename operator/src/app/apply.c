@@ -49,7 +49,8 @@ void tfj_apply_event(struct tfj_apply *c, const struct tfj_tfjob *job,
  * but .status from the stored object (and refuses a changed uid or a stale
  * resourceVersion with 409), so the spec need not travel, nor be copied.
  */
-static int status_body(char **out, const struct tfj_tfjob *job, const cJSON *status)
+static int status_body(char **out, const struct tfj_tfjob *job, const char *rv,
+		       const cJSON *status)
 {
 	cJSON *doc = cJSON_CreateObject(), *meta, *st = cJSON_Duplicate(status, 1);
 	int rc = TFJ_ENOMEM;
@@ -61,7 +62,7 @@ static int status_body(char **out, const struct tfj_tfjob *job, const cJSON *sta
 	    !cJSON_AddStringToObject(meta, "name", job->name) ||
 	    !cJSON_AddStringToObject(meta, "namespace", job->ns) ||
 	    !cJSON_AddStringToObject(meta, "uid", job->uid) ||
-	    !cJSON_AddStringToObject(meta, "resourceVersion", job->resource_version) ||
+	    !cJSON_AddStringToObject(meta, "resourceVersion", rv) ||
 	    !cJSON_AddItemToObject(doc, "status", st))
 		goto out;
 	st = NULL;
@@ -73,10 +74,11 @@ out:
 }
 
 /*
- * PUTs the job's new status; *new_rv (size rvlen) gets the result's version.
- * The answer (the whole object) is only scanned for it, not parsed.
+ * PUTs the job's new status, as of the job's resourceVersion `rv`; *new_rv
+ * (size rvlen) gets the result's version. The answer (the whole object) is
+ * only scanned for it, not parsed.
  */
-static int write_status(struct tfj_apply *c, const struct tfj_tfjob *job,
+static int write_status(struct tfj_apply *c, const struct tfj_tfjob *job, const char *rv,
 			const cJSON *status, char *new_rv, size_t rvlen)
 {
 	static const char *const rv_path[] = { "metadata", "resourceVersion", NULL };
@@ -88,7 +90,7 @@ static int write_status(struct tfj_apply *c, const struct tfj_tfjob *job,
 	tfj_buf_init(&resp, TFJ_TFJOB_MAX_BYTES);
 	if ((rc = tfj_apipath_obj(path, sizeof(path), TFJ_TFJOB_API_PATH, job->ns, "tfjobs",
 				  job->name, "status")) ||
-	    (rc = status_body(&body, job, status)))
+	    (rc = status_body(&body, job, rv, status)))
 		goto out;
 	rc = tfj_kube_do(c->k, TFJ_KUBE_PUT, path, "application/json", body, strlen(body), &resp,
 			 NULL);
@@ -145,6 +147,7 @@ struct apply_ctx {
 	int creates_seen;    /* create actions in the plan */
 	int64_t now_ms;      /* when apply started (createfail.h clock) */
 	char rv[128];        /* the job's resourceVersion as of this apply's last status write */
+	const cJSON *status; /* and its status then (the plan's or the job's; NULL = none) */
 };
 
 /*
@@ -455,42 +458,32 @@ out:
 }
 
 /*
- * Records the Secret's name in the job's status.psSecretName: a merge
- * patch of the status subresource, which leaves the rest of the status as
- * it is. It carries the resourceVersion this apply last saw, so it never
- * lands on a newer incarnation of the job (same name, another uid, whose
- * Secret this is not): a 409 is a status conflict, and the caller replans
- * from a fresh read; the memo keeps the name for that retry.
+ * Records the Secret's name in the job's status.psSecretName: a status
+ * write as WRITE_STATUS makes (PUT of the status subresource), of the
+ * status this apply last wrote or read with the name set. Its
+ * resourceVersion makes it land only on the status it was made from, never
+ * on a newer incarnation of the job (same name, another uid, whose Secret
+ * this is not): a 409 is a status conflict, and the caller replans from a
+ * fresh read; the memo keeps the name for that retry.
  */
 static int record_secret(struct apply_ctx *a, const char *name)
 {
-	static const char *const rv_path[] = { "metadata", "resourceVersion", NULL };
 	struct tfj_apply *c = a->c;
-	struct tfj_buf resp = TFJ_BUF_INIT(TFJ_TFJOB_MAX_BYTES);
-	char path[PATH_MAX_], rv[128], *text = NULL;
-	cJSON *doc = cJSON_CreateObject(), *meta, *st;
+	cJSON *st = a->status && cJSON_IsObject(a->status) ? cJSON_Duplicate(a->status, 1)
+							  : cJSON_CreateObject();
+	char rv[128];
 	int rc;
 
-	if (!doc || !(meta = cJSON_AddObjectToObject(doc, "metadata")) ||
-	    (a->rv[0] && !cJSON_AddStringToObject(meta, "resourceVersion", a->rv)) ||
-	    !(st = cJSON_AddObjectToObject(doc, "status")) ||
-	    !cJSON_AddStringToObject(st, "psSecretName", name) || tfj_json_print(&text, doc)) {
-		rc = tfj_err_set(TFJ_ENOMEM, "status patch");
-		goto out;
+	if (!st || tfj_json_set_string(st, "psSecretName", name)) {
+		cJSON_Delete(st);
+		return tfj_err_set(TFJ_ENOMEM, "status with the secret's name");
 	}
-	if ((rc = tfj_apipath_obj(path, sizeof(path), TFJ_TFJOB_API_PATH, a->job->ns, "tfjobs",
-				  a->job->name, "status")))
-		goto out;
-	rc = tfj_kube_do(c->k, TFJ_KUBE_PATCH, path, "application/merge-patch+json", text,
-			 strlen(text), &resp, NULL);
+	rc = write_status(c, a->job, a->rv, st, rv, sizeof(rv));
+	cJSON_Delete(st);
 	if (rc == 0) {
-		struct tfj_jscan_span d = { tfj_buf_cstr(&resp), resp.len };
-
-		atomic_fetch_add(&c->status_writes, 1);
-		if (tfj_jscan_path_string(rv, sizeof(rv), d, rv_path) == 0) {
-			tfj_expect_status(c->exp, a->key, rv);
-			snprintf(a->rv, sizeof(a->rv), "%s", rv);
-		}
+		tfj_expect_status(c->exp, a->key, rv);
+		snprintf(a->rv, sizeof(a->rv), "%s", rv);
+		a->status = NULL; /* the plan's status is not the job's any more */
 		tfj_log_info("ps secret recorded", "job", a->key, "name", name);
 	} else if (rc == TFJ_ECONFLICT) {
 		atomic_fetch_add(&c->status_conflicts, 1);
@@ -498,10 +491,6 @@ static int record_secret(struct apply_ctx *a, const char *name)
 	} else {
 		secret_failed(a, "recording", name);
 	}
-out:
-	free(text);
-	cJSON_Delete(doc);
-	tfj_buf_free(&resp);
 	return rc;
 }
 
@@ -687,7 +676,7 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 		rc = 0;
 		switch (act->kind) {
 		case TFJ_ACT_WRITE_STATUS:
-			rc = write_status(c, a->job, act->body, rv, sizeof(rv));
+			rc = write_status(c, a->job, a->rv, act->body, rv, sizeof(rv));
 			if (rc == TFJ_ECONFLICT) {
 				atomic_fetch_add(&c->status_conflicts, 1);
 				a->res->status_conflict = 1;
@@ -700,6 +689,7 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 			}
 			tfj_expect_status(c->exp, a->key, rv);
 			snprintf(a->rv, sizeof(a->rv), "%s", rv);
+			a->status = act->body;
 			count_transitions(c, a->job, act->body);
 			break;
 		case TFJ_ACT_EVENT:
@@ -821,6 +811,7 @@ int tfj_apply_plan(struct tfj_apply *ap, const struct tfj_tfjob *job, const char
 	res->create_failure = cf;
 	memset(&a, 0, sizeof(a));
 	snprintf(a.rv, sizeof(a.rv), "%s", job->resource_version);
+	a.status = job->status_json;
 	a.now_ms = tfj_clock_unix_ms();
 	a.c = ap;
 	a.plan = plan;

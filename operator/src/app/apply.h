@@ -15,8 +15,8 @@
  *    (tfjob/pssecret.h, random bytes from getrandom) and NetworkPolicy
  *    (tfjob/netpol.h) are created. The Secret is never read: a new one is
  *    POSTed with generateName and its name recorded in the TFJob's
- *    status.psSecretName (a merge patch of the status subresource, whose
- *    409 is a status conflict as below); a recorded one is POSTed under
+ *    status.psSecretName (a status write as WRITE_STATUS's, whose 409 is
+ *    a status conflict the same way); a recorded one is POSTed under
  *    its name, a 409 meaning it is there. Pods wait for the Secret (their
  *    volume needs it); a NetworkPolicy that cannot be created is a
  *    Warning event and the pods are created anyway (the ps secret does

@@ -58,7 +58,8 @@
  *    it: POST it under that name (a recheck: 201 made it again, 409 is
  *    success). ps_secret "": POST it with generateName, and record the
  *    name the API server gave it in the TFJob's status.psSecretName (a
- *    merge patch of the status subresource); such a plan creates no pod.
+ *    status write as WRITE_STATUS's, of the status with that field set);
+ *    such a plan creates no pod.
  *    When it fails, create no pod of this plan (they mount it).
  *  - EVENT: emit on the TFJob as is; with ev_once only when the same event
  *    (type, reason, message) was not emitted before.
