@@ -76,13 +76,17 @@ out:
 /*
  * PUTs the job's new status, as of the job's resourceVersion `rv`; *new_rv
  * (size rvlen) gets the result's version. The answer (the whole object) is
- * only scanned for it, not parsed.
+ * only scanned for it, not parsed, and, when `secret` is set, for
+ * status.psSecretName: the API server prunes a field its CRD does not
+ * declare, and an operator whose recorded name is dropped would make
+ * pods never, so that is an error saying to apply the CRD.
  */
 static int write_status(struct tfj_apply *c, const struct tfj_tfjob *job, const char *rv,
-			const cJSON *status, char *new_rv, size_t rvlen)
+			const cJSON *status, const char *secret, char *new_rv, size_t rvlen)
 {
 	static const char *const rv_path[] = { "metadata", "resourceVersion", NULL };
-	char path[PATH_MAX_], *body = NULL;
+	static const char *const secret_path[] = { "status", "psSecretName", NULL };
+	char path[PATH_MAX_], kept[TFJ_JOBSTATUS_PS_SECRET_MAX], *body = NULL;
 	struct tfj_buf resp;
 	int rc;
 
@@ -100,6 +104,11 @@ static int write_status(struct tfj_apply *c, const struct tfj_tfjob *job, const 
 		atomic_fetch_add(&c->status_writes, 1);
 		if (tfj_jscan_path_string(new_rv, rvlen, doc, rv_path))
 			new_rv[0] = '\0';
+		if (secret && (tfj_jscan_path_string(kept, sizeof(kept), doc, secret_path) ||
+			       strcmp(kept, secret)))
+			rc = tfj_err_set(TFJ_ESTATE, "status.psSecretName was not stored: the "
+					 "TFJob CRD predates this operator; apply its CRD "
+					 "(kubeflow.org_tfjobs.yaml)");
 	}
 out:
 	free(body);
@@ -478,7 +487,7 @@ static int record_secret(struct apply_ctx *a, const char *name)
 		cJSON_Delete(st);
 		return tfj_err_set(TFJ_ENOMEM, "status with the secret's name");
 	}
-	rc = write_status(c, a->job, a->rv, st, rv, sizeof(rv));
+	rc = write_status(c, a->job, a->rv, st, name, rv, sizeof(rv));
 	cJSON_Delete(st);
 	if (rc == 0) {
 		tfj_expect_status(c->exp, a->key, rv);
@@ -676,7 +685,7 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 		rc = 0;
 		switch (act->kind) {
 		case TFJ_ACT_WRITE_STATUS:
-			rc = write_status(c, a->job, a->rv, act->body, rv, sizeof(rv));
+			rc = write_status(c, a->job, a->rv, act->body, NULL, rv, sizeof(rv));
 			if (rc == TFJ_ECONFLICT) {
 				atomic_fetch_add(&c->status_conflicts, 1);
 				a->res->status_conflict = 1;
