@@ -371,6 +371,54 @@ out:
 	fake_inject(&F, 0, 0, NULL, NULL, NULL);
 }
 
+/*
+ * An operator on an older CRD (Helm does not upgrade CRDs): the API server
+ * prunes status.psSecretName from every status write. The job gets no pod
+ * (they would have no Secret to mount) and a FailedCreateSecret Warning
+ * that says to apply the CRD; it is not left silently waiting.
+ */
+static void test_old_crd_secret_name_pruned(void)
+{
+	struct tfj_controller *c;
+	cJSON *ev;
+	int i, seen = 0;
+
+	snprintf(F.prune_status, sizeof(F.prune_status), "psSecretName");
+	create_job_named("prune");
+	c = start_controller();
+	if (!c)
+		goto out;
+	for (i = 0; i < 300 && !seen; i++) {
+		tfj_controller_flush_events(c, 1000);
+		pthread_mutex_lock(&F.mu);
+		for (int j = 0; j < F.nobj; j++) {
+			const char *m, *r, *on;
+
+			ev = F.objs[j].obj;
+			if (!F.objs[j].live || strcmp(F.objs[j].res, "events"))
+				continue;
+			on = cJSON_GetStringValue(cJSON_GetObjectItem(
+				cJSON_GetObjectItem(ev, "involvedObject"), "name"));
+			r = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "reason"));
+			m = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "message"));
+			if (on && r && m && !strcmp(on, "prune") && !strcmp(r, "FailedCreateSecret") &&
+			    strstr(m, "apply its CRD"))
+				seen = 1;
+		}
+		pthread_mutex_unlock(&F.mu);
+		if (!seen)
+			usleep(20000);
+	}
+	TFJ_CHECK(seen);
+	TFJ_CHECK(fake_find(&F, "pods", "ml", "prune-worker-0") == NULL);
+	tfj_controller_free(c);
+out:
+	F.prune_status[0] = '\0';
+	/* Gone, so that no later controller of this namespace makes its pods. */
+	TFJ_CHECK_OK(tfj_kube_delete(K, "/apis/kubeflow.org/v1/namespaces/ml/tfjobs/prune", NULL,
+				     NULL));
+}
+
 /* The condition `type` of TFJob ns/name: "True", "False" or "" when absent. */
 static const char *cond_of(const char *name, const char *type, char *msg, size_t msglen)
 {
@@ -1001,6 +1049,7 @@ int main(void)
 		TFJ_RUN(test_job_lifecycle);
 		TFJ_RUN(test_create_errors_retried);
 		TFJ_RUN(test_secret_never_read);
+		TFJ_RUN(test_old_crd_secret_name_pruned);
 		TFJ_RUN(test_permanent_create_failure);
 		TFJ_RUN(test_no_crd);
 		TFJ_RUN(test_podgroup_before_pods);
