@@ -79,6 +79,9 @@ struct fake {
 	char *doc_body[FAKE_MAX_DOCS];
 	char doc_type[FAKE_MAX_DOCS][64];
 	int doc_gets[FAKE_MAX_DOCS];
+	/* A status member a status PUT drops, as the API server prunes a field
+	 * its CRD does not declare; "" = none. */
+	char prune_status[32];
 };
 
 /* A PEM file the test just made; NULL when it cannot be read. */
@@ -210,8 +213,16 @@ static inline struct fake_obj *fake_create_locked(struct fake *f, const char *re
 {
 	cJSON *m = cJSON_GetObjectItem(obj, "metadata");
 	const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(m, "name"));
+	const char *gen = cJSON_GetStringValue(cJSON_GetObjectItem(m, "generateName"));
 	struct fake_obj *o;
 	char uid[32];
+	if (!name && gen && strlen(gen) < 200) {
+		/* As the API server: the prefix and 5 characters of its own. */
+		char nm[256];
+		snprintf(nm, sizeof(nm), "%sz%04ld", gen, (f->next_uid + 1) % 10000);
+		cJSON_AddStringToObject(m, "name", nm);
+		name = cJSON_GetStringValue(cJSON_GetObjectItem(m, "name"));
+	}
 	if (!m || !name || fake_find(f, res, ns, name) || f->nobj >= FAKE_MAX_OBJS)
 		return NULL;
 	o = &f->objs[f->nobj++];
@@ -559,6 +570,8 @@ static inline enum MHD_Result fake_handle(void *cls, struct MHD_Connection *c, c
 		}
 		if (!strcmp(sub, "status")) {
 			cJSON *st = cJSON_DetachItemFromObject(obj, "status");
+			if (st && f->prune_status[0])
+				cJSON_DeleteItemFromObject(st, f->prune_status);
 			cJSON_Delete(obj);
 			cJSON_DeleteItemFromObject(o->obj, "status");
 			if (st)

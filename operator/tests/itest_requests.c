@@ -177,14 +177,18 @@ static int no_guards_known(void *ud)
 	return ctl_metric(((struct rq *)ud)->e.c, GUARDS_KNOWN) == 0;
 }
 
-/* The job's ps Secret's uid into out; 0, TFJ_ENOTFOUND or an error. */
+/* The job's ps Secret's uid into out (its name: status.psSecretName); 0, TFJ_ENOTFOUND or an error. */
 static int secret_uid(struct ip_env *e, const char *job, char *out, size_t outlen)
 {
-	char name[128];
+	struct ip_ctx x;
+	char name[256];
 	const char *uid;
 	cJSON *o;
 
-	snprintf(name, sizeof(name), "%s-ps-secret", job);
+	ip_ctx_init(&x, e, job);
+	ip_status_str(&x, "psSecretName", name, sizeof(name));
+	if (!name[0])
+		return TFJ_ENOTFOUND;
 	o = it_get(K, e->ns, "secrets", name);
 	if (!o)
 		return TFJ_ENOTFOUND;
@@ -234,7 +238,8 @@ static void test_restart_costs_no_guard_requests(void)
 	TFJ_CHECK_INT(secret_uid(&r.e, "rs", suid0, sizeof(suid0)), 0);
 	snap(&c1, r.ck);
 	conf1 = ctl_metric(r.e.c, STATUS_CONFLICTS);
-	/* 3 pods, 3 services, the Secret and the NetworkPolicy. */
+	/* 3 pods, 3 services, the Secret and the NetworkPolicy; the Secret's
+	 * name went into the status with a status write (PUT). */
 	TFJ_CHECK_EQ(c1.post_201 - c0.post_201, 8);
 
 	x.pod = "rs-worker-0";
@@ -277,20 +282,22 @@ out:
 
 /*
  * A Secret deleted from outside: once the memo's trust has run out (1 s
- * here), the next pod create posts it again (a new Secret, a new token).
+ * here), the next pod create posts it again under its recorded name (a
+ * new Secret, a new token).
  */
 static void test_deleted_secret_recreated(void)
 {
 	struct rq r;
 	struct ip_ctx x;
-	char p[512], suid0[64] = "", suid1[64] = "";
+	char p[512], name[256], suid0[64] = "", suid1[64] = "";
 
 	if (rq_setup(&r, "sd", 100, 1000))
 		goto out;
 	ip_ctx_init(&x, &r.e, "sd");
 	ip_start_job(&x, 0, 2, "ExitCode", "");
 	TFJ_CHECK_INT(secret_uid(&r.e, "sd", suid0, sizeof(suid0)), 0);
-	snprintf(p, sizeof(p), "/api/v1/namespaces/%s/secrets/sd-ps-secret", r.e.ns);
+	ip_status_str(&x, "psSecretName", name, sizeof(name));
+	snprintf(p, sizeof(p), "/api/v1/namespaces/%s/secrets/%s", r.e.ns, name);
 	TFJ_CHECK_INT(tfj_kube_delete(K, p, suid0, "Background"), 0);
 	/* Past the 1 s trust: a lower bound, so no timing race. */
 	sleep(2);

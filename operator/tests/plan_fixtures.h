@@ -170,6 +170,7 @@ struct fx_world {
 	cJSON *podgroup;           /* the PodGroup named after the job (cfg.gang); owned */
 	int podgroup_api_absent;   /* the PodGroup API is not served (plan.h) */
 	int creates, deletes, status_writes, events, uid_seq;
+	int secret_posts;          /* CREATE_SECRETs applied */
 };
 
 static inline void fx_world_init(struct fx_world *w, cJSON *job)
@@ -347,6 +348,23 @@ static inline void fx_apply(struct fx_world *w)
 			if ((at = fx_find(w->svcs, w->nsvcs, a->name)) >= 0)
 				fx_remove(w->svcs, &w->nsvcs, at);
 			w->deletes++;
+			break;
+		case TFJ_ACT_CREATE_SECRET:
+			/* A new Secret: the API server names it, apply.c records the
+			 * name in the status. */
+			w->secret_posts++;
+			if (!w->plan.ps_secret[0]) {
+				char nm[96];
+
+				snprintf(nm, sizeof(nm), "%s-ps-g%d",
+					 cJSON_GetStringValue(cJSON_GetObjectItem(
+						 cJSON_GetObjectItem(w->job, "metadata"), "name")),
+					 ++w->uid_seq);
+				if (!(st = cJSON_GetObjectItem(w->job, "status")))
+					st = cJSON_AddObjectToObject(w->job, "status");
+				cJSON_DeleteItemFromObject(st, "psSecretName");
+				cJSON_AddStringToObject(st, "psSecretName", nm);
+			}
 			break;
 		default:
 			break;

@@ -9,8 +9,10 @@
  * controller does not retry fast; once the API is served the job starts.
  * The progress store follows the pods: a deleted pod's record goes (also
  * one replaced under its name while the watch was away), and a reconcile
- * bounds the job's records by its replicas. Secrets are never read: a
- * stranger's ps Secret holds the job's pods back until it is gone.
+ * bounds the job's records by its replicas. Secrets are never read: the
+ * job's ps Secret is named by the API server and recorded in the status,
+ * so a stranger's Secret, or one a dead leader left unrecorded, holds
+ * nothing back.
  */
 #include <stdio.h>
 #include <string.h>
@@ -82,6 +84,48 @@ static int wait_condition(const char *type)
 	return 0;
 }
 
+/* The status.psSecretName of TFJob ml/name into out ("" when none). */
+static void job_ps_secret(const char *name, char *out, size_t outlen)
+{
+	char path[256];
+	cJSON *job = NULL;
+	const char *v;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "/apis/kubeflow.org/v1/namespaces/ml/tfjobs/%s", name);
+	if (tfj_kube_get(K, &job, path))
+		return;
+	v = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(job, "status"),
+						     "psSecretName"));
+	snprintf(out, outlen, "%s", v ? v : "");
+	cJSON_Delete(job);
+}
+
+/* The Secret pod ml/name mounts as its ps secret ("" when none; static buffer). */
+static const char *pod_ps_secret(const char *name)
+{
+	static char got[128];
+	struct fake_obj *o;
+	cJSON *v;
+	const char *sn = NULL;
+
+	got[0] = '\0';
+	pthread_mutex_lock(&F.mu);
+	if ((o = fake_find(&F, "pods", "ml", name))) {
+		cJSON_ArrayForEach(v, cJSON_GetObjectItem(cJSON_GetObjectItem(o->obj, "spec"),
+							  "volumes")) {
+			const char *vn = cJSON_GetStringValue(cJSON_GetObjectItem(v, "name"));
+
+			if (vn && !strcmp(vn, "tfjob-ps-secret"))
+				sn = cJSON_GetStringValue(cJSON_GetObjectItem(
+					cJSON_GetObjectItem(v, "secret"), "secretName"));
+		}
+		snprintf(got, sizeof(got), "%s", sn ? sn : "");
+	}
+	pthread_mutex_unlock(&F.mu);
+	return got;
+}
+
 /* A controller for namespace ns; gang: --gang-scheduler-name (NULL = off). */
 static struct tfj_controller *start_controller_in(const char *ns, const char *gang)
 {
@@ -108,6 +152,7 @@ static void test_job_lifecycle(void)
 	cJSON *job = cJSON_Parse(job_json), *pod = NULL, *env, *e;
 	const char *tfconfig = NULL;
 	struct tfj_buf m = TFJ_BUF_INIT(1 << 20);
+	char sname[128];
 	int pod_posts;
 
 	TFJ_CHECK_INT(tfj_kube_create(K, NULL, "/apis/kubeflow.org/v1/namespaces/ml/tfjobs", job), 0);
@@ -126,7 +171,10 @@ static void test_job_lifecycle(void)
 	/* The job's ps Secret and NetworkPolicy, made before its pods (bodies: test_jobguard). */
 	TFJ_CHECK_INT(fake_count(&F, "secrets", "ml"), 1);
 	TFJ_CHECK_INT(fake_count(&F, "networkpolicies", "ml"), 1);
-	TFJ_CHECK_NOT_NULL(fake_find(&F, "secrets", "ml", "mnist-ps-secret"));
+	job_ps_secret("mnist", sname, sizeof(sname));
+	TFJ_CHECK(strncmp(sname, "mnist-ps-", 9) == 0);
+	TFJ_CHECK_NOT_NULL(fake_find(&F, "secrets", "ml", sname));
+	TFJ_CHECK_STR(pod_ps_secret("mnist-worker-1"), sname);
 	TFJ_CHECK_NOT_NULL(fake_find(&F, "networkpolicies", "ml", "mnist-training"));
 	TFJ_CHECK_INT(tfj_controller_metrics(c, &m), 0);
 	TFJ_CHECK(strstr(tfj_buf_cstr(&m),
@@ -260,70 +308,115 @@ static void test_create_errors_retried(void)
 
 /*
  * The operator never reads a Secret (RBAC: create only; every GET of one
- * is answered 403 here). A Secret of the job's ps-secret name that exists
- * before the job's first pod is not used: no pod, a Warning event; once it
- * is deleted the operator makes its own and the pods come. After a restart
- * (an empty guard memo) the 409 on the job's own Secret is accepted
- * because the job has pods, and a missing pod is made again; with no pod
- * left, because the cache holds the job's NetworkPolicy (read from the
- * informer: every GET of a NetworkPolicy is refused then).
+ * is answered 403 here), and needs not: the API server names the job's
+ * Secret (generateName) and the name is recorded in the job's status. A
+ * Secret under the older fixed name `<job>-ps-secret`, made by someone
+ * else, holds nothing back and is never mounted. A leader that died after
+ * it made the job's Secret and before it recorded the name (a Secret of
+ * the job, no name, no pod, no NetworkPolicy) strands nothing: the next
+ * one makes another Secret, records it, and the pods come mounting it.
+ * After a restart (an empty guard memo) a pod made again mounts the same
+ * Secret, posted under its recorded name (409: it is there), no GET.
  */
 static void test_secret_never_read(void)
 {
 	struct tfj_controller *c;
-	cJSON *sec = cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"Secret\","
-				 "\"metadata\":{\"name\":\"guard-ps-secret\"},"
-				 "\"type\":\"Opaque\",\"data\":{\"k\":\"dg==\"}}");
-	int i, posts;
+	cJSON *stranger = cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"Secret\","
+				      "\"metadata\":{\"name\":\"guard-ps-secret\"},"
+				      "\"type\":\"Opaque\",\"data\":{\"k\":\"dg==\"}}");
+	cJSON *orphan = cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"Secret\","
+				    "\"metadata\":{\"name\":\"guard-ps-d3ad1\","
+				    "\"labels\":{\"training.kubeflow.org/job-name\":\"guard\"}},"
+				    "\"type\":\"Opaque\",\"data\":{\"token\":\"dg==\"}}");
+	char name[128], again[128];
+	int secrets;
 
-	TFJ_CHECK_INT(tfj_kube_create(K, NULL, "/api/v1/namespaces/ml/secrets", sec), 0);
-	cJSON_Delete(sec);
+	TFJ_CHECK_INT(tfj_kube_create(K, NULL, "/api/v1/namespaces/ml/secrets", stranger), 0);
+	TFJ_CHECK_INT(tfj_kube_create(K, NULL, "/api/v1/namespaces/ml/secrets", orphan), 0);
+	cJSON_Delete(stranger);
+	cJSON_Delete(orphan);
 	fake_inject(&F, 1000, 403, "/secrets/", "GET", NULL);
 	create_job_named("guard");
 	c = start_controller();
 	if (!c)
 		goto out;
-	/* The stranger's Secret: the job's pods wait (retried with backoff). */
-	posts = F.posts[2] + F.patches;
-	for (i = 0; i < 300 && F.posts[2] + F.patches == posts; i++)
-		usleep(20000);
-	usleep(300000);
-	TFJ_CHECK(fake_find(&F, "pods", "ml", "guard-ps-0") == NULL);
-	TFJ_CHECK(fake_find(&F, "pods", "ml", "guard-worker-0") == NULL);
+	wait_pod("guard-worker-1");
+	TFJ_CHECK_NOT_NULL(fake_find(&F, "pods", "ml", "guard-ps-0"));
+	TFJ_CHECK_NOT_NULL(fake_find(&F, "pods", "ml", "guard-worker-1"));
+	job_ps_secret("guard", name, sizeof(name));
+	TFJ_CHECK(strncmp(name, "guard-ps-", 9) == 0);
+	TFJ_CHECK(strcmp(name, "guard-ps-secret") != 0);
+	TFJ_CHECK(strcmp(name, "guard-ps-d3ad1") != 0);
+	TFJ_CHECK_NOT_NULL(fake_find(&F, "secrets", "ml", name));
+	TFJ_CHECK_STR(pod_ps_secret("guard-ps-0"), name);
+	TFJ_CHECK_STR(pod_ps_secret("guard-worker-1"), name);
 	TFJ_CHECK_INT(F.fail_n, 1000); /* no GET of a Secret */
-	/* Gone: the operator's own Secret, then the pods. */
-	TFJ_CHECK_OK(tfj_kube_delete(K, "/api/v1/namespaces/ml/secrets/guard-ps-secret", NULL,
-				     NULL));
-	wait_pod("guard-worker-1");
-	TFJ_CHECK_NOT_NULL(fake_find(&F, "pods", "ml", "guard-worker-1"));
-	TFJ_CHECK_NOT_NULL(fake_find(&F, "secrets", "ml", "guard-ps-secret"));
 	tfj_controller_free(c);
 
-	/* A restart forgets the memo: the Secret's 409 is ours (the job has pods). */
+	/* A restart forgets the memo: the pod made again mounts the same Secret. */
+	secrets = fake_count(&F, "secrets", "ml");
 	TFJ_CHECK_OK(tfj_kube_delete(K, "/api/v1/namespaces/ml/pods/guard-worker-1", NULL, NULL));
 	c = start_controller();
 	if (!c)
 		goto out;
 	wait_pod("guard-worker-1");
 	TFJ_CHECK_NOT_NULL(fake_find(&F, "pods", "ml", "guard-worker-1"));
-	TFJ_CHECK_INT(F.fail_n, 1000);
-	tfj_controller_free(c);
-
-	/* No pod left: the cached NetworkPolicy vouches, no GET of it. */
-	TFJ_CHECK_NOT_NULL(fake_find(&F, "networkpolicies", "ml", "guard-training"));
-	TFJ_CHECK_OK(tfj_kube_delete(K, "/api/v1/namespaces/ml/pods/guard-ps-0", NULL, NULL));
-	TFJ_CHECK_OK(tfj_kube_delete(K, "/api/v1/namespaces/ml/pods/guard-worker-0", NULL, NULL));
-	TFJ_CHECK_OK(tfj_kube_delete(K, "/api/v1/namespaces/ml/pods/guard-worker-1", NULL, NULL));
-	fake_inject(&F, 1000, 403, "/networkpolicies/", "GET", NULL);
-	c = start_controller();
-	if (!c)
-		goto out;
-	wait_pod("guard-worker-1");
-	TFJ_CHECK_NOT_NULL(fake_find(&F, "pods", "ml", "guard-worker-1"));
+	TFJ_CHECK_STR(pod_ps_secret("guard-worker-1"), name);
+	job_ps_secret("guard", again, sizeof(again));
+	TFJ_CHECK_STR(again, name);
+	TFJ_CHECK_INT(fake_count(&F, "secrets", "ml"), secrets);
 	TFJ_CHECK_INT(F.fail_n, 1000);
 	tfj_controller_free(c);
 out:
 	fake_inject(&F, 0, 0, NULL, NULL, NULL);
+}
+
+/*
+ * An operator on an older CRD (Helm does not upgrade CRDs): the API server
+ * prunes status.psSecretName from every status write. The job gets no pod
+ * (they would have no Secret to mount) and a FailedCreateSecret Warning
+ * that says to apply the CRD; it is not left silently waiting.
+ */
+static void test_old_crd_secret_name_pruned(void)
+{
+	struct tfj_controller *c;
+	cJSON *ev;
+	int i, seen = 0;
+
+	snprintf(F.prune_status, sizeof(F.prune_status), "psSecretName");
+	create_job_named("prune");
+	c = start_controller();
+	if (!c)
+		goto out;
+	for (i = 0; i < 300 && !seen; i++) {
+		tfj_controller_flush_events(c, 1000);
+		pthread_mutex_lock(&F.mu);
+		for (int j = 0; j < F.nobj; j++) {
+			const char *m, *r, *on;
+
+			ev = F.objs[j].obj;
+			if (!F.objs[j].live || strcmp(F.objs[j].res, "events"))
+				continue;
+			on = cJSON_GetStringValue(cJSON_GetObjectItem(
+				cJSON_GetObjectItem(ev, "involvedObject"), "name"));
+			r = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "reason"));
+			m = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "message"));
+			if (on && r && m && !strcmp(on, "prune") && !strcmp(r, "FailedCreateSecret") &&
+			    strstr(m, "apply its CRD"))
+				seen = 1;
+		}
+		pthread_mutex_unlock(&F.mu);
+		if (!seen)
+			usleep(20000);
+	}
+	TFJ_CHECK(seen);
+	TFJ_CHECK(fake_find(&F, "pods", "ml", "prune-worker-0") == NULL);
+	tfj_controller_free(c);
+out:
+	F.prune_status[0] = '\0';
+	/* Gone, so that no later controller of this namespace makes its pods. */
+	TFJ_CHECK_OK(tfj_kube_delete(K, "/apis/kubeflow.org/v1/namespaces/ml/tfjobs/prune", NULL,
+				     NULL));
 }
 
 /* The condition `type` of TFJob ns/name: "True", "False" or "" when absent. */
@@ -956,6 +1049,7 @@ int main(void)
 		TFJ_RUN(test_job_lifecycle);
 		TFJ_RUN(test_create_errors_retried);
 		TFJ_RUN(test_secret_never_read);
+		TFJ_RUN(test_old_crd_secret_name_pruned);
 		TFJ_RUN(test_permanent_create_failure);
 		TFJ_RUN(test_no_crd);
 		TFJ_RUN(test_podgroup_before_pods);

@@ -1,7 +1,8 @@
 /*
  * test_jobguard.c - the per-job ps Secret (tfjob/pssecret.c) and
  * NetworkPolicy (tfjob/netpol.c): bodies, owner, labels, the pod wiring,
- * and the policy's ports (training ports fenced, the rest left open). The
+ * the Secret's names (generateName, cut as the API server cuts it; which
+ * recorded names are the job's), and the policy's ports (training ports fenced, the rest left open). The
  * Secret's ps certificate: made for the ps hosts of TF_CONFIG (every one
  * verifies, another job's does not), a wildcard past the name cap, and the
  * Secret within a few KiB either way.
@@ -101,14 +102,22 @@ static void test_secret_body(void)
 	for (i = 0; i < sizeof(rnd); i++)
 		rnd[i] = (uint8_t)(i * 37 + 5);
 	TFJ_CHECK_OK(make_job(&job, 0));
-	TFJ_CHECK_INT(tfj_pssecret_body(&s, &job, "op-x", rnd, NULL), TFJ_EINVAL);
-	TFJ_CHECK_OK(tfj_pssecret_body(&s, &job, "op-x", rnd, &tls));
+	TFJ_CHECK_INT(tfj_pssecret_body(&s, &job, "op-x", NULL, rnd, NULL), TFJ_EINVAL);
+	/* A recorded name made again: named so. */
+	TFJ_CHECK_OK(tfj_pssecret_body(&s, &job, "op-x", "mnist-ps-x1y2z", rnd, &tls));
+	meta = cJSON_GetObjectItem(s, "metadata");
+	TFJ_CHECK_STR(str_at(meta, "name"), "mnist-ps-x1y2z");
+	TFJ_CHECK(cJSON_GetObjectItem(meta, "generateName") == NULL);
+	tfj_pssecret_body_free(s);
+	/* A new one: the API server picks the name. */
+	TFJ_CHECK_OK(tfj_pssecret_body(&s, &job, "op-x", "", rnd, &tls));
 	TFJ_CHECK_NOT_NULL(s);
 	meta = cJSON_GetObjectItem(s, "metadata");
 	TFJ_CHECK_STR(str_at(s, "kind"), "Secret");
 	TFJ_CHECK_STR(str_at(s, "type"), "Opaque");
 	TFJ_CHECK(cJSON_IsTrue(cJSON_GetObjectItem(s, "immutable")));
-	TFJ_CHECK_STR(str_at(meta, "name"), "mnist-ps-secret");
+	TFJ_CHECK(cJSON_GetObjectItem(meta, "name") == NULL);
+	TFJ_CHECK_STR(str_at(meta, "generateName"), "mnist-ps-");
 	TFJ_CHECK_STR(str_at(meta, "namespace"), "default");
 	TFJ_CHECK_STR(str_at(cJSON_GetObjectItem(meta, "labels"), TFJ_LABEL_JOB_NAME), "mnist");
 	TFJ_CHECK_STR(str_at(cJSON_GetObjectItem(meta, "labels"), TFJ_LABEL_OPERATOR), "op-x");
@@ -132,16 +141,27 @@ static void test_secret_body(void)
 
 static void test_secret_in_pod(void)
 {
+	struct tfj_podspec_opts o;
 	struct tfj_tfjob job;
 	cJSON *pod = NULL, *spec, *ctr, *vol, *m, *e;
 
 	TFJ_CHECK_OK(make_job(&job, 0));
+	/* No name given (a caller that keeps no Secret): no wiring at all. */
 	TFJ_CHECK_OK(tfj_podspec_pod(&pod, &job, TFJ_RT_WORKER, 1, NULL));
+	spec = cJSON_GetObjectItem(pod, "spec");
+	TFJ_CHECK(fx_named(cJSON_GetObjectItem(spec, "volumes"), TFJ_PSSECRET_VOLUME) == NULL);
+	ctr = fx_named(cJSON_GetObjectItem(spec, "containers"), "tensorflow");
+	TFJ_CHECK(fx_named(cJSON_GetObjectItem(ctr, "env"), TFJ_PSSECRET_ENV) == NULL);
+	cJSON_Delete(pod);
+	pod = NULL;
+	memset(&o, 0, sizeof(o));
+	o.ps_secret_name = "mnist-ps-k7q2w";
+	TFJ_CHECK_OK(tfj_podspec_pod(&pod, &job, TFJ_RT_WORKER, 1, &o));
 	spec = cJSON_GetObjectItem(pod, "spec");
 	ctr = fx_named(cJSON_GetObjectItem(spec, "containers"), "tensorflow");
 	vol = fx_named(cJSON_GetObjectItem(spec, "volumes"), TFJ_PSSECRET_VOLUME);
 	TFJ_CHECK_NOT_NULL(vol);
-	TFJ_CHECK_STR(str_at(cJSON_GetObjectItem(vol, "secret"), "secretName"), "mnist-ps-secret");
+	TFJ_CHECK_STR(str_at(cJSON_GetObjectItem(vol, "secret"), "secretName"), "mnist-ps-k7q2w");
 	TFJ_CHECK_INT(num_at(cJSON_GetObjectItem(vol, "secret"), "defaultMode"), 0444);
 	m = fx_named(cJSON_GetObjectItem(ctr, "volumeMounts"), TFJ_PSSECRET_VOLUME);
 	TFJ_CHECK_NOT_NULL(m);
@@ -267,7 +287,7 @@ static void test_secret_bounded(void)
 	tls.ca_pem = ca.cert_pem;
 	tls.cert_pem = leaf.cert_pem;
 	tls.key_pem = leaf.key_pem;
-	TFJ_CHECK_OK(tfj_pssecret_body(&s, &job, NULL, rnd, &tls));
+	TFJ_CHECK_OK(tfj_pssecret_body(&s, &job, NULL, NULL, rnd, &tls));
 	text = cJSON_PrintUnformatted(s);
 	TFJ_CHECK_NOT_NULL(text);
 	if (text) {
@@ -382,9 +402,57 @@ static void test_names_bounded(void)
 	char small[8];
 
 	TFJ_CHECK_OK(make_job(&job, 0));
-	TFJ_CHECK_INT(tfj_pssecret_name(small, sizeof(small), &job), TFJ_ETOOBIG);
+	TFJ_CHECK_INT(tfj_pssecret_prefix(small, sizeof(small), "mnist"), TFJ_ETOOBIG);
+	TFJ_CHECK_INT(tfj_pssecret_legacy_name(small, sizeof(small), "mnist"), TFJ_ETOOBIG);
 	TFJ_CHECK_INT(tfj_netpol_name(small, sizeof(small), &job), TFJ_ETOOBIG);
 	tfj_tfjob_free(&job);
+}
+
+/*
+ * The Secret's names: the prefix is "<job>-ps-" cut to the API server's
+ * 58 characters, so a long job's generated names still pass the check;
+ * the check takes the generated and the older fixed name of the job, and
+ * nothing of another job, nothing outside the prefix, no invalid name.
+ */
+static void test_secret_names(void)
+{
+	char p[TFJ_PSSECRET_NAME_MAX], why[160], long_job[64], gen[TFJ_PSSECRET_NAME_MAX];
+
+	TFJ_CHECK_OK(tfj_pssecret_prefix(p, sizeof(p), "mnist"));
+	TFJ_CHECK_STR(p, "mnist-ps-");
+	TFJ_CHECK_OK(tfj_pssecret_legacy_name(p, sizeof(p), "mnist"));
+	TFJ_CHECK_STR(p, "mnist-ps-secret");
+	/* 55 characters: "-ps-" is cut to "-ps" at 58. */
+	memset(long_job, 'a', 55);
+	long_job[55] = '\0';
+	TFJ_CHECK_OK(tfj_pssecret_prefix(p, sizeof(p), long_job));
+	TFJ_CHECK_INT(strlen(p), TFJ_PSSECRET_GENERATE_MAX);
+	TFJ_CHECK(strcmp(p + 55, "-ps") == 0);
+	snprintf(gen, sizeof(gen), "%sx7k2q", p);
+	TFJ_CHECK_OK(tfj_pssecret_name_check(why, sizeof(why), long_job, gen));
+	/* 63 characters: the prefix is the job's first 58. */
+	memset(long_job, 'b', 63);
+	long_job[63] = '\0';
+	TFJ_CHECK_OK(tfj_pssecret_prefix(p, sizeof(p), long_job));
+	TFJ_CHECK_INT(strlen(p), TFJ_PSSECRET_GENERATE_MAX);
+	TFJ_CHECK_INT(strspn(p, "b"), TFJ_PSSECRET_GENERATE_MAX);
+
+	TFJ_CHECK_OK(tfj_pssecret_name_check(why, sizeof(why), "mnist", "mnist-ps-x7k2q"));
+	TFJ_CHECK_OK(tfj_pssecret_name_check(why, sizeof(why), "mnist", "mnist-ps-secret"));
+	TFJ_CHECK_OK(tfj_pssecret_name_check(why, sizeof(why), "a.b", "a.b-ps-x7k2q"));
+	TFJ_CHECK_INT(tfj_pssecret_name_check(why, sizeof(why), "mnist", "other-ps-x7k2q"),
+		      TFJ_EINVAL);
+	TFJ_CHECK(strstr(why, "does not start with mnist-ps-") != NULL);
+	TFJ_CHECK_INT(tfj_pssecret_name_check(why, sizeof(why), "mnist", "mnist-secret"),
+		      TFJ_EINVAL);
+	TFJ_CHECK_INT(tfj_pssecret_name_check(why, sizeof(why), "mnist", "mnist-ps-X"),
+		      TFJ_EINVAL);
+	TFJ_CHECK(strstr(why, "not a DNS-1123 subdomain") != NULL);
+	TFJ_CHECK_INT(tfj_pssecret_name_check(why, sizeof(why), "mnist", "mnist-ps-a..b"),
+		      TFJ_EINVAL);
+	TFJ_CHECK_INT(tfj_pssecret_name_check(why, sizeof(why), "mnist", "mnist-ps-"),
+		      TFJ_EINVAL);
+	TFJ_CHECK_INT(tfj_pssecret_name_check(why, sizeof(why), "mnist", ""), TFJ_EINVAL);
 }
 
 int main(void)
@@ -396,5 +464,6 @@ int main(void)
 	TFJ_RUN(test_policy_default_port);
 	TFJ_RUN(test_policy_custom_ports);
 	TFJ_RUN(test_names_bounded);
+	TFJ_RUN(test_secret_names);
 	return tfj_test_finish();
 }

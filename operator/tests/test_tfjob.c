@@ -313,6 +313,78 @@ static void test_status_and_deletion_read(void)
 	tfj_tfjob_free(&job);
 }
 
+/* The job "mnist" with status.psSecretName `v` (NULL: none), decoded. */
+static int decode_ps_secret(struct tfj_tfjob *job, cJSON *v)
+{
+	cJSON *j = fx_job("mnist");
+
+	fx_replica(j, "Worker", 1, NULL);
+	if (v)
+		cJSON_AddItemToObject(cJSON_AddObjectToObject(j, "status"), "psSecretName", v);
+	return decode_obj(job, j);
+}
+
+/*
+ * status.psSecretName is used only when it can be the job's Secret (a
+ * DNS-1123 subdomain that starts with "<job>-ps-"); anything else is left
+ * out with a reason, and the rest of the status is read all the same.
+ * The status encoding writes it back, so every status write keeps it.
+ */
+static void test_ps_secret_name_read(void)
+{
+	struct tfj_tfjob job;
+	char long_name[300];
+	cJSON *enc = NULL;
+
+	TFJ_CHECK_INT(decode_ps_secret(&job, NULL), 0);
+	TFJ_CHECK_STR(job.status.ps_secret, "");
+	TFJ_CHECK_STR(job.ps_secret_ignored, "");
+	tfj_tfjob_free(&job);
+
+	TFJ_CHECK_INT(decode_ps_secret(&job, cJSON_CreateString("mnist-ps-q8z4r")), 0);
+	TFJ_CHECK_STR(job.status.ps_secret, "mnist-ps-q8z4r");
+	TFJ_CHECK_STR(job.ps_secret_ignored, "");
+	TFJ_CHECK_INT(tfj_jobstatus_encode(&enc, &job.status), 0);
+	TFJ_CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(enc, "psSecretName")),
+		      "mnist-ps-q8z4r");
+	cJSON_Delete(enc);
+	tfj_tfjob_free(&job);
+
+	/* The fixed name an older operator used is the job's too. */
+	TFJ_CHECK_INT(decode_ps_secret(&job, cJSON_CreateString("mnist-ps-secret")), 0);
+	TFJ_CHECK_STR(job.status.ps_secret, "mnist-ps-secret");
+	tfj_tfjob_free(&job);
+
+	TFJ_CHECK_INT(decode_ps_secret(&job, cJSON_CreateString("")), 0);
+	TFJ_CHECK_STR(job.status.ps_secret, "");
+	TFJ_CHECK_STR(job.ps_secret_ignored, "");
+	tfj_tfjob_free(&job);
+
+	TFJ_CHECK_INT(decode_ps_secret(&job, cJSON_CreateString("cifar-ps-q8z4r")), 0);
+	TFJ_CHECK_STR(job.status.ps_secret, "");
+	TFJ_CHECK(strstr(job.ps_secret_ignored, "does not start with mnist-ps-") != NULL);
+	TFJ_CHECK(job.spec_valid);
+	tfj_tfjob_free(&job);
+
+	TFJ_CHECK_INT(decode_ps_secret(&job, cJSON_CreateString("mnist-ps-/../x")), 0);
+	TFJ_CHECK_STR(job.status.ps_secret, "");
+	TFJ_CHECK(strstr(job.ps_secret_ignored, "not a DNS-1123 subdomain") != NULL);
+	tfj_tfjob_free(&job);
+
+	memset(long_name, 'a', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	memcpy(long_name, "mnist-ps-", 9);
+	TFJ_CHECK_INT(decode_ps_secret(&job, cJSON_CreateString(long_name)), 0);
+	TFJ_CHECK_STR(job.status.ps_secret, "");
+	TFJ_CHECK(strstr(job.ps_secret_ignored, "not a DNS-1123 subdomain") != NULL);
+	tfj_tfjob_free(&job);
+
+	TFJ_CHECK_INT(decode_ps_secret(&job, cJSON_CreateNumber(3)), 0);
+	TFJ_CHECK_STR(job.status.ps_secret, "");
+	TFJ_CHECK(strstr(job.ps_secret_ignored, "not a string") != NULL);
+	tfj_tfjob_free(&job);
+}
+
 static void test_type_names(void)
 {
 	enum tfj_rtype t;
@@ -399,6 +471,7 @@ int main(void)
 	TFJ_RUN(test_spec_errors);
 	TFJ_RUN(test_hostile_input_rejected);
 	TFJ_RUN(test_status_and_deletion_read);
+	TFJ_RUN(test_ps_secret_name_read);
 	TFJ_RUN(test_type_names);
 	TFJ_RUN(test_spec_size_cap);
 	return tfj_test_finish();

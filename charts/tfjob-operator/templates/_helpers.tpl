@@ -58,8 +58,8 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   resourceNames: [{{ include "tfjob-operator.reportCaConfigMap" . }}]
   verbs: [get, update]
 {{- end }}
-# Per TFJob: its ps Secret, created before its first pod. Secrets are never
-# read (a 409 is judged from the job's own pods or NetworkPolicy).
+# Per TFJob: its ps Secret, created before its first pod with generateName
+# (the name is recorded in the TFJob's status). Secrets are never read.
 - apiGroups: [""]
   resources: [secrets]
   verbs: [create]

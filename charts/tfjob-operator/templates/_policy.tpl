@@ -88,8 +88,10 @@ report channel's Secret there.
 {{- end -}}
 
 {{/*
-Secrets: each TFJob's ps Secret (Opaque, <job>-ps-secret, controlled by the
-TFJob; its data keys are not checked), and the report channel's serving
+Secrets: each TFJob's ps Secret (Opaque, named <job>-ps-... as the API
+server generates it from the operator's generateName, which it does before
+validating admission; controlled by that TFJob; its data keys are not
+checked), and the report channel's serving
 certificate and CA key Secrets in the release namespace.
 */}}
 {{- define "tfjob-operator.policy.secrets" -}}
@@ -100,11 +102,16 @@ certificate and CA key Secrets in the release namespace.
     (object.metadata.name == '{{ include "tfjob-operator.reportTlsSecret" . }}' ||
     object.metadata.name == '{{ include "tfjob-operator.reportCaKeySecret" . }}') &&
     object.type == 'kubernetes.io/tls') ||
-    (object.type == 'Opaque' && object.metadata.name.endsWith('-ps-secret') &&
-    variables.tfjobController)
+    (object.type == 'Opaque' &&
+    object.metadata.?ownerReferences.orValue([]).exists(r,
+    r.kind == 'TFJob' && r.apiVersion.startsWith('kubeflow.org/') &&
+    r.?controller.orValue(false) &&
+    object.metadata.name.startsWith(size(r.name + '-ps-') > 58 ?
+    (r.name + '-ps-').substring(0, 58) : r.name + '-ps-')))
   message: >-
-    the operator writes only Opaque Secrets named <job>-ps-secret controlled
-    by a TFJob, and its own serving certificate and CA key
+    the operator writes only Opaque Secrets named <job>-ps-... (the
+    API server's pick from that generateName) controlled by that TFJob
+    <job>, and its own serving certificate and CA key
 {{- end -}}
 
 {{- define "tfjob-operator.policy.networkpolicies" -}}

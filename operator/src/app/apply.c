@@ -49,7 +49,8 @@ void tfj_apply_event(struct tfj_apply *c, const struct tfj_tfjob *job,
  * but .status from the stored object (and refuses a changed uid or a stale
  * resourceVersion with 409), so the spec need not travel, nor be copied.
  */
-static int status_body(char **out, const struct tfj_tfjob *job, const cJSON *status)
+static int status_body(char **out, const struct tfj_tfjob *job, const char *rv,
+		       const cJSON *status)
 {
 	cJSON *doc = cJSON_CreateObject(), *meta, *st = cJSON_Duplicate(status, 1);
 	int rc = TFJ_ENOMEM;
@@ -61,7 +62,7 @@ static int status_body(char **out, const struct tfj_tfjob *job, const cJSON *sta
 	    !cJSON_AddStringToObject(meta, "name", job->name) ||
 	    !cJSON_AddStringToObject(meta, "namespace", job->ns) ||
 	    !cJSON_AddStringToObject(meta, "uid", job->uid) ||
-	    !cJSON_AddStringToObject(meta, "resourceVersion", job->resource_version) ||
+	    !cJSON_AddStringToObject(meta, "resourceVersion", rv) ||
 	    !cJSON_AddItemToObject(doc, "status", st))
 		goto out;
 	st = NULL;
@@ -73,14 +74,19 @@ out:
 }
 
 /*
- * PUTs the job's new status; *new_rv (size rvlen) gets the result's version.
- * The answer (the whole object) is only scanned for it, not parsed.
+ * PUTs the job's new status, as of the job's resourceVersion `rv`; *new_rv
+ * (size rvlen) gets the result's version. The answer (the whole object) is
+ * only scanned for it, not parsed, and, when `secret` is set, for
+ * status.psSecretName: the API server prunes a field its CRD does not
+ * declare, and an operator whose recorded name is dropped would make
+ * pods never, so that is an error saying to apply the CRD.
  */
-static int write_status(struct tfj_apply *c, const struct tfj_tfjob *job,
-			const cJSON *status, char *new_rv, size_t rvlen)
+static int write_status(struct tfj_apply *c, const struct tfj_tfjob *job, const char *rv,
+			const cJSON *status, const char *secret, char *new_rv, size_t rvlen)
 {
 	static const char *const rv_path[] = { "metadata", "resourceVersion", NULL };
-	char path[PATH_MAX_], *body = NULL;
+	static const char *const secret_path[] = { "status", "psSecretName", NULL };
+	char path[PATH_MAX_], kept[TFJ_JOBSTATUS_PS_SECRET_MAX], *body = NULL;
 	struct tfj_buf resp;
 	int rc;
 
@@ -88,7 +94,7 @@ static int write_status(struct tfj_apply *c, const struct tfj_tfjob *job,
 	tfj_buf_init(&resp, TFJ_TFJOB_MAX_BYTES);
 	if ((rc = tfj_apipath_obj(path, sizeof(path), TFJ_TFJOB_API_PATH, job->ns, "tfjobs",
 				  job->name, "status")) ||
-	    (rc = status_body(&body, job, status)))
+	    (rc = status_body(&body, job, rv, status)))
 		goto out;
 	rc = tfj_kube_do(c->k, TFJ_KUBE_PUT, path, "application/json", body, strlen(body), &resp,
 			 NULL);
@@ -98,6 +104,11 @@ static int write_status(struct tfj_apply *c, const struct tfj_tfjob *job,
 		atomic_fetch_add(&c->status_writes, 1);
 		if (tfj_jscan_path_string(new_rv, rvlen, doc, rv_path))
 			new_rv[0] = '\0';
+		if (secret && (tfj_jscan_path_string(kept, sizeof(kept), doc, secret_path) ||
+			       strcmp(kept, secret)))
+			rc = tfj_err_set(TFJ_ESTATE, "status.psSecretName was not stored: the "
+					 "TFJob CRD predates this operator; apply its CRD "
+					 "(kubeflow.org_tfjobs.yaml)");
 	}
 out:
 	free(body);
@@ -144,6 +155,8 @@ struct apply_ctx {
 	int create_failed;   /* a create failed: skip the plan's remaining creates */
 	int creates_seen;    /* create actions in the plan */
 	int64_t now_ms;      /* when apply started (createfail.h clock) */
+	char rv[128];        /* the job's resourceVersion as of this apply's last status write */
+	const cJSON *status; /* and its status then (the plan's or the job's; NULL = none) */
 };
 
 /*
@@ -296,33 +309,11 @@ out:
 }
 
 /*
- * The ps Secret's name is taken (409). The operator may not read Secrets
- * (a stolen token must not read any), so the object itself is never looked
- * at. It is ours when a witness made after it is ours: the job's pods, or
- * its NetworkPolicy (the plan makes both only once the Secret was made for
- * this job's uid; a restart forgot the guard memo), as the informers'
- * caches show them (the caller's job_has_pods, job_has_netpol: synced
- * before any plan, so no request is needed). Without either it may be a
- * stranger's, whose maker knows its value, or an earlier job's being
- * collected: the job's pods wait (transient, with backoff) until the name
- * is free.
- */
-static int secret_taken(struct apply_ctx *a, const char *name)
-{
-	if (a->res->job_has_pods || a->res->job_has_netpol)
-		return 0;
-	return tfj_err_set(TFJ_EUNAVAIL, "secret %s exists before the job's first pod and "
-			   "NetworkPolicy; the operator does not read Secrets and uses only one "
-			   "it made: the pods wait until it is deleted", name);
-}
-
-/*
- * POSTs a per-job object (the ps Secret, the NetworkPolicy) named `name`
- * to collection `coll`; a 409 is fine when the object there is ours
- * (adopt.h, or secret_taken for the Secret), transient when an earlier
- * job's is being collected, an error otherwise. Failures get a Warning
- * event `reason`. *created is 1 only when this POST made the object (its
- * informer ADD is then on its way).
+ * POSTs a per-job object (the NetworkPolicy) named `name` to collection
+ * `coll`; a 409 is fine when the object there is ours (adopt.h),
+ * transient when an earlier job's is being collected, an error otherwise.
+ * Failures get a Warning event `reason`. *created is 1 only when this POST
+ * made the object (its informer ADD is then on its way).
  */
 static int ensure_job_object(int *created, struct apply_ctx *a, const char *api,
 			     const char *coll, const char *name, const cJSON *body,
@@ -343,10 +334,7 @@ static int ensure_job_object(int *created, struct apply_ctx *a, const char *api,
 		tfj_log_info("created", "job", a->key, "kind", kind, "name", name);
 		return 0;
 	}
-	if (rc == TFJ_EEXIST && strcmp(coll, "secrets") == 0) {
-		if ((rc = secret_taken(a, name)) == 0)
-			return 0;
-	} else if (rc == TFJ_EEXIST) {
+	if (rc == TFJ_EEXIST) {
 		if ((rc = tfj_apipath_obj(path, sizeof(path), api, a->job->ns, coll, name, NULL)))
 			return rc;
 		rc = tfj_kube_get(c->k, &obj, path);
@@ -398,27 +386,40 @@ static int make_ps_cert(struct tfj_certgen_pair *leaf, struct tfj_certgen_pair *
 	return rc;
 }
 
-/*
- * The job's ps Secret (its token and its certificate, made here and sent
- * once), before its first pod: the pods mount it, so they wait for it.
- * Once the memo knows it exists it costs no request (guardmemo.h: a
- * restart is free).
- */
-static int ensure_job_secret(struct apply_ctx *a)
+/* A Secret request failed: logged and told on the TFJob as a Warning event. */
+static void secret_failed(struct apply_ctx *a, const char *what, const char *name)
 {
+	char msg[600];
+
+	snprintf(msg, sizeof(msg), "Error %s secret %s: %.500s", what, name, tfj_err_detail());
+	tfj_log_warn("ps secret failed", "job", a->key, "step", what, "name", name, "error",
+		     tfj_err_detail());
+	tfj_apply_event(a->c, a->job, "Warning", "FailedCreateSecret", msg);
+}
+
+/*
+ * Makes the job's ps Secret (its token and its certificate, made here and
+ * sent once): under `name` when it is set (a recorded name: a 409 means
+ * it is there, and is the job's, since the API server gave the job that
+ * name; only someone who deleted it first could have made it again), or
+ * with generateName, name (namelen bytes) then getting the name the API
+ * server picked. The answer carries the token, so only the name is
+ * scanned out of it, and both the request and the answer are wiped.
+ */
+static int make_secret(struct apply_ctx *a, char *name, size_t namelen)
+{
+	static const char *const name_path[] = { "metadata", "name", NULL };
 	struct tfj_certgen_pair ca = { 0 }, leaf = { 0 };
 	struct tfj_pssecret_tls tls;
+	struct tfj_buf resp = TFJ_BUF_INIT(1u << 20);
 	uint8_t rnd[TFJ_PSSECRET_BYTES];
-	char name[300];
+	char path[PATH_MAX_], *text = NULL;
+	int named = *name != '\0', rc;
 	cJSON *body = NULL;
 	ssize_t got;
-	int rc, created;
 
-	if (tfj_guardmemo_known(a->c->guards, a->job->uid, a->now_ms) & TFJ_GUARDMEMO_SECRET)
-		return 0;
-	if ((rc = tfj_pssecret_name(name, sizeof(name), a->job)))
-		return rc;
-	if ((rc = make_ps_cert(&leaf, &ca, a)))
+	if ((rc = tfj_apipath_coll(path, sizeof(path), TFJ_APIPATH_CORE, a->job->ns, "secrets")) ||
+	    (rc = make_ps_cert(&leaf, &ca, a)))
 		goto out;
 	/* getrandom blocks only until the kernel's pool is seeded at boot. */
 	got = getrandom(rnd, sizeof(rnd), 0);
@@ -429,18 +430,111 @@ static int ensure_job_secret(struct apply_ctx *a)
 	tls.ca_pem = ca.cert_pem;
 	tls.cert_pem = leaf.cert_pem;
 	tls.key_pem = leaf.key_pem;
-	rc = tfj_pssecret_body(&body, a->job, a->c->operator_name, rnd, &tls);
+	rc = tfj_pssecret_body(&body, a->job, a->c->operator_name, named ? name : NULL, rnd, &tls);
 	explicit_bzero(rnd, sizeof(rnd));
+	if (rc || (rc = tfj_json_print(&text, body)))
+		goto out;
+	rc = tfj_kube_do(a->c->k, TFJ_KUBE_POST, path, "application/json", text, strlen(text),
+			 &resp, NULL);
+	if (rc == TFJ_EEXIST && named) {
+		rc = 0;
+		goto out;
+	}
+	if (rc == 0 && !named) {
+		struct tfj_jscan_span doc = { tfj_buf_cstr(&resp), resp.len };
+
+		if (tfj_jscan_path_string(name, namelen, doc, name_path) || !*name) {
+			name[0] = '\0';
+			rc = tfj_err_set(TFJ_EPARSE, "the created secret's answer has no usable name");
+			goto out;
+		}
+	}
 	if (rc == 0)
-		rc = ensure_job_object(&created, a, TFJ_APIPATH_CORE, "secrets", name, body,
-				       "secret", "FailedCreateSecret");
-	if (rc == 0)
-		tfj_guardmemo_note(a->c->guards, a->job->uid, TFJ_GUARDMEMO_SECRET, a->now_ms);
+		tfj_log_info("created", "job", a->key, "kind", "secret", "name", name);
 out:
+	if (rc)
+		secret_failed(a, "creating", named ? name : "(generateName)");
+	if (text)
+		explicit_bzero(text, strlen(text));
+	free(text);
+	if (resp.ptr)
+		explicit_bzero(resp.ptr, resp.len);
+	tfj_buf_free(&resp);
 	tfj_pssecret_body_free(body);
 	tfj_certgen_pair_free(&leaf);
 	tfj_certgen_pair_free(&ca);
 	return rc;
+}
+
+/*
+ * Records the Secret's name in the job's status.psSecretName: a status
+ * write as WRITE_STATUS makes (PUT of the status subresource), of the
+ * status this apply last wrote or read with the name set. Its
+ * resourceVersion makes it land only on the status it was made from, never
+ * on a newer incarnation of the job (same name, another uid, whose Secret
+ * this is not): a 409 is a status conflict, and the caller replans from a
+ * fresh read; the memo keeps the name for that retry.
+ */
+static int record_secret(struct apply_ctx *a, const char *name)
+{
+	struct tfj_apply *c = a->c;
+	cJSON *st = a->status && cJSON_IsObject(a->status) ? cJSON_Duplicate(a->status, 1)
+							  : cJSON_CreateObject();
+	char rv[128];
+	int rc;
+
+	if (!st || tfj_json_set_string(st, "psSecretName", name)) {
+		cJSON_Delete(st);
+		return tfj_err_set(TFJ_ENOMEM, "status with the secret's name");
+	}
+	rc = write_status(c, a->job, a->rv, st, name, rv, sizeof(rv));
+	cJSON_Delete(st);
+	if (rc == 0) {
+		tfj_expect_status(c->exp, a->key, rv);
+		snprintf(a->rv, sizeof(a->rv), "%s", rv);
+		a->status = NULL; /* the plan's status is not the job's any more */
+		tfj_log_info("ps secret recorded", "job", a->key, "name", name);
+	} else if (rc == TFJ_ECONFLICT) {
+		atomic_fetch_add(&c->status_conflicts, 1);
+		a->res->status_conflict = 1;
+	} else {
+		secret_failed(a, "recording", name);
+	}
+	return rc;
+}
+
+/*
+ * CREATE_SECRET (plan.h): the job's ps Secret, before its first pod (the
+ * pods mount it, so they wait for it). With the plan's recorded name it
+ * is posted under that name: the memo's recheck, which makes a deleted
+ * Secret again (guardmemo.h). Without one, a name this process made for
+ * the job and could not record yet (the memo has it) is recorded now;
+ * otherwise a new Secret is made and its name recorded. The memo notes
+ * the name as soon as the Secret exists, so a failed record is retried
+ * with the same Secret. The operator never reads a Secret: nothing here
+ * needs to.
+ */
+static int ensure_job_secret(struct apply_ctx *a)
+{
+	char name[TFJ_GUARDMEMO_NAME_MAX];
+	int fresh, rc;
+
+	fresh = tfj_guardmemo_secret(a->c->guards, name, sizeof(name), a->job->uid, a->now_ms);
+	if (a->plan->ps_secret[0]) {
+		if (fresh && strcmp(name, a->plan->ps_secret) == 0)
+			return 0;
+		snprintf(name, sizeof(name), "%s", a->plan->ps_secret);
+		if ((rc = make_secret(a, name, sizeof(name))))
+			return rc;
+		tfj_guardmemo_note(a->c->guards, a->job->uid, name, a->now_ms);
+		return 0;
+	}
+	if (!name[0]) {
+		if ((rc = make_secret(a, name, sizeof(name))))
+			return rc;
+		tfj_guardmemo_note(a->c->guards, a->job->uid, name, a->now_ms);
+	}
+	return record_secret(a, name);
 }
 
 /*
@@ -591,7 +685,7 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 		rc = 0;
 		switch (act->kind) {
 		case TFJ_ACT_WRITE_STATUS:
-			rc = write_status(c, a->job, act->body, rv, sizeof(rv));
+			rc = write_status(c, a->job, a->rv, act->body, NULL, rv, sizeof(rv));
 			if (rc == TFJ_ECONFLICT) {
 				atomic_fetch_add(&c->status_conflicts, 1);
 				a->res->status_conflict = 1;
@@ -603,6 +697,8 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 				return rc; /* plan.h: stop here, retry from fresh state */
 			}
 			tfj_expect_status(c->exp, a->key, rv);
+			snprintf(a->rv, sizeof(a->rv), "%s", rv);
+			a->status = act->body;
 			count_transitions(c, a->job, act->body);
 			break;
 		case TFJ_ACT_EVENT:
@@ -622,11 +718,6 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 			rc = do_delete(a, act, "service", "services");
 			break;
 		case TFJ_ACT_CREATE_NETPOL:
-			/* It vouches for the Secret (secret_taken): not before it. */
-			if (a->create_failed)
-				break;
-			rc = do_netpol(a, act);
-			break;
 		case TFJ_ACT_UPDATE_NETPOL:
 			rc = do_netpol(a, act);
 			break;
@@ -634,6 +725,9 @@ static int apply(struct apply_ctx *a, const struct tfj_plan *plan)
 			/* The pods mount it: none is created without it. */
 			if ((rc = ensure_job_secret(a)))
 				a->create_failed = 1;
+			/* As a failed status write: replan from a fresh read. */
+			if (rc == TFJ_ECONFLICT && a->res->status_conflict)
+				return rc;
 			break;
 		case TFJ_ACT_DELETE_PODGROUP:
 		case TFJ_ACT_CREATE_PODGROUP:
@@ -721,13 +815,12 @@ int tfj_apply_plan(struct tfj_apply *ap, const struct tfj_tfjob *job, const char
 {
 	struct apply_ctx a;
 	struct tfj_createfail *cf = res->create_failure;
-	int has_pods = res->job_has_pods, has_netpol = res->job_has_netpol;
 
 	memset(res, 0, sizeof(*res));
 	res->create_failure = cf;
-	res->job_has_pods = has_pods;
-	res->job_has_netpol = has_netpol;
 	memset(&a, 0, sizeof(a));
+	snprintf(a.rv, sizeof(a.rv), "%s", job->resource_version);
+	a.status = job->status_json;
 	a.now_ms = tfj_clock_unix_ms();
 	a.c = ap;
 	a.plan = plan;
@@ -785,7 +878,7 @@ int tfj_apply_metrics(struct tfj_apply *c, struct tfj_buf *out)
 	rc |= tfj_events_metrics(c->events, out);
 	rc |= tfj_buf_printf(out,
 		"# HELP tfjob_operator_job_guards_known Running TFJobs whose ps Secret "
-		"this process knows to exist (a restart does not post it).\n"
+		"this process noted (a restart does not post it).\n"
 		"# TYPE tfjob_operator_job_guards_known gauge\n"
 		"tfjob_operator_job_guards_known %zu\n", tfj_guardmemo_size(c->guards));
 	return rc ? TFJ_ETOOBIG : 0;

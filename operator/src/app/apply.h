@@ -13,10 +13,14 @@
  *    res->requeue_ms brings the key back when it ends.
  *    Before a plan's first pod create, the job's ps Secret
  *    (tfjob/pssecret.h, random bytes from getrandom) and NetworkPolicy
- *    (tfjob/netpol.h) are created, 409 being fine when the object is ours
- *    (tfjob/adopt.h). Pods wait for the Secret (their volume needs it); a
- *    NetworkPolicy that cannot be created is a Warning event and the pods
- *    are created anyway (the ps secret does not depend on the network).
+ *    (tfjob/netpol.h) are created. The Secret is never read: a new one is
+ *    POSTed with generateName and its name recorded in the TFJob's
+ *    status.psSecretName (a status write as WRITE_STATUS's, whose 409 is
+ *    a status conflict the same way); a recorded one is POSTed under
+ *    its name, a 409 meaning it is there. Pods wait for the Secret (their
+ *    volume needs it); a NetworkPolicy that cannot be created is a
+ *    Warning event and the pods are created anyway (the ps secret does
+ *    not depend on the network).
  *  - *_PODGROUP: app/gang.h (a PodGroup that cannot be created holds the
  *    plan's pods).
  *  - DELETE_*: DELETE with preconditions.uid, propagation Background; 404
@@ -61,8 +65,8 @@ struct tfj_apply {
 	struct tfj_capublish *capub; /* borrowed; the report CA (PUBLISH_CA); NULL = none */
 	const char *cluster_domain;  /* borrowed; the pods' host form (podspec.h),
 				      * for the ps certificate's names; NULL = short */
-	struct tfj_guardmemo *guards;/* borrowed; jobs whose Secret exists
-				      * (guardmemo.h); NULL = ensure it every time */
+	struct tfj_guardmemo *guards;/* borrowed; jobs whose Secret exists, by
+				      * name (guardmemo.h); NULL = ensure it every time */
 	struct tfj_jobmetrics *jm;   /* borrowed; the same counts by namespace
 				      * (jobmetrics.h); NULL = none */
 	const struct tfj_gang *gang; /* borrowed; the PodGroup API of the
@@ -78,14 +82,6 @@ struct tfj_apply_result {
 	/* In: the job's permanent create failures, updated by the creates (may be
 	 * NULL: none counted, no backoff). Kept by tfj_apply_plan. */
 	struct tfj_createfail *create_failure;
-	/* In: the job has pods of its own (controller uid = the job's) in the
-	 * cache, so its ps Secret was made before them: a 409 on that Secret
-	 * is then ours. Kept by tfj_apply_plan. */
-	int job_has_pods;
-	/* In: the cache holds the job's own NetworkPolicy `<job>-training`
-	 * (controller uid = the job's), made only after its Secret: a 409 on
-	 * that Secret is then ours too. Kept by tfj_apply_plan. */
-	int job_has_netpol;
 	uint64_t requeue_ms;   /* nearest timer from REQUEUE actions, 0 = none */
 	int status_conflict;   /* the status write got 409 */
 	int creates_delayed;   /* creates skipped: the createfail backoff runs */

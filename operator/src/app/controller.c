@@ -346,20 +346,6 @@ out:
 	return rc;
 }
 
-/* The owned NetworkPolicies (owned()) hold the job's `<job>-training`. */
-static int has_netpol(const struct tfj_tfjob *job, cJSON **nps, size_t n)
-{
-	char name[300];
-	const char *got;
-
-	if (tfj_netpol_name(name, sizeof(name), job))
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if ((got = tfj_objmeta_str(nps[i], "name")) && !strcmp(got, name))
-			return 1;
-	return 0;
-}
-
 /*
  * The job's create-failure record into *cf; 1 when there is one. A record
  * back at 0 failures, with no NetworkPolicy failure, whose condition is gone
@@ -447,7 +433,7 @@ static int get_text(struct tfj_controller *c, char **out, size_t *len, const cha
 int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			     uint64_t *requeue_after_ms)
 {
-	char ns[256], path[PATH_MAX_];
+	char ns[256], path[PATH_MAX_], noted[TFJ_GUARDMEMO_NAME_MAX];
 	const char *name = NULL;
 	uint64_t t0 = tfj_clock_mono_ns();
 	int rc = 0, attempt;
@@ -570,8 +556,10 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 		/* The report CA is the planner's to ask for (plan.h's PUBLISH_CA). */
 		in.report_ca_current = c->capub ? tfj_capublish_current(c->capub, job.ns) : 1;
 		in.now_ms = tfj_clock_unix_ms();
-		in.ps_secret_known = (tfj_guardmemo_known(c->guards, job.uid, in.now_ms) &
-				      TFJ_GUARDMEMO_SECRET) != 0;
+		/* Known: the memo's fresh note is of the name the status records. */
+		in.ps_secret_known = tfj_guardmemo_secret(c->guards, noted, sizeof(noted), job.uid,
+							  in.now_ms) &&
+				     job.status.ps_secret[0] && !strcmp(noted, job.status.ps_secret);
 		in.cfg = &c->pcfg;
 		have_cf = cf_load(c, key, &job, &cf);
 		in.create_failure = have_cf ? &cf : NULL;
@@ -581,8 +569,6 @@ int tfj_controller_reconcile(struct tfj_controller *c, const char *key,
 			tfj_log_error("plan failed", "job", key, "error", tfj_err_detail());
 		} else {
 			a.create_failure = &cf;
-			a.job_has_pods = npods > 0;
-			a.job_has_netpol = has_netpol(&job, nps, nnps);
 			rc = tfj_apply_plan(&c->ap, &job, key, &plan, &a);
 			cf_store(c, key, &cf, &job, &a);
 			/* A finished job creates no pod again: its memo entry can go. */

@@ -1,5 +1,5 @@
 /*
- * guardmemo.c - the TFJobs whose Secret and NetworkPolicy are known to exist.
+ * guardmemo.c - the TFJobs whose ps Secret is known to exist, by name.
  */
 #include "app/guardmemo.h"
 
@@ -12,8 +12,8 @@
 #include "kube/strmap.h"
 
 struct note {
-	int64_t at[2];   /* when each guard was noted (index: bit - 1) */
-	unsigned bits;
+	int64_t at;      /* when the Secret was noted */
+	char name[TFJ_GUARDMEMO_NAME_MAX];
 	uint64_t used;   /* LRU clock: the least recently used uid goes first */
 };
 
@@ -48,23 +48,27 @@ void tfj_guardmemo_free(struct tfj_guardmemo *m)
 	free(m);
 }
 
-unsigned tfj_guardmemo_known(struct tfj_guardmemo *m, const char *uid, int64_t now_ms)
+int tfj_guardmemo_secret(struct tfj_guardmemo *m, char *name, size_t namelen, const char *uid,
+			 int64_t now_ms)
 {
 	struct note *n;
-	unsigned known = 0;
+	int fresh = 0;
 
+	if (namelen)
+		name[0] = '\0';
 	if (!m || !uid || !*uid)
 		return 0;
 	pthread_mutex_lock(&m->mu);
 	n = tfj_strmap_get(&m->by_uid, uid);
 	if (n) {
 		n->used = ++m->tick;
-		for (unsigned i = 0; i < 2; i++)
-			if ((n->bits & (1u << i)) && now_ms - n->at[i] < m->recheck_ms)
-				known |= 1u << i;
+		if (strlen(n->name) < namelen) {
+			memcpy(name, n->name, strlen(n->name) + 1);
+			fresh = now_ms - n->at < m->recheck_ms;
+		}
 	}
 	pthread_mutex_unlock(&m->mu);
-	return known;
+	return fresh;
 }
 
 struct lru {
@@ -84,13 +88,12 @@ static int find_lru(void *ud, const char *key, void *val)
 	return 0;
 }
 
-void tfj_guardmemo_note(struct tfj_guardmemo *m, const char *uid, unsigned bits,
+void tfj_guardmemo_note(struct tfj_guardmemo *m, const char *uid, const char *name,
 			int64_t now_ms)
 {
 	struct note *n;
 
-	bits &= TFJ_GUARDMEMO_ALL;
-	if (!m || !uid || !*uid || !bits)
+	if (!m || !uid || !*uid || !name || !*name || strlen(name) >= TFJ_GUARDMEMO_NAME_MAX)
 		return;
 	pthread_mutex_lock(&m->mu);
 	n = tfj_strmap_get(&m->by_uid, uid);
@@ -109,10 +112,8 @@ void tfj_guardmemo_note(struct tfj_guardmemo *m, const char *uid, unsigned bits,
 		}
 	}
 	if (n) {
-		for (unsigned i = 0; i < 2; i++)
-			if (bits & (1u << i))
-				n->at[i] = now_ms;
-		n->bits |= bits;
+		n->at = now_ms;
+		memcpy(n->name, name, strlen(name) + 1);
 		n->used = ++m->tick;
 	}
 	pthread_mutex_unlock(&m->mu);

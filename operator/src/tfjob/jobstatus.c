@@ -512,6 +512,8 @@ static int encode_all(cJSON *o, const struct tfj_job_status *st)
 	if (st->observed_generation &&
 	    !cJSON_AddNumberToObject(o, "observedGeneration", (double)st->observed_generation))
 		return TFJ_ENOMEM;
+	if (st->ps_secret[0] && !cJSON_AddStringToObject(o, "psSecretName", st->ps_secret))
+		return TFJ_ENOMEM;
 	return tfj_progstatus_encode(o, &st->progress);
 }
 

@@ -29,6 +29,11 @@
  *                                     trainingDonePodUID (the lead replica's pod that
  *                                     reported Exit 0: "training done", kept here so a
  *                                     restarted operator or a new leader still knows)
+ *   .status.psSecretName              the job's ps Secret, the name the API server gave
+ *                                     it (tfjob/pssecret.h); the pods mount it. Encoded
+ *                                     here, so every status write keeps it; read by
+ *                                     tfjob/tfjob.c, which checks it against the job's
+ *                                     name (tfj_jobstatus_decode leaves it empty)
  *
  * Conditions are kept one per type and written in a fixed order, so the
  * same state always encodes to the same JSON and the planner can compare old
@@ -50,6 +55,7 @@
 #define TFJ_JOBSTATUS_MAX_INDEX 4096 /* = TFJ_TFJOB_MAX_REPLICAS */
 #define TFJ_JOBSTATUS_REASON_MAX 64
 #define TFJ_JOBSTATUS_MESSAGE_MAX 512
+#define TFJ_JOBSTATUS_PS_SECRET_MAX 254 /* a DNS-1123 subdomain and its NUL */
 
 enum tfj_cond {
 	TFJ_COND_CREATED = 0,
@@ -112,6 +118,7 @@ struct tfj_job_status {
 	int64_t completion_time;
 	int64_t observed_generation;
 	struct tfj_progress_status progress;
+	char ps_secret[TFJ_JOBSTATUS_PS_SECRET_MAX]; /* psSecretName; "" = none */
 };
 
 /* "Created", "Running", ... */

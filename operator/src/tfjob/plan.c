@@ -588,17 +588,64 @@ static int has_pod_create(const struct tfj_plan *p)
 	return 0;
 }
 
-/* The ps Secret, before the first pod of a plan that creates pods. */
+/*
+ * The job's ps Secret's name (pssecret.h), settled before anything is
+ * planned, so the status write keeps it and the pods of this plan mount
+ * it. A running job with pods but no usable recorded name was started by
+ * an operator that named its Secret `<job>-ps-secret`: that name is
+ * recorded (no Secret is made), so its running and its new pods share one
+ * token.
+ */
+static int adopt_legacy_secret(struct tfj_planctx *c)
+{
+	if (!c->in->cfg || !c->in->cfg->ps_secret || c->st.ps_secret[0] || !c->in->npods ||
+	    !c->job->spec_valid || c->job->deleting || tfj_jobstatus_finished(&c->st))
+		return 0;
+	return tfj_pssecret_legacy_name(c->st.ps_secret, sizeof(c->st.ps_secret), c->job->name);
+}
+
+/* Takes this plan's pod creates out: they wait for the Secret's name. */
+static void drop_pod_creates(struct tfj_plan *p)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < p->n; i++) {
+		if (p->actions[i].kind == TFJ_ACT_CREATE_POD) {
+			cJSON_Delete(p->actions[i].body);
+			free(p->actions[i].ev_message);
+			continue;
+		}
+		p->actions[n++] = p->actions[i];
+	}
+	p->n = n;
+}
+
+/*
+ * The ps Secret, before the first pod of a plan that creates pods. With a
+ * recorded name, the Secret is posted under that name unless the caller's
+ * memo knows it exists (a recheck that makes it again if it was deleted).
+ * Without one, a new Secret is asked for, and this plan creates no pod:
+ * pods mount the name, which only the API server's answer gives; its
+ * status write brings the next plan, which creates them.
+ */
 static int plan_secret(struct tfj_planctx *c)
 {
-	struct tfj_action *a;
+	const struct tfj_plan_config *cfg = c->in->cfg;
+	int rc;
 
-	if (!c->in->cfg || !c->in->cfg->ps_secret || c->in->ps_secret_known ||
-	    !has_pod_create(c->plan))
+	memcpy(c->plan->ps_secret, c->st.ps_secret, sizeof(c->plan->ps_secret));
+	if (!cfg || !cfg->ps_secret || !has_pod_create(c->plan))
 		return 0;
-	if (!(a = tfj_planact_push(c, TFJ_ACT_CREATE_SECRET)))
-		return TFJ_ENOMEM;
-	return tfj_pssecret_name(a->name, sizeof(a->name), c->job);
+	if (c->st.ps_secret[0] && c->in->ps_secret_known)
+		return 0;
+	if (!c->st.ps_secret[0]) {
+		drop_pod_creates(c->plan);
+		if (c->job->ps_secret_ignored[0] &&
+		    (rc = tfj_planact_event(c, "Warning", "PsSecretNameIgnored",
+					    c->job->ps_secret_ignored)))
+			return rc;
+	}
+	return tfj_planact_push(c, TFJ_ACT_CREATE_SECRET) ? 0 : TFJ_ENOMEM;
 }
 
 int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in)
@@ -636,6 +683,8 @@ int tfj_plan_compute(struct tfj_plan *out, const struct tfj_plan_input *in)
 	if (tfj_plan_managed_elsewhere(in->job, in->cfg))
 		return 0;
 	rc = tfj_planact_observe(&c);
+	if (!rc)
+		rc = adopt_legacy_secret(&c);
 	/* Being deleted: the garbage collector removes the children, which
 	 * Kueue's finalizer must not hold (plankueue.h). */
 	if (!rc && in->job->deleting) {
@@ -686,8 +735,12 @@ int tfj_plan_child_body(cJSON **out, const struct tfj_plan *p, const struct tfj_
 		return tfj_netpol_body(out, p->job, &p->opts);
 	if (a->kind != TFJ_ACT_CREATE_POD && a->kind != TFJ_ACT_CREATE_SERVICE)
 		return tfj_err_set(TFJ_EINVAL, "plan: not a create action");
-	if (a->kind == TFJ_ACT_CREATE_POD)
-		return tfj_podspec_pod(out, p->job, (enum tfj_rtype)a->rtype, a->index, &p->opts);
+	if (a->kind == TFJ_ACT_CREATE_POD) {
+		struct tfj_podspec_opts o = p->opts;
+
+		o.ps_secret_name = p->ps_secret;
+		return tfj_podspec_pod(out, p->job, (enum tfj_rtype)a->rtype, a->index, &o);
+	}
 	return tfj_podspec_service(out, p->job, (enum tfj_rtype)a->rtype, a->index, &p->opts);
 }
 

@@ -38,9 +38,7 @@
  *    fails: record the failure (createfail.h's tfj_createfail_netpol) for
  *    the next plan's NetworkPolicyFailure condition, emit a Warning
  *    FailedCreateNetworkPolicy / FailedUpdateNetworkPolicy, and go on.
- *    A CREATE_NETPOL comes after this plan's CREATE_SECRET; when the
- *    Secret was not made, skip the policy too (it vouches for the Secret).
- *  - CREATE_PODGROUP: POST `body` (the whole PodGroup, small, so the plan
+ * *  - CREATE_PODGROUP: POST `body` (the whole PodGroup, small, so the plan
  *    holds it) to the PodGroup API (gang scheduling); 409 is success (the
  *    cache shows it next). A 404 means the API is not served: a Warning
  *    PodGroupUnavailable event, record it (createfail.h's
@@ -56,8 +54,13 @@
  *    (report/capublish.h); when that fails, create no pod of this plan
  *    (they mount it) and retry with backoff.
  *  - CREATE_SECRET: the job's ps Secret (tfjob/pssecret.h), body built with
- *    fresh randomness just before the POST; 409 with the job's own is
- *    success. When it fails, create no pod of this plan (they mount it).
+ *    fresh randomness just before the POST. The plan's ps_secret names
+ *    it: POST it under that name (a recheck: 201 made it again, 409 is
+ *    success). ps_secret "": POST it with generateName, and record the
+ *    name the API server gave it in the TFJob's status.psSecretName (a
+ *    status write as WRITE_STATUS's, of the status with that field set);
+ *    such a plan creates no pod.
+ *    When it fails, create no pod of this plan (they mount it).
  *  - EVENT: emit on the TFJob as is; with ev_once only when the same event
  *    (type, reason, message) was not emitted before.
  *  - DELETE_POD with force: as DELETE_* with gracePeriodSeconds 0 (the
@@ -103,12 +106,6 @@ enum tfj_action_kind {
 	TFJ_ACT_UPDATE_PODGROUP,
 	TFJ_ACT_PUBLISH_CA,
 	TFJ_ACT_CREATE_SECRET,
-	/*
-	 * After the Secret: the operator never reads Secrets, and takes a 409
-	 * on its ps Secret as its own only when the job's NetworkPolicy (or a
-	 * pod) is, so a policy is made only once the Secret was (app/apply.c's
-	 * secret_taken).
-	 */
 	TFJ_ACT_CREATE_NETPOL,
 	TFJ_ACT_UPDATE_NETPOL,
 	TFJ_ACT_CREATE_SERVICE,
@@ -168,6 +165,12 @@ struct tfj_plan {
 	 */
 	const struct tfj_tfjob *job;
 	struct tfj_podspec_opts opts;
+	/*
+	 * The job's ps Secret (pssecret.h), its recorded status.psSecretName
+	 * (or the older operator's name the plan records): the pods of this
+	 * plan mount it, CREATE_SECRET posts it. "" = none yet.
+	 */
+	char ps_secret[TFJ_JOBSTATUS_PS_SECRET_MAX];
 };
 
 struct tfj_plan_config {
@@ -186,8 +189,10 @@ struct tfj_plan_config {
 	const char *agent_image;     /* injected agent's image (tfjob/inject.h); NULL = none */
 	int agent_inject_default;    /* inject into jobs without the agent annotation */
 	int kueue_pod_groups;        /* Kueue pod-group mode for jobs that name a queue (tfjob/kueue.h) */
-	int ps_secret;               /* the planner asks for the job's ps Secret
-				      * (CREATE_SECRET) from the input's ps_secret_known */
+	int ps_secret;               /* the planner keeps the job's ps Secret: its name
+				      * (status.psSecretName), CREATE_SECRET from the
+				      * input's ps_secret_known, and pods only once the
+				      * name is recorded */
 	int report_ca;               /* the caller publishes the report CA per namespace
 				      * (TLS channel): the input's report_ca_current */
 	/*
@@ -287,9 +292,13 @@ struct tfj_plan_input {
 	 * before its pods, whether or not it creates any (a rotated CA reaches
 	 * the running pods' agents that way). */
 	int report_ca_current;
-	/* The job's ps Secret is known to exist (read when cfg->ps_secret; the
-	 * caller's memo, app/guardmemo.h): otherwise a plan that creates pods
-	 * asks for CREATE_SECRET before them. */
+	/* The job's ps Secret, by the name its status records, is known to
+	 * exist (read when cfg->ps_secret; the caller's memo, app/guardmemo.h):
+	 * otherwise a plan that creates pods asks for CREATE_SECRET before
+	 * them. A job with no recorded name (a new job) gets CREATE_SECRET
+	 * and no pod whatever this says, and a running job with pods but no
+	 * recorded name gets the older operator's `<job>-ps-secret` recorded
+	 * (pssecret.h). */
 	int ps_secret_known;
 	int64_t now_ms;                /* wall clock, unix milliseconds */
 	const struct tfj_plan_config *cfg; /* NULL = all defaults */

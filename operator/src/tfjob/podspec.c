@@ -514,8 +514,8 @@ static int build_pod(cJSON *pod, const struct tfj_tfjob *job, enum tfj_rtype t, 
 		if (cJSON_IsObject(c) && cJSON_IsString(n) && n->valuestring &&
 		    !strcmp(n->valuestring, TFJ_PODSPEC_CONTAINER)) {
 			rc = put_container(c, tfconfig, tfj_podspec_port(job, t, o));
-			if (!rc)
-				rc = tfj_pssecret_pod(spec, c, job);
+			if (!rc && o && o->ps_secret_name && *o->ps_secret_name)
+				rc = tfj_pssecret_pod(spec, c, o->ps_secret_name);
 			if (!rc && o && o->report_addr && *o->report_addr)
 				rc = put_report(spec, c, job, t, index, o);
 			if (!rc && tfj_inject_wanted(job, t, o))

@@ -17,7 +17,8 @@
  * one is there, and TF_CONFIG in that container's env (replacing any
  * TF_CONFIG the template set) unless the job has a single replica in all.
  * schedulingPolicy.priorityClass is not put on pods (it is the PodGroup's).
- * The tensorflow container also gets the job's ps secret (pssecret.h).
+ * The tensorflow container also gets the job's ps secret (pssecret.h)
+ * named in opts (ps_secret_name).
  * The service publishes every named port of the `tensorflow` container,
  * tfjob-port included.
  *
@@ -63,6 +64,9 @@ struct tfj_podspec_opts {
 	const char *agent_image;    /* image of the injected agent (inject.h); NULL = none */
 	int agent_inject_default;   /* inject into jobs without the agent annotation */
 	int kueue_pod_groups;       /* Kueue's pod-group marks on the pods of jobs with a queue (kueue.h) */
+	const char *ps_secret_name; /* the job's ps Secret the pods mount (pssecret.h):
+				     * its recorded status.psSecretName; NULL or "" =
+				     * none (a caller that manages no Secret) */
 };
 
 /*

@@ -11,12 +11,65 @@
 
 #include "tfjob/podspec.h"
 
-int tfj_pssecret_name(char *out, size_t outlen, const struct tfj_tfjob *job)
+int tfj_pssecret_prefix(char *out, size_t outlen, const char *job_name)
 {
-	int n = snprintf(out, outlen, "%s%s", job->name, TFJ_PSSECRET_SUFFIX);
+	int n = snprintf(out, outlen, "%.*s", TFJ_PSSECRET_GENERATE_MAX, job_name);
+	size_t len, add = sizeof(TFJ_PSSECRET_SUFFIX) - 1;
 
 	if (n < 0 || (size_t)n >= outlen)
-		return tfj_err_set(TFJ_ETOOBIG, "secret name for job %s too long", job->name);
+		return tfj_err_set(TFJ_ETOOBIG, "secret prefix for job %s too long", job_name);
+	len = (size_t)n;
+	if (len + add > TFJ_PSSECRET_GENERATE_MAX)
+		add = TFJ_PSSECRET_GENERATE_MAX - len;
+	if (len + add >= outlen)
+		return tfj_err_set(TFJ_ETOOBIG, "secret prefix for job %s too long", job_name);
+	memcpy(out + len, TFJ_PSSECRET_SUFFIX, add);
+	out[len + add] = '\0';
+	return 0;
+}
+
+int tfj_pssecret_legacy_name(char *out, size_t outlen, const char *job_name)
+{
+	int n = snprintf(out, outlen, "%s%s", job_name, TFJ_PSSECRET_LEGACY_SUFFIX);
+
+	if (n < 0 || (size_t)n >= outlen)
+		return tfj_err_set(TFJ_ETOOBIG, "secret name for job %s too long", job_name);
+	return 0;
+}
+
+/* 1 when s is a DNS-1123 subdomain: dot-separated DNS-1123 labels, 253 characters at most. */
+static int is_subdomain(const char *s)
+{
+	size_t len = strlen(s), i = 0, j;
+
+	if (len == 0 || len > TFJ_PSSECRET_NAME_MAX - 1)
+		return 0;
+	while (i <= len) {
+		for (j = i; j < len && s[j] != '.'; j++)
+			;
+		if (!tfj_names_is_dns1123_label(s + i, j - i))
+			return 0;
+		i = j + 1;
+	}
+	return 1;
+}
+
+int tfj_pssecret_name_check(char *why, size_t whylen, const char *job_name, const char *name)
+{
+	char prefix[TFJ_PSSECRET_NAME_MAX];
+
+	if (tfj_pssecret_prefix(prefix, sizeof(prefix), job_name)) {
+		snprintf(why, whylen, "the job's name is too long for a secret name");
+		return TFJ_EINVAL;
+	}
+	if (!is_subdomain(name)) {
+		snprintf(why, whylen, "%.80s is not a DNS-1123 subdomain", name);
+		return TFJ_EINVAL;
+	}
+	if (strncmp(name, prefix, strlen(prefix)) != 0) {
+		snprintf(why, whylen, "%.80s does not start with %s", name, prefix);
+		return TFJ_EINVAL;
+	}
 	return 0;
 }
 
@@ -51,10 +104,12 @@ int tfj_pssecret_tls_names(char names[TFJ_PSSECRET_MAX_SANS][TFJ_PSSECRET_SAN_MA
 }
 
 int tfj_pssecret_body(cJSON **out, const struct tfj_tfjob *job, const char *operator_name,
-		      const uint8_t rnd[TFJ_PSSECRET_BYTES], const struct tfj_pssecret_tls *tls)
+		      const char *name, const uint8_t rnd[TFJ_PSSECRET_BYTES],
+		      const struct tfj_pssecret_tls *tls)
 {
 	static const char hex[] = "0123456789abcdef";
-	char name[300], tok[2 * TFJ_PSSECRET_BYTES + 1];
+	char prefix[TFJ_PSSECRET_NAME_MAX], tok[2 * TFJ_PSSECRET_BYTES + 1];
+	int generate = !name || !*name;
 	cJSON *s, *meta, *data;
 	size_t i;
 	int rc;
@@ -62,7 +117,7 @@ int tfj_pssecret_body(cJSON **out, const struct tfj_tfjob *job, const char *oper
 	*out = NULL;
 	if (!tls || !tls->ca_pem || !tls->cert_pem || !tls->key_pem)
 		return tfj_err_set(TFJ_EINVAL, "ps secret: the TLS certificate is missing");
-	if ((rc = tfj_pssecret_name(name, sizeof(name), job)))
+	if ((rc = tfj_pssecret_prefix(prefix, sizeof(prefix), job->name)))
 		return rc;
 	for (i = 0; i < TFJ_PSSECRET_BYTES; i++) {
 		tok[2 * i] = hex[rnd[i] >> 4];
@@ -70,7 +125,12 @@ int tfj_pssecret_body(cJSON **out, const struct tfj_tfjob *job, const char *oper
 	}
 	tok[2 * TFJ_PSSECRET_BYTES] = '\0';
 	rc = TFJ_ENOMEM;
-	if (!(s = tfj_podspec_job_object(&meta, "v1", "Secret", name, job, operator_name)))
+	if (!(s = tfj_podspec_job_object(&meta, "v1", "Secret", generate ? prefix : name, job,
+					 operator_name)))
+		goto out;
+	/* The API server picks the name: nobody can have made it before. */
+	if (generate && !cJSON_AddItemToObject(meta, "generateName",
+					       cJSON_DetachItemFromObject(meta, "name")))
 		goto out;
 	if (!cJSON_AddStringToObject(s, "type", "Opaque") ||
 	    /* Never rewritten: a changed secret would split a running job in two. */
@@ -105,14 +165,12 @@ void tfj_pssecret_body_free(cJSON *s)
 	cJSON_Delete(s);
 }
 
-int tfj_pssecret_pod(cJSON *spec, cJSON *ctr, const struct tfj_tfjob *job)
+int tfj_pssecret_pod(cJSON *spec, cJSON *ctr, const char *name)
 {
-	char name[300];
 	cJSON *vol, *sec;
-	int rc;
 
-	if ((rc = tfj_pssecret_name(name, sizeof(name), job)))
-		return rc;
+	if (!name || !*name)
+		return tfj_err_set(TFJ_EINVAL, "ps secret: no name for the pod's volume");
 	if (!(vol = tfj_podspec_volume(spec, TFJ_PSSECRET_VOLUME)) ||
 	    !(sec = cJSON_AddObjectToObject(vol, "secret")) ||
 	    !cJSON_AddStringToObject(sec, "secretName", name) ||

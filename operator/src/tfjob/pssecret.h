@@ -7,12 +7,23 @@
  * outside the job cannot Pull the weights, Push, Init or Finish a ps even
  * where no NetworkPolicy is enforced (docs/security.md).
  *
- * The Secret `<job>-ps-secret` (type Opaque, immutable) holds one key,
+ * The Secret (type Opaque, immutable) holds one key,
  * `token`: 32 random bytes from the kernel (getrandom, at the edge:
  * app/apply.c) written as 64 hex digits, because the runtime sends it as
  * a header value. It carries the job-name and operator-name labels and the
- * TFJob's controller reference, so it is deleted with the job. It is
- * created once, before the job's first pod, and never logged.
+ * TFJob's controller reference, so it is deleted with the job. It is never
+ * logged.
+ *
+ * Its name: the operator POSTs it with `metadata.generateName`
+ * "<job>-ps-" (tfj_pssecret_prefix), so the API server picks a name that
+ * nobody can have taken before, and records the name it got in the TFJob's
+ * status.psSecretName; the pods mount the recorded name, so no pod is made
+ * before it is recorded (tfjob/plan.h). A Secret someone else made can
+ * therefore never be mistaken for the job's: the operator may not read
+ * Secrets, and needs no look at one. Jobs started by an operator that
+ * used the fixed name `<job>-ps-secret` (TFJ_PSSECRET_LEGACY_SUFFIX) keep
+ * it: the planner records that name for a job that has pods and no
+ * recorded name, so its running and new pods share one token.
  *
  * The same Secret carries the job's TLS material for the ps traffic
  * (docs/security.md, "Training traffic"): `ca.crt`, a CA made for this job
@@ -46,7 +57,18 @@
 #include "tfjob/tfjob.h"
 
 #define TFJ_PSSECRET_BYTES 32
-#define TFJ_PSSECRET_SUFFIX "-ps-secret"
+/* Every name the job's Secret may have starts with "<job>" and this. */
+#define TFJ_PSSECRET_SUFFIX "-ps-"
+/* The fixed name of the Secret of a job an older operator started. */
+#define TFJ_PSSECRET_LEGACY_SUFFIX "-ps-secret"
+/* A Secret's name, NUL included (a DNS-1123 subdomain: 253 characters). */
+#define TFJ_PSSECRET_NAME_MAX 254
+/*
+ * The API server cuts a generateName to this many characters before it
+ * appends its 5 random ones, so the prefix of a long job's Secret is cut
+ * the same way here (tfj_pssecret_prefix).
+ */
+#define TFJ_PSSECRET_GENERATE_MAX 58
 #define TFJ_PSSECRET_KEY "token"
 #define TFJ_PSSECRET_VOLUME "tfjob-ps-secret"
 #define TFJ_PSSECRET_DIR "/var/run/secrets/tfjob-ps"
@@ -76,8 +98,22 @@ struct tfj_pssecret_tls {
 	const char *key_pem;
 };
 
-/* "<job>-ps-secret" into out; TFJ_ETOOBIG when it does not fit. */
-int tfj_pssecret_name(char *out, size_t outlen, const struct tfj_tfjob *job);
+/*
+ * The generateName of the job's Secret, "<job>-ps-", cut to
+ * TFJ_PSSECRET_GENERATE_MAX characters as the API server cuts it; every
+ * name the Secret may get starts with it. TFJ_ETOOBIG when out is short.
+ */
+int tfj_pssecret_prefix(char *out, size_t outlen, const char *job_name);
+
+/* "<job>-ps-secret" (an older operator's fixed name); TFJ_ETOOBIG when it does not fit. */
+int tfj_pssecret_legacy_name(char *out, size_t outlen, const char *job_name);
+
+/*
+ * Whether `name` can be the Secret of job `job_name`: a DNS-1123
+ * subdomain that starts with tfj_pssecret_prefix. 0, or TFJ_EINVAL with
+ * why (a sentence, cut to whylen) saying what is wrong.
+ */
+int tfj_pssecret_name_check(char *why, size_t whylen, const char *job_name, const char *name);
 
 /*
  * The names the ps certificate is made for: the host of each ps address in
@@ -91,15 +127,22 @@ int tfj_pssecret_tls_names(char names[TFJ_PSSECRET_MAX_SANS][TFJ_PSSECRET_SAN_MA
 /*
  * The Secret for job, holding rnd (TFJ_PSSECRET_BYTES bytes) as hex and the
  * ps certificate `tls` (all three PEMs required; TFJ_EINVAL otherwise).
- * operator_name NULL = the default (podspec.h).
+ * `name` NULL or "": the body has metadata.generateName
+ * (tfj_pssecret_prefix) and no name, for the API server to pick one;
+ * otherwise it is named `name` (a recorded name made again). operator_name
+ * NULL = the default (podspec.h).
  */
 int tfj_pssecret_body(cJSON **out, const struct tfj_tfjob *job, const char *operator_name,
-		      const uint8_t rnd[TFJ_PSSECRET_BYTES], const struct tfj_pssecret_tls *tls);
+		      const char *name, const uint8_t rnd[TFJ_PSSECRET_BYTES],
+		      const struct tfj_pssecret_tls *tls);
 
 /* Wipes the token and the key in a body from tfj_pssecret_body and deletes it. Accepts NULL. */
 void tfj_pssecret_body_free(cJSON *s);
 
-/* Adds the volume to pod spec `spec` and the mount and env to its container `ctr`. */
-int tfj_pssecret_pod(cJSON *spec, cJSON *ctr, const struct tfj_tfjob *job);
+/*
+ * Adds the volume of Secret `name` to pod spec `spec` and the mount and
+ * env to its container `ctr`.
+ */
+int tfj_pssecret_pod(cJSON *spec, cJSON *ctr, const char *name);
 
 #endif

@@ -19,6 +19,7 @@
 
 #include "kube/jscan.h"
 #include "tfjob/podspec.h"
+#include "tfjob/pssecret.h"
 #include "tfjob/tfjob.h"
 
 /* Containers per pod template; the API server has no cap, we need one. */
@@ -425,6 +426,38 @@ static int decode_meta(struct tfj_tfjob *job)
 	return 0;
 }
 
+/*
+ * status.psSecretName: the job's ps Secret (tfjob/pssecret.h), which its
+ * pods mount. Only a name the API server can have given this job's Secret
+ * is used; anything else (a hand edit, a restore from elsewhere) is
+ * ignored, its reason kept for the planner's Warning event, and the job
+ * gets a Secret of its own, whose name replaces it.
+ */
+static void decode_ps_secret(struct tfj_tfjob *job)
+{
+	char why[160];
+	const char *name;
+
+	job->status.ps_secret[0] = '\0';
+	job->ps_secret_ignored[0] = '\0';
+	if (!cJSON_IsObject(job->status_json))
+		return;
+	if (tfj_json_opt_string(&name, job->status_json, "psSecretName", "")) {
+		snprintf(job->ps_secret_ignored, sizeof(job->ps_secret_ignored),
+			 "status.psSecretName ignored: not a string");
+		return;
+	}
+	if (!*name)
+		return;
+	if (tfj_pssecret_name_check(why, sizeof(why), job->name, name)) {
+		snprintf(job->ps_secret_ignored, sizeof(job->ps_secret_ignored),
+			 "status.psSecretName ignored: %s", why);
+		return;
+	}
+	/* name_check bounds it to a subdomain's 253 characters. */
+	memcpy(job->status.ps_secret, name, strlen(name) + 1);
+}
+
 static int decode_doc(struct tfj_tfjob *job)
 {
 	int rc;
@@ -442,6 +475,7 @@ static int decode_doc(struct tfj_tfjob *job)
 	 */
 	if (tfj_jobstatus_decode(&job->status, job->status_json))
 		memset(&job->status, 0, sizeof(job->status));
+	decode_ps_secret(job);
 	return 0;
 }
 

@@ -171,8 +171,11 @@ struct tfj_tfjob {
 	enum tfj_agent_mode agent;   /* annotation tfjob.kubeflow.org/agent */
 	const char *progress_regex;  /* annotation tfjob.kubeflow.org/progress-regex or NULL */
 
-	/* status as last written (empty when absent or unreadable) */
+	/* status as last written (empty when absent or unreadable); its
+	 * ps_secret only when status.psSecretName is a name this job's Secret
+	 * can have (tfjob/pssecret.h's tfj_pssecret_name_check) */
 	struct tfj_job_status status;
+	char ps_secret_ignored[224]; /* why a recorded psSecretName is not used; "" = it is */
 	const cJSON *status_json;    /* the raw .status object, or NULL */
 };
 
