@@ -10,7 +10,7 @@ FUZZ_SECONDS ?= 30
 # `e2e` bring up the local test bed through a ctest fixture.
 CTEST_ARGS  ?=
 
-.PHONY: all deps build test unit sanitize fuzz demo cluster-up cluster-down image bench clean
+.PHONY: all deps build test unit sanitize sanitize-build fuzz demo cluster-up cluster-down image bench clean
 
 all: build
 
@@ -29,10 +29,13 @@ test: build
 unit: build
 	ctest --test-dir $(BUILD) -L unit --output-on-failure $(CTEST_ARGS)
 
-sanitize: deps
+# The sanitizer build alone: .ci/run compiles it while `make test` runs.
+sanitize-build: deps
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
 		-DTFJOB_SANITIZE=address,undefined -DTFJOB_CUDA=OFF $(CMAKE_ARGS)
 	cmake --build $(ASAN_BUILD)
+
+sanitize: sanitize-build
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		ctest --test-dir $(ASAN_BUILD) -L unit -j4 --output-on-failure
 
