@@ -416,7 +416,7 @@ static void test_names_bounded(void)
  */
 static void test_secret_names(void)
 {
-	char p[TFJ_PSSECRET_NAME_MAX], why[160], long_job[64], gen[TFJ_PSSECRET_NAME_MAX];
+	char p[TFJ_PSSECRET_NAME_MAX], why[160], long_job[64], gen[TFJ_PSSECRET_NAME_MAX + 8];
 
 	TFJ_CHECK_OK(tfj_pssecret_prefix(p, sizeof(p), "mnist"));
 	TFJ_CHECK_STR(p, "mnist-ps-");
