@@ -217,7 +217,7 @@ EOR
 # each starting with ", ").
 node_placement() {
 	cat <<EOP
-          tolerations: [{key: $TB_EXTRA_TAINT_KEY, operator: Exists, effect: NoSchedule}$3]
+          tolerations: [{key: $TB_EXTRA_TAINT_KEY, operator: Exists, effect: NoSchedule}${3:-}]
           affinity:
             nodeAffinity:
               requiredDuringSchedulingIgnoredDuringExecution:
