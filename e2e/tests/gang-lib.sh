@@ -30,13 +30,16 @@ gang_on() {
 }
 
 # Exit trap: gang scheduling off again (the other tests run without it),
-# then the namespace goes.
+# then what the test names in GANG_EXTRA_CLEANUP (a command, e.g. a node to
+# start again), then the namespace goes.
+GANG_EXTRA_CLEANUP=:
 gang_cleanup() {
 	local rc=$?
 	if [ "$GANG_ON" = 1 ]; then
 		GANG_ON=0
 		gang_operator "" && e2e_log "operator restored: gang scheduling off"
 	fi
+	$GANG_EXTRA_CLEANUP || true
 	e2e_cleanup
 	exit $rc
 }
