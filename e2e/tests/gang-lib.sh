@@ -37,7 +37,14 @@ gang_cleanup() {
 	local rc=$?
 	if [ "$GANG_ON" = 1 ]; then
 		GANG_ON=0
-		gang_operator "" && e2e_log "operator restored: gang scheduling off"
+		# In a subshell: a failed restore (e2e_fail exits) must not skip
+		# the cleanup below and leave the namespace's pods on the bed.
+		if (gang_operator ""); then
+			e2e_log "operator restored: gang scheduling off"
+		else
+			e2e_log "WARN: could not restore the operator without gang scheduling"
+			[ "$rc" != 0 ] || rc=1
+		fi
 	fi
 	$GANG_EXTRA_CLEANUP || true
 	e2e_cleanup
