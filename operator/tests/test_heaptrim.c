@@ -67,6 +67,31 @@ static void test_gap_between_trims(void)
  * each 64 KiB one keeps them off the top, which free() would shrink by
  * itself) stay resident until the trim, which hands them back.
  */
+#if defined(__SANITIZE_ADDRESS__)
+#define NO_GLIBC_HEAP 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NO_GLIBC_HEAP 1
+#endif
+#endif
+
+#ifdef NO_GLIBC_HEAP
+/* Under AddressSanitizer the allocator is not glibc's: nothing to trim or show. */
+static void test_trim_returns_freed_pages(void)
+{
+	struct tfj_heaptrim t;
+	struct tfj_buf out;
+
+	tfj_heaptrim_init(&t, 10000);
+	TFJ_CHECK_INT(tfj_heaptrim_tick(&t, 1000, 1, 1), 0);
+	TFJ_CHECK_INT(tfj_heaptrim_tick(&t, 1500, 1, 1), 0);
+	TFJ_CHECK_EQ(atomic_load(&t.trims), 0);
+	tfj_buf_init(&out, 1 << 16);
+	TFJ_CHECK_INT(tfj_heaptrim_metrics(&t, &out), 0);
+	TFJ_CHECK_EQ(out.len, 0);
+	tfj_buf_free(&out);
+}
+#else
 static void test_trim_returns_freed_pages(void)
 {
 	enum { N = 256, BIG = 64 << 10 };
@@ -105,6 +130,7 @@ static void test_trim_returns_freed_pages(void)
 	TFJ_CHECK(strstr(out.ptr, "heap_trims_total") == NULL);
 	tfj_buf_free(&out);
 }
+#endif
 
 int main(void)
 {

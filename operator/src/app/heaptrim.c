@@ -4,7 +4,24 @@
  */
 #include "app/heaptrim.h"
 
-#ifdef __GLIBC__
+/*
+ * Under AddressSanitizer malloc is the sanitizer's and glibc's arenas are
+ * never set up: malloc_trim and mallinfo2 would walk them (the informer's
+ * trim crashed in mtrim so, kube/informer.c). Without glibc's allocator
+ * this module never trims and shows no heap figures.
+ */
+#if defined(__GLIBC__)
+#define HEAP_GLIBC 1
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#undef HEAP_GLIBC
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#undef HEAP_GLIBC
+#endif
+#endif
+
+#ifdef HEAP_GLIBC
 #include <malloc.h>
 #endif
 
@@ -39,6 +56,7 @@ int tfj_heaptrim_due(struct tfj_heaptrim *t, uint64_t now_ms, uint64_t work, int
 	return 1;
 }
 
+#ifdef HEAP_GLIBC
 /* RssAnon in bytes, 0 when it cannot be read. */
 static uint64_t anon_bytes(void)
 {
@@ -46,10 +64,11 @@ static uint64_t anon_bytes(void)
 
 	return tfj_procmem_read(&m) ? 0 : m.anon_bytes;
 }
+#endif
 
 int tfj_heaptrim_tick(struct tfj_heaptrim *t, uint64_t now_ms, uint64_t work, int idle)
 {
-#ifdef __GLIBC__
+#ifdef HEAP_GLIBC
 	uint64_t before, after;
 
 	if (!tfj_heaptrim_due(t, now_ms, work, idle))
@@ -72,7 +91,7 @@ int tfj_heaptrim_tick(struct tfj_heaptrim *t, uint64_t now_ms, uint64_t work, in
 
 int tfj_heaptrim_metrics(const struct tfj_heaptrim *t, struct tfj_buf *out)
 {
-#ifdef __GLIBC__
+#ifdef HEAP_GLIBC
 	struct mallinfo2 mi = mallinfo2();
 	int rc;
 

@@ -60,7 +60,7 @@ int tfj_heaptrim_due(struct tfj_heaptrim *t, uint64_t now_ms, uint64_t work, int
 /*
  * tfj_heaptrim_due, and when due malloc_trim(0), counting the anonymous
  * resident memory (RssAnon) it returned. Returns 1 when it trimmed.
- * Without glibc it never trims.
+ * Without glibc's allocator (another libc, AddressSanitizer) it never trims.
  */
 int tfj_heaptrim_tick(struct tfj_heaptrim *t, uint64_t now_ms, uint64_t work, int idle);
 
@@ -69,7 +69,7 @@ int tfj_heaptrim_tick(struct tfj_heaptrim *t, uint64_t now_ms, uint64_t work, in
  * mallinfo2: bytes handed out, bytes free inside the arenas),
  * tfjob_operator_heap_trims_total and
  * tfjob_operator_heap_trim_returned_bytes_total. t may be NULL (no trim
- * counters). Nothing without glibc. TFJ_ETOOBIG when out is full.
+ * counters). Nothing without glibc's allocator. TFJ_ETOOBIG when out is full.
  */
 int tfj_heaptrim_metrics(const struct tfj_heaptrim *t, struct tfj_buf *out);
 
