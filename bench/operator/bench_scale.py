@@ -198,6 +198,17 @@ def counts(pods, a):
     return twice, never
 
 
+def own_metrics(url):
+    """Ours: the lines of /metrics about the informer caches and the heap
+    (bytes in use and free, trims), or [] when it cannot be read."""
+    try:
+        text = urllib.request.urlopen(url, timeout=10).read().decode()
+    except OSError:
+        return []
+    return [ln for ln in text.splitlines()
+            if ln.startswith(("tfjob_operator_informer_", "tfjob_operator_heap_"))]
+
+
 def run(a, api, ns, kc, logdir, r):
     mport = [bo.free_port() for _ in range(2)]
     ops, urls = [], []
@@ -223,6 +234,8 @@ def run(a, api, ns, kc, logdir, r):
     rss_ready, priv_ready = kwatch.mem_kib(pid)
     r["smaps_top_ready"] = kwatch.smaps_top(pid)
     r["priv_mib_ready"] = priv_ready / 1024.0
+    if a.impl == "ours":
+        r["own_metrics_ready"] = own_metrics(metrics)
     r["load_start"] = procmon.loadavg()
 
     pods, jobs = r["_watch"]
@@ -290,14 +303,9 @@ def run(a, api, ns, kc, logdir, r):
     r["rss_mib_peak"], cpu_end = bo.proc_figures(pid)
     r["smaps_top_end"] = kwatch.smaps_top(pid)
     if a.impl == "ours":
-        # What each informer's cache holds (objects, bytes): the part of the
-        # per-pod memory the operator accounts for itself.
-        try:
-            text = urllib.request.urlopen(metrics, timeout=10).read().decode()
-            r["informer_metrics"] = [ln for ln in text.splitlines()
-                                     if ln.startswith("tfjob_operator_informer_")]
-        except OSError:
-            pass
+        # What each informer's cache holds (objects, bytes) and what the
+        # heap holds (in use, free, trimmed): where the per-pod memory goes.
+        r["informer_metrics"] = own_metrics(metrics)
     if a.debug_port and a.impl == "ours":
         # What the informers hold, for the memory reading (docs/benchmarks.md).
         try:

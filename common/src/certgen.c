@@ -143,14 +143,15 @@ fail:
 	return tfj_err_set(TFJ_EINTERNAL, "certificate: %s", ossl_reason());
 }
 
-int tfj_certgen_ca(struct tfj_certgen_pair *out, const char *cn, int64_t now_s,
-		   int64_t lifetime_s)
+/* A signed self-made CA certificate and its key, in memory (*xo, *ko the caller's). */
+static int make_ca(X509 **xo, EVP_PKEY **ko, const char *cn, int64_t now_s, int64_t lifetime_s)
 {
 	EVP_PKEY *k = NULL;
 	X509 *x = NULL;
 	int rc;
 
-	memset(out, 0, sizeof(*out));
+	*xo = NULL;
+	*ko = NULL;
 	if (!cn || !*cn || strlen(cn) > 64 || lifetime_s <= 0)
 		return tfj_err_set(TFJ_EINVAL, "CA: a common name (1-64) and a lifetime are needed");
 	if ((rc = start_cert(&x, &k, cn, now_s - TFJ_CERTGEN_BACKDATE_S, now_s + lifetime_s)))
@@ -160,11 +161,25 @@ int tfj_certgen_ca(struct tfj_certgen_pair *out, const char *cn, int64_t now_s,
 	    !add_ext(x, x, NID_key_usage, "critical,keyCertSign,cRLSign") ||
 	    !add_ext(x, x, NID_subject_key_identifier, "hash") ||
 	    !X509_sign(x, k, EVP_sha256())) {
-		rc = tfj_err_set(TFJ_EINTERNAL, "CA: %s", ossl_reason());
-		goto out;
+		X509_free(x);
+		EVP_PKEY_free(k);
+		return tfj_err_set(TFJ_EINTERNAL, "CA: %s", ossl_reason());
 	}
-	rc = to_pem(out, x, k);
-out:
+	*xo = x;
+	*ko = k;
+	return 0;
+}
+
+int tfj_certgen_ca(struct tfj_certgen_pair *out, const char *cn, int64_t now_s,
+		   int64_t lifetime_s)
+{
+	EVP_PKEY *k = NULL;
+	X509 *x = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = make_ca(&x, &k, cn, now_s, lifetime_s)) == 0)
+		rc = to_pem(out, x, k);
 	X509_free(x);
 	EVP_PKEY_free(k);
 	return rc;
@@ -210,12 +225,14 @@ static int san_list(char *buf, size_t cap, const char *const *names, size_t n)
 	return 0;
 }
 
+static int sign_leaf(struct tfj_certgen_pair *out, X509 *cax, EVP_PKEY *cak,
+		     const char *const *names, size_t n, int64_t now_s, int64_t to);
+
 int tfj_certgen_leaf(struct tfj_certgen_pair *out, const struct tfj_certgen_pair *ca,
 		     const char *const *names, size_t n, int64_t now_s, int64_t lifetime_s)
 {
-	char san[TFJ_CERTGEN_MAX_NAMES * 260], cn[65];
-	EVP_PKEY *k = NULL, *cak = NULL;
-	X509 *x = NULL, *cax = NULL;
+	EVP_PKEY *cak = NULL;
+	X509 *cax = NULL;
 	int64_t to = now_s + lifetime_s, ca_from, ca_to;
 	int rc;
 
@@ -224,8 +241,6 @@ int tfj_certgen_leaf(struct tfj_certgen_pair *out, const struct tfj_certgen_pair
 	    lifetime_s <= 0)
 		return tfj_err_set(TFJ_EINVAL, "certificate: a CA, 1-%d names and a lifetime",
 				   TFJ_CERTGEN_MAX_NAMES);
-	if ((rc = san_list(san, sizeof(san), names, n)))
-		return rc;
 	if ((rc = tfj_certgen_validity(&ca_from, &ca_to, ca->cert_pem)))
 		return rc;
 	if (to > ca_to)
@@ -234,6 +249,53 @@ int tfj_certgen_leaf(struct tfj_certgen_pair *out, const struct tfj_certgen_pair
 		rc = tfj_err_set(TFJ_EINVAL, "certificate: unreadable CA: %s", ossl_reason());
 		goto out;
 	}
+	rc = sign_leaf(out, cax, cak, names, n, now_s, to);
+out:
+	X509_free(cax);
+	EVP_PKEY_free(cak);
+	return rc;
+}
+
+int tfj_certgen_ca_and_leaf(struct tfj_certgen_pair *leaf, char **ca_cert_pem,
+			    const char *ca_cn, const char *const *names, size_t n, int64_t now_s,
+			    int64_t lifetime_s)
+{
+	EVP_PKEY *cak = NULL;
+	X509 *cax = NULL;
+	BIO *b = NULL;
+	int rc;
+
+	memset(leaf, 0, sizeof(*leaf));
+	*ca_cert_pem = NULL;
+	if (n < 1 || n > TFJ_CERTGEN_MAX_NAMES)
+		return tfj_err_set(TFJ_EINVAL, "certificate: 1-%d names", TFJ_CERTGEN_MAX_NAMES);
+	/* The CA's key stays an in-memory key: never printed, never parsed back. */
+	if ((rc = make_ca(&cax, &cak, ca_cn, now_s, lifetime_s)) ||
+	    (rc = sign_leaf(leaf, cax, cak, names, n, now_s, now_s + lifetime_s)))
+		goto out;
+	if (!(b = BIO_new(BIO_s_mem())) || !PEM_write_bio_X509(b, cax) ||
+	    !(*ca_cert_pem = bio_string(b))) {
+		rc = tfj_err_set(TFJ_ENOMEM, "certificate: PEM encoding failed");
+		tfj_certgen_pair_free(leaf);
+	}
+out:
+	BIO_free(b);
+	X509_free(cax);
+	EVP_PKEY_free(cak);
+	return rc;
+}
+
+/* The serving certificate for names, valid until `to`, signed by cax's key cak. */
+static int sign_leaf(struct tfj_certgen_pair *out, X509 *cax, EVP_PKEY *cak,
+		     const char *const *names, size_t n, int64_t now_s, int64_t to)
+{
+	char san[TFJ_CERTGEN_MAX_NAMES * 260], cn[65];
+	EVP_PKEY *k = NULL;
+	X509 *x = NULL;
+	int rc;
+
+	if ((rc = san_list(san, sizeof(san), names, n)))
+		return rc;
 	/*
 	 * X.509 caps a common name at 64 characters; clients match the
 	 * subjectAltNames, so a longer first name gives its first label.
@@ -254,9 +316,7 @@ int tfj_certgen_leaf(struct tfj_certgen_pair *out, const struct tfj_certgen_pair
 	rc = to_pem(out, x, k);
 out:
 	X509_free(x);
-	X509_free(cax);
 	EVP_PKEY_free(k);
-	EVP_PKEY_free(cak);
 	return rc;
 }
 

@@ -47,6 +47,49 @@ static void test_chain_and_names(void)
 	TFJ_CHECK_NULL(ca.cert_pem);
 }
 
+/*
+ * The pair made in one go (the ps Secret's): the leaf chains to the CA for
+ * each name and no other, until the lifetime ends; bad input is refused
+ * and leaves nothing behind.
+ */
+static void test_ca_and_leaf(void)
+{
+	struct tfj_certgen_pair leaf, other;
+	char *ca_pem = NULL;
+	size_t i;
+
+	TFJ_CHECK_OK(tfj_certgen_ca_and_leaf(&leaf, &ca_pem, "tfjob-ps-ca", names, 4, NOW,
+					     30 * DAY));
+	TFJ_CHECK_NOT_NULL(strstr(ca_pem, "BEGIN CERTIFICATE"));
+	TFJ_CHECK_NULL(strstr(ca_pem, "PRIVATE KEY"));
+	for (i = 0; i < 4; i++)
+		TFJ_CHECK_OK(tfj_certgen_verify(ca_pem, leaf.cert_pem, leaf.key_pem, names[i], NOW));
+	TFJ_CHECK_INT(tfj_certgen_verify(ca_pem, leaf.cert_pem, leaf.key_pem,
+					 "evil.tfjob-system.svc", NOW), TFJ_EINVAL);
+	TFJ_CHECK_INT(tfj_certgen_verify(ca_pem, leaf.cert_pem, leaf.key_pem, names[0],
+					 NOW + 31 * DAY), TFJ_EINVAL);
+	/* Another pair's CA does not vouch for this leaf. */
+	{
+		char *ca2 = NULL;
+
+		TFJ_CHECK_OK(tfj_certgen_ca_and_leaf(&other, &ca2, "tfjob-ps-ca", names, 1, NOW,
+						     30 * DAY));
+		TFJ_CHECK_INT(tfj_certgen_verify(ca2, leaf.cert_pem, leaf.key_pem, names[0], NOW),
+			      TFJ_EINVAL);
+		tfj_certgen_pair_free(&other);
+		free(ca2);
+	}
+	tfj_certgen_pair_free(&leaf);
+	free(ca_pem);
+	ca_pem = (char *)"unchanged";
+	TFJ_CHECK_INT(tfj_certgen_ca_and_leaf(&leaf, &ca_pem, "ca", names, 0, NOW, DAY),
+		      TFJ_EINVAL);
+	TFJ_CHECK_NULL(ca_pem);
+	TFJ_CHECK_INT(tfj_certgen_ca_and_leaf(&leaf, &ca_pem, "", names, 1, NOW, DAY), TFJ_EINVAL);
+	TFJ_CHECK_NULL(ca_pem);
+	TFJ_CHECK_NULL(leaf.cert_pem);
+}
+
 static void test_wrong_ca_and_key(void)
 {
 	struct tfj_certgen_pair ca, other, leaf, leaf2;
@@ -170,6 +213,7 @@ int main(void)
 {
 	TFJ_RUN(test_ip_names);
 	TFJ_RUN(test_chain_and_names);
+	TFJ_RUN(test_ca_and_leaf);
 	TFJ_RUN(test_wrong_ca_and_key);
 	TFJ_RUN(test_expiry);
 	TFJ_RUN(test_renew_due);

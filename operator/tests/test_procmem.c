@@ -23,6 +23,11 @@ static void test_parse(void)
 	TFJ_CHECK_INT(tfj_procmem_parse(&m, STATUS, strlen(STATUS)), 0);
 	TFJ_CHECK_EQ(m.rss_bytes, 20480ull * 1024);
 	TFJ_CHECK_EQ(m.peak_bytes, 41234ull * 1024);
+	TFJ_CHECK_EQ(m.anon_bytes, 10000ull * 1024);
+	/* RssAnon is optional: without it the other two are still read. */
+	TFJ_CHECK_INT(tfj_procmem_parse(&m, "VmHWM:\t 12 kB\nVmRSS:\t 34 kB\n", 28), 0);
+	TFJ_CHECK_EQ(m.rss_bytes, 34ull * 1024);
+	TFJ_CHECK_EQ(m.anon_bytes, 0);
 }
 
 static void test_parse_refuses(void)

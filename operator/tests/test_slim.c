@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include <tfj/buf.h>
 #include <tfj/err.h>
 #include <tfj/json.h>
 
@@ -160,11 +161,14 @@ static void test_pod_kept_and_dropped(void)
 	TFJ_CHECK_STR(cJSON_GetStringValue(at(slim, "status", "phase")), "Failed");
 	TFJ_CHECK_STR(cJSON_GetStringValue(at(slim, "kind", NULL)), "Pod");
 
-	/* Conditions keep type, status and reason only. */
-	TFJ_CHECK_INT(cJSON_GetArraySize(at(slim, "status", "conditions")), 2);
-	TFJ_CHECK(at(cJSON_GetArrayItem(at(slim, "status", "conditions"), 1), "message", NULL) == NULL);
-	TFJ_CHECK(at(cJSON_GetArrayItem(at(slim, "status", "conditions"), 0),
-		     "lastTransitionTime", NULL) == NULL);
+	/* Conditions: only the types the reader looks at, with type, status
+	 * and reason (Ready is dropped, DisruptionTarget kept). */
+	TFJ_CHECK_INT(cJSON_GetArraySize(at(slim, "status", "conditions")), 1);
+	TFJ_CHECK_STR(cJSON_GetStringValue(at(cJSON_GetArrayItem(at(slim, "status", "conditions"), 0),
+					      "type", NULL)), "DisruptionTarget");
+	TFJ_CHECK_STR(cJSON_GetStringValue(at(cJSON_GetArrayItem(at(slim, "status", "conditions"), 0),
+					      "reason", NULL)), "TerminationByKubelet");
+	TFJ_CHECK(at(cJSON_GetArrayItem(at(slim, "status", "conditions"), 0), "message", NULL) == NULL);
 
 	/* Container statuses: name, restartCount and the cut-down states. */
 	cs0 = cJSON_GetArrayItem(at(slim, "status", "containerStatuses"), 0);
@@ -250,6 +254,51 @@ static void test_pod_readers_agree(void)
 	check_readers_agree("{\"metadata\":{\"name\":\"x-ps-0\",\"namespace\":\"n\","
 			    "\"labels\":{\"training.kubeflow.org/replica-type\":\"ps\","
 			    "\"training.kubeflow.org/replica-index\":\"0\"}}}");
+}
+
+/*
+ * Conditions the reader looks at survive among others, Kueue's included,
+ * and one past the reader's cap is seen by neither copy.
+ */
+static void test_pod_conditions(void)
+{
+	static const char head[] =
+		"{\"metadata\":{\"name\":\"x-worker-0\",\"namespace\":\"n\"},"
+		"\"status\":{\"phase\":\"Running\",\"conditions\":[";
+	struct tfj_buf b;
+	struct tfj_podstate st;
+	cJSON *full, *slim;
+
+	tfj_buf_init(&b, 1 << 16);
+	TFJ_CHECK_INT(tfj_buf_puts(&b, head), 0);
+	TFJ_CHECK_INT(tfj_buf_puts(&b, "{\"type\":\"PodScheduled\",\"status\":\"True\"},"
+				   "{\"type\":\"TerminationTarget\",\"status\":\"True\","
+				   "\"reason\":\"Preempted\"},{\"type\":\"Ready\",\"status\":\"True\"}]}}"), 0);
+	full = parse(b.ptr);
+	slim = tfj_slim_pod(full);
+	TFJ_CHECK_INT(cJSON_GetArraySize(at(slim, "status", "conditions")), 1);
+	TFJ_CHECK_INT(tfj_podstate_read(&st, slim), 0);
+	TFJ_CHECK_INT(st.disrupted, 1);
+	TFJ_CHECK_STR(st.why, "Preempted");
+	check_readers_agree(b.ptr);
+	cJSON_Delete(full);
+	cJSON_Delete(slim);
+
+	/* 64 others, then a DisruptionTarget the reader never reaches. */
+	tfj_buf_clear(&b);
+	TFJ_CHECK_INT(tfj_buf_puts(&b, head), 0);
+	for (int i = 0; i < TFJ_PODSTATE_MAX_CONDITIONS; i++)
+		TFJ_CHECK_INT(tfj_buf_puts(&b, "{\"type\":\"Other\",\"status\":\"True\"},"), 0);
+	TFJ_CHECK_INT(tfj_buf_puts(&b, "{\"type\":\"DisruptionTarget\",\"status\":\"True\"}]}}"), 0);
+	full = parse(b.ptr);
+	slim = tfj_slim_pod(full);
+	TFJ_CHECK_INT(cJSON_GetArraySize(at(slim, "status", "conditions")), 0);
+	TFJ_CHECK_INT(tfj_podstate_read(&st, full), 0);
+	TFJ_CHECK_INT(st.disrupted, 0);
+	check_readers_agree(b.ptr);
+	cJSON_Delete(full);
+	cJSON_Delete(slim);
+	tfj_buf_free(&b);
 }
 
 static void test_pod_bad_types(void)
@@ -508,6 +557,7 @@ int main(void)
 {
 	TFJ_RUN(test_pod_kept_and_dropped);
 	TFJ_RUN(test_pod_readers_agree);
+	TFJ_RUN(test_pod_conditions);
 	TFJ_RUN(test_pod_bad_types);
 	TFJ_RUN(test_service);
 	TFJ_RUN(test_tfjob);

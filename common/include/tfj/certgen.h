@@ -51,6 +51,18 @@ int tfj_certgen_ca(struct tfj_certgen_pair *out, const char *cn, int64_t now_s,
 int tfj_certgen_leaf(struct tfj_certgen_pair *out, const struct tfj_certgen_pair *ca,
 		     const char *const *names, size_t n, int64_t now_s, int64_t lifetime_s);
 
+/*
+ * A CA (common name ca_cn) and a serving certificate it signed, as
+ * tfj_certgen_ca then tfj_certgen_leaf would make them, in one go: the CA's
+ * key is never written out (nothing further can be signed with it) and the
+ * CA is not parsed back from PEM, which in the scale benchmark cost about
+ * half of the pair's CPU (docs/bench/history.md, part 11). *ca_cert_pem
+ * gets the CA certificate (the caller's, free()); leaf as tfj_certgen_leaf.
+ */
+int tfj_certgen_ca_and_leaf(struct tfj_certgen_pair *leaf, char **ca_cert_pem,
+			    const char *ca_cn, const char *const *names, size_t n, int64_t now_s,
+			    int64_t lifetime_s);
+
 void tfj_certgen_pair_free(struct tfj_certgen_pair *p);
 
 /* notBefore and notAfter (Unix seconds) of the first certificate in pem. */

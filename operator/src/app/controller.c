@@ -912,6 +912,15 @@ int tfj_controller_flush_events(struct tfj_controller *c, long timeout_ms)
 	return tfj_events_flush(c->events, timeout_ms);
 }
 
+int tfj_controller_idle(struct tfj_controller *c, uint64_t *work)
+{
+	struct tfj_queue_stats qs;
+
+	tfj_queue_stats(c->q, &qs);
+	*work = qs.adds + qs.work_count;
+	return qs.depth == 0 && qs.processing == 0;
+}
+
 int tfj_controller_metrics(struct tfj_controller *c, struct tfj_buf *out)
 {
 	struct tfj_queue_stats qs;

@@ -132,6 +132,12 @@ int tfj_controller_get_job_text(char **out, size_t *len, struct tfj_controller *
 				const char *ns, const char *name);
 
 /* Reconciles key "ns/name" after delay_ms (0: now). */
+/*
+ * For the heap trim (heaptrim.h): *work gets a count that grows with every
+ * key added to or processed by the work queue. Returns 1 when no key is
+ * queued or being processed (keys waiting for a delay do not count), else 0.
+ */
+int tfj_controller_idle(struct tfj_controller *c, uint64_t *work);
 void tfj_controller_enqueue(struct tfj_controller *c, const char *key, uint64_t delay_ms);
 
 /* Waits until the events queued so far are posted (tests). 0 or TFJ_ETIMEOUT. */

@@ -30,6 +30,7 @@
 
 #include "app/config.h"
 #include "app/controller.h"
+#include "app/heaptrim.h"
 #include "app/httpd.h"
 #include "app/scrape.h"
 #include "report/capublish.h"
@@ -72,6 +73,7 @@ struct app {
 	struct tfj_httpd *debug;     /* --debug-addr (loopback); NULL when off */
 	struct tfj_leader *leader;
 	struct tfj_replabel label;   /* the report Service's selector label (replabel.h) */
+	struct tfj_heaptrim trim;    /* free heap handed back after bursts (heaptrim.h) */
 	char host[256];
 	char identity[320];
 	int reconciling;      /* the controller has started (run) */
@@ -92,6 +94,7 @@ static int collect(void *ud, struct tfj_buf *out)
 		.tr = a->hub.tr,
 		.leading = atomic_load(&a->leading),
 		.identity = a->identity,
+		.trim = &a->trim,
 	};
 
 	return tfj_scrape_render(&s, out);
@@ -441,6 +444,18 @@ static int start(struct app *a, const struct tfj_config *cfg)
 }
 
 /*
+ * Once a burst of work is over, the memory it freed goes back to the kernel
+ * (heaptrim.h: at most every 10 s, only after a quiet half second).
+ */
+static void trim_after_burst(struct app *a)
+{
+	uint64_t work = 0;
+	int idle = tfj_controller_idle(a->ctl, &work);
+
+	tfj_heaptrim_tick(&a->trim, tfj_clock_mono_ns() / 1000000ull, work, idle);
+}
+
+/*
  * Until a signal, a lost lease or a failed controller start: starts the
  * controller once this replica leads. Returns the exit status.
  */
@@ -479,6 +494,8 @@ static int run(struct app *a, const struct tfj_config *cfg, const sigset_t *sigs
 		/* Reports go to this pod once it can take them (replabel.h). */
 		tfj_replabel_sync(&a->label, a->reconciling,
 				  (int64_t)(tfj_clock_mono_ns() / 1000000ull));
+		if (a->reconciling)
+			trim_after_burst(a);
 	}
 }
 
@@ -520,6 +537,7 @@ int main(int argc, char **argv)
 	int exit_code;
 
 	limit_arenas();
+	tfj_heaptrim_init(&a.trim, 0);
 	tfj_log_set_component("operator");
 	if ((exit_code = read_flags(&cfg, argc, argv)) >= 0)
 		return exit_code;

@@ -51,9 +51,14 @@ int tfj_procmem_parse(struct tfj_procmem *out, const char *text, size_t len)
 
 	memset(out, 0, sizeof(*out));
 	if ((rc = field_kb(&out->rss_bytes, text, len, "VmRSS")) ||
-	    (rc = field_kb(&out->peak_bytes, text, len, "VmHWM")))
+	    (rc = field_kb(&out->peak_bytes, text, len, "VmHWM"))) {
 		memset(out, 0, sizeof(*out));
-	return rc;
+		return rc;
+	}
+	/* Optional: older kernels do not show it, and no reader needs it. */
+	if (field_kb(&out->anon_bytes, text, len, "RssAnon"))
+		out->anon_bytes = 0;
+	return 0;
 }
 
 int tfj_procmem_read(struct tfj_procmem *out)

@@ -20,12 +20,14 @@
 struct tfj_procmem {
 	uint64_t rss_bytes;   /* VmRSS */
 	uint64_t peak_bytes;  /* VmHWM */
+	uint64_t anon_bytes;  /* RssAnon (heap, stacks, written data); 0 when not shown */
 };
 
 /*
  * Pure. Reads the VmRSS and VmHWM lines ("VmHWM:\t  1234 kB") of a
- * /proc/<pid>/status text of len bytes. TFJ_EPARSE when either is missing
- * or malformed.
+ * /proc/<pid>/status text of len bytes, and RssAnon when it is there
+ * (Linux 4.5 and later; else anon_bytes is 0). TFJ_EPARSE when VmRSS or
+ * VmHWM is missing or malformed.
  */
 int tfj_procmem_parse(struct tfj_procmem *out, const char *text, size_t len);
 

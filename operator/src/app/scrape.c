@@ -13,6 +13,8 @@ int tfj_scrape_render(const struct tfj_scrape *s, struct tfj_buf *out)
 
 	if (rc == 0)
 		rc = tfj_procmem_metrics(out);
+	if (rc == 0)
+		rc = tfj_heaptrim_metrics(s->trim, out);
 	/* Events spend a client of their own: counted apart (events.h). */
 	if (rc == 0 && s->event_kube)
 		rc = tfj_kube_requests_metric(s->event_kube, out,

@@ -14,6 +14,7 @@
 #include <tfj/buf.h>
 
 #include "app/controller.h"
+#include "app/heaptrim.h"
 #include "kube/kube.h"
 #include "report/progress.h"
 #include "report/report.h"
@@ -28,6 +29,7 @@ struct tfj_scrape {
 	struct tfj_progress *prog;
 	struct tfj_servingcert *cert;
 	struct tfj_tokenreviewer *tr;
+	const struct tfj_heaptrim *trim;  /* the heap trim's counters; NULL = none */
 	int leading;                      /* 1 while this replica leads */
 	const char *identity;             /* leader-election identity; NULL or "" = none */
 };

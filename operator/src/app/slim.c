@@ -8,6 +8,7 @@
 
 #include "kube/objmeta.h"
 #include "tfjob/podspec.h"
+#include "tfjob/podstate.h"
 #include "tfjob/tfjob.h"
 
 /* Readers look at no more than this many conditions or container statuses. */
@@ -132,9 +133,16 @@ static int slim_type(cJSON *dst, const cJSON *obj)
 	return copy(dst, obj, "apiVersion", K_STRING) || copy(dst, obj, "kind", K_STRING) ? -1 : 0;
 }
 
+/*
+ * Only the conditions the pod reader looks at (tfj_podstate_reads_condition:
+ * DisruptionTarget, Kueue's TerminationTarget). Every pod carries four or
+ * five others (PodScheduled, Initialized, Ready, ...), about 200 bytes of
+ * a cached pod's 1.1 KB that nobody reads. The reader's cap counts every
+ * condition, so the cap here does too: both stop at the same one.
+ */
 static int slim_conditions(cJSON *dst, const cJSON *status)
 {
-	const cJSON *list = cJSON_GetObjectItemCaseSensitive(status, "conditions"), *c;
+	const cJSON *list = cJSON_GetObjectItemCaseSensitive(status, "conditions"), *c, *type;
 	cJSON *out;
 	int n = 0;
 
@@ -144,9 +152,11 @@ static int slim_conditions(cJSON *dst, const cJSON *status)
 		return -1;
 	cJSON_ArrayForEach(c, list) {
 		cJSON *o;
-		if (++n > LIST_CAP)
+		if (++n > TFJ_PODSTATE_MAX_CONDITIONS)
 			break;
-		if (!cJSON_IsObject(c))
+		type = cJSON_GetObjectItemCaseSensitive(c, "type");
+		if (!cJSON_IsObject(c) || !cJSON_IsString(type) ||
+		    !tfj_podstate_reads_condition(type->valuestring))
 			continue;
 		if (!(o = cJSON_CreateObject()) || !cJSON_AddItemToArray(out, o)) {
 			cJSON_Delete(o);

@@ -17,7 +17,9 @@
  *             spec.nodeName (Kueue's marks, and the events about a lost
  *             node, planlost.h) and spec.schedulingGates[].name (the first
  *             64; Kueue's marks, tfjob/kueue.h)
- *             and status.phase, .reason, .conditions[].{type,status,reason},
+ *             and status.phase, .reason, .conditions[].{type,status,reason}
+ *             of the types the pod reader looks at (DisruptionTarget,
+ *             Kueue's TerminationTarget; podstate.h),
  *             .containerStatuses[].{name,restartCount,state,lastState} with
  *             the states cut to running.startedAt and terminated.{exitCode,
  *             reason,message,finishedAt} (podstate.c, tokenreview.c,

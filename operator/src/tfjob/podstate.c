@@ -98,6 +98,11 @@ static void read_phase(struct tfj_podstate *st, const cJSON *status)
 			st->phase = (enum tfj_pod_phase)i;
 }
 
+int tfj_podstate_reads_condition(const char *type)
+{
+	return !strcmp(type, "DisruptionTarget") || !strcmp(type, TFJ_PODSTATE_KUEUE_STOP);
+}
+
 static void read_disruption(struct tfj_podstate *st, const cJSON *status)
 {
 	const char *reason = str_or(status, "reason", "");
@@ -112,15 +117,14 @@ static void read_disruption(struct tfj_podstate *st, const cJSON *status)
 	if (!cJSON_IsArray(conds))
 		return;
 	cJSON_ArrayForEach(c, conds) {
-		if (++n > 64)
+		if (++n > TFJ_PODSTATE_MAX_CONDITIONS)
 			break;
 		const char *type = str_or(c, "type", "");
 
 		/* Kueue marks the pods of a pod group it evicts or preempts
 		 * with TerminationTarget (pkg/controller/jobs/pod, Stop)
 		 * before it deletes them, not with DisruptionTarget. */
-		if ((!strcmp(type, "DisruptionTarget") || !strcmp(type, TFJ_PODSTATE_KUEUE_STOP)) &&
-		    !strcmp(str_or(c, "status", ""), "True")) {
+		if (tfj_podstate_reads_condition(type) && !strcmp(str_or(c, "status", ""), "True")) {
 			st->disrupted = 1;
 			snprintf(st->target, sizeof(st->target), "%s", str_or(c, "reason", ""));
 			if (!st->why[0])

@@ -21,6 +21,8 @@
 
 /* The pod condition Kueue sets on the pods of a group it stops. */
 #define TFJ_PODSTATE_KUEUE_STOP "TerminationTarget"
+/* Readers look at no more than this many of a pod's conditions. */
+#define TFJ_PODSTATE_MAX_CONDITIONS 64
 
 enum tfj_pod_phase {
 	TFJ_POD_PENDING = 0,
@@ -94,6 +96,12 @@ struct tfj_podstate {
  * or phase so the planner can treat the pod as not ours to plan.
  */
 int tfj_podstate_read(struct tfj_podstate *out, const cJSON *pod);
+/*
+ * 1 when tfj_podstate_read looks at pod conditions of this type
+ * (DisruptionTarget, TFJ_PODSTATE_KUEUE_STOP), else 0. The pod cache keeps
+ * only those (app/slim.c), so the two cannot drift apart. Pure.
+ */
+int tfj_podstate_reads_condition(const char *type);
 
 /* Reads a service: name, uid, labels and deleting only. */
 int tfj_podstate_read_service(struct tfj_podstate *out, const cJSON *svc);

@@ -1,0 +1,124 @@
+/*
+ * heaptrim.c - malloc_trim after bursts, and the heap's figures for
+ * /metrics (see heaptrim.h for when and why).
+ */
+#include "app/heaptrim.h"
+
+/*
+ * Under AddressSanitizer malloc is the sanitizer's and glibc's arenas are
+ * never set up: malloc_trim and mallinfo2 would walk them (the informer's
+ * trim crashed in mtrim so, kube/informer.c). Without glibc's allocator
+ * this module never trims and shows no heap figures.
+ */
+#if defined(__GLIBC__)
+#define HEAP_GLIBC 1
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#undef HEAP_GLIBC
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#undef HEAP_GLIBC
+#endif
+#endif
+
+#ifdef HEAP_GLIBC
+#include <malloc.h>
+#endif
+
+#include <tfj/err.h>
+
+#include "app/procmem.h"
+
+void tfj_heaptrim_init(struct tfj_heaptrim *t, uint64_t min_gap_ms)
+{
+	t->min_gap_ms = min_gap_ms ? min_gap_ms : TFJ_HEAPTRIM_MIN_GAP_MS;
+	t->last_ms = 0;
+	t->trimmed_work = 0;
+	t->prev_work = 0;
+	t->checked = 0;
+	atomic_store(&t->trims, 0);
+	atomic_store(&t->returned_bytes, 0);
+}
+
+int tfj_heaptrim_due(struct tfj_heaptrim *t, uint64_t now_ms, uint64_t work, int idle)
+{
+	/* Quiet since the previous check: the burst is over, not between two keys. */
+	int quiet = t->checked && work == t->prev_work;
+
+	t->prev_work = work;
+	t->checked = 1;
+	if (!idle || !quiet || work == t->trimmed_work)
+		return 0;
+	if (t->last_ms && now_ms - t->last_ms < t->min_gap_ms)
+		return 0;
+	t->last_ms = now_ms ? now_ms : 1;
+	t->trimmed_work = work;
+	return 1;
+}
+
+#ifdef HEAP_GLIBC
+/* RssAnon in bytes, 0 when it cannot be read. */
+static uint64_t anon_bytes(void)
+{
+	struct tfj_procmem m;
+
+	return tfj_procmem_read(&m) ? 0 : m.anon_bytes;
+}
+#endif
+
+int tfj_heaptrim_tick(struct tfj_heaptrim *t, uint64_t now_ms, uint64_t work, int idle)
+{
+#ifdef HEAP_GLIBC
+	uint64_t before, after;
+
+	if (!tfj_heaptrim_due(t, now_ms, work, idle))
+		return 0;
+	before = anon_bytes();
+	malloc_trim(0);
+	after = anon_bytes();
+	atomic_fetch_add(&t->trims, 1);
+	if (before > after)
+		atomic_fetch_add(&t->returned_bytes, before - after);
+	return 1;
+#else
+	(void)t;
+	(void)now_ms;
+	(void)work;
+	(void)idle;
+	return 0;
+#endif
+}
+
+int tfj_heaptrim_metrics(const struct tfj_heaptrim *t, struct tfj_buf *out)
+{
+#ifdef HEAP_GLIBC
+	struct mallinfo2 mi = mallinfo2();
+	int rc;
+
+	/* In use: small chunks handed out plus blocks mmap'd on their own. */
+	rc = tfj_buf_printf(out,
+		"# HELP tfjob_operator_heap_bytes The allocator's heap: bytes in use, and bytes "
+		"free inside its arenas (resident until trimmed or reused).\n"
+		"# TYPE tfjob_operator_heap_bytes gauge\n"
+		"tfjob_operator_heap_bytes{state=\"in_use\"} %llu\n"
+		"tfjob_operator_heap_bytes{state=\"free\"} %llu\n",
+		(unsigned long long)(mi.uordblks + mi.hblkhd), (unsigned long long)mi.fordblks);
+	if (rc == 0 && t)
+		rc = tfj_buf_printf(out,
+			"# HELP tfjob_operator_heap_trims_total Free heap memory handed back to "
+			"the kernel after a burst of work (malloc_trim).\n"
+			"# TYPE tfjob_operator_heap_trims_total counter\n"
+			"tfjob_operator_heap_trims_total %llu\n"
+			"# HELP tfjob_operator_heap_trim_returned_bytes_total Anonymous resident "
+			"memory those trims returned (RssAnon before minus after).\n"
+			"# TYPE tfjob_operator_heap_trim_returned_bytes_total counter\n"
+			"tfjob_operator_heap_trim_returned_bytes_total %llu\n",
+			(unsigned long long)atomic_load(&t->trims),
+			(unsigned long long)atomic_load(&t->returned_bytes));
+	return rc ? TFJ_ETOOBIG : 0;
+#else
+	(void)t;
+	(void)out;
+	return 0;
+#endif
+}
