@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <tfj/buf.h>
+#include <tfj/glibcheap.h>
 
 #include "app/heaptrim.h"
 #include "app/procmem.h"
@@ -67,15 +68,7 @@ static void test_gap_between_trims(void)
  * each 64 KiB one keeps them off the top, which free() would shrink by
  * itself) stay resident until the trim, which hands them back.
  */
-#if defined(__SANITIZE_ADDRESS__)
-#define NO_GLIBC_HEAP 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define NO_GLIBC_HEAP 1
-#endif
-#endif
-
-#ifdef NO_GLIBC_HEAP
+#if !TFJ_GLIBC_HEAP
 /* Under AddressSanitizer the allocator is not glibc's: nothing to trim or show. */
 static void test_trim_returns_freed_pages(void)
 {

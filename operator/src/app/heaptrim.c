@@ -5,23 +5,12 @@
 #include "app/heaptrim.h"
 
 /*
- * Under AddressSanitizer malloc is the sanitizer's and glibc's arenas are
- * never set up: malloc_trim and mallinfo2 would walk them (the informer's
- * trim crashed in mtrim so, kube/informer.c). Without glibc's allocator
+ * Without glibc's allocator (AddressSanitizer's instead, tfj/glibcheap.h)
  * this module never trims and shows no heap figures.
  */
-#if defined(__GLIBC__)
-#define HEAP_GLIBC 1
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#undef HEAP_GLIBC
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#undef HEAP_GLIBC
-#endif
-#endif
+#include <tfj/glibcheap.h>
 
-#ifdef HEAP_GLIBC
+#if TFJ_GLIBC_HEAP
 #include <malloc.h>
 #endif
 
@@ -56,7 +45,7 @@ int tfj_heaptrim_due(struct tfj_heaptrim *t, uint64_t now_ms, uint64_t work, int
 	return 1;
 }
 
-#ifdef HEAP_GLIBC
+#if TFJ_GLIBC_HEAP
 /* RssAnon in bytes, 0 when it cannot be read. */
 static uint64_t anon_bytes(void)
 {
@@ -68,7 +57,7 @@ static uint64_t anon_bytes(void)
 
 int tfj_heaptrim_tick(struct tfj_heaptrim *t, uint64_t now_ms, uint64_t work, int idle)
 {
-#ifdef HEAP_GLIBC
+#if TFJ_GLIBC_HEAP
 	uint64_t before, after;
 
 	if (!tfj_heaptrim_due(t, now_ms, work, idle))
@@ -91,7 +80,7 @@ int tfj_heaptrim_tick(struct tfj_heaptrim *t, uint64_t now_ms, uint64_t work, in
 
 int tfj_heaptrim_metrics(const struct tfj_heaptrim *t, struct tfj_buf *out)
 {
-#ifdef HEAP_GLIBC
+#if TFJ_GLIBC_HEAP
 	struct mallinfo2 mi = mallinfo2();
 	int rc;
 

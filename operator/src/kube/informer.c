@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include <tfj/clock.h>
+#include <tfj/glibcheap.h>
 #include <tfj/err.h>
 #include <tfj/json.h>
 #include <tfj/log.h>
@@ -516,26 +517,13 @@ static void count_error(struct tfj_informer *inf)
 }
 
 /*
- * Under AddressSanitizer malloc is the sanitizer's: glibc's allocator is
- * never set up, and malloc_trim would walk its uninitialised arenas (a
- * SEGV in mtrim, seen in the sanitized unit tests).
- */
-#if defined(__SANITIZE_ADDRESS__)
-#define NO_MALLOC_TRIM 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define NO_MALLOC_TRIM 1
-#endif
-#endif
-
-/*
  * A LIST parses page_size full objects, one at a time, and frees them
  * again; glibc keeps such freed memory in the thread's arena. Hand it back
  * to the kernel once the cache holds only its trimmed copies.
  */
 static void release_free_memory(void)
 {
-#if defined(__GLIBC__) && !defined(NO_MALLOC_TRIM)
+#if TFJ_GLIBC_HEAP
 	malloc_trim(0);
 #endif
 }
