@@ -104,6 +104,11 @@ static void same_podstate(const struct tfj_podstate *a, const struct tfj_podstat
 	TFJ_CHECK_INT(a->gated, b->gated);
 	TFJ_CHECK_INT(a->scheduled, b->scheduled);
 	TFJ_CHECK_INT(a->kueue_finalizer, b->kueue_finalizer);
+	TFJ_CHECK_INT(a->node_unready, b->node_unready);
+	TFJ_CHECK_EQ(a->created, b->created);
+	TFJ_CHECK_EQ(a->delete_due, b->delete_due);
+	TFJ_CHECK_STR(a->target, b->target);
+	TFJ_CHECK_STR(a->node, b->node);
 }
 
 static void test_pod_kept_and_dropped(void)
@@ -162,13 +167,19 @@ static void test_pod_kept_and_dropped(void)
 	TFJ_CHECK_STR(cJSON_GetStringValue(at(slim, "kind", NULL)), "Pod");
 
 	/* Conditions: only the types the reader looks at, with type, status
-	 * and reason (Ready is dropped, DisruptionTarget kept). */
-	TFJ_CHECK_INT(cJSON_GetArraySize(at(slim, "status", "conditions")), 1);
+	 * and reason (a Ready that is not True and DisruptionTarget kept). */
+	TFJ_CHECK_INT(cJSON_GetArraySize(at(slim, "status", "conditions")), 2);
 	TFJ_CHECK_STR(cJSON_GetStringValue(at(cJSON_GetArrayItem(at(slim, "status", "conditions"), 0),
+					      "type", NULL)), "Ready");
+	TFJ_CHECK_STR(cJSON_GetStringValue(at(cJSON_GetArrayItem(at(slim, "status", "conditions"), 0),
+					      "status", NULL)), "False");
+	TFJ_CHECK(at(cJSON_GetArrayItem(at(slim, "status", "conditions"), 0), "lastTransitionTime",
+		     NULL) == NULL);
+	TFJ_CHECK_STR(cJSON_GetStringValue(at(cJSON_GetArrayItem(at(slim, "status", "conditions"), 1),
 					      "type", NULL)), "DisruptionTarget");
-	TFJ_CHECK_STR(cJSON_GetStringValue(at(cJSON_GetArrayItem(at(slim, "status", "conditions"), 0),
+	TFJ_CHECK_STR(cJSON_GetStringValue(at(cJSON_GetArrayItem(at(slim, "status", "conditions"), 1),
 					      "reason", NULL)), "TerminationByKubelet");
-	TFJ_CHECK(at(cJSON_GetArrayItem(at(slim, "status", "conditions"), 0), "message", NULL) == NULL);
+	TFJ_CHECK(at(cJSON_GetArrayItem(at(slim, "status", "conditions"), 1), "message", NULL) == NULL);
 
 	/* Container statuses: name, restartCount and the cut-down states. */
 	cs0 = cJSON_GetArrayItem(at(slim, "status", "containerStatuses"), 0);
@@ -299,6 +310,56 @@ static void test_pod_conditions(void)
 	cJSON_Delete(full);
 	cJSON_Delete(slim);
 	tfj_buf_free(&b);
+}
+
+/*
+ * A Ready condition that is not True is kept, and read as "the node stopped
+ * reporting" only when its kubelet did not set it and the pod runs.
+ */
+static void test_pod_ready(void)
+{
+	static const struct {
+		const char *phase, *ready;
+		int running, unready;
+	} cases[] = {
+		/* The node lifecycle controller's mark: status False, no reason. */
+		{ "Running", "{\"type\":\"Ready\",\"status\":\"False\"}", 1, 1 },
+		{ "Running", "{\"type\":\"Ready\",\"status\":\"Unknown\",\"reason\":\"X\"}", 1, 1 },
+		/* Its own kubelet's: a failing probe or a container that stopped. */
+		{ "Running", "{\"type\":\"Ready\",\"status\":\"False\","
+		  "\"reason\":\"ContainersNotReady\"}", 1, 0 },
+		{ "Running", "{\"type\":\"Ready\",\"status\":\"True\"}", 1, 0 },
+		/* Never up: nothing its peers lost. */
+		{ "Pending", "{\"type\":\"Ready\",\"status\":\"False\"}", 0, 0 },
+		{ "Running", "{\"type\":\"Ready\",\"status\":\"False\"}", 0, 0 },
+	};
+	struct tfj_podstate st;
+	char text[1024];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *full, *slim;
+		int n = snprintf(text, sizeof(text),
+		    "{\"metadata\":{\"name\":\"x-ps-0\",\"namespace\":\"n\","
+		    "\"creationTimestamp\":\"2026-11-22T07:00:00Z\"},\"status\":{\"phase\":\"%s\","
+		    "\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\"},%s],"
+		    "\"containerStatuses\":[{\"name\":\"tensorflow\",\"state\":{%s}}]}}",
+		    cases[i].phase, cases[i].ready,
+		    cases[i].running ? "\"running\":{\"startedAt\":\"2026-11-22T07:00:02Z\"}" : "");
+
+		TFJ_CHECK(n > 0 && (size_t)n < sizeof(text));
+		full = parse(text);
+		slim = tfj_slim_pod(full);
+		TFJ_CHECK_INT(cJSON_GetArraySize(at(slim, "status", "conditions")),
+			      strstr(cases[i].ready, "True") ? 0 : 1);
+		TFJ_CHECK_INT(tfj_podstate_read(&st, slim), 0);
+		TFJ_CHECK_INT(st.node_unready, cases[i].unready);
+		TFJ_CHECK_INT(st.disrupted, 0);
+		TFJ_CHECK_EQ(st.created, (int64_t)1795330800);
+		check_readers_agree(text);
+		cJSON_Delete(full);
+		cJSON_Delete(slim);
+	}
 }
 
 static void test_pod_bad_types(void)
@@ -558,6 +619,7 @@ int main(void)
 	TFJ_RUN(test_pod_kept_and_dropped);
 	TFJ_RUN(test_pod_readers_agree);
 	TFJ_RUN(test_pod_conditions);
+	TFJ_RUN(test_pod_ready);
 	TFJ_RUN(test_pod_bad_types);
 	TFJ_RUN(test_service);
 	TFJ_RUN(test_tfjob);

@@ -135,14 +135,15 @@ static int slim_type(cJSON *dst, const cJSON *obj)
 
 /*
  * Only the conditions the pod reader looks at (tfj_podstate_reads_condition:
- * DisruptionTarget, Kueue's TerminationTarget). Every pod carries four or
- * five others (PodScheduled, Initialized, Ready, ...), about 200 bytes of
- * a cached pod's 1.1 KB that nobody reads. The reader's cap counts every
+ * DisruptionTarget, Kueue's TerminationTarget, a Ready that is not True).
+ * Every pod carries four or five others (PodScheduled, Initialized, a
+ * true Ready, ...), about 200 bytes of a cached pod's 1.1 KB that nobody
+ * reads. The reader's cap counts every
  * condition, so the cap here does too: both stop at the same one.
  */
-static int slim_conditions(cJSON *dst, const cJSON *status)
+static int slim_conditions(cJSON *dst, const cJSON *src)
 {
-	const cJSON *list = cJSON_GetObjectItemCaseSensitive(status, "conditions"), *c, *type;
+	const cJSON *list = cJSON_GetObjectItemCaseSensitive(src, "conditions"), *c, *type, *status;
 	cJSON *out;
 	int n = 0;
 
@@ -155,8 +156,10 @@ static int slim_conditions(cJSON *dst, const cJSON *status)
 		if (++n > TFJ_PODSTATE_MAX_CONDITIONS)
 			break;
 		type = cJSON_GetObjectItemCaseSensitive(c, "type");
+		status = cJSON_GetObjectItemCaseSensitive(c, "status");
 		if (!cJSON_IsObject(c) || !cJSON_IsString(type) ||
-		    !tfj_podstate_reads_condition(type->valuestring))
+		    !tfj_podstate_reads_condition(type->valuestring,
+						  cJSON_IsString(status) ? status->valuestring : ""))
 			continue;
 		if (!(o = cJSON_CreateObject()) || !cJSON_AddItemToArray(out, o)) {
 			cJSON_Delete(o);

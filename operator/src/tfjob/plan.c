@@ -298,6 +298,13 @@ static int classify(struct tfj_planctx *c, struct verdict *v)
 				c->pod_mark[at] = TFJ_DEL_DISRUPTION;
 				continue;
 			}
+			if ((rc = tfj_planlost_peer_victim(c, (size_t)at)) < 0)
+				return rc;
+			if (rc) {
+				if (rc == 1)
+					c->pod_mark[at] = TFJ_DEL_DISRUPTION;
+				continue;
+			}
 			switch (job->rs[t].restart) {
 			case TFJ_RESTART_NEVER:
 				break;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include <tfj/err.h>
+#include <tfj/exitcode.h>
 
 #include "tfjob/plan.h"
 #include "tfjob/planlost.h"
@@ -88,6 +89,87 @@ int tfj_planlost_announce(struct tfj_planctx *c, size_t i)
 		return rc;
 	a->ev_once = 1;
 	return 0;
+}
+
+/*
+ * Why replica slot (t, k), which pods[self] does not hold, cannot be
+ * reached now, or NULL when the API shows nothing wrong with it.
+ */
+static const char *slot_down(const struct tfj_planctx *c, int t, int k, size_t self)
+{
+	int at = c->pod_slot[t][k];
+	const struct tfj_podstate *p;
+
+	if (tfj_jobstatus_completed(&c->st.rs[t], k))
+		return NULL;
+	if (at < 0)
+		return "has no pod (its replacement is being made)";
+	p = &c->pods[at];
+	if (p->disrupted)
+		return "was disrupted";
+	if (p->deleting)
+		return "is being deleted";
+	if (p->node_unready)
+		return "is marked not ready by someone other than its kubelet (its node stopped "
+		       "reporting)";
+	if (p->created && c->pods[self].created && p->created > c->pods[self].created)
+		return "was replaced while this replica ran";
+	return NULL;
+}
+
+int tfj_planlost_peer_victim(struct tfj_planctx *c, size_t i)
+{
+	struct tfj_podstate *ps = &c->pods[i];
+	const struct tfj_tfjob *job = c->job;
+	const char *down = NULL;
+	struct tfj_action *a;
+	char msg[1024], w[400];
+	int t, k, rc, running = 0;
+
+	if (ps->phase != TFJ_POD_FAILED || ps->has_exit != 2 ||
+	    ps->exit_code != TFJ_EXIT_UNAVAILABLE || ps->type < 0)
+		return 0;
+	for (t = 0; t < TFJ_RT_COUNT; t++) {
+		for (k = 0; k < (job->rs[t].present ? job->rs[t].replicas : 0); k++) {
+			int at = c->pod_slot[t][k];
+
+			if (at == (int)i)
+				continue;
+			if ((down = slot_down(c, t, k, i)))
+				break;
+			running |= at >= 0 && c->pods[at].phase == TFJ_POD_RUNNING;
+		}
+		if (down)
+			break;
+	}
+	if (!down) {
+		/*
+		 * A replica can give up on a peer whose node is lost before the
+		 * control plane has noticed (a short --peer-timeout): its exit
+		 * is judged once the node monitor has had its grace period.
+		 * Only a running peer can be on such a node; with none (a ps
+		 * that never started) it is judged at once.
+		 */
+		int64_t due = ps->finished_at + TFJ_PLANLOST_PEER_WAIT_S;
+
+		if (running && ps->finished_at && c->in->now_ms < due * 1000) {
+			tfj_planact_requeue_at(c, due);
+			return 2;
+		}
+		return 0;
+	}
+	who(w, sizeof(w), ps);
+	tfj_planact_fmt(msg, sizeof(msg), "%s exited with code %d (unavailable: a peer could not be "
+	    "reached) while %s replica %d %s; it is recreated under the same name, and this "
+	    "does not count against backoffLimit", w, ps->exit_code,
+	    tfj_tfjob_type_lower((enum tfj_rtype)t), k, down);
+	if (!(a = tfj_planact_push(c, TFJ_ACT_EVENT)))
+		return TFJ_ENOMEM;
+	if ((rc = tfj_planact_set_event(a, "Warning", TFJ_PLANLOST_PEER_REASON, msg)))
+		return rc;
+	a->ev_once = 1;
+	tfj_planact_fmt(ps->why, sizeof(ps->why), "%s", TFJ_PLANLOST_PEER_REASON);
+	return 1;
 }
 
 int tfj_planlost_due(struct tfj_planctx *c, size_t i)

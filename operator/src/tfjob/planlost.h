@@ -23,6 +23,32 @@
  *    is then never force-deleted). Until then a requeue at the due time.
  *    The deletion is a disruption: a Warning NodeLost event, the replica is
  *    made again by the next plan, nothing counts against backoffLimit.
+ *  - A peer taken away: a replica that exits with TFJ_EXIT_UNAVAILABLE
+ *    (138, tfjob-agent and the runtime: a peer could not be reached for
+ *    --peer-timeout) while another replica of the job is down for a
+ *    reason outside both programs is a victim of that disruption, not a
+ *    failure of its own: it is recreated like a disrupted pod, with one
+ *    Warning PeerUnavailable event, and does not count against
+ *    backoffLimit. "Down" is what the API shows: the other pod is
+ *    disrupted or terminating, it runs but something other than its
+ *    kubelet marked it not ready (the node lifecycle controller does so
+ *    to every pod of a node that stopped reporting, minutes before the
+ *    taint manager evicts them), its slot has no pod, or its pod was
+ *    made after this one (a replacement made while this one ran, which
+ *    may still be starting or restoring its checkpoint). Without this,
+ *    every worker of a job whose ps sits on a lost node fails once per
+ *    --peer-timeout until the ps is replaced and backoffLimit ends the
+ *    job. It stays bounded: a replacement pod made after the other
+ *    replica's no longer qualifies under the last rule, and a pod that
+ *    stays unschedulable under none.
+ *    A replica can give up before the control plane notices a lost node
+ *    (node-monitor-grace-period, 50 s by default, against a short
+ *    --peer-timeout): an exit 138 with no peer down but one running
+ *    (only a running pod can sit on a node not yet noticed lost) is
+ *    judged only TFJ_PLANLOST_PEER_WAIT_S after its finishedAt (the pod
+ *    is left as it is until then, with a requeue), and counted as usual
+ *    if still no peer is down. With no peer running (a ps that never
+ *    started) it is judged at once.
  *    The reasoning (why this never runs two copies under the documented
  *    timeouts, and what Kubernetes and Kubeflow do) is in
  *    docs/reliability.md, "Node loss, drain and preemption".
@@ -53,6 +79,23 @@ int tfj_planlost_announce(struct tfj_planctx *c, size_t i);
  * asked when there is one).
  */
 int tfj_planlost_due(struct tfj_planctx *c, size_t i);
+
+/* How long after its exit a replica that gave up on its peers waits to be judged. */
+#define TFJ_PLANLOST_PEER_WAIT_S 60
+
+/*
+ * For a failed pods[i] of an open slot: when it exited with
+ * TFJ_EXIT_UNAVAILABLE while another replica of the job is down (above),
+ * appends the once-only PeerUnavailable event, sets pods[i].why to
+ * TFJ_PLANLOST_PEER_REASON and returns 1 (the caller recreates it as a
+ * disruption); 2 when it is to be left as it is for now (no peer down
+ * yet, judged at the requeue this asks for); 0 when the usual rules
+ * apply; TFJ_ENOMEM.
+ */
+int tfj_planlost_peer_victim(struct tfj_planctx *c, size_t i);
+
+/* Event reason (and pod why) of a replica that exited because a peer was down. */
+#define TFJ_PLANLOST_PEER_REASON "PeerUnavailable"
 
 /* The force DELETE_POD of pods[i] with its NodeLost event. 0 or TFJ_ENOMEM. */
 int tfj_planlost_force_delete(struct tfj_planctx *c, size_t i);

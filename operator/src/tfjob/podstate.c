@@ -68,6 +68,8 @@ static int read_meta(struct tfj_podstate *out, const cJSON *obj)
 	out->uid = tfj_objmeta_str(obj, "uid");
 	if (!out->uid || strlen(out->uid) > 127)
 		out->uid = "";
+	if (tfj_jobstatus_parse_time(&out->created, str_or(meta, "creationTimestamp", "")))
+		out->created = 0;
 	del = cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp");
 	out->deleting = del && !cJSON_IsNull(del);
 	if (out->deleting && cJSON_IsString(del)) {
@@ -98,9 +100,18 @@ static void read_phase(struct tfj_podstate *st, const cJSON *status)
 			st->phase = (enum tfj_pod_phase)i;
 }
 
-int tfj_podstate_reads_condition(const char *type)
+int tfj_podstate_reads_condition(const char *type, const char *status)
 {
+	if (!strcmp(type, "Ready"))
+		return strcmp(status, "True") != 0;
 	return !strcmp(type, "DisruptionTarget") || !strcmp(type, TFJ_PODSTATE_KUEUE_STOP);
+}
+
+/* The reasons a kubelet gives a Ready condition that is not True. */
+static int kubelet_reason(const char *reason)
+{
+	return !strcmp(reason, "ContainersNotReady") || !strcmp(reason, "PodCompleted") ||
+	       !strcmp(reason, "ReadinessGatesNotReady");
 }
 
 static void read_disruption(struct tfj_podstate *st, const cJSON *status)
@@ -120,11 +131,19 @@ static void read_disruption(struct tfj_podstate *st, const cJSON *status)
 		if (++n > TFJ_PODSTATE_MAX_CONDITIONS)
 			break;
 		const char *type = str_or(c, "type", "");
+		const char *cstat = str_or(c, "status", "");
 
+		if (!tfj_podstate_reads_condition(type, cstat))
+			continue;
+		if (!strcmp(type, "Ready")) {
+			/* tfj_podstate_read keeps it only for a running pod. */
+			st->node_unready = !kubelet_reason(str_or(c, "reason", ""));
+			continue;
+		}
 		/* Kueue marks the pods of a pod group it evicts or preempts
 		 * with TerminationTarget (pkg/controller/jobs/pod, Stop)
 		 * before it deletes them, not with DisruptionTarget. */
-		if (tfj_podstate_reads_condition(type) && !strcmp(str_or(c, "status", ""), "True")) {
+		if (!strcmp(cstat, "True")) {
 			st->disrupted = 1;
 			snprintf(st->target, sizeof(st->target), "%s", str_or(c, "reason", ""));
 			if (!st->why[0])
@@ -300,6 +319,9 @@ int tfj_podstate_read(struct tfj_podstate *out, const cJSON *pod)
 	read_phase(out, status);
 	read_disruption(out, status);
 	read_containers(out, status);
+	/* Unready means something only for a replica that was up. */
+	if (out->phase != TFJ_POD_RUNNING || !out->running_since_ms)
+		out->node_unready = 0;
 	return 0;
 }
 

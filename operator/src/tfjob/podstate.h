@@ -60,6 +60,16 @@ struct tfj_podstate {
 	/* The reason of a DisruptionTarget=True condition ("PreemptionByScheduler"), or "". */
 	char target[64];
 	char node[254];              /* spec.nodeName, "" when not scheduled */
+	/*
+	 * The pod runs (its tensorflow container started) but a Ready
+	 * condition that is not "True" was set by someone other than its
+	 * kubelet (whose reasons are ContainersNotReady, PodCompleted and
+	 * ReadinessGatesNotReady): the node lifecycle controller marks so
+	 * every pod of a node that stopped reporting, long before the taint
+	 * manager evicts them. Its peers cannot reach it (planlost.h).
+	 */
+	int node_unready;
+	int64_t created;             /* creationTimestamp, unix seconds; 0 = unknown */
 	/* The `tensorflow` container's last termination, if any. */
 	int has_exit;                /* 2: the tensorflow container, 1: another one */
 	int exit_code;
@@ -97,11 +107,13 @@ struct tfj_podstate {
  */
 int tfj_podstate_read(struct tfj_podstate *out, const cJSON *pod);
 /*
- * 1 when tfj_podstate_read looks at pod conditions of this type
- * (DisruptionTarget, TFJ_PODSTATE_KUEUE_STOP), else 0. The pod cache keeps
- * only those (app/slim.c), so the two cannot drift apart. Pure.
+ * 1 when tfj_podstate_read looks at a pod condition of this type and
+ * status (DisruptionTarget and TFJ_PODSTATE_KUEUE_STOP whatever their
+ * status; Ready only when it is not "True", the rare case, so a healthy
+ * pod's cache entry does not carry it), else 0. The pod cache keeps only
+ * those (app/slim.c), so the two cannot drift apart. Pure.
  */
-int tfj_podstate_reads_condition(const char *type);
+int tfj_podstate_reads_condition(const char *type, const char *status);
 
 /* Reads a service: name, uid, labels and deleting only. */
 int tfj_podstate_read_service(struct tfj_podstate *out, const cJSON *svc);
