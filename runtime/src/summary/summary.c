@@ -143,7 +143,7 @@ static int create_file(struct tfj_summary *w, const char *logdir, const char *ru
 int tfj_summary_open(struct tfj_summary **out, const char *logdir, const char *run)
 {
 	struct tfj_summary *w;
-	size_t len;
+	size_t len = 0;
 	int rc;
 
 	*out = NULL;
@@ -171,7 +171,7 @@ out:
 int tfj_summary_scalars(struct tfj_summary *w, int64_t step, const struct tfj_summary_value *v,
 			size_t n)
 {
-	size_t len;
+	size_t len = 0;
 	int rc;
 
 	if (!w || w->failed)

@@ -194,8 +194,10 @@ static int open_summary(struct tfj_summary **w, struct tfj_session *s, const cha
 	if (rc == 0)
 		rc = tfj_summary_open(w, logdir, run);
 	if (rc) {
-		snprintf(dir, sizeof(dir), "%s/%s", logdir, run);
-		s->exit_hint = dir_exit(dir);
+		/* A run path too long to hold is judged by its logdir. */
+		int n = snprintf(dir, sizeof(dir), "%s/%s", logdir, run);
+
+		s->exit_hint = dir_exit(n > 0 && (size_t)n < sizeof(dir) ? dir : logdir);
 	}
 	return rc;
 }
