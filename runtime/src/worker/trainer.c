@@ -189,13 +189,14 @@ static int open_summary(struct tfj_summary **w, struct tfj_session *s, const cha
 			const char *run)
 {
 	char dir[TFJ_RT_PATH_MAX];
-	int rc = make_dirs(logdir);
+	int rc = make_dirs(logdir), n;
 
 	if (rc == 0)
 		rc = tfj_summary_open(w, logdir, run);
 	if (rc) {
-		snprintf(dir, sizeof(dir), "%s/%s", logdir, run);
-		s->exit_hint = dir_exit(dir);
+		/* A run path too long to hold is the usage error dir_exit gives an empty one. */
+		n = snprintf(dir, sizeof(dir), "%s/%s", logdir, run);
+		s->exit_hint = dir_exit(n >= 0 && (size_t)n < sizeof(dir) ? dir : "");
 	}
 	return rc;
 }
