@@ -445,5 +445,7 @@ int main(int argc, char **argv)
 	TFJ_RUN(test_tls_hides_secret_and_tensors);
 	TFJ_RUN(test_other_ca_is_refused);
 	TFJ_RUN(test_negotiated_suites);
+	/* The secret's directory; runs before this one left theirs in /tmp. */
+	tfj_testutil_rmtree(dir);
 	return tfj_test_finish();
 }
