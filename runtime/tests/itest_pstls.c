@@ -6,6 +6,13 @@
  * run of the initial weights the chief sends and the worker pulls. The
  * same run with TFJOB_PS_TLS=off shows that the relay sees both in clear,
  * so the search can fail. A worker given another CA refuses the ps.
+ *
+ * What the ps negotiates, checked with OpenSSL's own client: gRPC 1.51
+ * hands its suite list to OpenSSL's TLS 1.2 setting only, so its client
+ * offers OpenSSL's default TLS 1.3 list, and with that list the ps
+ * answers TLS 1.3 with AES-256-GCM (the cipher whose cost
+ * docs/benchmarks.md, "TLS on the ps traffic", measures). A TLS 1.2
+ * client gets an AEAD suite and is refused when it offers only CBC ones.
  */
 #include "itest_util.h"
 
@@ -14,6 +21,9 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
+
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
 
 #include <tfj/err.h>
 #include <tfj/exitcode.h>
@@ -321,6 +331,102 @@ static void test_other_ca_is_refused(void)
 	tfj_pstls_local_remove(other);
 }
 
+/*
+ * One handshake with the ps on `port` by OpenSSL's client: the job's CA,
+ * the ps checked for 127.0.0.1, ALPN h2 as gRPC asks. `max_version` 0
+ * leaves OpenSSL's range; `ciphers` (TLS 1.2 and below), NULL for its
+ * default. On success *version and the suite's name (cap bytes) say what
+ * was agreed; -1 when the handshake or the verification failed.
+ */
+static int handshake(int *version, char *suite, size_t cap, int port, const char *ca_file,
+		     int max_version, const char *ciphers)
+{
+	static const unsigned char alpn[] = { 2, 'h', '2' };
+	struct timeval tv = { .tv_sec = 10 };
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	SSL *ssl = NULL;
+	int fd = -1, rc = -1;
+
+	if (!ctx || SSL_CTX_load_verify_locations(ctx, ca_file, NULL) != 1 ||
+	    (max_version && SSL_CTX_set_max_proto_version(ctx, max_version) != 1) ||
+	    (ciphers && SSL_CTX_set_cipher_list(ctx, ciphers) != 1) ||
+	    SSL_CTX_set_alpn_protos(ctx, alpn, sizeof(alpn)) != 0)
+		goto out;
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	ssl = SSL_new(ctx);
+	fd = dial(port);
+	/* A ps that never answers fails the handshake instead of hanging the test. */
+	if (!ssl || fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
+	    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), "127.0.0.1") != 1 ||
+	    SSL_set_fd(ssl, fd) != 1 || SSL_connect(ssl) != 1 ||
+	    SSL_get_verify_result(ssl) != X509_V_OK)
+		goto out;
+	*version = SSL_version(ssl);
+	snprintf(suite, cap, "%s", SSL_CIPHER_get_name(SSL_get_current_cipher(ssl)));
+	rc = 0;
+out:
+	SSL_free(ssl);
+	SSL_CTX_free(ctx);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* TLS 1.3 with AES-256-GCM by default; TLS 1.2 only with an AEAD suite. */
+static void test_negotiated_suites(void)
+{
+	char ps[64], wk[64], ca_file[200], suite[64] = "";
+	char other[64] = "/tmp/tfj-itest-other-ca-XXXXXX";
+	char *ps_args[] = { "train", "--job_name", "ps", "--ps_hosts", ps, "--worker_hosts", wk,
+			    "--model", "softmax", "--dataset", "synthetic", "--bind_address",
+			    "127.0.0.1", NULL };
+	int port = tfj_testutil_free_port(), fd = -1, i, version = 0;
+	const char *tls = itest_tls_env();
+	pid_t pid;
+
+	TFJ_CHECK_NOT_NULL(tls);
+	if (!tls)
+		return;
+	snprintf(ps, sizeof(ps), "127.0.0.1:%d", port);
+	snprintf(wk, sizeof(wk), "127.0.0.1:%d", tfj_testutil_free_port());
+	snprintf(ca_file, sizeof(ca_file), "%s/%s", tls, TFJ_PSTLS_CA_FILE);
+	pid = itest_spawn_env(ps_args, env_secret, "/dev/null", NULL);
+	TFJ_CHECK_GT(pid, 0);
+	for (i = 0; i < 600 && (fd = dial(port)) < 0; i++)
+		usleep(50 * 1000);
+	if (fd >= 0)
+		close(fd);
+
+	/* OpenSSL's default offer, the one gRPC's client sends. */
+	TFJ_CHECK_INT(handshake(&version, suite, sizeof(suite), port, ca_file, 0, NULL), 0);
+	TFJ_CHECK_INT(version, TLS1_3_VERSION);
+	TFJ_CHECK_STR(suite, "TLS_AES_256_GCM_SHA384");
+
+	/*
+	 * TLS 1.2 works with a GCM suite, so the refusal below is the suite's
+	 * and not the version's.
+	 */
+	suite[0] = '\0';
+	TFJ_CHECK_INT(handshake(&version, suite, sizeof(suite), port, ca_file, TLS1_2_VERSION,
+				"ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256"), 0);
+	TFJ_CHECK_INT(version, TLS1_2_VERSION);
+	TFJ_CHECK(strstr(suite, "-GCM-") != NULL);
+	TFJ_CHECK_INT(handshake(&version, suite, sizeof(suite), port, ca_file, TLS1_2_VERSION,
+				"ECDHE-ECDSA-AES128-SHA:ECDHE-RSA-AES128-SHA:ECDHE-ECDSA-AES128-SHA256:"
+				"ECDHE-RSA-AES128-SHA256:AES128-SHA:AES256-SHA"), -1);
+
+	/*
+	 * The same offer trusting another job's CA fails: the handshakes above
+	 * verified the ps, they did not just encrypt.
+	 */
+	TFJ_CHECK_OK(tfj_pstls_local(other));
+	snprintf(ca_file, sizeof(ca_file), "%s/%s", other, TFJ_PSTLS_CA_FILE);
+	TFJ_CHECK_INT(handshake(&version, suite, sizeof(suite), port, ca_file, 0, NULL), -1);
+	tfj_pstls_local_remove(other);
+	tfj_testutil_kill(pid, SIGTERM);
+	tfj_testutil_wait(pid, 60);
+}
+
 int main(int argc, char **argv)
 {
 	FILE *f;
@@ -338,5 +444,8 @@ int main(int argc, char **argv)
 	TFJ_RUN(test_clear_text_is_seen);
 	TFJ_RUN(test_tls_hides_secret_and_tensors);
 	TFJ_RUN(test_other_ca_is_refused);
+	TFJ_RUN(test_negotiated_suites);
+	/* The secret's directory; runs before this one left theirs in /tmp. */
+	tfj_testutil_rmtree(dir);
 	return tfj_test_finish();
 }

@@ -44,6 +44,11 @@ static int pack(uint8_t *out, size_t cap, size_t *len, const Tfj__Tensorboard__E
 {
 	size_t n = tfj__tensorboard__event__get_packed_size(ev);
 
+	/*
+	 * Defined on failure too: gcc 12 at -O3 cannot see that tfj_err_set
+	 * returns non-zero, and warned that a caller could read *len unset.
+	 */
+	*len = 0;
 	if (n > cap)
 		return tfj_err_set(TFJ_ETOOBIG, "summary event of %zu bytes (room for %zu)", n, cap);
 	*len = tfj__tensorboard__event__pack(ev, out);
