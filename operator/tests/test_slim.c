@@ -506,10 +506,39 @@ static void test_tfjob_oversize_spec(void)
 	cJSON_Delete(full);
 }
 
+/* obj's members, and those of every object in it, in reverse order (another printer's). */
+static void reverse_members(cJSON *obj)
+{
+	cJSON *it, *rev = NULL, *next;
+
+	for (it = obj->child; it; it = next) {
+		next = it->next;
+		if (cJSON_IsObject(it))
+			reverse_members(it);
+		else if (cJSON_IsArray(it))
+			for (cJSON *e = it->child; e; e = e->next)
+				if (cJSON_IsObject(e))
+					reverse_members(e);
+		it->next = rev;
+		rev = it;
+	}
+	if (!rev)
+		return;
+	obj->child = rev;
+	for (it = rev; it; it = it->next) {
+		if (it->next)
+			it->next->prev = it;
+		else
+			rev->prev = it;
+	}
+}
+
 /*
  * A job's NetworkPolicy as the API server returns it: the slim copy keeps
- * what the planner compares (the spec), so the policy the operator made
- * reads as current, and one whose spec is over the cap reads as not.
+ * its metadata and the digest of its spec, and no spec; the planner's
+ * question (tfj_netpol_current) gets the same answer from the slim copy
+ * as from the whole policy, for the policy as made, printed in another
+ * member order, edited in several ways, and made for other ports.
  */
 static void test_netpol(void)
 {
@@ -518,12 +547,27 @@ static void test_netpol(void)
 		"\"name\":\"mnist\",\"namespace\":\"team\",\"uid\":\"job-uid-1\"},"
 		"\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":1,\"template\":{"
 		"\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"x\"}]}}}}}}";
-	struct tfj_tfjob job;
-	cJSON *np = NULL, *slim, *meta, *labels;
+	static const char job3333_text[] =
+		"{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{"
+		"\"name\":\"mnist\",\"namespace\":\"team\",\"uid\":\"job-uid-1\"},"
+		"\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":1,\"template\":{"
+		"\"spec\":{\"containers\":[{\"name\":\"tensorflow\",\"image\":\"x\","
+		"\"ports\":[{\"name\":\"tfjob-port\",\"containerPort\":3333}]}]}}}}}}";
+	/* Edits of the policy as made, each one a different spec. */
+	static const char *const edits[] = {
+		"as made", "reordered", "no ingress", "ports swapped", "port as string",
+		"extra rule", "other selector", "no spec", "spec not an object",
+	};
+	struct tfj_tfjob job, job3333;
+	cJSON *np = NULL, *slim, *meta, *labels, *spec, *v;
+	const cJSON *m;
 	char *big;
+	int kept = 0;
 
 	memset(&job, 0, sizeof(job));
+	memset(&job3333, 0, sizeof(job3333));
 	TFJ_CHECK_INT(tfj_tfjob_decode(&job, job_text, sizeof(job_text) - 1), 0);
+	TFJ_CHECK_INT(tfj_tfjob_decode(&job3333, job3333_text, sizeof(job3333_text) - 1), 0);
 	TFJ_CHECK_INT(tfj_netpol_body(&np, &job, NULL), 0);
 	meta = cJSON_GetObjectItem(np, "metadata");
 	cJSON_AddStringToObject(meta, "uid", "np-uid");
@@ -534,9 +578,71 @@ static void test_netpol(void)
 	TFJ_CHECK_STR(cJSON_GetObjectItem(at(slim, "metadata", NULL), "uid")->valuestring,
 		      "np-uid");
 	TFJ_CHECK(at(slim, "metadata", "ownerReferences") != NULL);
+	/* Exactly the type, the metadata and the digest: no spec. */
+	cJSON_ArrayForEach(m, slim)
+		kept |= !strcmp(m->string, "apiVersion") ? 1 : !strcmp(m->string, "kind") ? 2
+		      : !strcmp(m->string, "metadata") ? 4
+		      : !strcmp(m->string, TFJ_NETPOL_DIGEST_KEY) ? 8 : 16;
+	TFJ_CHECK_INT(kept, 15);
+	v = cJSON_GetObjectItem(slim, TFJ_NETPOL_DIGEST_KEY);
+	TFJ_CHECK(cJSON_IsString(v) && strlen(v->valuestring) == 7 + 64 &&
+		  !strncmp(v->valuestring, "sha256:", 7));
 	TFJ_CHECK_INT(tfj_netpol_current(slim, &job, NULL), 1);
+	TFJ_CHECK_INT(tfj_netpol_current(slim, &job3333, NULL), 0);
 	cJSON_Delete(slim);
-	/* A spec over the cap is not cached: the planner then replaces it. */
+
+	for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+		cJSON *e = cJSON_Duplicate(np, 1), *rule, *ports;
+
+		TFJ_CHECK(e != NULL);
+		spec = cJSON_GetObjectItem(e, "spec");
+		rule = cJSON_GetArrayItem(cJSON_GetObjectItem(spec, "ingress"), 1);
+		ports = cJSON_GetObjectItem(rule, "ports");
+		switch (i) {
+		case 1:
+			reverse_members(e);
+			break;
+		case 2:
+			cJSON_DeleteItemFromObject(spec, "ingress");
+			break;
+		case 3:
+			cJSON_AddItemToArray(ports, cJSON_DetachItemFromArray(ports, 0));
+			break;
+		case 4:
+			rule = cJSON_GetArrayItem(cJSON_GetObjectItem(spec, "ingress"), 0);
+			ports = cJSON_GetArrayItem(cJSON_GetObjectItem(rule, "ports"), 0);
+			cJSON_ReplaceItemInObject(ports, "port", cJSON_CreateString("2222"));
+			break;
+		case 5:
+			cJSON_AddItemToArray(cJSON_GetObjectItem(spec, "ingress"), cJSON_CreateObject());
+			break;
+		case 6:
+			labels = cJSON_GetObjectItem(cJSON_GetObjectItem(spec, "podSelector"),
+						     "matchLabels");
+			cJSON_ReplaceItemInObject(labels, "training.kubeflow.org/job-name",
+						  cJSON_CreateString("other"));
+			break;
+		case 7:
+			cJSON_DeleteItemFromObject(e, "spec");
+			break;
+		case 8:
+			cJSON_ReplaceItemInObject(e, "spec", cJSON_CreateString("x"));
+			break;
+		}
+		TFJ_CHECK((slim = tfj_slim_netpol(e)) != NULL);
+		TFJ_CHECK(cJSON_GetObjectItem(slim, "spec") == NULL);
+		/* Current only as made (in whatever member order), for either reader. */
+		TFJ_CHECK_INT(tfj_netpol_current(e, &job, NULL), i <= 1);
+		TFJ_CHECK_INT(tfj_netpol_current(slim, &job, NULL), i <= 1);
+		TFJ_CHECK_INT(tfj_netpol_current(e, &job3333, NULL), 0);
+		TFJ_CHECK_INT(tfj_netpol_current(slim, &job3333, NULL), 0);
+		if (tfj_netpol_current(slim, &job, NULL) != (i <= 1))
+			fprintf(stderr, "# edit '%s' read wrongly\n", edits[i]);
+		cJSON_Delete(slim);
+		cJSON_Delete(e);
+	}
+
+	/* A spec over the cap is not digested: the planner then replaces it. */
 	TFJ_CHECK((big = malloc(TFJ_SLIM_NETPOL_SPEC_MAX + 1)) != NULL);
 	memset(big, 'a', TFJ_SLIM_NETPOL_SPEC_MAX);
 	big[TFJ_SLIM_NETPOL_SPEC_MAX] = '\0';
@@ -546,11 +652,50 @@ static void test_netpol(void)
 	free(big);
 	TFJ_CHECK((slim = tfj_slim_netpol(np)) != NULL);
 	TFJ_CHECK(cJSON_GetObjectItem(slim, "spec") == NULL);
+	TFJ_CHECK(cJSON_GetObjectItem(slim, TFJ_NETPOL_DIGEST_KEY) == NULL);
 	TFJ_CHECK(at(slim, "metadata", "name") != NULL);
 	TFJ_CHECK_INT(tfj_netpol_current(slim, &job, NULL), 0);
 	cJSON_Delete(slim);
 	cJSON_Delete(np);
 	tfj_tfjob_free(&job);
+	tfj_tfjob_free(&job3333);
+}
+
+/*
+ * The digest: the same for the same spec in any member order, different
+ * when a value, an array's order or a member changes, and refused for what
+ * is not an object, a text over the cap or a buffer too small.
+ */
+static void test_netpol_digest(void)
+{
+	cJSON *a = cJSON_Parse("{\"b\":[1,{\"y\":2,\"x\":\"s\"}],\"a\":{\"q\":true,\"p\":null}}");
+	cJSON *b = cJSON_Parse("{\"a\":{\"p\":null,\"q\":true},\"b\":[1,{\"x\":\"s\",\"y\":2}]}");
+	cJSON *c = cJSON_Parse("{\"a\":{\"p\":null,\"q\":true},\"b\":[{\"x\":\"s\",\"y\":2},1]}");
+	cJSON *d = cJSON_Parse("{\"a\":{\"p\":null,\"q\":false},\"b\":[1,{\"x\":\"s\",\"y\":2}]}");
+	cJSON *s = cJSON_CreateString("x");
+	char da[TFJ_NETPOL_DIGEST_MAX], db[TFJ_NETPOL_DIGEST_MAX], dc[TFJ_NETPOL_DIGEST_MAX];
+	char dd[TFJ_NETPOL_DIGEST_MAX], small[16];
+	char *text = NULL;
+
+	TFJ_CHECK(a && b && c && d && s);
+	TFJ_CHECK_INT(tfj_netpol_spec_digest(da, sizeof(da), a, SIZE_MAX), 0);
+	TFJ_CHECK_INT(tfj_netpol_spec_digest(db, sizeof(db), b, SIZE_MAX), 0);
+	TFJ_CHECK_INT(tfj_netpol_spec_digest(dc, sizeof(dc), c, SIZE_MAX), 0);
+	TFJ_CHECK_INT(tfj_netpol_spec_digest(dd, sizeof(dd), d, SIZE_MAX), 0);
+	TFJ_CHECK_STR(da, db);
+	TFJ_CHECK(strcmp(da, dc) != 0);
+	TFJ_CHECK(strcmp(da, dd) != 0);
+	/* The input is left as it was: the members are sorted in a copy. */
+	TFJ_CHECK(tfj_json_print(&text, a) == 0 && text && text[2] == 'b');
+	free(text);
+	TFJ_CHECK_INT(tfj_netpol_spec_digest(dd, sizeof(dd), s, SIZE_MAX), TFJ_EINVAL);
+	TFJ_CHECK_INT(tfj_netpol_spec_digest(dd, sizeof(dd), a, 10), TFJ_ETOOBIG);
+	TFJ_CHECK_INT(tfj_netpol_spec_digest(small, sizeof(small), a, SIZE_MAX), TFJ_ETOOBIG);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	cJSON_Delete(c);
+	cJSON_Delete(d);
+	cJSON_Delete(s);
 }
 
 int main(void)
@@ -564,5 +709,6 @@ int main(void)
 	TFJ_RUN(test_pod_fat_metadata);
 	TFJ_RUN(test_tfjob_oversize_spec);
 	TFJ_RUN(test_netpol);
+	TFJ_RUN(test_netpol_digest);
 	return tfj_test_finish();
 }

@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <tfj/err.h>
+
 #include "kube/objmeta.h"
+#include "tfjob/netpol.h"
 #include "tfjob/podspec.h"
 #include "tfjob/podstate.h"
 #include "tfjob/tfjob.h"
@@ -347,9 +350,32 @@ fail:
 	return NULL;
 }
 
+/*
+ * The metadata and the digest of the spec (tfj_netpol_spec_digest), all
+ * that tfj_netpol_current compares: a job's policy spec is about 500 bytes,
+ * its digest 71, and nothing else reads the cached spec (an update sends
+ * the whole wanted spec, app/apply.c). A spec over the cap, or one that
+ * cannot be digested, is not ours: it is cached without a digest, which
+ * the planner replaces.
+ */
 cJSON *tfj_slim_netpol(const cJSON *obj)
 {
-	return meta_and_spec(obj, TFJ_SLIM_NETPOL_SPEC_MAX);
+	char d[TFJ_NETPOL_DIGEST_MAX];
+	cJSON *out;
+	int rc;
+
+	if (!cJSON_IsObject(obj) || !(out = cJSON_CreateObject()))
+		return NULL;
+	if (slim_type(out, obj) || slim_meta(out, obj))
+		goto fail;
+	rc = tfj_netpol_spec_digest(d, sizeof(d), cJSON_GetObjectItemCaseSensitive(obj, "spec"),
+				    TFJ_SLIM_NETPOL_SPEC_MAX);
+	if (rc == TFJ_ENOMEM || (!rc && !cJSON_AddStringToObject(out, TFJ_NETPOL_DIGEST_KEY, d)))
+		goto fail;
+	return out;
+fail:
+	cJSON_Delete(out);
+	return NULL;
 }
 
 cJSON *tfj_slim_podgroup(const cJSON *obj)

@@ -25,10 +25,12 @@
  *             reason,message,finishedAt} (podstate.c, tokenreview.c,
  *             controller.c).
  *   services  the same metadata; no spec or status (podstate.c).
- *   NetworkPolicies  the same metadata and the spec whole, when it prints
- *             in TFJ_SLIM_NETPOL_SPEC_MAX bytes (tfjob/netpol.h's
- *             tfj_netpol_current compares it; a bigger one is not ours and
- *             is cached without a spec, which the planner replaces).
+ *   NetworkPolicies  the same metadata and, instead of the spec, its
+ *             digest under TFJ_NETPOL_DIGEST_KEY (tfjob/netpol.h's
+ *             tfj_netpol_current compares only that; an update sends the
+ *             whole wanted spec), when the spec prints in
+ *             TFJ_SLIM_NETPOL_SPEC_MAX bytes: a bigger one is not ours and
+ *             is cached without a digest, which the planner replaces.
  *   PodGroups the same metadata and the spec whole, when it prints in
  *             TFJ_SLIM_PODGROUP_SPEC_MAX bytes (tfjob/podgroup.h's
  *             tfj_podgroup_plan compares and keeps fields of it; a bigger
