@@ -60,24 +60,30 @@ static cJSON *add_obj(cJSON *dst, const char *key)
 }
 
 /*
- * The labels the operator reads: its own five (podspec.h). Any other label
- * is the pod author's (a tenant may put a megabyte of them on a pod that
- * carries a job's name label), so it is not kept.
+ * The labels readers look at: job-name (the caches' index, adopt.c,
+ * tokenreview.c) and replica-type and replica-index (podstate.c slots
+ * pods and services by them; tokenreview.c), or, with `all`, the
+ * operator's five (podspec.h). Any other label is the object author's (a
+ * tenant may put a megabyte of them on a pod that carries a job's name
+ * label), so it is not kept. operator-name and job-role are the
+ * operator's own but nothing reads them from a cache: they are about 70
+ * bytes of every cached pod and Service.
  */
-static int slim_labels(cJSON *dst, const cJSON *meta)
+static int slim_labels(cJSON *dst, const cJSON *meta, int all)
 {
 	static const char *const keys[] = {
 		TFJ_LABEL_JOB_NAME, TFJ_LABEL_REPLICA_TYPE, TFJ_LABEL_REPLICA_INDEX,
 		TFJ_LABEL_OPERATOR, TFJ_LABEL_JOB_ROLE,
 	};
 	const cJSON *labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
+	size_t n = all ? sizeof(keys) / sizeof(keys[0]) : 3;
 	cJSON *out;
 
 	if (!cJSON_IsObject(labels))
 		return 0;
 	if (!(out = add_obj(dst, "labels")))
 		return -1;
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+	for (size_t i = 0; i < n; i++)
 		if (copy(out, labels, keys[i], K_STRING))
 			return -1;
 	return 0;
@@ -110,8 +116,16 @@ static int slim_owner(cJSON *dst, const cJSON *obj, const cJSON *meta)
 	return 0;
 }
 
-/* metadata as every reader of pods and services needs it. */
-static int slim_meta(cJSON *dst, const cJSON *obj)
+/*
+ * metadata as every reader of cached pods, Services and NetworkPolicies
+ * needs it: name and namespace (the key), uid, resourceVersion (the
+ * informer's relists), the deletion (podstate.c), the labels above and the
+ * controller reference. With `all` (PodGroups, at most one per job and
+ * cached as before: their readers, tfjob/podgroup.c and planpodgroup.c,
+ * were not part of the cut) also generation and creationTimestamp, which
+ * no reader of the other three looks at.
+ */
+static int slim_meta(cJSON *dst, const cJSON *obj, int all)
 {
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
 	cJSON *o;
@@ -122,15 +136,19 @@ static int slim_meta(cJSON *dst, const cJSON *obj)
 		return -1;
 	if (copy(o, m, "name", K_STRING) || copy(o, m, "namespace", K_STRING) ||
 	    copy(o, m, "uid", K_STRING) || copy(o, m, "resourceVersion", K_STRING) ||
-	    copy(o, m, "generation", K_NUMBER) || copy(o, m, "creationTimestamp", K_STRING) ||
+	    (all && (copy(o, m, "generation", K_NUMBER) ||
+		     copy(o, m, "creationTimestamp", K_STRING))) ||
 	    copy(o, m, "deletionTimestamp", K_STRING) ||
-	    copy(o, m, "deletionGracePeriodSeconds", K_NUMBER) || slim_labels(o, m) ||
+	    copy(o, m, "deletionGracePeriodSeconds", K_NUMBER) || slim_labels(o, m, all) ||
 	    slim_owner(o, obj, m))
 		return -1;
 	return 0;
 }
 
-/* apiVersion and kind: a few bytes, and they keep objects self-describing. */
+/*
+ * apiVersion and kind: PodGroups keep them (as above); a cache of one kind
+ * needs neither, and no reader of the other caches looks at them.
+ */
 static int slim_type(cJSON *dst, const cJSON *obj)
 {
 	return copy(dst, obj, "apiVersion", K_STRING) || copy(dst, obj, "kind", K_STRING) ? -1 : 0;
@@ -146,13 +164,11 @@ static int slim_type(cJSON *dst, const cJSON *obj)
 static int slim_conditions(cJSON *dst, const cJSON *status)
 {
 	const cJSON *list = cJSON_GetObjectItemCaseSensitive(status, "conditions"), *c, *type;
-	cJSON *out;
+	cJSON *out = NULL;
 	int n = 0;
 
 	if (!cJSON_IsArray(list))
 		return 0;
-	if (!(out = cJSON_AddArrayToObject(dst, "conditions")))
-		return -1;
 	cJSON_ArrayForEach(c, list) {
 		cJSON *o;
 		if (++n > TFJ_PODSTATE_MAX_CONDITIONS)
@@ -161,6 +177,9 @@ static int slim_conditions(cJSON *dst, const cJSON *status)
 		if (!cJSON_IsObject(c) || !cJSON_IsString(type) ||
 		    !tfj_podstate_reads_condition(type->valuestring))
 			continue;
+		/* The list only when a condition is kept: most pods have none. */
+		if (!out && !(out = cJSON_AddArrayToObject(dst, "conditions")))
+			return -1;
 		if (!(o = cJSON_CreateObject()) || !cJSON_AddItemToArray(out, o)) {
 			cJSON_Delete(o);
 			return -1;
@@ -182,14 +201,16 @@ static int slim_state(cJSON *dst, const cJSON *cs, const char *key)
 	const cJSON *s = cJSON_GetObjectItemCaseSensitive(cs, key), *r, *t;
 	cJSON *o, *x;
 
-	if (!cJSON_IsObject(s))
+	r = cJSON_GetObjectItemCaseSensitive(s, "running");
+	t = cJSON_GetObjectItemCaseSensitive(s, "terminated");
+	/* A state with neither (waiting, or lastState {} of a pod never
+	 * restarted) reads as no state at all. */
+	if (!cJSON_IsObject(r) && !cJSON_IsObject(t))
 		return 0;
 	if (!(o = add_obj(dst, key)))
 		return -1;
-	r = cJSON_GetObjectItemCaseSensitive(s, "running");
 	if (cJSON_IsObject(r) && (!(x = add_obj(o, "running")) || copy(x, r, "startedAt", K_STRING)))
 		return -1;
-	t = cJSON_GetObjectItemCaseSensitive(s, "terminated");
 	if (cJSON_IsObject(t) &&
 	    (!(x = add_obj(o, "terminated")) || copy(x, t, "exitCode", K_NUMBER) ||
 	     copy(x, t, "reason", K_STRING) || copy(x, t, "message", K_STRING) ||
@@ -299,8 +320,7 @@ cJSON *tfj_slim_pod(const cJSON *obj)
 
 	if (!cJSON_IsObject(obj) || !(out = cJSON_CreateObject()))
 		return NULL;
-	if (slim_type(out, obj) || slim_meta(out, obj) || slim_kueue(out, obj) ||
-	    slim_pod_status(out, obj)) {
+	if (slim_meta(out, obj, 0) || slim_kueue(out, obj) || slim_pod_status(out, obj)) {
 		cJSON_Delete(out);
 		return NULL;
 	}
@@ -313,7 +333,7 @@ cJSON *tfj_slim_service(const cJSON *obj)
 
 	if (!cJSON_IsObject(obj) || !(out = cJSON_CreateObject()))
 		return NULL;
-	if (slim_type(out, obj) || slim_meta(out, obj)) {
+	if (slim_meta(out, obj, 0)) {
 		cJSON_Delete(out);
 		return NULL;
 	}
@@ -334,7 +354,7 @@ static cJSON *meta_and_spec(const cJSON *obj, size_t cap)
 
 	if (!cJSON_IsObject(obj) || !(out = cJSON_CreateObject()))
 		return NULL;
-	if (slim_type(out, obj) || slim_meta(out, obj))
+	if (slim_type(out, obj) || slim_meta(out, obj, 1))
 		goto fail;
 	if (cJSON_IsObject(spec)) {
 		if (!(text = cJSON_PrintUnformatted(spec)))
@@ -366,7 +386,7 @@ cJSON *tfj_slim_netpol(const cJSON *obj)
 
 	if (!cJSON_IsObject(obj) || !(out = cJSON_CreateObject()))
 		return NULL;
-	if (slim_type(out, obj) || slim_meta(out, obj))
+	if (slim_meta(out, obj, 0))
 		goto fail;
 	rc = tfj_netpol_spec_digest(d, sizeof(d), cJSON_GetObjectItemCaseSensitive(obj, "spec"),
 				    TFJ_SLIM_NETPOL_SPEC_MAX);
