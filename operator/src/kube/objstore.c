@@ -13,6 +13,8 @@
 #include <tfj/err.h>
 #include <tfj/json.h>
 
+#include "kube/objindex.h"
+
 /*
  * A cached object is kept as compact JSON text, not as a cJSON tree: a tree
  * costs a node (64 bytes) plus separately allocated key and value strings
@@ -32,7 +34,7 @@ struct tfj_objstore {
 	char *index_label;          /* NULL: no index */
 	pthread_rwlock_t lock;      /* guards cache and index */
 	struct tfj_strmap cache;    /* key -> struct tfj_objstore_entry* */
-	struct tfj_strmap index;    /* idx -> struct tfj_strmap* (set of keys) */
+	struct tfj_objindex index;  /* idx -> the entries cached now (objindex.h) */
 	size_t bytes;               /* what the cached entries hold (entry_bytes) */
 };
 
@@ -68,42 +70,33 @@ static int index_key(const struct tfj_objstore *s, char *out, size_t outlen, con
 	return n < 0 || (size_t)n >= outlen ? 1 : 0;
 }
 
-static void set_free(void *p)
+/* Under the write lock: e out of the index. */
+static void index_del(struct tfj_objstore *s, const struct tfj_objstore_entry *e)
 {
-	tfj_strmap_free(p, NULL);
-	free(p);
+	if (e->idx)
+		tfj_objindex_del(&s->index, e->idx, e);
 }
 
-/* Under the write lock. */
-static void index_del(struct tfj_objstore *s, const char *idx, const char *key)
+/*
+ * Under the write lock: e, which replaces old (NULL when new), in the
+ * index instead of old. Nonzero when e could not be indexed for want of
+ * memory; old is out of the index either way.
+ */
+static int index_put(struct tfj_objstore *s, struct tfj_objstore_entry *e,
+		     const struct tfj_objstore_entry *old)
 {
-	struct tfj_strmap *set;
+	int same = old && old->idx && e->idx && !strcmp(old->idx, e->idx);
 
-	if (!idx)
-		return;
-	set = tfj_strmap_get(&s->index, idx);
-	if (!set)
-		return;
-	tfj_strmap_del(set, key);
-	if (set->n == 0) {
-		tfj_strmap_del(&s->index, idx);
-		set_free(set);
+	if (old && !same)
+		index_del(s, old);
+	if (!e->idx)
+		return 0;
+	if (tfj_objindex_add(&s->index, e->idx, e, same ? old : NULL)) {
+		if (same)
+			index_del(s, old);
+		return 1;
 	}
-}
-
-/* Under the write lock. */
-static int index_add(struct tfj_objstore *s, const char *idx, const char *key)
-{
-	struct tfj_strmap *set = tfj_strmap_get(&s->index, idx);
-
-	if (!set) {
-		set = calloc(1, sizeof(*set));
-		if (!set || tfj_strmap_put(&s->index, idx, set, NULL)) {
-			free(set);
-			return tfj_err_set(TFJ_ENOMEM, "object store index");
-		}
-	}
-	return tfj_strmap_put(set, key, NULL, NULL);
+	return 0;
 }
 
 void tfj_objstore_entry_free(struct tfj_objstore_entry *e)
@@ -212,7 +205,7 @@ void tfj_objstore_free(struct tfj_objstore *s)
 	if (!s)
 		return;
 	tfj_strmap_free(&s->cache, entry_destroy);
-	tfj_strmap_free(&s->index, set_free);
+	tfj_objindex_free(&s->index);
 	pthread_rwlock_destroy(&s->lock);
 	free(s->index_label);
 	free(s);
@@ -233,11 +226,9 @@ int tfj_objstore_put(struct tfj_objstore_entry **prev, struct tfj_objstore *s,
 		tfj_objstore_entry_free(e);
 		goto out;
 	}
-	if (old) {
-		index_del(s, old->idx, key);
+	if (old)
 		s->bytes -= entry_bytes(old);
-	}
-	if (e->idx && index_add(s, e->idx, key))
+	if (index_put(s, e, old))
 		e->idx = NULL; /* still cached; only missing from the index */
 	s->bytes += entry_bytes(e);
 	*prev = old;
@@ -254,7 +245,7 @@ int tfj_objstore_delete(struct tfj_objstore_entry **prev, struct tfj_objstore *s
 	pthread_rwlock_wrlock(&s->lock);
 	old = tfj_strmap_del(&s->cache, key);
 	if (old) {
-		index_del(s, old->idx, key);
+		index_del(s, old);
 		s->bytes -= entry_bytes(old);
 	}
 	pthread_rwlock_unlock(&s->lock);
@@ -410,15 +401,6 @@ static int sel_push(struct sel_ctx *c, const struct tfj_objstore_entry *e)
 	return 0;
 }
 
-static int sel_key(void *ud, const char *key, void *val)
-{
-	struct sel_ctx *c = ud;
-	struct tfj_objstore_entry *e = tfj_strmap_get(&c->s->cache, key);
-
-	(void)val;
-	return e ? sel_push(c, e) : 0;
-}
-
 static int sel_all(void *ud, const char *key, void *val)
 {
 	(void)key;
@@ -440,8 +422,9 @@ int tfj_objstore_select(cJSON ***out, size_t *n, struct tfj_objstore *s, const c
 			const char *value)
 {
 	struct sel_ctx c = { s, NULL, 0, 0, 0 };
-	struct tfj_strmap *set;
+	void *const *set;
 	char idx[TFJ_OBJSTORE_KEY_MAX];
+	size_t k;
 	int m;
 
 	*out = NULL;
@@ -452,9 +435,9 @@ int tfj_objstore_select(cJSON ***out, size_t *n, struct tfj_objstore *s, const c
 	if (m < 0 || (size_t)m >= sizeof(idx))
 		return tfj_err_set(TFJ_EINVAL, "object store: index key too long");
 	pthread_rwlock_rdlock(&s->lock);
-	set = tfj_strmap_get(&s->index, idx);
-	if (set)
-		tfj_strmap_each(set, sel_key, &c);
+	k = tfj_objindex_get(&set, &s->index, idx);
+	for (size_t i = 0; i < k && !sel_push(&c, set[i]); i++)
+		;
 	pthread_rwlock_unlock(&s->lock);
 	return finish_sel(&c, out, n);
 }

@@ -4,8 +4,8 @@
  * Keeps API objects keyed by "namespace/name" ("name" when cluster-scoped),
  * each as compact JSON text: a parsed cJSON tree is five to six times
  * larger, and readers get copies anyway. An optional label index maps
- * "namespace/<label value>" to the keys carrying that label, so a reconcile
- * finds a job's children without scanning the whole cache.
+ * "namespace/<label value>" to the entries carrying that label (objindex.h),
+ * so a reconcile finds a job's children without scanning the whole cache.
  *
  * Threads: one writer (the informer thread) calls put, delete and prune;
  * any thread may call get, select, list and size at the same time. A
