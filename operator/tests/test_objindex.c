@@ -41,6 +41,7 @@ static void test_model(void)
 {
 	struct tfj_objindex x = TFJ_OBJINDEX_INIT;
 	int model[PTRS]; /* the key each pointer is under, -1 none */
+	const char *kept;
 	char key[32];
 
 	for (int i = 0; i < PTRS; i++)
@@ -54,14 +55,17 @@ static void test_model(void)
 			if (model[i] >= 0)
 				break;
 			snprintf(key, sizeof(key), "ns/job-%d", k);
-			TFJ_CHECK_INT(tfj_objindex_add(&x, key, &obj[i], NULL), 0);
+			TFJ_CHECK_INT(tfj_objindex_add(&kept, &x, key, &obj[i], NULL), 0);
+			/* The index's own copy of the key, not the caller's buffer. */
+			TFJ_CHECK(kept && kept != key && !strcmp(kept, key));
 			model[i] = k;
 			break;
 		case 1: /* i replaced by j (not indexed) under i's key, in place */
 			if (model[i] < 0 || model[j] >= 0)
 				break;
 			snprintf(key, sizeof(key), "ns/job-%d", model[i]);
-			TFJ_CHECK_INT(tfj_objindex_add(&x, key, &obj[j], &obj[i]), 0);
+			TFJ_CHECK_INT(tfj_objindex_add(&kept, &x, key, &obj[j], &obj[i]), 0);
+			TFJ_CHECK(kept && kept != key && !strcmp(kept, key));
 			model[j] = model[i];
 			model[i] = -1;
 			break;
@@ -86,12 +90,18 @@ static void test_empty_set_goes(void)
 {
 	struct tfj_objindex x = TFJ_OBJINDEX_INIT;
 	void *const *set;
+	const char *kept, *first = NULL;
 
-	for (int i = 0; i < 10; i++)
-		TFJ_CHECK_INT(tfj_objindex_add(&x, "ns/a", &obj[i], NULL), 0);
+	/* The copy handed out stays where it is while the set grows. */
+	for (int i = 0; i < 10; i++) {
+		TFJ_CHECK_INT(tfj_objindex_add(&kept, &x, "ns/a", &obj[i], NULL), 0);
+		first = first ? first : kept;
+		TFJ_CHECK(kept == first);
+	}
+	TFJ_CHECK_STR(first, "ns/a");
 	TFJ_CHECK_EQ(tfj_objindex_get(&set, &x, "ns/a"), 10);
 	/* An old pointer that is not there: added, not replaced. */
-	TFJ_CHECK_INT(tfj_objindex_add(&x, "ns/a", &obj[10], &obj[40]), 0);
+	TFJ_CHECK_INT(tfj_objindex_add(&kept, &x, "ns/a", &obj[10], &obj[40]), 0);
 	TFJ_CHECK_EQ(tfj_objindex_get(&set, &x, "ns/a"), 11);
 	for (int i = 0; i <= 10; i++)
 		tfj_objindex_del(&x, "ns/a", &obj[i]);

@@ -19,19 +19,23 @@ static void set_free(void *s)
 	free(s);
 }
 
-int tfj_objindex_add(struct tfj_objindex *x, const char *key, void *p, const void *old)
+int tfj_objindex_add(const char **kept, struct tfj_objindex *x, const char *key, void *p,
+		     const void *old)
 {
 	struct set *s = tfj_strmap_get(&x->sets, key), *ns;
 	size_t cap, i;
 
+	*kept = NULL;
 	for (i = 0; s && old && i < s->n; i++) {
 		if (s->p[i] == old) {
 			s->p[i] = p;
+			*kept = tfj_strmap_key(&x->sets, key);
 			return 0;
 		}
 	}
 	if (s && s->n < s->cap) {
 		s->p[s->n++] = p;
+		*kept = tfj_strmap_key(&x->sets, key);
 		return 0;
 	}
 	/*
@@ -53,6 +57,7 @@ int tfj_objindex_add(struct tfj_objindex *x, const char *key, void *p, const voi
 		return tfj_err_set(TFJ_ENOMEM, "object index");
 	}
 	free(s);
+	*kept = tfj_strmap_key(&x->sets, key);
 	return 0;
 }
 

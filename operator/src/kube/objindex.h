@@ -29,11 +29,17 @@ struct tfj_objindex {
 
 /*
  * Puts p in key's set: in old's place when old is there (which cannot
- * fail), else added. 0 or TFJ_ENOMEM; on failure the index is unchanged.
- * The caller takes old out of another key's set itself (tfj_objindex_del).
+ * fail), else added. *kept gets the index's own copy of key, valid while
+ * p is in the set, so a caller need not keep one per pointer. 0 or
+ * TFJ_ENOMEM; on failure the index is unchanged and *kept NULL. The caller
+ * takes old out of another key's set itself (tfj_objindex_del).
  */
-int tfj_objindex_add(struct tfj_objindex *x, const char *key, void *p, const void *old);
-/* Takes p out of key's set, if there; an emptied set goes. Cannot fail. */
+int tfj_objindex_add(const char **kept, struct tfj_objindex *x, const char *key, void *p,
+		     const void *old);
+/*
+ * Takes p out of key's set, if there; an emptied set goes, and with it the
+ * copy tfj_objindex_add handed out (key may be that copy). Cannot fail.
+ */
 void tfj_objindex_del(struct tfj_objindex *x, const char *key, const void *p);
 /*
  * key's set: *out points at its n pointers (valid until the index next

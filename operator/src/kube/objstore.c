@@ -19,15 +19,16 @@
  * A cached object is kept as compact JSON text, not as a cJSON tree: a tree
  * costs a node (64 bytes) plus separately allocated key and value strings
  * per field, five to six times the text, and readers get copies anyway.
- * The entry, its text, resourceVersion and index key are one allocation:
- * three small ones more cost about 50 bytes of chunk headers and rounding
- * per object (tfj-bench-cachemem), 5 % of a cached pod.
+ * The entry, its text and resourceVersion are one allocation: small ones
+ * more cost about 50 bytes of chunk headers and rounding per object
+ * (tfj-bench-cachemem), 5 % of a cached pod. The index key is the index's
+ * own copy (objindex.h), one per job instead of one per object.
  */
 struct tfj_objstore_entry {
 	size_t len;        /* of the text */
 	const char *rv;    /* its metadata.resourceVersion, "" when absent (in data) */
-	const char *idx;   /* "ns/labelvalue" under which it is indexed, or NULL (in data) */
-	char data[];       /* the object as compact JSON, NUL, rv, NUL, idx, NUL */
+	const char *idx;   /* "ns/labelvalue" it is indexed under (the index's copy), or NULL */
+	char data[];       /* the object as compact JSON, NUL, rv, NUL */
 };
 
 struct tfj_objstore {
@@ -70,33 +71,32 @@ static int index_key(const struct tfj_objstore *s, char *out, size_t outlen, con
 	return n < 0 || (size_t)n >= outlen ? 1 : 0;
 }
 
-/* Under the write lock: e out of the index. */
-static void index_del(struct tfj_objstore *s, const struct tfj_objstore_entry *e)
+/* Under the write lock: e out of the index (its idx goes with it). */
+static void index_del(struct tfj_objstore *s, struct tfj_objstore_entry *e)
 {
 	if (e->idx)
 		tfj_objindex_del(&s->index, e->idx, e);
+	e->idx = NULL;
 }
 
 /*
  * Under the write lock: e, which replaces old (NULL when new), in the
- * index instead of old. Nonzero when e could not be indexed for want of
- * memory; old is out of the index either way.
+ * index under idx (NULL: not indexed), and old out of it. When memory runs
+ * out e is still cached, only missing from the index (e->idx NULL).
  */
-static int index_put(struct tfj_objstore *s, struct tfj_objstore_entry *e,
-		     const struct tfj_objstore_entry *old)
+static void index_put(struct tfj_objstore *s, struct tfj_objstore_entry *e,
+		      struct tfj_objstore_entry *old, const char *idx)
 {
-	int same = old && old->idx && e->idx && !strcmp(old->idx, e->idx);
+	int same = old && old->idx && idx && !strcmp(old->idx, idx);
 
 	if (old && !same)
 		index_del(s, old);
-	if (!e->idx)
-		return 0;
-	if (tfj_objindex_add(&s->index, e->idx, e, same ? old : NULL)) {
-		if (same)
-			index_del(s, old);
-		return 1;
-	}
-	return 0;
+	/* In the same set e takes old's place, which cannot fail; should it
+	 * fail all the same, old must still leave the set. */
+	if (idx && tfj_objindex_add(&e->idx, &s->index, idx, e, same ? old : NULL) && same)
+		index_del(s, old);
+	if (old)
+		old->idx = NULL;
 }
 
 void tfj_objstore_entry_free(struct tfj_objstore_entry *e)
@@ -107,14 +107,14 @@ void tfj_objstore_entry_free(struct tfj_objstore_entry *e)
 }
 
 /*
- * What one entry costs the process, for /metrics: its text, resourceVersion,
- * index key and the struct. The map's own slot and key are left out (a few
+ * What one entry costs the process, for /metrics: its text, resourceVersion
+ * and the struct. The map's own slot and key are left out (a few
  * dozen bytes, the same for every object), so the figure tracks what the
  * objects' authors control.
  */
 static size_t entry_bytes(const struct tfj_objstore_entry *e)
 {
-	return sizeof(*e) + e->len + 1 + strlen(e->rv) + 1 + (e->idx ? strlen(e->idx) + 1 : 0);
+	return sizeof(*e) + e->len + 1 + strlen(e->rv) + 1;
 }
 
 static void entry_destroy(void *p)
@@ -144,27 +144,24 @@ static const char *meta_rv(const cJSON *obj)
 	return v;
 }
 
-/* A new entry holding obj as text, or NULL when out of memory. */
-static struct tfj_objstore_entry *entry_new(const struct tfj_objstore *s, const cJSON *obj)
+/* A new entry holding obj as text, not indexed, or NULL when out of memory. */
+static struct tfj_objstore_entry *entry_new(const cJSON *obj)
 {
 	struct tfj_objstore_entry *e = NULL;
 	const char *rv = meta_rv(obj);
-	char idx[TFJ_OBJSTORE_KEY_MAX], *text = NULL, *p;
-	size_t len, rvlen, idxlen = 0;
-	int indexed = index_key(s, idx, sizeof(idx), obj) == 0;
+	char *text = NULL, *p;
+	size_t len, rvlen;
 
 	if (tfj_json_print(&text, obj))
 		return NULL;
 	len = strlen(text);
 	rv = rv ? rv : "";
 	rvlen = strlen(rv);
-	if (indexed)
-		idxlen = strlen(idx) + 1;
 	/* The text is bounded by the decoder's cap, the rest by fixed buffers,
 	 * but the sum is still checked rather than trusted. */
-	if (len > SIZE_MAX - sizeof(*e) - 2 - rvlen - idxlen)
+	if (len > SIZE_MAX - sizeof(*e) - 2 - rvlen)
 		goto out;
-	e = malloc(sizeof(*e) + len + 1 + rvlen + 1 + idxlen);
+	e = malloc(sizeof(*e) + len + 1 + rvlen + 1);
 	if (!e)
 		goto out;
 	e->len = len;
@@ -173,11 +170,6 @@ static struct tfj_objstore_entry *entry_new(const struct tfj_objstore *s, const 
 	memcpy(p, rv, rvlen + 1);
 	e->rv = p;
 	e->idx = NULL;
-	if (indexed) {
-		p += rvlen + 1;
-		memcpy(p, idx, idxlen);
-		e->idx = p;
-	}
 out:
 	free(text);
 	return e;
@@ -215,8 +207,9 @@ int tfj_objstore_put(struct tfj_objstore_entry **prev, struct tfj_objstore *s,
 		     const char *key, const cJSON *obj)
 {
 	/* Print outside the lock: readers wait only for the map update. */
-	struct tfj_objstore_entry *e = entry_new(s, obj), *old = NULL;
-	int rc = 0;
+	struct tfj_objstore_entry *e = entry_new(obj), *old = NULL;
+	char idx[TFJ_OBJSTORE_KEY_MAX];
+	int indexed = index_key(s, idx, sizeof(idx), obj) == 0, rc = 0;
 
 	*prev = NULL;
 	if (!e)
@@ -228,8 +221,7 @@ int tfj_objstore_put(struct tfj_objstore_entry **prev, struct tfj_objstore *s,
 	}
 	if (old)
 		s->bytes -= entry_bytes(old);
-	if (index_put(s, e, old))
-		e->idx = NULL; /* still cached; only missing from the index */
+	index_put(s, e, old, indexed ? idx : NULL);
 	s->bytes += entry_bytes(e);
 	*prev = old;
 out:

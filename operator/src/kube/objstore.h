@@ -111,8 +111,8 @@ void tfj_objstore_free_list(cJSON **list, size_t n);
 /* Reader. Number of cached objects. */
 size_t tfj_objstore_size(struct tfj_objstore *s);
 /*
- * Reader. Bytes the cached objects hold: their text, resourceVersions,
- * index keys and entry structs (not the hash map's slots).
+ * Reader. Bytes the cached objects hold: their text, resourceVersions and
+ * entry structs (not the hash map's slots and keys, nor the index).
  */
 size_t tfj_objstore_bytes(struct tfj_objstore *s);
 
