@@ -8,10 +8,15 @@
  * reports, per pod:
  *
  *   cache     what the stores account for themselves (tfj_objstore_bytes,
- *             the figure /metrics shows), per kind of object;
+ *             the figure /metrics shows), per kind of object: the pod, its
+ *             Service, and its share of its TFJob and of the job's
+ *             NetworkPolicy (one each per 5 pods here, where the scale
+ *             run had 3.6 pods per job when its figures were taken);
  *   heap      what the allocator holds for them (mallinfo2's bytes in use
  *             before and after), i.e. the accounting plus malloc's chunk
- *             headers and rounding and the hash maps' slots;
+ *             headers and rounding and the hash maps' slots: for the pods
+ *             and Services alone (heap_bytes_per_pod_cache_only, the
+ *             figure of earlier runs) and for all four caches;
  *   busy      the same after a busy phase shaped like the scale run's: one
  *             thread per informer turning full API objects (a synthetic
  *             kwok pod as kube-apiserver returns it, managedFields
@@ -39,7 +44,9 @@
 
 #include "app/slim.h"
 #include "kube/objstore.h"
+#include "tfjob/netpol.h"
 #include "tfjob/podspec.h"
+#include "tfjob/tfjob.h"
 
 #define NS "tfjob-scale-ours-1764300000"
 #define MAX_JOBS 100000
@@ -137,6 +144,53 @@ static const char SVC_FMT[] =
 	"\"ipFamilies\":[\"IPv4\"],\"ipFamilyPolicy\":\"SingleStack\","
 	"\"internalTrafficPolicy\":\"Cluster\"},\"status\":{\"loadBalancer\":{}}}";
 
+/*
+ * A TFJob of the run (bench_scale.py's tfjob()) as kube-apiserver returns
+ * it once the operator has written its Succeeded status. %1$s is the job,
+ * %2$d a number that varies per job.
+ */
+static const char TFJOB_FMT[] =
+	"{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"TFJob\",\"metadata\":{\"name\":\"%1$s\","
+	"\"namespace\":\"" NS "\",\"uid\":\"0b9e2a41-77c3-4d0e-8f5a-%2$012d\","
+	"\"resourceVersion\":\"%2$d\",\"generation\":1,"
+	"\"creationTimestamp\":\"2026-11-28T11:38:11Z\",\"managedFields\":[{\"manager\":"
+	"\"python-urllib\",\"operation\":\"Update\",\"apiVersion\":\"kubeflow.org/v1\","
+	"\"time\":\"2026-11-28T11:38:11Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":"
+	"{\"f:spec\":{\".\":{},\"f:runPolicy\":{},\"f:tfReplicaSpecs\":{}}}},{\"manager\":"
+	"\"tfjob-operator\",\"operation\":\"Update\",\"apiVersion\":\"kubeflow.org/v1\","
+	"\"time\":\"2026-11-28T11:38:17Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":"
+	"{\"f:status\":{\".\":{},\"f:completionTime\":{},\"f:conditions\":{},"
+	"\"f:observedGeneration\":{},\"f:phase\":{},\"f:psSecretName\":{},"
+	"\"f:replicaStatuses\":{},\"f:replicaSummary\":{},\"f:startTime\":{}}},"
+	"\"subresource\":\"status\"}]},"
+	"\"spec\":{\"runPolicy\":{\"cleanPodPolicy\":\"Running\","
+	"\"managedBy\":\"tfjob-bench.example.com/operator\"},\"tfReplicaSpecs\":{"
+	"\"PS\":{\"replicas\":1,\"restartPolicy\":\"Never\",\"template\":{\"metadata\":"
+	"{\"annotations\":{}},\"spec\":{\"nodeSelector\":{\"type\":\"kwok\"},\"tolerations\":"
+	"[{\"key\":\"kwok.x-k8s.io/node\",\"operator\":\"Equal\",\"value\":\"fake\","
+	"\"effect\":\"NoSchedule\"}],\"containers\":[{\"name\":\"tensorflow\","
+	"\"image\":\"localhost/tfjob-bench:1\"}]}}},"
+	"\"Worker\":{\"replicas\":4,\"restartPolicy\":\"OnFailure\",\"template\":{\"metadata\":"
+	"{\"annotations\":{\"kwok.tfjob/exit-code\":\"0\",\"kwok.tfjob/run-for\":\"2s\"}},"
+	"\"spec\":{\"nodeSelector\":{\"type\":\"kwok\"},\"tolerations\":[{\"key\":"
+	"\"kwok.x-k8s.io/node\",\"operator\":\"Equal\",\"value\":\"fake\",\"effect\":"
+	"\"NoSchedule\"}],\"containers\":[{\"name\":\"tensorflow\","
+	"\"image\":\"localhost/tfjob-bench:1\"}]}}}}},"
+	"\"status\":{\"conditions\":[{\"type\":\"Created\",\"status\":\"True\","
+	"\"reason\":\"TFJobCreated\",\"message\":\"TFJob %1$s is created.\","
+	"\"lastUpdateTime\":\"2026-11-28T11:38:12Z\",\"lastTransitionTime\":"
+	"\"2026-11-28T11:38:12Z\"},{\"type\":\"Running\",\"status\":\"False\","
+	"\"reason\":\"TFJobRunning\",\"message\":\"TFJob %1$s is running.\","
+	"\"lastUpdateTime\":\"2026-11-28T11:38:17Z\",\"lastTransitionTime\":"
+	"\"2026-11-28T11:38:17Z\"},{\"type\":\"Succeeded\",\"status\":\"True\","
+	"\"reason\":\"TFJobSucceeded\",\"message\":\"TFJob %1$s successfully completed.\","
+	"\"lastUpdateTime\":\"2026-11-28T11:38:17Z\",\"lastTransitionTime\":"
+	"\"2026-11-28T11:38:17Z\"}],\"replicaStatuses\":{\"PS\":{\"active\":0,\"succeeded\":1,"
+	"\"failed\":0,\"restarts\":0},\"Worker\":{\"active\":0,\"succeeded\":4,\"failed\":0,"
+	"\"restarts\":0}},\"startTime\":\"2026-11-28T11:38:12Z\",\"completionTime\":"
+	"\"2026-11-28T11:38:17Z\",\"phase\":\"Succeeded\",\"replicaSummary\":"
+	"\"ps 1/1 worker 4/4\",\"observedGeneration\":1,\"psSecretName\":\"%1$s-ps-%2$08d\"}}";
+
 struct opts {
 	int jobs, threads, arenas, trim;
 };
@@ -184,6 +238,51 @@ static void job_name(char *out, size_t len, int j)
 	snprintf(out, len, "job-%05d", j);
 }
 
+/* Job j's TFJob, parsed (NULL when out of memory). */
+static cJSON *build_job(const char *job, int n)
+{
+	char text[16384];
+	int len = snprintf(text, sizeof(text), TFJOB_FMT, job, n);
+
+	if (len < 0 || (size_t)len >= sizeof(text))
+		return NULL;
+	return cJSON_Parse(text);
+}
+
+/*
+ * The job's NetworkPolicy as kube-apiserver returns it: the operator's own
+ * body (tfj_netpol_body) with the server's metadata and managedFields.
+ */
+static cJSON *build_netpol(const cJSON *jobobj, int n)
+{
+	static const char mf[] =
+		"[{\"manager\":\"tfjob-operator\",\"operation\":\"Update\",\"apiVersion\":"
+		"\"networking.k8s.io/v1\",\"time\":\"2026-11-28T11:38:12Z\",\"fieldsType\":"
+		"\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":{\"f:labels\":{},\"f:ownerReferences\":"
+		"{}},\"f:spec\":{\"f:ingress\":{},\"f:podSelector\":{},\"f:policyTypes\":{}}}}]";
+	struct tfj_tfjob job;
+	cJSON *np = NULL, *meta;
+	char uid[64], rv[32];
+
+	memset(&job, 0, sizeof(job));
+	if (tfj_tfjob_from_json(&job, jobobj) || tfj_netpol_body(&np, &job, NULL))
+		goto out;
+	snprintf(uid, sizeof(uid), "5d2e7c10-3b4a-4f6e-9c8d-%012d", n);
+	snprintf(rv, sizeof(rv), "%d", n + 1);
+	meta = cJSON_GetObjectItemCaseSensitive(np, "metadata");
+	if (!cJSON_AddStringToObject(meta, "uid", uid) ||
+	    !cJSON_AddStringToObject(meta, "resourceVersion", rv) ||
+	    !cJSON_AddNumberToObject(meta, "generation", 1) ||
+	    !cJSON_AddStringToObject(meta, "creationTimestamp", "2026-11-28T11:38:12Z") ||
+	    !cJSON_AddItemToObject(meta, "managedFields", cJSON_Parse(mf))) {
+		cJSON_Delete(np);
+		np = NULL;
+	}
+out:
+	tfj_tfjob_free(&job);
+	return np;
+}
+
 /* Every pod of job j through the phases an informer sees. */
 static void pod_events(struct tfj_objstore *s, int j)
 {
@@ -195,6 +294,24 @@ static void pod_events(struct tfj_objstore *s, int j)
 		for (int i = 0; i < 5; i++)
 			cache(s, build(job, i, j * 100 + p * 10 + i, phases[p]),
 			      tfj_slim_pod);
+}
+
+/* Job 0's objects through the four transforms, nothing kept. */
+static void warm_up(void)
+{
+	cJSON *j = build_job("job-warm", 1), *objs[3], *c;
+
+	objs[0] = j ? build_netpol(j, 2) : NULL;
+	objs[1] = build("job-warm", 0, 3, "Running");
+	objs[2] = build("job-warm", 0, 4, NULL);
+	cJSON_Delete(j ? tfj_slim_tfjob(j) : NULL);
+	for (int i = 0; i < 3; i++) {
+		c = !objs[i] ? NULL : i == 0 ? tfj_slim_netpol(objs[i])
+		  : i == 1 ? tfj_slim_pod(objs[i]) : tfj_slim_service(objs[i]);
+		cJSON_Delete(c);
+		cJSON_Delete(objs[i]);
+	}
+	cJSON_Delete(j);
 }
 
 static void *pod_informer(void *arg)
@@ -307,10 +424,10 @@ int main(int argc, char **argv)
 {
 	struct opts o = { 300, 4, 2, 1 };
 	struct shared sh = { &o, NULL, NULL, 0, PTHREAD_MUTEX_INITIALIZER };
-	struct tfj_objstore *cp = NULL, *cs = NULL;
+	struct tfj_objstore *cp = NULL, *cs = NULL, *cj = NULL, *cn = NULL;
 	pthread_t inf[2], *rec;
-	struct snap s0, s1, s2, s3, s4;
-	size_t pods, cache_pod, cache_svc;
+	struct snap s0, s1, s1all, s2, s3, s4;
+	size_t pods, cache_pod, cache_svc, cache_job, cache_np;
 
 	if (parse_args(&o, argc, argv))
 		return 2;
@@ -321,6 +438,12 @@ int main(int argc, char **argv)
 	/* 1. The caches alone, on one thread: the pods' final state and their services. */
 	tfj_objstore_new(&cp, TFJ_LABEL_JOB_NAME);
 	tfj_objstore_new(&cs, TFJ_LABEL_JOB_NAME);
+	/*
+	 * One job's objects through the transforms first, and thrown away:
+	 * what libraries set up once on first use (OpenSSL's digests, which
+	 * the operator's TLS set up long before) is not a cost per pod.
+	 */
+	warm_up();
 	malloc_trim(0);
 	s0 = snap();
 	for (int j = 0; j < o.jobs; j++) {
@@ -334,10 +457,29 @@ int main(int argc, char **argv)
 	}
 	malloc_trim(0);
 	s1 = snap();
+	/* Then each job's TFJob and NetworkPolicy, the other two caches. */
+	tfj_objstore_new(&cj, NULL);
+	tfj_objstore_new(&cn, TFJ_LABEL_JOB_NAME);
+	for (int j = 0; j < o.jobs; j++) {
+		char job[32];
+		cJSON *jo;
+
+		job_name(job, sizeof(job), j);
+		jo = build_job(job, j * 100 + 50);
+		if (jo)
+			cache(cn, build_netpol(jo, j * 100 + 51), tfj_slim_netpol);
+		cache(cj, jo, tfj_slim_tfjob);
+	}
+	malloc_trim(0);
+	s1all = snap();
 	cache_pod = tfj_objstore_bytes(cp);
 	cache_svc = tfj_objstore_bytes(cs);
+	cache_job = tfj_objstore_bytes(cj);
+	cache_np = tfj_objstore_bytes(cn);
 	tfj_objstore_free(cp);
 	tfj_objstore_free(cs);
+	tfj_objstore_free(cj);
+	tfj_objstore_free(cn);
 	malloc_trim(0);
 
 	/* 2. The busy phase: informer threads and reconcile threads at once. */
@@ -361,14 +503,18 @@ int main(int argc, char **argv)
 	s4 = snap();
 
 	printf("{\"jobs\": %d, \"pods\": %zu, \"threads\": %d, \"arenas\": %d,\n"
-	       " \"cache_bytes_per_pod\": {\"pod\": %.0f, \"service\": %.0f},\n"
-	       " \"heap_bytes_per_pod_cache_only\": %.0f,\n"
+	       " \"cache_bytes_per_pod\": {\"pod\": %.0f, \"service\": %.0f, \"tfjob\": %.0f,"
+	       " \"netpol\": %.0f, \"all\": %.0f},\n"
+	       " \"heap_bytes_per_pod_cache_only\": %.0f, \"heap_bytes_per_pod_all_caches\": %.0f,\n"
 	       " \"busy\": {\"anon_bytes_per_pod\": %.0f, \"heap_used_per_pod\": %.0f,"
 	       " \"heap_free_kib\": %zu},\n"
 	       " \"after_trim\": {\"trimmed\": %d, \"anon_bytes_per_pod\": %.0f,"
 	       " \"heap_used_per_pod\": %.0f, \"heap_free_kib\": %zu}}\n",
 	       o.jobs, pods, o.threads, o.arenas, (double)cache_pod / (double)pods,
-	       (double)cache_svc / (double)pods, (double)(s1.used - s0.used) / (double)pods,
+	       (double)cache_svc / (double)pods, (double)cache_job / (double)pods,
+	       (double)cache_np / (double)pods,
+	       (double)(cache_pod + cache_svc + cache_job + cache_np) / (double)pods,
+	       (double)(s1.used - s0.used) / (double)pods, (double)(s1all.used - s0.used) / (double)pods,
 	       (double)(s3.anon_kib - s2.anon_kib) * 1024.0 / (double)pods,
 	       (double)(s3.used - s2.used) / (double)pods, s3.free_b >> 10, o.trim,
 	       (double)(s4.anon_kib - s2.anon_kib) * 1024.0 / (double)pods,

@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <tfj/err.h>
+
 #include "kube/objmeta.h"
+#include "tfjob/netpol.h"
 #include "tfjob/podspec.h"
 #include "tfjob/podstate.h"
 #include "tfjob/tfjob.h"
@@ -57,24 +60,30 @@ static cJSON *add_obj(cJSON *dst, const char *key)
 }
 
 /*
- * The labels the operator reads: its own five (podspec.h). Any other label
- * is the pod author's (a tenant may put a megabyte of them on a pod that
- * carries a job's name label), so it is not kept.
+ * The labels readers look at: job-name (the caches' index, adopt.c,
+ * tokenreview.c) and replica-type and replica-index (podstate.c slots
+ * pods and services by them; tokenreview.c), or, with `all`, the
+ * operator's five (podspec.h). Any other label is the object author's (a
+ * tenant may put a megabyte of them on a pod that carries a job's name
+ * label), so it is not kept. operator-name and job-role are the
+ * operator's own but nothing reads them from a cache: they are about 70
+ * bytes of every cached pod and Service.
  */
-static int slim_labels(cJSON *dst, const cJSON *meta)
+static int slim_labels(cJSON *dst, const cJSON *meta, int all)
 {
 	static const char *const keys[] = {
 		TFJ_LABEL_JOB_NAME, TFJ_LABEL_REPLICA_TYPE, TFJ_LABEL_REPLICA_INDEX,
 		TFJ_LABEL_OPERATOR, TFJ_LABEL_JOB_ROLE,
 	};
 	const cJSON *labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
+	size_t n = all ? sizeof(keys) / sizeof(keys[0]) : 3;
 	cJSON *out;
 
 	if (!cJSON_IsObject(labels))
 		return 0;
 	if (!(out = add_obj(dst, "labels")))
 		return -1;
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+	for (size_t i = 0; i < n; i++)
 		if (copy(out, labels, keys[i], K_STRING))
 			return -1;
 	return 0;
@@ -107,9 +116,23 @@ static int slim_owner(cJSON *dst, const cJSON *obj, const cJSON *meta)
 	return 0;
 }
 
-/* metadata as every reader of pods and services needs it. */
-static int slim_meta(cJSON *dst, const cJSON *obj)
+/*
+ * metadata as every reader of cached pods, Services and NetworkPolicies
+ * needs it: name and namespace (the key), uid, resourceVersion (the
+ * informer's relists), the deletion (podstate.c), the labels above and the
+ * controller reference. META_CREATED adds creationTimestamp (pods: the
+ * planner tells a replacement made while another replica ran by it,
+ * tfjob/planlost.h); META_ALL (PodGroups, at most one per job and cached
+ * as before: their readers, tfjob/podgroup.c and planpodgroup.c, were not
+ * part of the cut) adds it and generation, which no reader of Services or
+ * NetworkPolicies looks at.
+ */
+enum { META_CREATED = 1, META_ALL = 3 };
+
+static int slim_meta(cJSON *dst, const cJSON *obj, int what)
 {
+	int all = what == META_ALL;
+
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
 	cJSON *o;
 
@@ -119,15 +142,19 @@ static int slim_meta(cJSON *dst, const cJSON *obj)
 		return -1;
 	if (copy(o, m, "name", K_STRING) || copy(o, m, "namespace", K_STRING) ||
 	    copy(o, m, "uid", K_STRING) || copy(o, m, "resourceVersion", K_STRING) ||
-	    copy(o, m, "generation", K_NUMBER) || copy(o, m, "creationTimestamp", K_STRING) ||
+	    (all && copy(o, m, "generation", K_NUMBER)) ||
+	    ((what & META_CREATED) && copy(o, m, "creationTimestamp", K_STRING)) ||
 	    copy(o, m, "deletionTimestamp", K_STRING) ||
-	    copy(o, m, "deletionGracePeriodSeconds", K_NUMBER) || slim_labels(o, m) ||
+	    copy(o, m, "deletionGracePeriodSeconds", K_NUMBER) || slim_labels(o, m, all) ||
 	    slim_owner(o, obj, m))
 		return -1;
 	return 0;
 }
 
-/* apiVersion and kind: a few bytes, and they keep objects self-describing. */
+/*
+ * apiVersion and kind: PodGroups keep them (as above); a cache of one kind
+ * needs neither, and no reader of the other caches looks at them.
+ */
 static int slim_type(cJSON *dst, const cJSON *obj)
 {
 	return copy(dst, obj, "apiVersion", K_STRING) || copy(dst, obj, "kind", K_STRING) ? -1 : 0;
@@ -135,32 +162,36 @@ static int slim_type(cJSON *dst, const cJSON *obj)
 
 /*
  * Only the conditions the pod reader looks at (tfj_podstate_reads_condition:
- * DisruptionTarget, Kueue's TerminationTarget, a Ready that is not True).
- * Every pod carries four or five others (PodScheduled, Initialized, a
- * true Ready, ...), about 200 bytes of a cached pod's 1.1 KB that nobody
+ * DisruptionTarget, Kueue's TerminationTarget, a Ready that is not True
+ * for a reason its kubelet does not give). Every pod carries four or five
+ * others (PodScheduled, Initialized, its kubelet's Ready, ...), about 200 bytes of a cached pod's 1.1 KB that nobody
  * reads. The reader's cap counts every
  * condition, so the cap here does too: both stop at the same one.
  */
 static int slim_conditions(cJSON *dst, const cJSON *src)
 {
-	const cJSON *list = cJSON_GetObjectItemCaseSensitive(src, "conditions"), *c, *type, *status;
-	cJSON *out;
+	const cJSON *list = cJSON_GetObjectItemCaseSensitive(src, "conditions"), *c, *type, *status,
+		    *reason;
+	cJSON *out = NULL;
 	int n = 0;
 
 	if (!cJSON_IsArray(list))
 		return 0;
-	if (!(out = cJSON_AddArrayToObject(dst, "conditions")))
-		return -1;
 	cJSON_ArrayForEach(c, list) {
 		cJSON *o;
 		if (++n > TFJ_PODSTATE_MAX_CONDITIONS)
 			break;
 		type = cJSON_GetObjectItemCaseSensitive(c, "type");
 		status = cJSON_GetObjectItemCaseSensitive(c, "status");
+		reason = cJSON_GetObjectItemCaseSensitive(c, "reason");
 		if (!cJSON_IsObject(c) || !cJSON_IsString(type) ||
 		    !tfj_podstate_reads_condition(type->valuestring,
-						  cJSON_IsString(status) ? status->valuestring : ""))
+						  cJSON_IsString(status) ? status->valuestring : "",
+						  cJSON_IsString(reason) ? reason->valuestring : ""))
 			continue;
+		/* The list only when a condition is kept: most pods have none. */
+		if (!out && !(out = cJSON_AddArrayToObject(dst, "conditions")))
+			return -1;
 		if (!(o = cJSON_CreateObject()) || !cJSON_AddItemToArray(out, o)) {
 			cJSON_Delete(o);
 			return -1;
@@ -182,14 +213,16 @@ static int slim_state(cJSON *dst, const cJSON *cs, const char *key)
 	const cJSON *s = cJSON_GetObjectItemCaseSensitive(cs, key), *r, *t;
 	cJSON *o, *x;
 
-	if (!cJSON_IsObject(s))
+	r = cJSON_GetObjectItemCaseSensitive(s, "running");
+	t = cJSON_GetObjectItemCaseSensitive(s, "terminated");
+	/* A state with neither (waiting, or lastState {} of a pod never
+	 * restarted) reads as no state at all. */
+	if (!cJSON_IsObject(r) && !cJSON_IsObject(t))
 		return 0;
 	if (!(o = add_obj(dst, key)))
 		return -1;
-	r = cJSON_GetObjectItemCaseSensitive(s, "running");
 	if (cJSON_IsObject(r) && (!(x = add_obj(o, "running")) || copy(x, r, "startedAt", K_STRING)))
 		return -1;
-	t = cJSON_GetObjectItemCaseSensitive(s, "terminated");
 	if (cJSON_IsObject(t) &&
 	    (!(x = add_obj(o, "terminated")) || copy(x, t, "exitCode", K_NUMBER) ||
 	     copy(x, t, "reason", K_STRING) || copy(x, t, "message", K_STRING) ||
@@ -299,8 +332,7 @@ cJSON *tfj_slim_pod(const cJSON *obj)
 
 	if (!cJSON_IsObject(obj) || !(out = cJSON_CreateObject()))
 		return NULL;
-	if (slim_type(out, obj) || slim_meta(out, obj) || slim_kueue(out, obj) ||
-	    slim_pod_status(out, obj)) {
+	if (slim_meta(out, obj, META_CREATED) || slim_kueue(out, obj) || slim_pod_status(out, obj)) {
 		cJSON_Delete(out);
 		return NULL;
 	}
@@ -313,7 +345,7 @@ cJSON *tfj_slim_service(const cJSON *obj)
 
 	if (!cJSON_IsObject(obj) || !(out = cJSON_CreateObject()))
 		return NULL;
-	if (slim_type(out, obj) || slim_meta(out, obj)) {
+	if (slim_meta(out, obj, 0)) {
 		cJSON_Delete(out);
 		return NULL;
 	}
@@ -334,7 +366,7 @@ static cJSON *meta_and_spec(const cJSON *obj, size_t cap)
 
 	if (!cJSON_IsObject(obj) || !(out = cJSON_CreateObject()))
 		return NULL;
-	if (slim_type(out, obj) || slim_meta(out, obj))
+	if (slim_type(out, obj) || slim_meta(out, obj, META_ALL))
 		goto fail;
 	if (cJSON_IsObject(spec)) {
 		if (!(text = cJSON_PrintUnformatted(spec)))
@@ -350,9 +382,32 @@ fail:
 	return NULL;
 }
 
+/*
+ * The metadata and the digest of the spec (tfj_netpol_spec_digest), all
+ * that tfj_netpol_current compares: a job's policy spec is about 500 bytes,
+ * its digest 71, and nothing else reads the cached spec (an update sends
+ * the whole wanted spec, app/apply.c). A spec over the cap, or one that
+ * cannot be digested, is not ours: it is cached without a digest, which
+ * the planner replaces.
+ */
 cJSON *tfj_slim_netpol(const cJSON *obj)
 {
-	return meta_and_spec(obj, TFJ_SLIM_NETPOL_SPEC_MAX);
+	char d[TFJ_NETPOL_DIGEST_MAX];
+	cJSON *out;
+	int rc;
+
+	if (!cJSON_IsObject(obj) || !(out = cJSON_CreateObject()))
+		return NULL;
+	if (slim_meta(out, obj, 0))
+		goto fail;
+	rc = tfj_netpol_spec_digest(d, sizeof(d), cJSON_GetObjectItemCaseSensitive(obj, "spec"),
+				    TFJ_SLIM_NETPOL_SPEC_MAX);
+	if (rc == TFJ_ENOMEM || (!rc && !cJSON_AddStringToObject(out, TFJ_NETPOL_DIGEST_KEY, d)))
+		goto fail;
+	return out;
+fail:
+	cJSON_Delete(out);
+	return NULL;
 }
 
 cJSON *tfj_slim_podgroup(const cJSON *obj)

@@ -9,10 +9,10 @@
  *
  * What each keeps is exactly what its readers look at (docs/operator.md,
  * "Memory"); a reader that needs another field must add it here:
- *   pods      metadata (name, namespace, uid, resourceVersion, generation,
- *             creationTimestamp, deletionTimestamp, deletionGracePeriodSeconds,
- *             the operator's five labels (tfjob/podspec.h's TFJ_LABEL_*),
- *             the controller ownerReference's
+ *   pods      metadata (name, namespace, uid, resourceVersion,
+ *             deletionTimestamp, deletionGracePeriodSeconds, the labels
+ *             job-name, replica-type and replica-index (tfjob/podspec.h's
+ *             TFJ_LABEL_*), the controller ownerReference's
  *             apiVersion, kind, name and uid, and the first 64 finalizers),
  *             spec.nodeName (Kueue's marks, and the events about a lost
  *             node, planlost.h) and spec.schedulingGates[].name (the first
@@ -23,13 +23,20 @@
  *             .containerStatuses[].{name,restartCount,state,lastState} with
  *             the states cut to running.startedAt and terminated.{exitCode,
  *             reason,message,finishedAt} (podstate.c, tokenreview.c,
- *             controller.c).
- *   services  the same metadata; no spec or status (podstate.c).
- *   NetworkPolicies  the same metadata and the spec whole, when it prints
- *             in TFJ_SLIM_NETPOL_SPEC_MAX bytes (tfjob/netpol.h's
- *             tfj_netpol_current compares it; a bigger one is not ours and
- *             is cached without a spec, which the planner replaces).
- *   PodGroups the same metadata and the spec whole, when it prints in
+ *             controller.c); a list or state with nothing kept is left
+ *             out, which its readers take as the same. No apiVersion and
+ *             kind: a cache holds one kind.
+ *   services  the same metadata; no type, spec or status (podstate.c).
+ *   NetworkPolicies  the same metadata, no type, and instead of the spec its
+ *             digest under TFJ_NETPOL_DIGEST_KEY (tfjob/netpol.h's
+ *             tfj_netpol_current compares only that; an update sends the
+ *             whole wanted spec), when the spec prints in
+ *             TFJ_SLIM_NETPOL_SPEC_MAX bytes: a bigger one is not ours and
+ *             is cached without a digest, which the planner replaces.
+ *   PodGroups apiVersion, kind, the same metadata plus generation,
+ *             creationTimestamp and the operator's five labels (what they
+ *             kept before the cuts for #30, which left PodGroups alone),
+ *             and the spec whole, when it prints in
  *             TFJ_SLIM_PODGROUP_SPEC_MAX bytes (tfjob/podgroup.h's
  *             tfj_podgroup_plan compares and keeps fields of it; a bigger
  *             one is cached without a spec, which the planner replaces).

@@ -13,26 +13,29 @@
 #include <tfj/err.h>
 #include <tfj/json.h>
 
+#include "kube/objindex.h"
+
 /*
  * A cached object is kept as compact JSON text, not as a cJSON tree: a tree
  * costs a node (64 bytes) plus separately allocated key and value strings
  * per field, five to six times the text, and readers get copies anyway.
- * The entry, its text, resourceVersion and index key are one allocation:
- * three small ones more cost about 50 bytes of chunk headers and rounding
- * per object (tfj-bench-cachemem), 5 % of a cached pod.
+ * The entry, its text and resourceVersion are one allocation: small ones
+ * more cost about 50 bytes of chunk headers and rounding per object
+ * (tfj-bench-cachemem), 5 % of a cached pod. The index key is the index's
+ * own copy (objindex.h), one per job instead of one per object.
  */
 struct tfj_objstore_entry {
 	size_t len;        /* of the text */
 	const char *rv;    /* its metadata.resourceVersion, "" when absent (in data) */
-	const char *idx;   /* "ns/labelvalue" under which it is indexed, or NULL (in data) */
-	char data[];       /* the object as compact JSON, NUL, rv, NUL, idx, NUL */
+	const char *idx;   /* "ns/labelvalue" it is indexed under (the index's copy), or NULL */
+	char data[];       /* the object as compact JSON, NUL, rv, NUL */
 };
 
 struct tfj_objstore {
 	char *index_label;          /* NULL: no index */
 	pthread_rwlock_t lock;      /* guards cache and index */
 	struct tfj_strmap cache;    /* key -> struct tfj_objstore_entry* */
-	struct tfj_strmap index;    /* idx -> struct tfj_strmap* (set of keys) */
+	struct tfj_objindex index;  /* idx -> the entries cached now (objindex.h) */
 	size_t bytes;               /* what the cached entries hold (entry_bytes) */
 };
 
@@ -68,42 +71,32 @@ static int index_key(const struct tfj_objstore *s, char *out, size_t outlen, con
 	return n < 0 || (size_t)n >= outlen ? 1 : 0;
 }
 
-static void set_free(void *p)
+/* Under the write lock: e out of the index (its idx goes with it). */
+static void index_del(struct tfj_objstore *s, struct tfj_objstore_entry *e)
 {
-	tfj_strmap_free(p, NULL);
-	free(p);
+	if (e->idx)
+		tfj_objindex_del(&s->index, e->idx, e);
+	e->idx = NULL;
 }
 
-/* Under the write lock. */
-static void index_del(struct tfj_objstore *s, const char *idx, const char *key)
+/*
+ * Under the write lock: e, which replaces old (NULL when new), in the
+ * index under idx (NULL: not indexed), and old out of it. When memory runs
+ * out e is still cached, only missing from the index (e->idx NULL).
+ */
+static void index_put(struct tfj_objstore *s, struct tfj_objstore_entry *e,
+		      struct tfj_objstore_entry *old, const char *idx)
 {
-	struct tfj_strmap *set;
+	int same = old && old->idx && idx && !strcmp(old->idx, idx);
 
-	if (!idx)
-		return;
-	set = tfj_strmap_get(&s->index, idx);
-	if (!set)
-		return;
-	tfj_strmap_del(set, key);
-	if (set->n == 0) {
-		tfj_strmap_del(&s->index, idx);
-		set_free(set);
-	}
-}
-
-/* Under the write lock. */
-static int index_add(struct tfj_objstore *s, const char *idx, const char *key)
-{
-	struct tfj_strmap *set = tfj_strmap_get(&s->index, idx);
-
-	if (!set) {
-		set = calloc(1, sizeof(*set));
-		if (!set || tfj_strmap_put(&s->index, idx, set, NULL)) {
-			free(set);
-			return tfj_err_set(TFJ_ENOMEM, "object store index");
-		}
-	}
-	return tfj_strmap_put(set, key, NULL, NULL);
+	if (old && !same)
+		index_del(s, old);
+	/* In the same set e takes old's place, which cannot fail; should it
+	 * fail all the same, old must still leave the set. */
+	if (idx && tfj_objindex_add(&e->idx, &s->index, idx, e, same ? old : NULL) && same)
+		index_del(s, old);
+	if (old)
+		old->idx = NULL;
 }
 
 void tfj_objstore_entry_free(struct tfj_objstore_entry *e)
@@ -114,14 +107,14 @@ void tfj_objstore_entry_free(struct tfj_objstore_entry *e)
 }
 
 /*
- * What one entry costs the process, for /metrics: its text, resourceVersion,
- * index key and the struct. The map's own slot and key are left out (a few
+ * What one entry costs the process, for /metrics: its text, resourceVersion
+ * and the struct. The map's own slot and key are left out (a few
  * dozen bytes, the same for every object), so the figure tracks what the
  * objects' authors control.
  */
 static size_t entry_bytes(const struct tfj_objstore_entry *e)
 {
-	return sizeof(*e) + e->len + 1 + strlen(e->rv) + 1 + (e->idx ? strlen(e->idx) + 1 : 0);
+	return sizeof(*e) + e->len + 1 + strlen(e->rv) + 1;
 }
 
 static void entry_destroy(void *p)
@@ -151,27 +144,24 @@ static const char *meta_rv(const cJSON *obj)
 	return v;
 }
 
-/* A new entry holding obj as text, or NULL when out of memory. */
-static struct tfj_objstore_entry *entry_new(const struct tfj_objstore *s, const cJSON *obj)
+/* A new entry holding obj as text, not indexed, or NULL when out of memory. */
+static struct tfj_objstore_entry *entry_new(const cJSON *obj)
 {
 	struct tfj_objstore_entry *e = NULL;
 	const char *rv = meta_rv(obj);
-	char idx[TFJ_OBJSTORE_KEY_MAX], *text = NULL, *p;
-	size_t len, rvlen, idxlen = 0;
-	int indexed = index_key(s, idx, sizeof(idx), obj) == 0;
+	char *text = NULL, *p;
+	size_t len, rvlen;
 
 	if (tfj_json_print(&text, obj))
 		return NULL;
 	len = strlen(text);
 	rv = rv ? rv : "";
 	rvlen = strlen(rv);
-	if (indexed)
-		idxlen = strlen(idx) + 1;
 	/* The text is bounded by the decoder's cap, the rest by fixed buffers,
 	 * but the sum is still checked rather than trusted. */
-	if (len > SIZE_MAX - sizeof(*e) - 2 - rvlen - idxlen)
+	if (len > SIZE_MAX - sizeof(*e) - 2 - rvlen)
 		goto out;
-	e = malloc(sizeof(*e) + len + 1 + rvlen + 1 + idxlen);
+	e = malloc(sizeof(*e) + len + 1 + rvlen + 1);
 	if (!e)
 		goto out;
 	e->len = len;
@@ -180,11 +170,6 @@ static struct tfj_objstore_entry *entry_new(const struct tfj_objstore *s, const 
 	memcpy(p, rv, rvlen + 1);
 	e->rv = p;
 	e->idx = NULL;
-	if (indexed) {
-		p += rvlen + 1;
-		memcpy(p, idx, idxlen);
-		e->idx = p;
-	}
 out:
 	free(text);
 	return e;
@@ -212,7 +197,7 @@ void tfj_objstore_free(struct tfj_objstore *s)
 	if (!s)
 		return;
 	tfj_strmap_free(&s->cache, entry_destroy);
-	tfj_strmap_free(&s->index, set_free);
+	tfj_objindex_free(&s->index);
 	pthread_rwlock_destroy(&s->lock);
 	free(s->index_label);
 	free(s);
@@ -222,8 +207,9 @@ int tfj_objstore_put(struct tfj_objstore_entry **prev, struct tfj_objstore *s,
 		     const char *key, const cJSON *obj)
 {
 	/* Print outside the lock: readers wait only for the map update. */
-	struct tfj_objstore_entry *e = entry_new(s, obj), *old = NULL;
-	int rc = 0;
+	struct tfj_objstore_entry *e = entry_new(obj), *old = NULL;
+	char idx[TFJ_OBJSTORE_KEY_MAX];
+	int indexed = index_key(s, idx, sizeof(idx), obj) == 0, rc = 0;
 
 	*prev = NULL;
 	if (!e)
@@ -233,12 +219,9 @@ int tfj_objstore_put(struct tfj_objstore_entry **prev, struct tfj_objstore *s,
 		tfj_objstore_entry_free(e);
 		goto out;
 	}
-	if (old) {
-		index_del(s, old->idx, key);
+	if (old)
 		s->bytes -= entry_bytes(old);
-	}
-	if (e->idx && index_add(s, e->idx, key))
-		e->idx = NULL; /* still cached; only missing from the index */
+	index_put(s, e, old, indexed ? idx : NULL);
 	s->bytes += entry_bytes(e);
 	*prev = old;
 out:
@@ -254,7 +237,7 @@ int tfj_objstore_delete(struct tfj_objstore_entry **prev, struct tfj_objstore *s
 	pthread_rwlock_wrlock(&s->lock);
 	old = tfj_strmap_del(&s->cache, key);
 	if (old) {
-		index_del(s, old->idx, key);
+		index_del(s, old);
 		s->bytes -= entry_bytes(old);
 	}
 	pthread_rwlock_unlock(&s->lock);
@@ -410,15 +393,6 @@ static int sel_push(struct sel_ctx *c, const struct tfj_objstore_entry *e)
 	return 0;
 }
 
-static int sel_key(void *ud, const char *key, void *val)
-{
-	struct sel_ctx *c = ud;
-	struct tfj_objstore_entry *e = tfj_strmap_get(&c->s->cache, key);
-
-	(void)val;
-	return e ? sel_push(c, e) : 0;
-}
-
 static int sel_all(void *ud, const char *key, void *val)
 {
 	(void)key;
@@ -440,8 +414,9 @@ int tfj_objstore_select(cJSON ***out, size_t *n, struct tfj_objstore *s, const c
 			const char *value)
 {
 	struct sel_ctx c = { s, NULL, 0, 0, 0 };
-	struct tfj_strmap *set;
+	void *const *set;
 	char idx[TFJ_OBJSTORE_KEY_MAX];
+	size_t k;
 	int m;
 
 	*out = NULL;
@@ -452,9 +427,9 @@ int tfj_objstore_select(cJSON ***out, size_t *n, struct tfj_objstore *s, const c
 	if (m < 0 || (size_t)m >= sizeof(idx))
 		return tfj_err_set(TFJ_EINVAL, "object store: index key too long");
 	pthread_rwlock_rdlock(&s->lock);
-	set = tfj_strmap_get(&s->index, idx);
-	if (set)
-		tfj_strmap_each(set, sel_key, &c);
+	k = tfj_objindex_get(&set, &s->index, idx);
+	for (size_t i = 0; i < k && !sel_push(&c, set[i]); i++)
+		;
 	pthread_rwlock_unlock(&s->lock);
 	return finish_sel(&c, out, n);
 }

@@ -4,8 +4,8 @@
  * Keeps API objects keyed by "namespace/name" ("name" when cluster-scoped),
  * each as compact JSON text: a parsed cJSON tree is five to six times
  * larger, and readers get copies anyway. An optional label index maps
- * "namespace/<label value>" to the keys carrying that label, so a reconcile
- * finds a job's children without scanning the whole cache.
+ * "namespace/<label value>" to the entries carrying that label (objindex.h),
+ * so a reconcile finds a job's children without scanning the whole cache.
  *
  * Threads: one writer (the informer thread) calls put, delete and prune;
  * any thread may call get, select, list and size at the same time. A
@@ -111,8 +111,8 @@ void tfj_objstore_free_list(cJSON **list, size_t n);
 /* Reader. Number of cached objects. */
 size_t tfj_objstore_size(struct tfj_objstore *s);
 /*
- * Reader. Bytes the cached objects hold: their text, resourceVersions,
- * index keys and entry structs (not the hash map's slots).
+ * Reader. Bytes the cached objects hold: their text, resourceVersions and
+ * entry structs (not the hash map's slots and keys, nor the index).
  */
 size_t tfj_objstore_bytes(struct tfj_objstore *s);
 

@@ -36,6 +36,16 @@ void *tfj_strmap_get(const struct tfj_strmap *m, const char *key)
 	return *p ? (*p)->val : NULL;
 }
 
+const char *tfj_strmap_key(const struct tfj_strmap *m, const char *key)
+{
+	struct tfj_strmap_ent **p;
+
+	if (!m->nb)
+		return NULL;
+	p = slot(m, key, hash(key));
+	return *p ? (*p)->key : NULL;
+}
+
 int tfj_strmap_has(const struct tfj_strmap *m, const char *key)
 {
 	return m->nb && *slot(m, key, hash(key)) != NULL;

@@ -28,6 +28,11 @@ struct tfj_strmap {
 
 /* The value under key, or NULL. */
 void *tfj_strmap_get(const struct tfj_strmap *m, const char *key);
+/*
+ * The map's own copy of key, or NULL when absent: valid until key is
+ * deleted or the map freed (growing the table does not move it).
+ */
+const char *tfj_strmap_key(const struct tfj_strmap *m, const char *key);
 /* 1 if key is present (even with a NULL value). */
 int tfj_strmap_has(const struct tfj_strmap *m, const char *key);
 /*

@@ -3,12 +3,19 @@
  */
 #include "tfjob/netpol.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include <tfj/err.h>
+#include <tfj/json.h>
 
 #define PORT_MAX 65535
+/* How deep tfj_netpol_spec_digest follows a spec (ours is 6 levels deep). */
+#define DIGEST_DEPTH 32
 
 int tfj_netpol_name(char *out, size_t outlen, const struct tfj_tfjob *job)
 {
@@ -137,20 +144,117 @@ out:
 	return rc == TFJ_ENOMEM ? tfj_err_set(TFJ_ENOMEM, "building the NetworkPolicy") : rc;
 }
 
+static int by_key(const void *a, const void *b)
+{
+	const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+
+	return strcmp(x->string ? x->string : "", y->string ? y->string : "");
+}
+
+/*
+ * Sorts the members of every object in the tree v by key, in place. The
+ * member list is relinked as cJSON keeps it: child->prev is the last item,
+ * the last item's next is NULL.
+ */
+static int sort_members(cJSON *v, int depth)
+{
+	cJSON *it, **items;
+	size_t n = 0, i;
+	int rc;
+
+	if (depth > DIGEST_DEPTH)
+		return tfj_err_set(TFJ_ETOOBIG, "NetworkPolicy spec nested too deep");
+	for (it = v->child; it; it = it->next) {
+		if ((cJSON_IsObject(it) || cJSON_IsArray(it)) && (rc = sort_members(it, depth + 1)))
+			return rc;
+		n++;
+	}
+	if (!cJSON_IsObject(v) || n < 2)
+		return 0;
+	if (n > SIZE_MAX / sizeof(*items) || !(items = malloc(n * sizeof(*items))))
+		return tfj_err_set(TFJ_ENOMEM, "NetworkPolicy digest");
+	for (i = 0, it = v->child; it; it = it->next)
+		items[i++] = it;
+	qsort(items, n, sizeof(*items), by_key);
+	v->child = items[0];
+	for (i = 0; i < n; i++) {
+		items[i]->prev = items[i ? i - 1 : n - 1];
+		items[i]->next = i + 1 < n ? items[i + 1] : NULL;
+	}
+	free(items);
+	return 0;
+}
+
+int tfj_netpol_spec_digest(char *out, size_t outlen, const cJSON *spec, size_t cap)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0, i;
+	cJSON *copy = NULL;
+	char *text = NULL;
+	size_t len;
+	int rc;
+
+	if (outlen)
+		out[0] = '\0';
+	if (!cJSON_IsObject(spec))
+		return tfj_err_set(TFJ_EINVAL, "NetworkPolicy spec is not an object");
+	if (outlen < TFJ_NETPOL_DIGEST_MAX)
+		return tfj_err_set(TFJ_ETOOBIG, "NetworkPolicy digest buffer too small");
+	if (!(copy = cJSON_Duplicate(spec, 1))) {
+		rc = tfj_err_set(TFJ_ENOMEM, "NetworkPolicy digest");
+		goto out;
+	}
+	if ((rc = sort_members(copy, 0)) || (rc = tfj_json_print(&text, copy)))
+		goto out;
+	len = strlen(text);
+	if (len > cap) {
+		rc = tfj_err_set(TFJ_ETOOBIG, "NetworkPolicy spec over %zu bytes", cap);
+		goto out;
+	}
+	if (!EVP_Digest(text, len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32) {
+		rc = tfj_err_set(TFJ_EINTERNAL, "NetworkPolicy digest: SHA-256 failed");
+		goto out;
+	}
+	memcpy(out, "sha256:", 7);
+	for (i = 0; i < mdlen; i++) {
+		out[7 + 2 * i] = hex[md[i] >> 4];
+		out[8 + 2 * i] = hex[md[i] & 15];
+	}
+	out[7 + 2 * mdlen] = '\0';
+	rc = 0;
+out:
+	free(text);
+	cJSON_Delete(copy);
+	return rc;
+}
+
 int tfj_netpol_current(const cJSON *np, const struct tfj_tfjob *job,
 		       const struct tfj_podspec_opts *o)
 {
-	const cJSON *have = cJSON_GetObjectItemCaseSensitive(np, "spec");
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(np, TFJ_NETPOL_DIGEST_KEY);
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(np, "spec");
+	char have[TFJ_NETPOL_DIGEST_MAX], want_d[TFJ_NETPOL_DIGEST_MAX];
 	cJSON *want = NULL;
 	int rc;
 
 	if ((rc = tfj_netpol_body(&want, job, o)))
 		return rc;
 	/* The API server stores a NetworkPolicy's spec as sent (every field
-	 * the body sets is explicit, protocol included), so an exact compare
-	 * finds only real differences. */
-	rc = cJSON_IsObject(have) &&
-	     cJSON_Compare(have, cJSON_GetObjectItemCaseSensitive(want, "spec"), 1);
+	 * the body sets is explicit, protocol included), so equal digests
+	 * (equal specs, member order aside) find only real differences. */
+	rc = tfj_netpol_spec_digest(want_d, sizeof(want_d),
+				    cJSON_GetObjectItemCaseSensitive(want, "spec"), SIZE_MAX);
 	cJSON_Delete(want);
-	return rc;
+	if (rc)
+		return rc;
+	if (cJSON_IsString(d) && d->valuestring)
+		return !strcmp(d->valuestring, want_d);
+	if (!cJSON_IsObject(spec))
+		return 0;
+	/* A whole policy: a spec that cannot be digested is not ours. */
+	rc = tfj_netpol_spec_digest(have, sizeof(have), spec, SIZE_MAX);
+	if (rc == TFJ_ENOMEM)
+		return rc;
+	return !rc && !strcmp(have, want_d);
 }

@@ -30,6 +30,12 @@
 
 #define TFJ_NETPOL_SUFFIX "-training"
 #define TFJ_NETPOL_API_PATH "/apis/networking.k8s.io/v1"
+/*
+ * Where the informer's slim copy (app/slim.h) keeps the digest of the
+ * observed spec instead of the spec: "sha256:" and 64 hex digits.
+ */
+#define TFJ_NETPOL_DIGEST_KEY "specDigest"
+#define TFJ_NETPOL_DIGEST_MAX 72
 
 /* "<job>-training" into out; TFJ_ETOOBIG when it does not fit. */
 int tfj_netpol_name(char *out, size_t outlen, const struct tfj_tfjob *job);
@@ -38,12 +44,26 @@ int tfj_netpol_name(char *out, size_t outlen, const struct tfj_tfjob *job);
 int tfj_netpol_body(cJSON **out, const struct tfj_tfjob *job, const struct tfj_podspec_opts *o);
 
 /*
- * 1 when the observed NetworkPolicy `np` (the informer's slim copy,
- * app/slim.h: its spec is kept whole up to a size cap) has the spec
- * tfj_netpol_body builds for job now, 0 when it differs (the job's ports
- * changed, or someone edited or trimmed the policy), a negative error when
- * the job has no valid spec or memory runs out. The planner updates a
- * policy that is not current (plan.h).
+ * The digest of a NetworkPolicy spec into out (TFJ_NETPOL_DIGEST_MAX
+ * bytes or more): "sha256:" and the SHA-256, in hex, of the spec printed
+ * compactly with every object's members sorted by key, so two specs have
+ * the same digest exactly when they hold the same members and values and
+ * the same arrays in the same order, whatever order the API server prints
+ * members in (what cJSON_Compare calls equal). TFJ_ETOOBIG when that text
+ * is longer than cap bytes or the spec nests deeper than 32 levels (no
+ * spec of ours is near either), TFJ_EINVAL when spec is not an object,
+ * TFJ_ENOMEM. Pure.
+ */
+int tfj_netpol_spec_digest(char *out, size_t outlen, const cJSON *spec, size_t cap);
+
+/*
+ * 1 when the observed NetworkPolicy `np` has the spec tfj_netpol_body
+ * builds for job now, 0 when it differs (the job's ports changed, or
+ * someone edited or trimmed the policy), a negative error when the job has
+ * no valid spec or memory runs out. np is the informer's slim copy
+ * (app/slim.h), whose TFJ_NETPOL_DIGEST_KEY stands for the spec, or a
+ * whole policy, whose spec is digested here; one with neither is not
+ * current. The planner updates a policy that is not current (plan.h).
  */
 int tfj_netpol_current(const cJSON *np, const struct tfj_tfjob *job,
 		       const struct tfj_podspec_opts *o);

@@ -68,8 +68,6 @@ static int read_meta(struct tfj_podstate *out, const cJSON *obj)
 	out->uid = tfj_objmeta_str(obj, "uid");
 	if (!out->uid || strlen(out->uid) > 127)
 		out->uid = "";
-	if (tfj_jobstatus_parse_time(&out->created, str_or(meta, "creationTimestamp", "")))
-		out->created = 0;
 	del = cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp");
 	out->deleting = del && !cJSON_IsNull(del);
 	if (out->deleting && cJSON_IsString(del)) {
@@ -100,18 +98,18 @@ static void read_phase(struct tfj_podstate *st, const cJSON *status)
 			st->phase = (enum tfj_pod_phase)i;
 }
 
-int tfj_podstate_reads_condition(const char *type, const char *status)
-{
-	if (!strcmp(type, "Ready"))
-		return strcmp(status, "True") != 0;
-	return !strcmp(type, "DisruptionTarget") || !strcmp(type, TFJ_PODSTATE_KUEUE_STOP);
-}
-
 /* The reasons a kubelet gives a Ready condition that is not True. */
 static int kubelet_reason(const char *reason)
 {
 	return !strcmp(reason, "ContainersNotReady") || !strcmp(reason, "PodCompleted") ||
 	       !strcmp(reason, "ReadinessGatesNotReady");
+}
+
+int tfj_podstate_reads_condition(const char *type, const char *status, const char *reason)
+{
+	if (!strcmp(type, "Ready"))
+		return strcmp(status, "True") != 0 && !kubelet_reason(reason);
+	return !strcmp(type, "DisruptionTarget") || !strcmp(type, TFJ_PODSTATE_KUEUE_STOP);
 }
 
 static void read_disruption(struct tfj_podstate *st, const cJSON *status)
@@ -133,11 +131,11 @@ static void read_disruption(struct tfj_podstate *st, const cJSON *status)
 		const char *type = str_or(c, "type", "");
 		const char *cstat = str_or(c, "status", "");
 
-		if (!tfj_podstate_reads_condition(type, cstat))
+		if (!tfj_podstate_reads_condition(type, cstat, str_or(c, "reason", "")))
 			continue;
 		if (!strcmp(type, "Ready")) {
 			/* tfj_podstate_read keeps it only for a running pod. */
-			st->node_unready = !kubelet_reason(str_or(c, "reason", ""));
+			st->node_unready = 1;
 			continue;
 		}
 		/* Kueue marks the pods of a pod group it evicts or preempts
@@ -308,6 +306,9 @@ int tfj_podstate_read(struct tfj_podstate *out, const cJSON *pod)
 	if ((rc = read_meta(out, pod)))
 		return rc;
 	read_kueue(out, pod);
+	if (tfj_jobstatus_parse_time(&out->created, str_or(cJSON_GetObjectItemCaseSensitive(pod,
+				     "metadata"), "creationTimestamp", "")))
+		out->created = 0;
 	node = str_or(cJSON_GetObjectItemCaseSensitive(pod, "spec"), "nodeName", "");
 	if (strlen(node) < sizeof(out->node))
 		memcpy(out->node, node, strlen(node) + 1);

@@ -107,13 +107,14 @@ struct tfj_podstate {
  */
 int tfj_podstate_read(struct tfj_podstate *out, const cJSON *pod);
 /*
- * 1 when tfj_podstate_read looks at a pod condition of this type and
- * status (DisruptionTarget and TFJ_PODSTATE_KUEUE_STOP whatever their
- * status; Ready only when it is not "True", the rare case, so a healthy
- * pod's cache entry does not carry it), else 0. The pod cache keeps only
- * those (app/slim.c), so the two cannot drift apart. Pure.
+ * 1 when tfj_podstate_read looks at a pod condition of this type, status
+ * and reason ("" when absent): DisruptionTarget and TFJ_PODSTATE_KUEUE_STOP
+ * whatever their status; Ready only when it is not "True" and its reason
+ * is none of its kubelet's (node_unready above: the rare case, so neither
+ * a running nor a completed pod's cache entry carries it), else 0. The pod
+ * cache keeps only those (app/slim.c), so the two cannot drift apart. Pure.
  */
-int tfj_podstate_reads_condition(const char *type, const char *status);
+int tfj_podstate_reads_condition(const char *type, const char *status, const char *reason);
 
 /* Reads a service: name, uid, labels and deleting only. */
 int tfj_podstate_read_service(struct tfj_podstate *out, const cJSON *svc);
