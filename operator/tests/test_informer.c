@@ -25,6 +25,13 @@ static struct tfj_kube *K;
 
 static atomic_int adds, updates, deletes;
 
+/*
+ * Polls of 25 ms each before a wait gives up: 30 s, far above what any
+ * wait takes, so a loaded machine (a sanitizer build beside the cluster
+ * tests) slows the test down instead of failing it.
+ */
+#define WAIT_TRIES 1200
+
 static void on_event(void *ud, enum tfj_informer_event ev, const cJSON *obj, const cJSON *old)
 {
 	if (ev == TFJ_INF_ADD)
@@ -54,7 +61,7 @@ static void make_pod(const char *ns, const char *name, const char *job)
 
 static int wait_for(atomic_int *v, int want)
 {
-	for (int i = 0; i < 200 && atomic_load(v) < want; i++)
+	for (int i = 0; i < WAIT_TRIES && atomic_load(v) < want; i++)
 		usleep(25000);
 	return atomic_load(v) >= want;
 }
@@ -82,7 +89,7 @@ static void test_sync_watch_relist(void)
 	if (!inf)
 		return;
 	TFJ_CHECK_INT(tfj_informer_start(inf), 0);
-	TFJ_CHECK_INT(tfj_informer_wait_synced(inf, 10000), 0);
+	TFJ_CHECK_INT(tfj_informer_wait_synced(inf, 30000), 0);
 	TFJ_CHECK_INT(atomic_load(&adds), 3);
 	TFJ_CHECK_INT(tfj_informer_select(inf, &list, &n, "a", "j1"), 0);
 	TFJ_CHECK_INT(n, 2);
@@ -113,7 +120,7 @@ static void test_sync_watch_relist(void)
 	fake_compact_and_cut(&F);
 	TFJ_CHECK_INT(tfj_kube_delete(K, "/api/v1/namespaces/b/pods/j1-worker-0", NULL, NULL), 0);
 	TFJ_CHECK(wait_for(&deletes, 2));
-	for (int i = 0; i < 200; i++) {
+	for (int i = 0; i < WAIT_TRIES; i++) {
 		tfj_informer_stats(inf, &st);
 		if (st.relists >= 1 && st.lists >= 2)
 			break;
@@ -149,7 +156,7 @@ static void test_oversized_event_relists(void)
 	if (!inf)
 		return;
 	TFJ_CHECK_INT(tfj_informer_start(inf), 0);
-	TFJ_CHECK_INT(tfj_informer_wait_synced(inf, 10000), 0);
+	TFJ_CHECK_INT(tfj_informer_wait_synced(inf, 30000), 0);
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
 	body = malloc(sizeof(big) + 128);
@@ -160,7 +167,7 @@ static void test_oversized_event_relists(void)
 	TFJ_CHECK_INT(tfj_kube_create(K, NULL, "/api/v1/namespaces/huge/pods", p), 0);
 	cJSON_Delete(p);
 	got = NULL;
-	for (int i = 0; i < 200 && !got; i++) {
+	for (int i = 0; i < WAIT_TRIES && !got; i++) {
 		got = tfj_informer_get(inf, "huge", "fat");
 		if (!got)
 			usleep(25000);
@@ -211,7 +218,7 @@ static void make_fat_pod(const char *name)
 /* The cached copy of tr/name (once it has a status, if asked), or NULL after ~5 s. */
 static cJSON *wait_get(struct tfj_informer *inf, const char *name, int with_status)
 {
-	for (int i = 0; i < 200; i++) {
+	for (int i = 0; i < WAIT_TRIES; i++) {
 		cJSON *got = tfj_informer_get(inf, "tr", name);
 		if (got && (!with_status || cJSON_GetObjectItem(got, "status")))
 			return got;
@@ -249,7 +256,7 @@ static void test_transform(void)
 	if (!inf)
 		return;
 	TFJ_CHECK_INT(tfj_informer_start(inf), 0);
-	TFJ_CHECK_INT(tfj_informer_wait_synced(inf, 10000), 0);
+	TFJ_CHECK_INT(tfj_informer_wait_synced(inf, 30000), 0);
 	/* From the LIST. */
 	got = tfj_informer_get(inf, "tr", "listed");
 	check_slim(got);
@@ -306,7 +313,7 @@ static void make_deep_pod(const char *ns, const char *name, int depth)
 static cJSON *wait_named(struct tfj_informer *inf, const char *ns, const char *name)
 {
 	cJSON *got = NULL;
-	for (int i = 0; i < 200 && !got; i++) {
+	for (int i = 0; i < WAIT_TRIES && !got; i++) {
 		got = tfj_informer_get(inf, ns, name);
 		if (!got)
 			usleep(25000);
@@ -337,7 +344,7 @@ static void test_poison_objects(void)
 	if (!inf)
 		return;
 	TFJ_CHECK_INT(tfj_informer_start(inf), 0);
-	TFJ_CHECK_INT(tfj_informer_wait_synced(inf, 10000), 0);
+	TFJ_CHECK_INT(tfj_informer_wait_synced(inf, 30000), 0);
 	tfj_informer_stats(inf, &st);
 	TFJ_CHECK_INT(st.size, 2);
 	TFJ_CHECK_INT(st.rejected[TFJ_OBJDECODE_DEPTH], 1);
@@ -405,13 +412,13 @@ static void test_absent_collection(void)
 	if (!inf)
 		goto out;
 	TFJ_CHECK_OK(tfj_informer_start(inf));
-	TFJ_CHECK_OK(tfj_informer_wait_synced(inf, 5000));
+	TFJ_CHECK_OK(tfj_informer_wait_synced(inf, 30000));
 	TFJ_CHECK_INT(tfj_informer_absent(inf), 1);
 	TFJ_CHECK(tfj_informer_get(inf, "abs", "pg-0") == NULL);
 	TFJ_CHECK_INT(atomic_load(&absent_adds), 0);
 	/* Served after a few relists (the injected 404s run out). */
-	for (i = 0; i < 200 && atomic_load(&absent_adds) == 0; i++)
-		usleep(20000);
+	for (i = 0; i < WAIT_TRIES && atomic_load(&absent_adds) == 0; i++)
+		usleep(25000);
 	TFJ_CHECK_INT(atomic_load(&absent_adds), 1);
 	TFJ_CHECK_INT(tfj_informer_absent(inf), 0);
 out:
