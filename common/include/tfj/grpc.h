@@ -38,7 +38,7 @@
 
 /* ---- channel and server arguments ---- */
 
-#define TFJ_GRPC_ARGS_MAX 16
+#define TFJ_GRPC_ARGS_MAX 24
 
 /*
  * A small list of integer arguments. Keys are borrowed (gRPC's own

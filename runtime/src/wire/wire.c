@@ -179,6 +179,27 @@ int tfj_wire_transport_args(struct tfj_grpc_args *a, size_t max_message)
 		rc = tfj_grpc_args_int(a, GRPC_ARG_HTTP2_WRITE_BUFFER_SIZE, 8 << 20);
 	if (!rc)
 		rc = tfj_grpc_args_int(a, GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, 4 << 20);
+	/*
+	 * A peer whose node vanished swallows packets: a write to it never
+	 * completes, and neither does a batch that holds a send to it, even
+	 * after the call is cancelled (a worker then waited forever for its
+	 * cancelled push). Keepalive closes such a transport: gRPC pings every
+	 * TFJ_WIRE_KEEPALIVE_MS and gives up without an answer within as long,
+	 * and on Linux sets TCP_USER_TIMEOUT to that timeout, so unacknowledged
+	 * data fails the socket too; the transport's pending operations then
+	 * complete. Both ends send pings and accept them that often.
+	 */
+	if (!rc)
+		rc = tfj_grpc_args_int(a, GRPC_ARG_KEEPALIVE_TIME_MS, TFJ_WIRE_KEEPALIVE_MS);
+	if (!rc)
+		rc = tfj_grpc_args_int(a, GRPC_ARG_KEEPALIVE_TIMEOUT_MS, TFJ_WIRE_KEEPALIVE_MS);
+	if (!rc)
+		rc = tfj_grpc_args_int(a, GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+	if (!rc)
+		rc = tfj_grpc_args_int(a, GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+	if (!rc)
+		rc = tfj_grpc_args_int(a, GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+				       TFJ_WIRE_KEEPALIVE_MS / 2);
 	return rc;
 }
 

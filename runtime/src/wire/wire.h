@@ -65,11 +65,15 @@ int tfj_wire_encode(grpc_byte_buffer **out, const ProtobufCMessage *msg,
 int tfj_wire_encode_after(grpc_byte_buffer **out, const uint8_t *head, size_t head_len,
 			  const ProtobufCMessage *msg, struct tfj_wire_lease *lease);
 
+/* Keepalive ping interval and timeout of the ps transport (tfj_wire_transport_args). */
+#define TFJ_WIRE_KEEPALIVE_MS 10000
+
 /*
  * Channel arguments shared by server and clients: explicit message caps
  * (max_message bytes each way) and HTTP/2 windows and frames sized for
  * tensors, so a multi-megabyte push is not paced by 64 KiB flow-control
- * windows. Appends them to `a` (common's tfj_grpc layer).
+ * windows; keepalive, so a transport to a vanished peer is closed and its
+ * pending operations end. Appends them to `a` (common's tfj_grpc layer).
  */
 int tfj_wire_transport_args(struct tfj_grpc_args *a, size_t max_message);
 
