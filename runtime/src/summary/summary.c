@@ -148,7 +148,7 @@ static int create_file(struct tfj_summary *w, const char *logdir, const char *ru
 int tfj_summary_open(struct tfj_summary **out, const char *logdir, const char *run)
 {
 	struct tfj_summary *w;
-	size_t len = 0;
+	size_t len;
 	int rc;
 
 	*out = NULL;
@@ -176,7 +176,7 @@ out:
 int tfj_summary_scalars(struct tfj_summary *w, int64_t step, const struct tfj_summary_value *v,
 			size_t n)
 {
-	size_t len = 0;
+	size_t len;
 	int rc;
 
 	if (!w || w->failed)
