@@ -300,11 +300,10 @@ static int classify(struct tfj_planctx *c, struct verdict *v)
 			}
 			if ((rc = tfj_planlost_peer_victim(c, (size_t)at)) < 0)
 				return rc;
-			if (rc) {
-				if (rc == 1)
-					c->pod_mark[at] = TFJ_DEL_DISRUPTION;
+			if (rc == TFJ_PLANLOST_VICTIM)
+				c->pod_mark[at] = TFJ_DEL_DISRUPTION;
+			if (rc != TFJ_PLANLOST_OWN_FAILURE)
 				continue;
-			}
 			switch (job->rs[t].restart) {
 			case TFJ_RESTART_NEVER:
 				break;

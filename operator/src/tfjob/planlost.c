@@ -128,7 +128,7 @@ int tfj_planlost_peer_victim(struct tfj_planctx *c, size_t i)
 
 	if (ps->phase != TFJ_POD_FAILED || ps->has_exit != 2 ||
 	    ps->exit_code != TFJ_EXIT_UNAVAILABLE || ps->type < 0)
-		return 0;
+		return TFJ_PLANLOST_OWN_FAILURE;
 	for (t = 0; t < TFJ_RT_COUNT; t++) {
 		for (k = 0; k < (job->rs[t].present ? job->rs[t].replicas : 0); k++) {
 			int at = c->pod_slot[t][k];
@@ -154,9 +154,9 @@ int tfj_planlost_peer_victim(struct tfj_planctx *c, size_t i)
 
 		if (running && ps->finished_at && c->in->now_ms < due * 1000) {
 			tfj_planact_requeue_at(c, due);
-			return 2;
+			return TFJ_PLANLOST_JUDGE_LATER;
 		}
-		return 0;
+		return TFJ_PLANLOST_OWN_FAILURE;
 	}
 	who(w, sizeof(w), ps);
 	tfj_planact_fmt(msg, sizeof(msg), "%s exited with code %d (unavailable: a peer could not be "
@@ -169,7 +169,7 @@ int tfj_planlost_peer_victim(struct tfj_planctx *c, size_t i)
 		return rc;
 	a->ev_once = 1;
 	tfj_planact_fmt(ps->why, sizeof(ps->why), "%s", TFJ_PLANLOST_PEER_REASON);
-	return 1;
+	return TFJ_PLANLOST_VICTIM;
 }
 
 int tfj_planlost_due(struct tfj_planctx *c, size_t i)

@@ -83,14 +83,21 @@ int tfj_planlost_due(struct tfj_planctx *c, size_t i);
 /* How long after its exit a replica that gave up on its peers waits to be judged. */
 #define TFJ_PLANLOST_PEER_WAIT_S 60
 
+/* What tfj_planlost_peer_victim found. */
+enum tfj_planlost_peer {
+	TFJ_PLANLOST_OWN_FAILURE = 0,   /* the usual rules apply */
+	TFJ_PLANLOST_VICTIM = 1,        /* recreate it as a disruption */
+	TFJ_PLANLOST_JUDGE_LATER = 2    /* leave it as it is until the requeue it asked for */
+};
+
 /*
  * For a failed pods[i] of an open slot: when it exited with
  * TFJ_EXIT_UNAVAILABLE while another replica of the job is down (above),
  * appends the once-only PeerUnavailable event, sets pods[i].why to
- * TFJ_PLANLOST_PEER_REASON and returns 1 (the caller recreates it as a
- * disruption); 2 when it is to be left as it is for now (no peer down
- * yet, judged at the requeue this asks for); 0 when the usual rules
- * apply; TFJ_ENOMEM.
+ * TFJ_PLANLOST_PEER_REASON and returns TFJ_PLANLOST_VICTIM;
+ * TFJ_PLANLOST_JUDGE_LATER when no peer is down yet but one runs (judged
+ * at the requeue this asks for); TFJ_PLANLOST_OWN_FAILURE otherwise; or
+ * TFJ_ENOMEM.
  */
 int tfj_planlost_peer_victim(struct tfj_planctx *c, size_t i);
 
