@@ -185,12 +185,15 @@ static int sort_members(cJSON *v, int depth)
 	return 0;
 }
 
-int tfj_netpol_spec_digest(char *out, size_t outlen, const cJSON *spec, size_t cap)
+/*
+ * The digest of spec, whose members it sorts in place (a tree the caller
+ * owns and may reorder): tfj_netpol_spec_digest without the copy.
+ */
+static int digest_sorted(char *out, size_t outlen, cJSON *spec, size_t cap)
 {
 	static const char hex[] = "0123456789abcdef";
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0, i;
-	cJSON *copy = NULL;
 	char *text = NULL;
 	size_t len;
 	int rc;
@@ -201,11 +204,7 @@ int tfj_netpol_spec_digest(char *out, size_t outlen, const cJSON *spec, size_t c
 		return tfj_err_set(TFJ_EINVAL, "NetworkPolicy spec is not an object");
 	if (outlen < TFJ_NETPOL_DIGEST_MAX)
 		return tfj_err_set(TFJ_ETOOBIG, "NetworkPolicy digest buffer too small");
-	if (!(copy = cJSON_Duplicate(spec, 1))) {
-		rc = tfj_err_set(TFJ_ENOMEM, "NetworkPolicy digest");
-		goto out;
-	}
-	if ((rc = sort_members(copy, 0)) || (rc = tfj_json_print(&text, copy)))
+	if ((rc = sort_members(spec, 0)) || (rc = tfj_json_print(&text, spec)))
 		goto out;
 	len = strlen(text);
 	if (len > cap) {
@@ -225,6 +224,21 @@ int tfj_netpol_spec_digest(char *out, size_t outlen, const cJSON *spec, size_t c
 	rc = 0;
 out:
 	free(text);
+	return rc;
+}
+
+int tfj_netpol_spec_digest(char *out, size_t outlen, const cJSON *spec, size_t cap)
+{
+	cJSON *copy;
+	int rc;
+
+	if (outlen)
+		out[0] = '\0';
+	if (!cJSON_IsObject(spec))
+		return tfj_err_set(TFJ_EINVAL, "NetworkPolicy spec is not an object");
+	if (!(copy = cJSON_Duplicate(spec, 1)))
+		return tfj_err_set(TFJ_ENOMEM, "NetworkPolicy digest");
+	rc = digest_sorted(out, outlen, copy, cap);
 	cJSON_Delete(copy);
 	return rc;
 }
@@ -243,8 +257,9 @@ int tfj_netpol_current(const cJSON *np, const struct tfj_tfjob *job,
 	/* The API server stores a NetworkPolicy's spec as sent (every field
 	 * the body sets is explicit, protocol included), so equal digests
 	 * (equal specs, member order aside) find only real differences. */
-	rc = tfj_netpol_spec_digest(want_d, sizeof(want_d),
-				    cJSON_GetObjectItemCaseSensitive(want, "spec"), SIZE_MAX);
+	/* The wanted policy is built for this compare alone: sorted in place. */
+	rc = digest_sorted(want_d, sizeof(want_d), cJSON_GetObjectItemCaseSensitive(want, "spec"),
+			   SIZE_MAX);
 	cJSON_Delete(want);
 	if (rc)
 		return rc;
