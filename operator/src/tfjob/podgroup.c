@@ -375,7 +375,7 @@ int tfj_podgroup_plan(enum tfj_podgroup_op *op, cJSON **body, const struct tfj_t
 	}
 	if (spec_matches(spec, have_spec))
 		goto out;
-	/* PUT the observed object (resourceVersion: optimistic locking) with our spec. */
+	/* The observed object with our spec; the planner sends only the spec (planpodgroup.c). */
 	if (!(upd = cJSON_Duplicate(observed, 1))) {
 		rc = tfj_err_set(TFJ_ENOMEM, "building PodGroup");
 		goto out;

@@ -85,7 +85,7 @@ int tfj_podgroup_body(cJSON **out, const struct tfj_tfjob *job, const struct tfj
 enum tfj_podgroup_op {
 	TFJ_PODGROUP_NOOP = 0,
 	TFJ_PODGROUP_CREATE,  /* POST body */
-	TFJ_PODGROUP_UPDATE,  /* PUT body (the observed object, spec replaced; resourceVersion kept) */
+	TFJ_PODGROUP_UPDATE,  /* body: the observed object, spec replaced (gang.c patches the spec) */
 	TFJ_PODGROUP_DELETE   /* DELETE the observed object (precondition: its uid) */
 };
 
