@@ -366,7 +366,7 @@ def main():
     ap.add_argument("--failover", action="store_true", help="ours: 2 replicas, leader killed")
     ap.add_argument("--debug-port", type=int, default=0, help="ours: --debug-addr port")
     ap.add_argument("--timeout", type=float, default=3600)
-    ap.add_argument("--stall-s", type=float, default=120, help="end a run without progress")
+    ap.add_argument("--stall-s", type=float, default=300, help="end a run without progress")
     ap.add_argument("--label", default="")
     ap.add_argument("--managed-by", default="tfjob-bench.example.com/operator")
     ap.add_argument("--rep", type=int, default=0)

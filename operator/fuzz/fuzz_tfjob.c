@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (plan.actions[i].kind != TFJ_ACT_CREATE_POD)
 				continue;
 			pods[n++] = plan.actions[i].body;
-			if (i < 8 && tfj_plan_child_body(&body, &plan, &plan.actions[i]) == 0)
+			if (i < 8 && tfj_plan_child_body(&body, &plan, &plan.actions[i], NULL) == 0)
 				cJSON_Delete(body);
 		}
 		in.pods = pods;

@@ -171,6 +171,7 @@ struct fx_world {
 	int podgroup_api_absent;   /* the PodGroup API is not served (plan.h) */
 	int creates, deletes, status_writes, events, uid_seq;
 	int secret_posts;          /* CREATE_SECRETs applied */
+	char secret[96];           /* the name the plan being applied recorded ("" = none) */
 };
 
 static inline void fx_world_init(struct fx_world *w, cJSON *job)
@@ -232,7 +233,7 @@ static inline cJSON *fx_body(struct fx_world *w, const struct tfj_action *a)
 {
 	cJSON *body = NULL;
 
-	TFJ_CHECK_INT(tfj_plan_child_body(&body, &w->plan, a), 0);
+	TFJ_CHECK_INT(tfj_plan_child_body(&body, &w->plan, a, w->secret[0] ? w->secret : NULL), 0);
 	return body;
 }
 
@@ -267,6 +268,7 @@ static inline void fx_apply(struct fx_world *w)
 {
 	size_t i;
 
+	w->secret[0] = '\0';
 	for (i = 0; i < w->plan.n; i++) {
 		struct tfj_action *a = &w->plan.actions[i];
 		cJSON *obj, *st;
@@ -364,6 +366,8 @@ static inline void fx_apply(struct fx_world *w)
 					st = cJSON_AddObjectToObject(w->job, "status");
 				cJSON_DeleteItemFromObject(st, "psSecretName");
 				cJSON_AddStringToObject(st, "psSecretName", nm);
+				/* The plan's pods mount the recorded name (plan.h). */
+				snprintf(w->secret, sizeof(w->secret), "%s", nm);
 			}
 			break;
 		default:

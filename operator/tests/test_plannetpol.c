@@ -288,35 +288,40 @@ static void set_recorded(struct fx_world *w, const char *name)
 }
 
 /*
- * A new job: no name recorded, so the plan asks for a new Secret and
- * creates no pod (they mount the name, which only the API server's answer
- * gives). Once the name is recorded the next plan creates the pods, each
- * mounting it, with no second Secret.
+ * A new job: no name recorded, so the plan asks for a new Secret, and its
+ * pods, in the same plan, mount the name the applier records from the API
+ * server's answer (a next plan would put them behind every job queued
+ * meanwhile). Later plans make no second Secret and keep the name.
  */
 static void test_secret_before_pods(void)
 {
 	struct fx_world w;
 	const struct tfj_action *a;
+	size_t i;
 
 	np_world(&w);
 	w.cfg.ps_secret = 1;
 	TFJ_CHECK_INT(fx_plan(&w), 0);
 	TFJ_CHECK_NOT_NULL(a = fx_action(&w.plan, TFJ_ACT_CREATE_SECRET, NULL));
 	TFJ_CHECK_STR(w.plan.ps_secret, "");
-	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_POD), 0);
-	/* Services and the NetworkPolicy need no name: they go ahead. */
+	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_POD), 3);
 	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_SERVICE), 3);
 	TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_NETPOL), 1);
+	/* Applied in order: the Secret (and its record) before any pod. */
+	for (i = 0; i < w.plan.n; i++)
+		if (w.plan.actions[i].kind == TFJ_ACT_CREATE_POD)
+			TFJ_CHECK(a < &w.plan.actions[i]);
 	fx_apply(&w);
 	TFJ_CHECK_INT(w.secret_posts, 1);
 	TFJ_CHECK_STR(fx_status_str(&w, "psSecretName"), "mnist-ps-g1");
-	/* The name is recorded: the pods, and no Secret (this process made it). */
+	TFJ_CHECK_INT(w.npods, 3);
+	TFJ_CHECK_STR(pod_secret(&w, "mnist-ps-0"), "mnist-ps-g1");
+	TFJ_CHECK_STR(pod_secret(&w, "mnist-worker-1"), "mnist-ps-g1");
+	/* The name is recorded: no second Secret (this process made it). */
 	w.ps_secret_known = 1;
 	fx_step(&w);
 	TFJ_CHECK_INT(w.npods, 3);
 	TFJ_CHECK_INT(w.secret_posts, 1);
-	TFJ_CHECK_STR(pod_secret(&w, "mnist-ps-0"), "mnist-ps-g1");
-	TFJ_CHECK_STR(pod_secret(&w, "mnist-worker-1"), "mnist-ps-g1");
 	/* Every later status write keeps the name. */
 	fx_all_pods(&w, "Running");
 	fx_step(&w);
@@ -450,7 +455,7 @@ static void test_secret_bad_name_ignored(void)
 		}
 		TFJ_CHECK_INT(fx_plan(&w), 0);
 		TFJ_CHECK_STR(w.plan.ps_secret, "");
-		TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_POD), 0);
+		TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_POD), 3);
 		TFJ_CHECK_INT(fx_count(&w.plan, TFJ_ACT_CREATE_SECRET), 1);
 		/* The status write leaves the bad value out. */
 		TFJ_CHECK_STR(written_secret(&w.plan), "");
@@ -463,7 +468,6 @@ static void test_secret_bad_name_ignored(void)
 			TFJ_CHECK(strstr(ev->ev_message, "status.psSecretName ignored") != NULL);
 		fx_apply(&w);
 		TFJ_CHECK_STR(fx_status_str(&w, "psSecretName"), "mnist-ps-g1");
-		fx_step(&w);
 		TFJ_CHECK_INT(w.npods, 3);
 		TFJ_CHECK_STR(pod_secret(&w, "mnist-ps-0"), "mnist-ps-g1");
 		fx_world_free(&w);

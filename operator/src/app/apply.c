@@ -157,6 +157,9 @@ struct apply_ctx {
 	int64_t now_ms;      /* when apply started (createfail.h clock) */
 	char rv[128];        /* the job's resourceVersion as of this apply's last status write */
 	const cJSON *status; /* and its status then (the plan's or the job's; NULL = none) */
+	/* The ps Secret this apply made sure of and recorded (CREATE_SECRET):
+	 * the plan's pods mount it. "" = none (the plan's own name, if any). */
+	char secret[TFJ_GUARDMEMO_NAME_MAX];
 };
 
 /*
@@ -271,7 +274,7 @@ static int do_create(struct apply_ctx *a, const struct tfj_action *act, const ch
 
 	if ((rc = tfj_apipath_coll(path, sizeof(path), TFJ_APIPATH_CORE, a->job->ns, res)))
 		return rc;
-	if ((rc = tfj_plan_child_body(&body, a->plan, act))) {
+	if ((rc = tfj_plan_child_body(&body, a->plan, act, a->secret[0] ? a->secret : NULL))) {
 		atomic_fetch_add(&c->create_errors, 1);
 		write_failed(a, act, kind, 0);
 		return rc;
@@ -506,8 +509,8 @@ static int record_secret(struct apply_ctx *a, const char *name)
  * the job and could not record yet (the memo has it) is recorded now;
  * otherwise a new Secret is made and its name recorded. The memo notes
  * the name as soon as the Secret exists, so a failed record is retried
- * with the same Secret. The operator never reads a Secret: nothing here
- * needs to.
+ * with the same Secret. A recorded new name is this plan's pods' to mount
+ * (a->secret). The operator never reads a Secret: nothing here needs to.
  */
 static int ensure_job_secret(struct apply_ctx *a)
 {
@@ -529,7 +532,11 @@ static int ensure_job_secret(struct apply_ctx *a)
 			return rc;
 		tfj_guardmemo_note(a->c->guards, a->job->uid, name, a->now_ms);
 	}
-	return record_secret(a, name);
+	/* Recorded first: a restart then finds the name the pods mount. */
+	if ((rc = record_secret(a, name)))
+		return rc;
+	snprintf(a->secret, sizeof(a->secret), "%s", name);
+	return 0;
 }
 
 /*
@@ -545,7 +552,7 @@ static int do_netpol(struct apply_ctx *a, const struct tfj_action *act)
 	char path[PATH_MAX_], msg[TFJ_JOBSTATUS_MESSAGE_MAX] = "", *patch = NULL;
 	cJSON *body = NULL, *doc = NULL;
 
-	if ((rc = tfj_plan_child_body(&body, a->plan, act)))
+	if ((rc = tfj_plan_child_body(&body, a->plan, act, NULL)))
 		goto out;
 	if (update) {
 		/* A merge patch replaces the spec's arrays whole: the spec sent is

@@ -610,29 +610,15 @@ static int adopt_legacy_secret(struct tfj_planctx *c)
 	return tfj_pssecret_legacy_name(c->st.ps_secret, sizeof(c->st.ps_secret), c->job->name);
 }
 
-/* Takes this plan's pod creates out: they wait for the Secret's name. */
-static void drop_pod_creates(struct tfj_plan *p)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < p->n; i++) {
-		if (p->actions[i].kind == TFJ_ACT_CREATE_POD) {
-			cJSON_Delete(p->actions[i].body);
-			free(p->actions[i].ev_message);
-			continue;
-		}
-		p->actions[n++] = p->actions[i];
-	}
-	p->n = n;
-}
-
 /*
  * The ps Secret, before the first pod of a plan that creates pods. With a
  * recorded name, the Secret is posted under that name unless the caller's
  * memo knows it exists (a recheck that makes it again if it was deleted).
- * Without one, a new Secret is asked for, and this plan creates no pod:
- * pods mount the name, which only the API server's answer gives; its
- * status write brings the next plan, which creates them.
+ * Without one, a new Secret is asked for, and the pods of this same plan
+ * mount the name the applier records from the API server's answer
+ * (plan.h): waiting for the next plan instead put every new job's pods
+ * behind the first plans of all the jobs queued after it, which at a
+ * thousand new jobs was minutes before the first pod.
  */
 static int plan_secret(struct tfj_planctx *c)
 {
@@ -644,13 +630,10 @@ static int plan_secret(struct tfj_planctx *c)
 		return 0;
 	if (c->st.ps_secret[0] && c->in->ps_secret_known)
 		return 0;
-	if (!c->st.ps_secret[0]) {
-		drop_pod_creates(c->plan);
-		if (c->job->ps_secret_ignored[0] &&
-		    (rc = tfj_planact_event(c, "Warning", "PsSecretNameIgnored",
-					    c->job->ps_secret_ignored)))
-			return rc;
-	}
+	if (!c->st.ps_secret[0] && c->job->ps_secret_ignored[0] &&
+	    (rc = tfj_planact_event(c, "Warning", "PsSecretNameIgnored",
+				    c->job->ps_secret_ignored)))
+		return rc;
 	return tfj_planact_push(c, TFJ_ACT_CREATE_SECRET) ? 0 : TFJ_ENOMEM;
 }
 
@@ -732,7 +715,8 @@ out:
 	return 0;
 }
 
-int tfj_plan_child_body(cJSON **out, const struct tfj_plan *p, const struct tfj_action *a)
+int tfj_plan_child_body(cJSON **out, const struct tfj_plan *p, const struct tfj_action *a,
+			const char *ps_secret)
 {
 	*out = NULL;
 	if (!p || !p->job || !a)
@@ -744,7 +728,7 @@ int tfj_plan_child_body(cJSON **out, const struct tfj_plan *p, const struct tfj_
 	if (a->kind == TFJ_ACT_CREATE_POD) {
 		struct tfj_podspec_opts o = p->opts;
 
-		o.ps_secret_name = p->ps_secret;
+		o.ps_secret_name = ps_secret ? ps_secret : p->ps_secret;
 		return tfj_podspec_pod(out, p->job, (enum tfj_rtype)a->rtype, a->index, &o);
 	}
 	return tfj_podspec_service(out, p->job, (enum tfj_rtype)a->rtype, a->index, &p->opts);

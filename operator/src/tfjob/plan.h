@@ -58,8 +58,9 @@
  *    it: POST it under that name (a recheck: 201 made it again, 409 is
  *    success). ps_secret "": POST it with generateName, and record the
  *    name the API server gave it in the TFJob's status.psSecretName (a
- *    status write as WRITE_STATUS's, of the status with that field set);
- *    such a plan creates no pod.
+ *    status write as WRITE_STATUS's, of the status with that field set)
+ *    before any pod: this plan's pods mount that recorded name (pass it to
+ *    tfj_plan_child_body).
  *    When it fails, create no pod of this plan (they mount it).
  *  - EVENT: emit on the TFJob as is; with ev_once only when the same event
  *    (type, reason, message) was not emitted before.
@@ -168,7 +169,8 @@ struct tfj_plan {
 	/*
 	 * The job's ps Secret (pssecret.h), its recorded status.psSecretName
 	 * (or the older operator's name the plan records): the pods of this
-	 * plan mount it, CREATE_SECRET posts it. "" = none yet.
+	 * plan mount it, CREATE_SECRET posts it. "" = none yet: CREATE_SECRET
+	 * makes one and the pods mount the name it records.
 	 */
 	char ps_secret[TFJ_JOBSTATUS_PS_SECRET_MAX];
 };
@@ -296,7 +298,7 @@ struct tfj_plan_input {
 	 * exist (read when cfg->ps_secret; the caller's memo, app/guardmemo.h):
 	 * otherwise a plan that creates pods asks for CREATE_SECRET before
 	 * them. A job with no recorded name (a new job) gets CREATE_SECRET
-	 * and no pod whatever this says, and a running job with pods but no
+	 * whatever this says, and a running job with pods but no
 	 * recorded name gets the older operator's `<job>-ps-secret` recorded
 	 * (pssecret.h). */
 	int ps_secret_known;
@@ -348,9 +350,12 @@ int tfj_plan_managed_elsewhere(const struct tfj_tfjob *job, const struct tfj_pla
  * (its spec is the patch) action of plan p creates, built
  * from the plan's job and options (*out the caller's, cJSON_Delete). Build
  * it just before sending it and free it right after: a pod body is a full
- * copy of its template. TFJ_EINVAL for any other action.
+ * copy of its template. A pod mounts the ps Secret `ps_secret` when it is
+ * not NULL (the name this plan's CREATE_SECRET recorded), else the plan's
+ * ps_secret. TFJ_EINVAL for any other action.
  */
-int tfj_plan_child_body(cJSON **out, const struct tfj_plan *p, const struct tfj_action *a);
+int tfj_plan_child_body(cJSON **out, const struct tfj_plan *p, const struct tfj_action *a,
+			const char *ps_secret);
 
 /* Releases the actions and bodies and zeroes the plan. Accepts NULL. */
 void tfj_plan_free(struct tfj_plan *plan);

@@ -18,7 +18,8 @@
  * "<job>-ps-" (tfj_pssecret_prefix), so the API server picks a name that
  * nobody can have taken before, and records the name it got in the TFJob's
  * status.psSecretName; the pods mount the recorded name, so no pod is made
- * before it is recorded (tfjob/plan.h). A Secret someone else made can
+ * before it is recorded (the plan that makes it creates its pods right
+ * after the record, tfjob/plan.h). A Secret someone else made can
  * therefore never be mistaken for the job's: the operator may not read
  * Secrets, and needs no look at one. Jobs started by an operator that
  * used the fixed name `<job>-ps-secret` (TFJ_PSSECRET_LEGACY_SUFFIX) keep
