@@ -616,9 +616,9 @@ static int adopt_legacy_secret(struct tfj_planctx *c)
  * memo knows it exists (a recheck that makes it again if it was deleted).
  * Without one, a new Secret is asked for, and the pods of this same plan
  * mount the name the applier records from the API server's answer
- * (plan.h): waiting for the next plan instead put every new job's pods
- * behind the first plans of all the jobs queued after it, which at a
- * thousand new jobs was minutes before the first pod.
+ * (plan.h). Leaving them to the next plan would queue a new job's pods
+ * behind the first plans of every job queued meanwhile: minutes at a
+ * thousand new jobs.
  */
 static int plan_secret(struct tfj_planctx *c)
 {
