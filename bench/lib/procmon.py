@@ -115,3 +115,25 @@ class Monitor(threading.Thread):
 def loadavg():
     with open("/proc/loadavg") as f:
         return [float(v) for v in f.read().split()[:3]]
+
+
+# The test bed's processes (their comm, which the kernel cuts at 15
+# characters) whose CPU a scale run costs the cluster besides the operator's.
+BED = ("kube-apiserver", "etcd", "kube-controller", "kube-scheduler", "kube-router",
+       "kwok", "kubelet")
+
+
+def bed_cpu():
+    """utime+stime seconds of the test bed's processes, summed by comm."""
+    out = dict.fromkeys(BED, 0.0)
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        s = _read("/proc/%s/stat" % d)
+        if not s:
+            continue
+        comm = s[s.find(b"(") + 1:s.rfind(b")")].decode(errors="replace")
+        st = _stat(int(d)) if comm in out else None
+        if st:
+            out[comm] += st[1]
+    return out

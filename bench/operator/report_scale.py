@@ -27,6 +27,8 @@ KEYS = [("all_pods_s", "s until all pods exist", "%.1f"),
         ("priv_mib_peak", "peak private MiB (sampled 1/s)", "%.1f"),
         ("cpu_s_busy", "CPU s until all Succeeded", "%.1f"),
         ("cpu_s_total", "CPU s incl. the idle window", "%.1f"),
+        ("bed_cpu_s_total", "test bed CPU s until all Succeeded (API server, etcd, "
+         "controllers, scheduler, kube-router, kwok, kubelet)", "%.0f"),
         ("cached_pods", "pods in the namespace at the end", "%d"),
         ("rss_bytes_per_cached_pod", "RSS bytes per cached pod", "%.0f"),
         ("priv_bytes_per_cached_pod", "private bytes per cached pod", "%.0f"),
