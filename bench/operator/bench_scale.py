@@ -49,12 +49,19 @@ import procmon  # noqa: E402
 LEASE = "tfjob-bench-leader"
 TOLERATION = {"key": "kwok.x-k8s.io/node", "operator": "Equal", "value": "fake",
               "effect": "NoSchedule"}
+# At N = 5,000 this 2-core VM's kwok renews its 200 nodes' leases late and
+# they go NotReady for moments; with the test bed's 30 s not-ready
+# toleration the taint manager then evicts their pods, which the operator
+# rightly recreates (run sc-5: 219 pods). The scale runs measure the
+# operators, not that: their pods stay on a fake node that flaps.
+STAY = [{"key": k, "operator": "Exists", "effect": "NoExecute"}
+        for k in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")]
 
 
 def tfjob(name, ns, workers, managed_by, run_for):
     def tmpl(annotations):
         return {"metadata": {"annotations": annotations},
-                "spec": {"nodeSelector": {"type": "kwok"}, "tolerations": [TOLERATION],
+                "spec": {"nodeSelector": {"type": "kwok"}, "tolerations": [TOLERATION] + STAY,
                          "containers": [{"name": "tensorflow", "image": "localhost/tfjob-bench:1"}]}}
     run = {"cleanPodPolicy": "Running"}
     if managed_by:
@@ -165,15 +172,21 @@ def starvation(api, ns, a, pods):
     """M new TFJobs one a second; seconds from each create until all its pods
     exist (None where they never did within --starve-timeout; starve_complete
     counts the ones that did, the percentiles are of those)."""
-    created = {}
+    created, failed = {}, 0
     path = "/apis/kubeflow.org/v1/namespaces/%s/tfjobs" % ns
     for i in range(a.starve):
         name = "new-%03d" % i
         t = time.time()
-        st, _ = api.req("POST", path, tfjob(name, ns, a.workers, a.managed_by, a.run_for))
-        if st not in (200, 201):
-            raise SystemExit("TFJob create failed: HTTP %d" % st)
-        created[name] = t
+        # A create the loaded API server refuses is counted, not fatal: the
+        # run's figures are already taken.
+        try:
+            st, _ = api.req("POST", path, tfjob(name, ns, a.workers, a.managed_by, a.run_for))
+        except RuntimeError:
+            st = 0
+        if st in (200, 201):
+            created[name] = t
+        else:
+            failed += 1
         time.sleep(max(0.0, t + 1.0 - time.time()))
     deadline = time.time() + (a.starve_timeout or a.timeout)
     lat = {}
@@ -185,7 +198,7 @@ def starvation(api, ns, a, pods):
                     lat[name] = max(ts) - t
         time.sleep(0.5)
     v = list(lat.values())
-    return {"starve_jobs": a.starve, "starve_complete": len(v), "starve_p50_s": pct(v, 50),
+    return {"starve_jobs": a.starve, "starve_create_failed": failed, "starve_complete": len(v), "starve_p50_s": pct(v, 50),
             "starve_p99_s": pct(v, 99), "starve_max_s": max(v) if v else None}
 
 
@@ -268,6 +281,7 @@ def run(a, api, ns, kc, logdir, r):
             last, t_last = now, time.time()
         elif time.time() - t_last > a.stall_s:
             r["stalled"] = True
+            r["stalled_at"] = {"s": time.time() - t0, "pods": now[0], "succeeded": now[1]}
             break
         time.sleep(0.5)
     # What the run cost the cluster: the API server, etcd, the controllers,
@@ -351,12 +365,19 @@ def cleanup(api, ns, r, a_jobs):
         # so that the namespace's deletion need not wait for kwok to finish
         # each of them (minutes at N = 5,000), as the next run would then
         # start on a loaded API server.
+        # One collection delete ends at the API server's 60 s request limit
+        # (~2,500 pods a minute here) with what it deleted so far: repeated
+        # until the pods are gone, or for at most 20 minutes.
         t = time.time()
-        try:
-            api.req("DELETE", "/api/v1/namespaces/%s/pods" % ns,
-                    {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0})
-        except RuntimeError:
-            pass  # a slow collection delete: the namespace's deletion finishes it
+        while time.time() - t < 1200:
+            try:
+                st, _ = api.req("DELETE", "/api/v1/namespaces/%s/pods" % ns,
+                                {"apiVersion": "v1", "kind": "DeleteOptions",
+                                 "gracePeriodSeconds": 0})
+            except RuntimeError:
+                st = 0
+            if st == 200:
+                break
         api.req("DELETE", "/api/v1/namespaces/" + ns)
         while time.time() - t < max(600, a_jobs) and api.req("GET", "/api/v1/namespaces/" + ns)[0] != 404:
             time.sleep(2)
@@ -367,6 +388,12 @@ def cleanup(api, ns, r, a_jobs):
     if r.get("restore") is not None:
         api.req("PATCH", bo.TESTBED_OP, {"spec": {"replicas": r["restore"]}},
                 "application/merge-patch+json")
+
+
+def dump(r, path):
+    with open(path, "w") as f:
+        json.dump({k: v for k, v in r.items() if not k.startswith("_")}, f, indent=1,
+                  default=repr)
 
 
 def main():
@@ -436,11 +463,16 @@ def main():
         w = r.pop("_watch", None)
         if w:
             w[0].stop = w[1].stop = True
-        cleanup(api, ns, r, a.jobs)
+        # What was measured is written before the cleanup, which talks to a
+        # loaded API server, and again after it (its own figures).
+        dump(r, a.out)
+        try:
+            cleanup(api, ns, r, a.jobs)
+        except Exception as e:  # noqa: BLE001 - any failure here is reported, not fatal
+            r["cleanup_error"] = repr(e)
         proxy.terminate()
         proxy.wait()
-        with open(a.out, "w") as f:
-            json.dump(r, f, indent=1)
+        dump(r, a.out)
     print(json.dumps({k: v for k, v in r.items() if k != "series"}))
 
 

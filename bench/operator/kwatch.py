@@ -34,7 +34,8 @@ class _Watch(threading.Thread):
         return c, c.getresponse()
 
     def _list(self):
-        c, r = self._get("", 120)
+        # A list of 25,000 pods is ~200 MB of JSON: minutes on a loaded VM.
+        c, r = self._get("", 900)
         body = json.loads(r.read())
         c.close()
         now = time.time()

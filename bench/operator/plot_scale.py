@@ -34,8 +34,16 @@ for label, r in sorted(runs.items()):
     if label == "kubeflow" and r.get("peer_version"):
         name += " " + r["peer_version"]
     ax1.plot(t, [x[1] for x in s], color=c, label=name)
-    ax2.plot(t, [x[2] / 1024.0 for x in s], color=c, label=name + ", RSS")
-    ax2.plot(t, [x[3] / 1024.0 for x in s], color=c, linestyle="--", label=name + ", private")
+    # A run whose memory was not sampled (sc-5's ours, rebuilt from the API
+    # objects) has None there and its known RSS figures in rss_points.
+    mem = [x for x in s if x[2] is not None]
+    if mem:
+        ax2.plot([x[0] for x in mem], [x[2] / 1024.0 for x in mem], color=c, label=name + ", RSS")
+        ax2.plot([x[0] for x in mem], [x[3] / 1024.0 for x in mem], color=c, linestyle="--",
+                 label=name + ", private")
+    for i, (pt, kib) in enumerate(r.get("rss_points") or []):
+        ax2.plot([pt], [kib / 1024.0], color=c, marker="o", linestyle="none",
+                 label=name + ", RSS (/metrics)" if i == 0 else None)
 ax1.set_ylabel("pods created")
 ax1.set_title("%d TFJobs x 5 pods on %s kwok nodes, QPS %s" % (
     n, next(iter(runs.values())).get("kwok_nodes", "?"), next(iter(runs.values()))["qps"]))
