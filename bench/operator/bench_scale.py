@@ -198,8 +198,9 @@ def starvation(api, ns, a, pods):
                     lat[name] = max(ts) - t
         time.sleep(0.5)
     v = list(lat.values())
-    return {"starve_jobs": a.starve, "starve_create_failed": failed, "starve_complete": len(v), "starve_p50_s": pct(v, 50),
-            "starve_p99_s": pct(v, 99), "starve_max_s": max(v) if v else None}
+    return {"starve_jobs": a.starve, "starve_create_failed": failed, "starve_complete": len(v),
+            "starve_p50_s": pct(v, 50), "starve_p99_s": pct(v, 99),
+            "starve_max_s": max(v) if v else None}
 
 
 def counts(pods, a):
@@ -361,20 +362,19 @@ def cleanup(api, ns, r, a_jobs):
     try:
         if r["impl"] == "kubeflow":
             api.req("DELETE", bo.VWC_PATH)
-        # The operator is stopped: its pods are force-deleted in one request
-        # so that the namespace's deletion need not wait for kwok to finish
-        # each of them (minutes at N = 5,000), as the next run would then
-        # start on a loaded API server.
-        # One collection delete ends at the API server's 60 s request limit
-        # (~2,500 pods a minute here) with what it deleted so far: repeated
-        # until the pods are gone, or for at most 20 minutes.
+        # The operator is stopped: its pods are force-deleted so that the
+        # namespace's deletion need not wait for kwok to finish each of them
+        # (minutes at N = 5,000), as the next run would then start on a
+        # loaded API server. One collection delete ends at the API server's
+        # 60 s request limit (~2,500 pods a minute here) with what it
+        # deleted so far: repeated until the pods are gone, at most 20 min.
         t = time.time()
         while time.time() - t < 1200:
             try:
                 st, _ = api.req("DELETE", "/api/v1/namespaces/%s/pods" % ns,
                                 {"apiVersion": "v1", "kind": "DeleteOptions",
                                  "gracePeriodSeconds": 0})
-            except RuntimeError:
+            except (RuntimeError, ValueError):
                 st = 0
             if st == 200:
                 break
@@ -382,8 +382,8 @@ def cleanup(api, ns, r, a_jobs):
         while time.time() - t < max(600, a_jobs) and api.req("GET", "/api/v1/namespaces/" + ns)[0] != 404:
             time.sleep(2)
         r["ns_delete_s"] = time.time() - t
-    except RuntimeError:
-        pass
+    except (RuntimeError, ValueError) as e:  # ValueError: a reply that is not JSON
+        r["cleanup_error"] = repr(e)
     # Only once the namespace is gone: Kubeflow's jobs carry no managedBy.
     if r.get("restore") is not None:
         api.req("PATCH", bo.TESTBED_OP, {"spec": {"replicas": r["restore"]}},
