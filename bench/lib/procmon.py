@@ -22,13 +22,16 @@ def _read(path):
         return None
 
 
-def _stat(pid):
-    s = _read("/proc/%d/stat" % pid)
-    if not s:
-        return None
+def _parse_stat(s):
+    """(ppid, CPU s) from the text of /proc/PID/stat."""
     rest = s[s.rfind(b")") + 2:].split()
     # fields after the comm: state(0) ppid(1) ... utime(11) stime(12)
     return int(rest[1]), (int(rest[11]) + int(rest[12])) / TICK
+
+
+def _stat(pid):
+    s = _read("/proc/%d/stat" % pid)
+    return _parse_stat(s) if s else None
 
 
 def _hwm_kib(pid):
@@ -133,7 +136,6 @@ def bed_cpu():
         if not s:
             continue
         comm = s[s.find(b"(") + 1:s.rfind(b")")].decode(errors="replace")
-        st = _stat(int(d)) if comm in out else None
-        if st:
-            out[comm] += st[1]
+        if comm in out:
+            out[comm] += _parse_stat(s)[1]
     return out
