@@ -12,6 +12,21 @@ pkg_check_modules(PROTOBUFC REQUIRED IMPORTED_TARGET libprotobuf-c)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 pkg_check_modules(MHD REQUIRED IMPORTED_TARGET libmicrohttpd)
 
+# jemalloc serves the operator's malloc (docs/operator.md, "Memory"; the
+# module tfj/heap.h finds it at run time). Not with sanitizers, whose own
+# allocator must serve every malloc.
+option(TFJOB_JEMALLOC "Link the operator with jemalloc" ON)
+if(TFJOB_SANITIZE)
+  set(TFJOB_JEMALLOC OFF)
+endif()
+if(TFJOB_JEMALLOC)
+  pkg_check_modules(JEMALLOC IMPORTED_TARGET jemalloc)
+  if(NOT JEMALLOC_FOUND)
+    message(FATAL_ERROR "jemalloc not found: scripts/install-deps installs libjemalloc-dev "
+                        "(or configure with -DTFJOB_JEMALLOC=OFF for glibc's allocator)")
+  endif()
+endif()
+
 find_program(PROTOC_C NAMES protoc-c REQUIRED)
 
 # tfj_protobuf_c(<var> <proto>...) generates .pb-c.c/.pb-c.h for each proto

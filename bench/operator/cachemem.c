@@ -12,7 +12,7 @@
  *             Service, and its share of its TFJob and of the job's
  *             NetworkPolicy (one each per 5 pods here, where the scale
  *             run had 3.6 pods per job when its figures were taken);
- *   heap      what the allocator holds for them (mallinfo2's bytes in use
+ *   heap      what the allocator holds for them (tfj_heap_stats' bytes in use
  *             before and after), i.e. the accounting plus malloc's chunk
  *             headers and rounding and the hash maps' slots: for the pods
  *             and Services alone (heap_bytes_per_pod_cache_only, the
@@ -24,29 +24,36 @@
  *             Pending, Running and Succeeded, while --threads reconcile
  *             threads take copies of a job's pods and build and print pod
  *             bodies; then the anonymous resident memory (RssAnon), the
- *             allocator's free bytes, and both again after malloc_trim(0).
+ *             allocator's free bytes, the busy phase's CPU seconds, and
+ *             the figures again after tfj_heap_release() (malloc_trim).
  *
  * Usage: tfj-bench-cachemem [--jobs N] [--threads T] [--arenas A] [--no-trim]
  * (--arenas 0: glibc's default; the operator sets 2). Prints one JSON
- * object. A benchmark, not a test: nothing here can fail but the program.
+ * object. It runs on the operator's allocator and its options (jemalloc,
+ * TFJ_HEAPTRIM_MALLOC_CONF); tfj-bench-cachemem-glibc on glibc's. A benchmark, not a test: nothing here can fail but the program.
  */
-#include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <cjson/cJSON.h>
 
+#include <tfj/heap.h>
 #include <tfj/json.h>
 #include <tfj/parse.h>
 
+#include "app/heaptrim.h"
 #include "app/slim.h"
 #include "kube/objstore.h"
 #include "tfjob/netpol.h"
 #include "tfjob/podspec.h"
 #include "tfjob/tfjob.h"
+
+/* The operator's jemalloc options (app/main.c); unused on glibc. */
+const char *malloc_conf = TFJ_HEAPTRIM_MALLOC_CONF;
 
 #define NS "tfjob-scale-ours-1764300000"
 #define MAX_JOBS 100000
@@ -391,12 +398,28 @@ struct snap {
 	size_t used, free_b;
 };
 
+/* The heap's figures are 0 where the allocator has none (tfj/heap.h). */
 static struct snap snap(void)
 {
-	struct mallinfo2 mi = mallinfo2();
-	struct snap s = { status_kib("RssAnon"), mi.uordblks + mi.hblkhd, mi.fordblks };
+	struct tfj_heap_stats hs;
+	struct snap s;
 
+	(void)tfj_heap_stats(&hs);
+	s.anon_kib = status_kib("RssAnon");
+	s.used = hs.in_use;
+	s.free_b = hs.free;
 	return s;
+}
+
+/* User plus system CPU seconds of the process so far. */
+static double cpu_s(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 static int parse_args(struct opts *o, int argc, char **argv)
@@ -428,11 +451,13 @@ int main(int argc, char **argv)
 	pthread_t inf[2], *rec;
 	struct snap s0, s1, s1all, s2, s3, s4;
 	size_t pods, cache_pod, cache_svc, cache_job, cache_np;
+	double busy_cpu;
 
 	if (parse_args(&o, argc, argv))
 		return 2;
-	if (o.arenas > 0)
-		mallopt(M_ARENA_MAX, o.arenas);
+	/* glibc's arenas; jemalloc's come from malloc_conf, as the operator's. */
+	if (o.arenas > 0 && !getenv("MALLOC_ARENA_MAX"))
+		tfj_heap_limit_arenas(o.arenas);
 	pods = (size_t)o.jobs * 5;
 
 	/* 1. The caches alone, on one thread: the pods' final state and their services. */
@@ -444,7 +469,7 @@ int main(int argc, char **argv)
 	 * the operator's TLS set up long before) is not a cost per pod.
 	 */
 	warm_up();
-	malloc_trim(0);
+	tfj_heap_release();
 	s0 = snap();
 	for (int j = 0; j < o.jobs; j++) {
 		char job[32];
@@ -455,7 +480,7 @@ int main(int argc, char **argv)
 			cache(cs, build(job, i, j * 100 + i, NULL), tfj_slim_service);
 		}
 	}
-	malloc_trim(0);
+	tfj_heap_release();
 	s1 = snap();
 	/* Then each job's TFJob and NetworkPolicy, the other two caches. */
 	tfj_objstore_new(&cj, NULL);
@@ -470,7 +495,7 @@ int main(int argc, char **argv)
 			cache(cn, build_netpol(jo, j * 100 + 51), tfj_slim_netpol);
 		cache(cj, jo, tfj_slim_tfjob);
 	}
-	malloc_trim(0);
+	tfj_heap_release();
 	s1all = snap();
 	cache_pod = tfj_objstore_bytes(cp);
 	cache_svc = tfj_objstore_bytes(cs);
@@ -480,7 +505,7 @@ int main(int argc, char **argv)
 	tfj_objstore_free(cs);
 	tfj_objstore_free(cj);
 	tfj_objstore_free(cn);
-	malloc_trim(0);
+	tfj_heap_release();
 
 	/* 2. The busy phase: informer threads and reconcile threads at once. */
 	tfj_objstore_new(&sh.pods, TFJ_LABEL_JOB_NAME);
@@ -489,6 +514,7 @@ int main(int argc, char **argv)
 	if (!rec)
 		return 1;
 	s2 = snap();
+	busy_cpu = cpu_s();
 	pthread_create(&inf[0], NULL, pod_informer, &sh);
 	pthread_create(&inf[1], NULL, svc_informer, &sh);
 	for (int i = 0; i < o.threads; i++)
@@ -497,28 +523,31 @@ int main(int argc, char **argv)
 		pthread_join(inf[i], NULL);
 	for (int i = 0; i < o.threads; i++)
 		pthread_join(rec[i], NULL);
+	busy_cpu = cpu_s() - busy_cpu;
 	s3 = snap();
 	if (o.trim)
-		malloc_trim(0);
+		tfj_heap_release();
 	s4 = snap();
 
-	printf("{\"jobs\": %d, \"pods\": %zu, \"threads\": %d, \"arenas\": %d,\n"
+	printf("{\"allocator\": \"%s\", \"jobs\": %d, \"pods\": %zu, \"threads\": %d,"
+	       " \"arenas\": %d,\n"
 	       " \"cache_bytes_per_pod\": {\"pod\": %.0f, \"service\": %.0f, \"tfjob\": %.0f,"
 	       " \"netpol\": %.0f, \"all\": %.0f},\n"
 	       " \"heap_bytes_per_pod_cache_only\": %.0f, \"heap_bytes_per_pod_all_caches\": %.0f,\n"
-	       " \"busy\": {\"anon_bytes_per_pod\": %.0f, \"heap_used_per_pod\": %.0f,"
-	       " \"heap_free_kib\": %zu},\n"
+	       " \"busy\": {\"cpu_s\": %.2f, \"anon_bytes_per_pod\": %.0f,"
+	       " \"heap_used_per_pod\": %.0f, \"heap_free_kib\": %zu},\n"
 	       " \"after_trim\": {\"trimmed\": %d, \"anon_bytes_per_pod\": %.0f,"
-	       " \"heap_used_per_pod\": %.0f, \"heap_free_kib\": %zu}}\n",
-	       o.jobs, pods, o.threads, o.arenas, (double)cache_pod / (double)pods,
+	       " \"heap_used_per_pod\": %.0f, \"heap_free_kib\": %zu},"
+	       " \"peak_rss_kib\": %ld}\n",
+	       tfj_heap_name(), o.jobs, pods, o.threads, o.arenas, (double)cache_pod / (double)pods,
 	       (double)cache_svc / (double)pods, (double)cache_job / (double)pods,
 	       (double)cache_np / (double)pods,
 	       (double)(cache_pod + cache_svc + cache_job + cache_np) / (double)pods,
 	       (double)(s1.used - s0.used) / (double)pods, (double)(s1all.used - s0.used) / (double)pods,
-	       (double)(s3.anon_kib - s2.anon_kib) * 1024.0 / (double)pods,
+	       busy_cpu, (double)(s3.anon_kib - s2.anon_kib) * 1024.0 / (double)pods,
 	       (double)(s3.used - s2.used) / (double)pods, s3.free_b >> 10, o.trim,
 	       (double)(s4.anon_kib - s2.anon_kib) * 1024.0 / (double)pods,
-	       (double)(s4.used - s2.used) / (double)pods, s4.free_b >> 10);
+	       (double)(s4.used - s2.used) / (double)pods, s4.free_b >> 10, status_kib("VmHWM"));
 	tfj_objstore_free(sh.pods);
 	tfj_objstore_free(sh.svcs);
 	free(rec);

@@ -5,16 +5,11 @@
 #include "app/heaptrim.h"
 
 /*
- * Without glibc's allocator (AddressSanitizer's instead, tfj/glibcheap.h)
- * this module never trims and shows no heap figures.
+ * The allocator's own calls are tfj/heap.h's. Without a known allocator
+ * (AddressSanitizer's) this module never trims and shows no heap figures.
  */
-#include <tfj/glibcheap.h>
-
-#if TFJ_GLIBC_HEAP
-#include <malloc.h>
-#endif
-
 #include <tfj/err.h>
+#include <tfj/heap.h>
 
 #include "app/procmem.h"
 
@@ -45,7 +40,6 @@ int tfj_heaptrim_due(struct tfj_heaptrim *t, uint64_t now_ms, uint64_t work, int
 	return 1;
 }
 
-#if TFJ_GLIBC_HEAP
 /* RssAnon in bytes, 0 when it cannot be read. */
 static uint64_t anon_bytes(void)
 {
@@ -53,49 +47,42 @@ static uint64_t anon_bytes(void)
 
 	return tfj_procmem_read(&m) ? 0 : m.anon_bytes;
 }
-#endif
 
 int tfj_heaptrim_tick(struct tfj_heaptrim *t, uint64_t now_ms, uint64_t work, int idle)
 {
-#if TFJ_GLIBC_HEAP
 	uint64_t before, after;
 
+	if (tfj_heap_kind() == TFJ_HEAP_NONE)
+		return 0;
 	if (!tfj_heaptrim_due(t, now_ms, work, idle))
 		return 0;
 	before = anon_bytes();
-	malloc_trim(0);
+	tfj_heap_release();
 	after = anon_bytes();
 	atomic_fetch_add(&t->trims, 1);
 	if (before > after)
 		atomic_fetch_add(&t->returned_bytes, before - after);
 	return 1;
-#else
-	(void)t;
-	(void)now_ms;
-	(void)work;
-	(void)idle;
-	return 0;
-#endif
 }
 
 int tfj_heaptrim_metrics(const struct tfj_heaptrim *t, struct tfj_buf *out)
 {
-#if TFJ_GLIBC_HEAP
-	struct mallinfo2 mi = mallinfo2();
+	struct tfj_heap_stats hs;
 	int rc;
 
-	/* In use: small chunks handed out plus blocks mmap'd on their own. */
+	if (tfj_heap_stats(&hs))
+		return 0;
 	rc = tfj_buf_printf(out,
 		"# HELP tfjob_operator_heap_bytes The allocator's heap: bytes in use, and bytes "
 		"free inside its arenas (resident until trimmed or reused).\n"
 		"# TYPE tfjob_operator_heap_bytes gauge\n"
 		"tfjob_operator_heap_bytes{state=\"in_use\"} %llu\n"
 		"tfjob_operator_heap_bytes{state=\"free\"} %llu\n",
-		(unsigned long long)(mi.uordblks + mi.hblkhd), (unsigned long long)mi.fordblks);
+		(unsigned long long)hs.in_use, (unsigned long long)hs.free);
 	if (rc == 0 && t)
 		rc = tfj_buf_printf(out,
 			"# HELP tfjob_operator_heap_trims_total Free heap memory handed back to "
-			"the kernel after a burst of work (malloc_trim).\n"
+			"the kernel after a burst of work (malloc_trim, or jemalloc's purge).\n"
 			"# TYPE tfjob_operator_heap_trims_total counter\n"
 			"tfjob_operator_heap_trims_total %llu\n"
 			"# HELP tfjob_operator_heap_trim_returned_bytes_total Anonymous resident "
@@ -105,9 +92,4 @@ int tfj_heaptrim_metrics(const struct tfj_heaptrim *t, struct tfj_buf *out)
 			(unsigned long long)atomic_load(&t->trims),
 			(unsigned long long)atomic_load(&t->returned_bytes));
 	return rc ? TFJ_ETOOBIG : 0;
-#else
-	(void)t;
-	(void)out;
-	return 0;
-#endif
 }

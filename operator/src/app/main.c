@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #ifdef __GLIBC__
-#include <malloc.h>
 #endif
 #include <signal.h>
 #include <stdatomic.h>
@@ -26,6 +25,7 @@
 #include <tfj/buf.h>
 #include <tfj/clock.h>
 #include <tfj/err.h>
+#include <tfj/heap.h>
 #include <tfj/log.h>
 
 #include "app/config.h"
@@ -133,19 +133,22 @@ static void on_stopped(void *ud)
 }
 
 /*
- * glibc gives each thread that allocates its own malloc arena (up to 8 per
- * core), and memory freed in one arena is never reused by another. The
- * operator's threads (informers, workers, HTTP, report channel) allocate
- * little each, so per-thread arenas mostly hold free space: two are enough.
- * A MALLOC_ARENA_MAX set in the environment is left in charge.
+ * The operator links jemalloc (docs/operator.md, "Memory"): a watch event
+ * is parsed into a tree of small allocations that is freed again at once,
+ * beside caches that only grow, and on a heap of tens of thousands of
+ * cached objects glibc's allocator spent nearly half the operator's CPU on
+ * that churn (sorting and consolidating its free lists).
+ *
+ * jemalloc reads its options from this symbol when it starts. Its default
+ * is 4 arenas per core, each keeping its own free pages; the operator's
+ * threads (informers, workers, HTTP, report channel) allocate little each,
+ * so 2 arenas hold the same work with less memory. Freed pages go back to
+ * the kernel after the default decay, and at once after a burst
+ * (heaptrim.h). MALLOC_CONF in the environment adds to or overrides this.
+ * Without jemalloc (a sanitized build) the symbol is unused and glibc's
+ * arenas are limited to 2 instead, for the same reason.
  */
-static void limit_arenas(void)
-{
-#ifdef __GLIBC__
-	if (!getenv("MALLOC_ARENA_MAX"))
-		mallopt(M_ARENA_MAX, 2);
-#endif
-}
+const char *malloc_conf = TFJ_HEAPTRIM_MALLOC_CONF;
 
 /* Logs a start-up step that failed, with the error's detail; returns rc. */
 static int failed(const char *what, int rc)
@@ -439,7 +442,8 @@ static int start(struct app *a, const struct tfj_config *cfg)
 		     "namespace", cfg->namespace[0] ? cfg->namespace : "(all)",
 		     "metrics", metrics_on(cfg) ? cfg->metrics_addr : "off",
 		     "health", cfg->health_addr[0] ? cfg->health_addr : "off",
-		     "debug", cfg->debug_addr[0] ? cfg->debug_addr : "off");
+		     "debug", cfg->debug_addr[0] ? cfg->debug_addr : "off",
+		     "allocator", tfj_heap_name());
 	return 0;
 }
 
@@ -536,7 +540,7 @@ int main(int argc, char **argv)
 	sigset_t sigs;
 	int exit_code;
 
-	limit_arenas();
+	tfj_heap_limit_arenas(2);
 	tfj_heaptrim_init(&a.trim, 0);
 	tfj_log_set_component("operator");
 	if ((exit_code = read_flags(&cfg, argc, argv)) >= 0)

@@ -6,9 +6,6 @@
 #include "kube/informer.h"
 
 #include <errno.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -17,8 +14,8 @@
 #include <time.h>
 
 #include <tfj/clock.h>
-#include <tfj/glibcheap.h>
 #include <tfj/err.h>
+#include <tfj/heap.h>
 #include <tfj/json.h>
 #include <tfj/log.h>
 
@@ -518,14 +515,12 @@ static void count_error(struct tfj_informer *inf)
 
 /*
  * A LIST parses page_size full objects, one at a time, and frees them
- * again; glibc keeps such freed memory in the thread's arena. Hand it back
- * to the kernel once the cache holds only its trimmed copies.
+ * again; the allocator keeps such freed memory. Hand it back to the kernel
+ * once the cache holds only its trimmed copies.
  */
 static void release_free_memory(void)
 {
-#if TFJ_GLIBC_HEAP
-	malloc_trim(0);
-#endif
+	tfj_heap_release();
 }
 
 static void *run(void *arg)
