@@ -8,27 +8,18 @@
 #include <string.h>
 
 #include <tfj/err.h>
-#include <tfj/glibcheap.h>
 #include <tfj/heap.h>
 
 #include "tfj_test.h"
-
-static enum tfj_heap_kind expected_kind(void)
-{
-#ifdef TFJ_TEST_HEAP_JEMALLOC
-	return TFJ_HEAP_JEMALLOC;
-#else
-	return TFJ_GLIBC_HEAP ? TFJ_HEAP_GLIBC : TFJ_HEAP_NONE;
-#endif
-}
+#include "tfj_test_heap.h"
 
 /* The allocator found at run time is the one the test was built with. */
 static void test_kind(void)
 {
 	static const char *const names[] = { "none", "glibc", "jemalloc" };
 
-	TFJ_CHECK_EQ(tfj_heap_kind(), expected_kind());
-	TFJ_CHECK_STR(tfj_heap_name(), names[expected_kind()]);
+	TFJ_CHECK_EQ(tfj_heap_kind(), tfj_test_expected_heap_kind());
+	TFJ_CHECK_STR(tfj_heap_name(), names[tfj_test_expected_heap_kind()]);
 }
 
 /*

@@ -7,12 +7,12 @@
 #include <string.h>
 
 #include <tfj/buf.h>
-#include <tfj/glibcheap.h>
 #include <tfj/heap.h>
 
 #include "app/heaptrim.h"
 #include "app/procmem.h"
 #include "tfj_test.h"
+#include "tfj_test_heap.h"
 
 /* Times are plain numbers (ms): the rule is checked without waiting. */
 static void test_due_after_a_burst(void)
@@ -64,21 +64,6 @@ static void test_gap_between_trims(void)
 	TFJ_CHECK_EQ(t.min_gap_ms, TFJ_HEAPTRIM_MIN_GAP_MS);
 }
 
-/*
- * The allocator this test was built for: jemalloc where it links it (the
- * operator's, operator_test_heaptrim_jemalloc), else glibc's, or none
- * under AddressSanitizer. Checked first, so that a test meant for one
- * allocator cannot pass on another.
- */
-static enum tfj_heap_kind expected_kind(void)
-{
-#ifdef TFJ_TEST_HEAP_JEMALLOC
-	return TFJ_HEAP_JEMALLOC;
-#else
-	return TFJ_GLIBC_HEAP ? TFJ_HEAP_GLIBC : TFJ_HEAP_NONE;
-#endif
-}
-
 /* Without a known allocator: nothing to trim or show. */
 static void check_no_allocator(void)
 {
@@ -108,7 +93,8 @@ static void test_trim_returns_freed_pages(void)
 	struct tfj_heaptrim t;
 	struct tfj_buf out;
 
-	TFJ_CHECK_EQ(tfj_heap_kind(), expected_kind());
+	/* Built for glibc and for jemalloc (operator_test_heaptrim_jemalloc). */
+	TFJ_CHECK_EQ(tfj_heap_kind(), tfj_test_expected_heap_kind());
 	if (tfj_heap_kind() == TFJ_HEAP_NONE) {
 		check_no_allocator();
 		return;
