@@ -30,7 +30,8 @@
  * Usage: tfj-bench-cachemem [--jobs N] [--threads T] [--arenas A] [--no-trim]
  * (--arenas 0: glibc's default; the operator sets 2). Prints one JSON
  * object. It runs on the operator's allocator and its options (jemalloc,
- * TFJ_HEAPTRIM_MALLOC_CONF); tfj-bench-cachemem-glibc on glibc's. A benchmark, not a test: nothing here can fail but the program.
+ * TFJ_HEAPTRIM_MALLOC_CONF); tfj-bench-cachemem-glibc on glibc's. A
+ * benchmark, not a test: nothing here can fail but the program.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -456,8 +457,7 @@ int main(int argc, char **argv)
 	if (parse_args(&o, argc, argv))
 		return 2;
 	/* glibc's arenas; jemalloc's come from malloc_conf, as the operator's. */
-	if (o.arenas > 0 && !getenv("MALLOC_ARENA_MAX"))
-		tfj_heap_limit_arenas(o.arenas);
+	tfj_heap_limit_arenas(o.arenas);
 	pods = (size_t)o.jobs * 5;
 
 	/* 1. The caches alone, on one thread: the pods' final state and their services. */

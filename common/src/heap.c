@@ -95,8 +95,8 @@ int tfj_heap_stats(struct tfj_heap_stats *out)
 	memset(out, 0, sizeof(*out));
 	switch (tfj_heap_kind()) {
 	case TFJ_HEAP_JEMALLOC:
-		if ((rc = je_stats(out)))
-			memset(out, 0, sizeof(*out));
+		/* je_stats writes *out only when every figure was read. */
+		rc = je_stats(out);
 		break;
 	case TFJ_HEAP_GLIBC: {
 #if TFJ_GLIBC_HEAP
